@@ -1,0 +1,10 @@
+//! The JS globals Palisade adds to QuickJS, one module per global.
+
+mod console;
+
+use javy::quickjs::{Ctx, Result};
+
+/// Install every Palisade global into the context.
+pub fn register(cx: &Ctx<'_>) -> Result<()> {
+    console::register(cx)
+}

@@ -1,0 +1,153 @@
+//! The QuickJS runtime held in the snapshot, and the run/compile entry points.
+
+use crate::errors::{exception, syntax};
+use crate::exports::palisade::sandbox::runner::{Error, Module as Source};
+use crate::globals;
+use javy::quickjs::{CatchResultExt, Ctx, Function, Module, Value};
+use javy::{Config, Runtime};
+use std::cell::OnceCell;
+
+thread_local! {
+    static RUNTIME: OnceCell<Runtime> = const { OnceCell::new() };
+}
+
+/// QuickJS collects cycles once this many bytes were allocated since the last collection.
+/// Reference counting frees everything else at once; this bounds what garbage cycles can pin.
+const GC_THRESHOLD: usize = 4 << 20;
+
+fn build_runtime() -> Runtime {
+    let mut config = Config::default();
+    config.gc_threshold(GC_THRESHOLD).text_encoding(true);
+    let runtime = Runtime::new(config).expect("the QuickJS runtime is created");
+    runtime
+        .context()
+        .with(|cx| globals::register(&cx))
+        .expect("the Palisade globals are installed");
+    runtime
+}
+
+fn with_runtime<R>(f: impl FnOnce(&Runtime) -> R) -> R {
+    RUNTIME.with(|cell| f(cell.get_or_init(build_runtime)))
+}
+
+/// Create the runtime. Called once, before the snapshot is taken.
+pub fn init() {
+    with_runtime(|_| ());
+}
+
+/// Compile a module to bytecode.
+pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, Error> {
+    with_runtime(|rt| {
+        rt.context().with(|cx| {
+            let module = Module::declare(cx.clone(), name, source)
+                .catch(&cx)
+                .map_err(|e| syntax(&cx, e))?;
+            module
+                .write(Default::default())
+                .catch(&cx)
+                .map_err(|e| Error::Exception(exception(&cx, e)))
+        })
+    })
+}
+
+/// Evaluate a module and call one of its exports with JSON input.
+pub fn run(name: &str, source: Source, entry: &str, input: &str) -> Result<String, Error> {
+    with_runtime(|rt| {
+        rt.context().with(|cx| {
+            let declared = match source {
+                Source::Source(text) => Module::declare(cx.clone(), name, text),
+                // SAFETY: the host passes only bytecode that `compile` of this same guest build
+                // produced; user-supplied bytes never reach this call.
+                Source::Bytecode(bytes) => unsafe { Module::load(cx.clone(), &bytes) },
+            }
+            .catch(&cx)
+            .map_err(|e| syntax(&cx, e))?;
+
+            let (module, evaluation) = declared
+                .eval()
+                .catch(&cx)
+                .map_err(|e| Error::Exception(exception(&cx, e)))?;
+            settle(&cx, Value::from_promise(evaluation), "module evaluation")?;
+
+            let namespace = module
+                .namespace()
+                .catch(&cx)
+                .map_err(|e| Error::Exception(exception(&cx, e)))?;
+            if !namespace.contains_key(entry).unwrap_or(false) {
+                return Err(Error::MissingExport(format!(
+                    "module `{name}` has no export named `{entry}`"
+                )));
+            }
+            let export: Value = namespace
+                .get(entry)
+                .catch(&cx)
+                .map_err(|e| Error::Exception(exception(&cx, e)))?;
+
+            let result = match export.as_function() {
+                Some(function) => {
+                    let arg = cx
+                        .json_parse(input)
+                        .catch(&cx)
+                        .map_err(|e| Error::InvalidInput(exception(&cx, e).message))?;
+                    call(&cx, function, arg)?
+                }
+                None => export,
+            };
+            let result = settle(&cx, result, "the result promise")?;
+            to_json(&cx, result)
+        })
+    })
+}
+
+fn call<'js>(
+    cx: &Ctx<'js>,
+    function: &Function<'js>,
+    arg: Value<'js>,
+) -> Result<Value<'js>, Error> {
+    function
+        .call((arg,))
+        .catch(cx)
+        .map_err(|e| Error::Exception(exception(cx, e)))
+}
+
+/// Run the job queue until `value` (when it is a promise) settles.
+fn settle<'js>(cx: &Ctx<'js>, value: Value<'js>, what: &str) -> Result<Value<'js>, Error> {
+    let Some(promise) = value.as_promise() else {
+        return Ok(value);
+    };
+    loop {
+        if let Some(result) = promise.result::<Value>() {
+            return result
+                .catch(cx)
+                .map_err(|e| Error::Exception(exception(cx, e)));
+        }
+        if !cx.execute_pending_job() {
+            return Err(Error::Deadlock(format!(
+                "{what} is still pending and no job is left that could settle it"
+            )));
+        }
+    }
+}
+
+/// `JSON.stringify` the result; `undefined` is `null`, a function or symbol is not JSON.
+fn to_json<'js>(cx: &Ctx<'js>, value: Value<'js>) -> Result<String, Error> {
+    if value.is_undefined() {
+        return Ok("null".to_owned());
+    }
+    if value.is_function() || value.is_symbol() {
+        return Err(Error::BadOutput(format!(
+            "the result is a {}, which has no JSON form",
+            value.type_name()
+        )));
+    }
+    let text = cx
+        .json_stringify(value)
+        .catch(cx)
+        .map_err(|e| Error::BadOutput(exception(cx, e).message))?;
+    match text {
+        Some(text) => text
+            .to_string()
+            .map_err(|e| Error::BadOutput(format!("the result is not valid UTF-8: {e}"))),
+        None => Ok("null".to_owned()),
+    }
+}

@@ -1,0 +1,339 @@
+//! One call: a fresh store with the policy's limits, instantiate, invoke, classify, and the
+//! [`Outcome`] with its receipt. Nothing of a call outlives its store.
+
+use crate::caps::console::Console;
+use crate::engine::Runtime;
+use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Module};
+use crate::limits::MemoryLimiter;
+use crate::policy::Policy;
+use crate::{Error, GuestLocation, Script};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use std::time::{Duration, Instant};
+use wasmtime::component::ResourceTable;
+use wasmtime::{Store, Trap, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+/// The console method that produced a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Debug,
+    Info,
+    Log,
+    Warn,
+    Error,
+}
+
+/// One console line of a call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogLine {
+    pub level: Level,
+    pub message: String,
+}
+
+/// What a call used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Receipt {
+    /// Wasm fuel consumed.
+    pub fuel_used: u64,
+    /// Wall-clock time from the call's start to its end, in microseconds.
+    pub wall_time_us: u64,
+    /// Largest linear memory size the guest reached, in bytes.
+    pub peak_memory_bytes: u64,
+    /// Console bytes dropped over the policy's cap.
+    pub console_bytes_dropped: u64,
+    /// Name of the policy that governed the call.
+    pub policy: String,
+    /// SHA-256 of that policy's text.
+    pub policy_sha256: String,
+}
+
+/// The result of a call: JSON output or a typed error, console lines, and a receipt.
+#[derive(Debug)]
+pub struct Outcome {
+    pub result: Result<Box<RawValue>, Error>,
+    pub logs: Vec<LogLine>,
+    pub receipt: Receipt,
+}
+
+impl Outcome {
+    /// The JSON output, when the call succeeded.
+    pub fn output(&self) -> Option<&RawValue> {
+        self.result.as_deref().ok()
+    }
+
+    /// The error, when the call failed.
+    pub fn error(&self) -> Option<&Error> {
+        self.result.as_ref().err()
+    }
+
+    /// A call that failed before its sandbox was created.
+    pub(crate) fn failed(error: Error, policy: &Policy, started: Instant) -> Outcome {
+        Outcome {
+            result: Err(error),
+            logs: Vec::new(),
+            receipt: Receipt {
+                fuel_used: 0,
+                wall_time_us: micros(started.elapsed()),
+                peak_memory_bytes: 0,
+                console_bytes_dropped: 0,
+                policy: policy.name().to_owned(),
+                policy_sha256: policy.sha256().to_owned(),
+            },
+        }
+    }
+}
+
+/// `{"ok":true,"output":…,"logs":[…],"receipt":{…}}` or `{"ok":false,"error":{…},…}`.
+impl Serialize for Outcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(4))?;
+        match &self.result {
+            Ok(output) => {
+                map.serialize_entry("ok", &true)?;
+                map.serialize_entry("output", output)?;
+            }
+            Err(error) => {
+                map.serialize_entry("ok", &false)?;
+                map.serialize_entry("error", error)?;
+            }
+        }
+        map.serialize_entry("logs", &self.logs)?;
+        map.serialize_entry("receipt", &self.receipt)?;
+        map.end()
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Everything one call's store holds.
+pub(crate) struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: MemoryLimiter,
+    pub(crate) console: Console,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl CallState {
+    fn new(policy: &Policy) -> Self {
+        // No arguments, environment, preopens, stdin or network: WASI here only carries the
+        // clocks and randomness that the language runtime needs.
+        let wasi = WasiCtxBuilder::new()
+            .allow_tcp(false)
+            .allow_udp(false)
+            .build();
+        Self {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: MemoryLimiter::new(policy.limits().memory.0),
+            console: Console::new(policy.limits().console.0),
+        }
+    }
+}
+
+/// Marks a trap raised because the call's wall-clock deadline passed.
+#[derive(Debug)]
+struct DeadlineExceeded;
+
+impl std::fmt::Display for DeadlineExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("wall-clock deadline exceeded")
+    }
+}
+
+impl std::error::Error for DeadlineExceeded {}
+
+pub(crate) async fn run(
+    runtime: &Runtime,
+    policy: &Policy,
+    script: &Script,
+    entry: &str,
+    input: &str,
+    started: Instant,
+) -> Outcome {
+    let limits = *policy.limits();
+    if let Err(error) = check_input(policy, input) {
+        return Outcome::failed(error, policy, started);
+    }
+    let deadline = started + limits.timeout.0;
+
+    let mut store = Store::new(&runtime.engine, CallState::new(policy));
+    store.limiter(|state| &mut state.limiter);
+    if let Err(e) = store.set_fuel(limits.fuel) {
+        return Outcome::failed(internal(e), policy, started);
+    }
+    // Each epoch tick: past the deadline, trap; otherwise yield to the executor so that a
+    // CPU-bound guest cannot starve other tasks, and check again at the next tick.
+    store.epoch_deadline_callback(move |_| {
+        if Instant::now() >= deadline {
+            Err(DeadlineExceeded.into())
+        } else {
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+    store.set_epoch_deadline(1);
+
+    let invoke = async {
+        let sandbox = runtime.pre.instantiate_async(&mut store).await?;
+        let module = Module::Source(script.source().to_owned());
+        sandbox
+            .palisade_sandbox_runner()
+            .call_run(&mut store, script.name(), &module, entry, input)
+            .await
+    };
+    // The epoch callback stops guest code; this also bounds time spent waiting on the host.
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    let result = match tokio::time::timeout(remaining, invoke).await {
+        Ok(Ok(Ok(json))) => accept_output(policy, json),
+        Ok(Ok(Err(guest_error))) => Err(classify_guest(guest_error, &store.data().limiter, policy)),
+        Ok(Err(trap)) => Err(classify_trap(trap, &store.data().limiter, policy)),
+        Err(_elapsed) => Err(Error::Timeout {
+            limit: limits.timeout,
+        }),
+    };
+
+    let fuel_used = limits.fuel - store.get_fuel().unwrap_or(0);
+    let state = store.into_data();
+    let receipt = Receipt {
+        fuel_used,
+        wall_time_us: micros(started.elapsed()),
+        peak_memory_bytes: state.limiter.peak(),
+        console_bytes_dropped: state.console.dropped(),
+        policy: policy.name().to_owned(),
+        policy_sha256: policy.sha256().to_owned(),
+    };
+    if let Err(error) = &result {
+        tracing::info!(
+            code = error.code(),
+            policy = policy.name(),
+            "call failed: {error}"
+        );
+    }
+    Outcome {
+        result,
+        logs: state.console.finish(),
+        receipt,
+    }
+}
+
+fn check_input(policy: &Policy, input: &str) -> Result<(), Error> {
+    let limit = policy.limits().input;
+    if input.len() as u64 > limit.0 {
+        return Err(Error::InvalidInput {
+            detail: format!(
+                "the input is {} bytes, over the {limit} input limit",
+                input.len()
+            ),
+            fix: Some(crate::Fix {
+                key: "limits.input".into(),
+                value: format!(
+                    "\"{}\"",
+                    crate::policy::ByteSize((input.len() as u64).next_power_of_two())
+                ),
+            }),
+        });
+    }
+    serde_json::from_str::<serde::de::IgnoredAny>(input)
+        .map(|_| ())
+        .map_err(|e| Error::InvalidInput {
+            detail: format!("the input is not JSON: {e}"),
+            fix: None,
+        })
+}
+
+fn accept_output(policy: &Policy, json: String) -> Result<Box<RawValue>, Error> {
+    let limit = policy.limits().output;
+    if json.len() as u64 > limit.0 {
+        return Err(Error::OutputTooLarge {
+            size: json.len() as u64,
+            limit,
+        });
+    }
+    RawValue::from_string(json).map_err(|e| {
+        internal(wasmtime::Error::msg(format!(
+            "guest output is not JSON: {e}"
+        )))
+    })
+}
+
+fn internal(e: wasmtime::Error) -> Error {
+    tracing::error!("internal error: {e:#}");
+    Error::Internal {
+        detail: format!("{e:#}"),
+    }
+}
+
+/// Classify a trap by what tripped: the deadline marker, the trap code, the limiter's flag.
+fn classify_trap(error: wasmtime::Error, limiter: &MemoryLimiter, policy: &Policy) -> Error {
+    let limits = policy.limits();
+    if error.downcast_ref::<DeadlineExceeded>().is_some() {
+        return Error::Timeout {
+            limit: limits.timeout,
+        };
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => Error::FuelExhausted {
+            budget: limits.fuel,
+        },
+        Some(Trap::StackOverflow) => Error::StackOverflow {
+            limit: limits.stack,
+        },
+        Some(Trap::Interrupt) => Error::Timeout {
+            limit: limits.timeout,
+        },
+        // The guest's shadow stack sits at the bottom of linear memory: running off its end is
+        // an out-of-bounds access at a wrapped-around address.
+        Some(Trap::MemoryOutOfBounds) if !limiter.denied() => Error::StackOverflow {
+            limit: limits.stack,
+        },
+        _ if limiter.denied() => Error::MemoryLimit {
+            limit: limits.memory,
+        },
+        _ => internal(error),
+    }
+}
+
+fn classify_guest(error: runner::Error, limiter: &MemoryLimiter, policy: &Policy) -> Error {
+    // QuickJS reports a refused allocation as a JS exception; the limiter saw it happen.
+    if limiter.denied() {
+        return Error::MemoryLimit {
+            limit: policy.limits().memory,
+        };
+    }
+    let location = |l: Option<runner::Location>| {
+        l.map(|l| GuestLocation {
+            line: l.line,
+            column: l.column,
+        })
+    };
+    match error {
+        runner::Error::Syntax(e) => Error::GuestSyntax {
+            message: e.message,
+            location: location(e.location),
+            stack: e.stack,
+        },
+        runner::Error::Exception(e) => Error::GuestException {
+            name: e.name,
+            message: e.message,
+            stack: e.stack,
+            location: location(e.location),
+        },
+        runner::Error::Deadlock(detail) => Error::GuestDeadlock { detail },
+        runner::Error::BadOutput(detail) => Error::BadOutput { detail },
+        runner::Error::InvalidInput(detail) => Error::InvalidInput { detail, fix: None },
+        runner::Error::MissingExport(detail) => Error::MissingExport { detail },
+    }
+}

@@ -1,0 +1,4 @@
+//! Host-side implementations of the guest's imports, one module per capability. Each one checks
+//! the call's policy before it does anything.
+
+pub(crate) mod console;

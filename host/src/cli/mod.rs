@@ -1,0 +1,45 @@
+//! Command-line parsing and dispatch.
+
+mod policy;
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Run untrusted JavaScript in a fresh WebAssembly sandbox per call.
+#[derive(Debug, Parser)]
+#[command(name = "palisade", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a script's default export with JSON input under a policy.
+    Run(run::RunArgs),
+    /// Work with policy files.
+    #[command(subcommand)]
+    Policy(policy::PolicyCommand),
+}
+
+/// Exit code for usage errors (bad flags, unreadable files), as clap uses.
+pub const EXIT_USAGE: u8 = 2;
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Diagnostics on stderr; `PALISADE_LOG=info` (or debug, trace) shows more.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PALISADE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Policy(command) => policy::run(command),
+    }
+}

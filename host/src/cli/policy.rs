@@ -1,0 +1,32 @@
+//! `palisade policy check PATH`.
+
+use clap::Subcommand;
+use palisade::Policy;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Validate a policy file and print it resolved, with every default filled in.
+    Check {
+        /// The policy file (TOML).
+        path: PathBuf,
+    },
+}
+
+pub fn run(command: PolicyCommand) -> ExitCode {
+    match command {
+        PolicyCommand::Check { path } => match Policy::from_file(&path) {
+            Ok(policy) => {
+                println!("# {}: valid (sha256 {})", path.display(), policy.sha256());
+                print!("{policy}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("error[invalid_policy]: {error}");
+                let code = palisade::Error::InvalidPolicy(error).exit_code();
+                ExitCode::from(code as u8)
+            }
+        },
+    }
+}

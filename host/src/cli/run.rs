@@ -1,0 +1,144 @@
+//! `palisade run FILE.js`.
+
+use super::EXIT_USAGE;
+use clap::Args;
+use palisade::{Error, Level, Outcome, Palisade, Policy, Script};
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The script: an ES module whose default export is called with the input.
+    file: PathBuf,
+    /// JSON input. Without `--input` or `--input-file`, input is read from stdin when stdin is
+    /// not a terminal, and is `null` otherwise.
+    #[arg(long, conflicts_with = "input_file")]
+    input: Option<String>,
+    /// Read the JSON input from a file.
+    #[arg(long, value_name = "PATH")]
+    input_file: Option<PathBuf>,
+    /// Policy file; the built-in default (policies/default.toml) when absent.
+    #[arg(long, value_name = "PATH")]
+    policy: Option<PathBuf>,
+    /// Print the whole outcome (output or error, logs, receipt) as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+fn usage_error(message: String) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+pub fn run(args: RunArgs) -> ExitCode {
+    let policy = match &args.policy {
+        Some(path) => match Policy::from_file(path) {
+            Ok(policy) => policy,
+            Err(error) => return report_error(&Error::InvalidPolicy(error)),
+        },
+        None => Policy::builtin_default(),
+    };
+    let script = match Script::from_file(&args.file) {
+        Ok(script) => script,
+        Err(e) => return usage_error(format!("cannot read {}: {e}", args.file.display())),
+    };
+    let input = match read_input(&args, policy.limits().input.0) {
+        Ok(input) => input,
+        Err(message) => return usage_error(message),
+    };
+    let palisade = match Palisade::builder()
+        .max_concurrency(1)
+        .on_compile(|| {
+            eprintln!("palisade: compiling the sandbox for this machine (once; cached afterwards)…")
+        })
+        .build()
+    {
+        Ok(palisade) => palisade,
+        Err(error) => return report_error(&error),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build();
+    let Ok(runtime) = runtime else {
+        return report_error(&Error::Internal {
+            detail: "cannot start the async runtime".into(),
+        });
+    };
+    let outcome = runtime.block_on(palisade.run(&policy, &script, &input));
+    print_outcome(&outcome, args.json)
+}
+
+/// Read the input; at most one byte past the policy's limit is read, so that an oversized input
+/// is still reported as `invalid_input` without reading all of it.
+fn read_input(args: &RunArgs, limit: u64) -> Result<String, String> {
+    if let Some(input) = &args.input {
+        return Ok(input.clone());
+    }
+    let (mut reader, what): (Box<dyn Read>, String) = match &args.input_file {
+        Some(path) => match std::fs::File::open(path) {
+            Ok(file) => (Box::new(file), path.display().to_string()),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        },
+        None if std::io::stdin().is_terminal() => return Ok("null".to_owned()),
+        None => (Box::new(std::io::stdin()), "stdin".to_owned()),
+    };
+    let mut bytes = Vec::new();
+    reader
+        .by_ref()
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {what}: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("{what} is not UTF-8 text"))?;
+    if text.trim().is_empty() && args.input_file.is_none() {
+        return Ok("null".to_owned());
+    }
+    Ok(text)
+}
+
+fn print_outcome(outcome: &Outcome, json: bool) -> ExitCode {
+    if json {
+        match serde_json::to_string(outcome) {
+            Ok(text) => println!("{text}"),
+            Err(e) => {
+                return report_error(&Error::Internal {
+                    detail: e.to_string(),
+                });
+            }
+        }
+    } else {
+        for line in &outcome.logs {
+            match line.level {
+                Level::Log | Level::Info => eprintln!("{}", line.message),
+                Level::Debug => eprintln!("debug: {}", line.message),
+                Level::Warn => eprintln!("warn: {}", line.message),
+                Level::Error => eprintln!("error: {}", line.message),
+            }
+        }
+        if let Some(output) = outcome.output() {
+            println!("{}", output.get());
+        }
+    }
+    match &outcome.result {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(error) if json => ExitCode::from(error.exit_code() as u8),
+        Err(error) => report_error(error),
+    }
+}
+
+fn report_error(error: &Error) -> ExitCode {
+    eprintln!("error[{}]: {error}", error.code());
+    if let Error::GuestException {
+        stack: Some(stack), ..
+    } = error
+    {
+        for line in stack.lines().filter(|l| !l.trim().is_empty()) {
+            eprintln!("  {}", line.trim_end());
+        }
+    }
+    if let Some(fix) = error.fix() {
+        eprintln!("  fix: {fix}");
+    }
+    eprintln!("  docs: {}", error.docs());
+    ExitCode::from(error.exit_code() as u8)
+}

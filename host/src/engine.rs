@@ -1,0 +1,265 @@
+//! Long-lived state: wasmtime engines, the compiled guest, linkers, `InstancePre`s, the epoch
+//! ticker and the admission limit. Built once per process and shared by every call.
+
+use crate::call::{self, CallState, Outcome};
+use crate::policy::{ByteSize, Policy};
+use crate::{Error, Script};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        world: "sandbox",
+        path: "../wit",
+        exports: { default: async },
+    });
+}
+
+/// The pre-initialized guest component, built by `cargo xtask guest` from `guest-js/`.
+const GUEST: &[u8] = include_bytes!("../guest/palisade-guest.wasm");
+
+/// How often the epoch ticker advances every engine's epoch. Deadlines are checked at each
+/// tick, so a call overruns its timeout by at most about one tick.
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
+
+/// Host functions (WASI, console) run on the same fiber stack as the guest; this is the room
+/// they get beyond the policy's wasm stack.
+const HOST_STACK_ROOM: usize = 1 << 20;
+
+/// Settings fixed for the life of a [`Palisade`].
+#[derive(Clone)]
+pub struct Builder {
+    max_concurrency: u32,
+    queue_timeout: Duration,
+    max_memory: ByteSize,
+    keep_resident: ByteSize,
+    cache_dir: Option<PathBuf>,
+    on_compile: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self {
+            max_concurrency: 256,
+            queue_timeout: Duration::from_secs(10),
+            max_memory: ByteSize(1 << 30),
+            keep_resident: ByteSize(4 << 20),
+            cache_dir: crate::cache::default_dir(),
+            on_compile: Arc::new(|| {}),
+        }
+    }
+}
+
+impl Builder {
+    /// Calls that may run at once; each holds one slot of the instance pool. Default 256.
+    pub fn max_concurrency(mut self, n: u32) -> Self {
+        self.max_concurrency = n.max(1);
+        self
+    }
+
+    /// How long a call waits for a free slot before failing with `capacity_exhausted`.
+    /// Default 10 s.
+    pub fn queue_timeout(mut self, wait: Duration) -> Self {
+        self.queue_timeout = wait;
+        self
+    }
+
+    /// The largest `limits.memory` any policy may ask for; sizes the pool's memory slots.
+    /// Default 1 GiB (address space is reserved, not memory).
+    pub fn max_memory(mut self, size: ByteSize) -> Self {
+        self.max_memory = ByteSize(size.0.min(4 << 30));
+        self
+    }
+
+    /// Bytes of each memory slot kept mapped between calls instead of being returned to the
+    /// kernel; trades resident memory for instantiation speed. Default 4 MiB.
+    pub fn keep_resident(mut self, size: ByteSize) -> Self {
+        self.keep_resident = size;
+        self
+    }
+
+    /// Folder for the compiled guest; `None` compiles in memory at every start.
+    pub fn cache_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.cache_dir = dir;
+        self
+    }
+
+    /// Called before the one-time compilation of the guest (a cache miss), for progress output.
+    pub fn on_compile(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.on_compile = Arc::new(f);
+        self
+    }
+
+    /// Build the engine for the default policy's stack size and start the epoch ticker.
+    pub fn build(self) -> Result<Palisade, Error> {
+        let inner = Arc::new(Inner {
+            admission: Arc::new(Semaphore::new(self.max_concurrency as usize)),
+            runtimes: Mutex::new(HashMap::new()),
+            settings: self,
+        });
+        inner.runtime(Policy::builtin_default().limits().stack)?;
+        spawn_ticker(Arc::downgrade(&inner));
+        Ok(Palisade { inner })
+    }
+}
+
+/// A Palisade instance: create one per process, share it (it is cheap to clone), and call
+/// [`Palisade::run`] from as many tasks as you like.
+#[derive(Clone)]
+pub struct Palisade {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    settings: Builder,
+    admission: Arc<Semaphore>,
+    /// One engine per wasm stack size: wasmtime fixes the stack limit per engine.
+    runtimes: Mutex<HashMap<u64, Arc<Runtime>>>,
+}
+
+/// One engine with its linked, ready-to-instantiate guest.
+pub(crate) struct Runtime {
+    pub engine: Engine,
+    pub pre: bindings::SandboxPre<CallState>,
+}
+
+impl Palisade {
+    /// A Palisade with default settings. Compiles the guest on first use on this machine, then
+    /// loads it from the on-disk cache.
+    pub fn new() -> Result<Self, Error> {
+        Builder::default().build()
+    }
+
+    /// Settings for a Palisade.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// Run `script`'s default export with `input` (JSON text) under `policy`, in a fresh sandbox.
+    pub async fn run(&self, policy: &Policy, script: &Script, input: &str) -> Outcome {
+        self.call(policy, script, "default", input).await
+    }
+
+    /// Run a named export of `script` with `input` (JSON text) under `policy`.
+    pub async fn call(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        entry: &str,
+        input: &str,
+    ) -> Outcome {
+        let started = std::time::Instant::now();
+        let runtime = match self.inner.runtime(policy.limits().stack) {
+            Ok(runtime) => runtime,
+            Err(error) => return Outcome::failed(error, policy, started),
+        };
+        if policy.limits().memory > self.inner.settings.max_memory {
+            let error = Error::InvalidPolicy(crate::PolicyError {
+                file: None,
+                key: "limits.memory".into(),
+                line: None,
+                column: None,
+                message: format!(
+                    "{} is over this Palisade's maximum of {} (see Builder::max_memory)",
+                    policy.limits().memory,
+                    self.inner.settings.max_memory
+                ),
+            });
+            return Outcome::failed(error, policy, started);
+        }
+        let wait = self.inner.settings.queue_timeout;
+        let permit =
+            match tokio::time::timeout(wait, self.inner.admission.clone().acquire_owned()).await {
+                Ok(Ok(permit)) => permit,
+                _ => {
+                    let error = Error::CapacityExhausted {
+                        waited_ms: wait.as_millis() as u64,
+                    };
+                    return Outcome::failed(error, policy, started);
+                }
+            };
+        let outcome = call::run(&runtime, policy, script, entry, input, started).await;
+        drop(permit);
+        outcome
+    }
+}
+
+impl Inner {
+    fn runtime(&self, stack: ByteSize) -> Result<Arc<Runtime>, Error> {
+        let mut runtimes = self.runtimes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(runtime) = runtimes.get(&stack.0) {
+            return Ok(runtime.clone());
+        }
+        let runtime = Arc::new(self.build_runtime(stack).map_err(|e| {
+            tracing::error!("cannot set up the wasm engine: {e:#}");
+            Error::Internal {
+                detail: format!("engine setup failed: {e:#}"),
+            }
+        })?);
+        runtimes.insert(stack.0, runtime.clone());
+        Ok(runtime)
+    }
+
+    fn build_runtime(&self, stack: ByteSize) -> wasmtime::Result<Runtime> {
+        let s = &self.settings;
+        let engine = Engine::new(&engine_config(s, stack.0 as usize))?;
+        let component = crate::cache::load(&engine, GUEST, s.cache_dir.as_deref(), &*s.on_compile)?;
+        let mut linker: Linker<CallState> = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        bindings::Sandbox::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+        let pre = bindings::SandboxPre::new(linker.instantiate_pre(&component)?)?;
+        Ok(Runtime { engine, pre })
+    }
+
+    fn engines(&self) -> Vec<EngineWeak> {
+        let runtimes = self.runtimes.lock().unwrap_or_else(|e| e.into_inner());
+        runtimes.values().map(|r| r.engine.weak()).collect()
+    }
+}
+
+fn engine_config(s: &Builder, stack: usize) -> Config {
+    let slots = s.max_concurrency;
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(slots)
+        // The guest component holds a handful of core instances (the program and its WASI
+        // adapter shims), one memory and a few tables.
+        .total_core_instances(slots * 8)
+        .total_memories(slots)
+        .total_tables(slots * 4)
+        .total_stacks(slots)
+        .max_memory_size(s.max_memory.0 as usize)
+        .linear_memory_keep_resident(s.keep_resident.0 as usize)
+        .table_keep_resident(s.keep_resident.0 as usize);
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .consume_fuel(true)
+        .epoch_interruption(true)
+        .memory_init_cow(true)
+        .max_wasm_stack(stack)
+        .async_stack_size(stack + HOST_STACK_ROOM)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    config
+}
+
+/// One thread advances the epoch of every engine; it ends when the Palisade is dropped.
+fn spawn_ticker(inner: Weak<Inner>) {
+    std::thread::Builder::new()
+        .name("palisade-epoch".into())
+        .spawn(move || {
+            while let Some(inner) = inner.upgrade() {
+                let engines = inner.engines();
+                drop(inner);
+                for engine in engines.iter().filter_map(EngineWeak::upgrade) {
+                    engine.increment_epoch();
+                }
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .expect("the epoch ticker thread starts");
+}

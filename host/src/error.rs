@@ -1,0 +1,290 @@
+//! The one error type of Palisade: a stable snake_case code per failure, a CLI exit code,
+//! an HTTP status, a docs anchor and, where mechanical, the policy change that would have let
+//! the call through.
+
+use crate::policy::PolicyError;
+use serde::Serialize;
+use std::fmt;
+
+/// A policy change that would have let a call through: set `key` to `value` (a TOML literal).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fix {
+    /// Dotted key path in the policy file, such as `limits.fuel`.
+    pub key: String,
+    /// The suggested value, written as TOML.
+    pub value: String,
+}
+
+impl fmt::Display for Fix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "set `{} = {}` in the policy", self.key, self.value)
+    }
+}
+
+/// Where in the script an error points, 1-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GuestLocation {
+    pub line: u32,
+    pub column: u32,
+}
+
+/// Everything that can end a call without a result.
+///
+/// Match on [`Error::code`] (stable) rather than on messages (for humans, may change).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The fuel budget ran out.
+    #[error("the fuel budget of {budget} was exhausted")]
+    FuelExhausted { budget: u64 },
+    /// The wall-clock deadline passed.
+    #[error("the call ran past its {limit} deadline")]
+    Timeout { limit: crate::policy::HumanDuration },
+    /// The guest tried to grow its memory past the limit.
+    #[error("the guest needed more than its {limit} memory limit")]
+    MemoryLimit { limit: crate::policy::ByteSize },
+    /// The wasm stack ran out (deep or unbounded recursion).
+    #[error("the script exceeded the {limit} stack (deep or unbounded recursion)")]
+    StackOverflow { limit: crate::policy::ByteSize },
+    /// The JSON result is larger than the policy allows.
+    #[error("the result is {size} bytes, over the {limit} output limit")]
+    OutputTooLarge {
+        size: u64,
+        limit: crate::policy::ByteSize,
+    },
+    /// The input is not valid JSON or is too large.
+    #[error("invalid input: {detail}")]
+    InvalidInput { detail: String, fix: Option<Fix> },
+    /// The module does not parse.
+    #[error("syntax error: {message}{}", fmt_location(*location))]
+    GuestSyntax {
+        message: String,
+        location: Option<GuestLocation>,
+        stack: Option<String>,
+    },
+    /// An exception escaped the script, or its result promise was rejected.
+    #[error("uncaught {name}: {message}")]
+    GuestException {
+        name: String,
+        message: String,
+        stack: Option<String>,
+        location: Option<GuestLocation>,
+    },
+    /// The result promise can never settle.
+    #[error("{detail}")]
+    GuestDeadlock { detail: String },
+    /// The module has no export of the requested name.
+    #[error("{detail}")]
+    MissingExport { detail: String },
+    /// The result has no JSON form (BigInt, cycle, function, symbol).
+    #[error("the result is not JSON: {detail}")]
+    BadOutput { detail: String },
+    /// The policy is invalid, or asks for more than this Palisade instance was built for.
+    #[error("invalid policy: {0}")]
+    InvalidPolicy(PolicyError),
+    /// Every sandbox slot stayed busy past the admission wait.
+    #[error("no sandbox slot became free within {waited_ms} ms")]
+    CapacityExhausted { waited_ms: u64 },
+    /// A bug or an environment failure in Palisade itself. Details go to the log, not the caller.
+    #[error("internal error")]
+    Internal { detail: String },
+}
+
+fn fmt_location(location: Option<GuestLocation>) -> String {
+    location.map_or_else(String::new, |l| {
+        format!(" (line {}, column {})", l.line, l.column)
+    })
+}
+
+/// Stable facts about each error code: exit code and HTTP status.
+const TABLE: &[(&str, i32, u16)] = &[
+    ("guest_exception", 10, 422),
+    ("guest_syntax", 11, 422),
+    ("guest_deadlock", 12, 422),
+    ("missing_export", 13, 422),
+    ("bad_output", 14, 422),
+    ("invalid_input", 15, 400),
+    ("output_too_large", 16, 422),
+    ("fuel_exhausted", 20, 429),
+    ("timeout", 21, 408),
+    ("memory_limit", 22, 429),
+    ("stack_overflow", 23, 422),
+    ("invalid_policy", 30, 400),
+    ("capacity_exhausted", 40, 503),
+    ("internal", 70, 500),
+];
+
+impl Error {
+    /// The stable snake_case code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::FuelExhausted { .. } => "fuel_exhausted",
+            Error::Timeout { .. } => "timeout",
+            Error::MemoryLimit { .. } => "memory_limit",
+            Error::StackOverflow { .. } => "stack_overflow",
+            Error::OutputTooLarge { .. } => "output_too_large",
+            Error::InvalidInput { .. } => "invalid_input",
+            Error::GuestSyntax { .. } => "guest_syntax",
+            Error::GuestException { .. } => "guest_exception",
+            Error::GuestDeadlock { .. } => "guest_deadlock",
+            Error::MissingExport { .. } => "missing_export",
+            Error::BadOutput { .. } => "bad_output",
+            Error::InvalidPolicy(_) => "invalid_policy",
+            Error::CapacityExhausted { .. } => "capacity_exhausted",
+            Error::Internal { .. } => "internal",
+        }
+    }
+
+    fn row(&self) -> (i32, u16) {
+        let code = self.code();
+        TABLE
+            .iter()
+            .find(|(c, ..)| *c == code)
+            .map(|(_, exit, status)| (*exit, *status))
+            .unwrap_or((70, 500))
+    }
+
+    /// The exit code of `palisade run` for this error (table in `docs/errors.md`).
+    pub fn exit_code(&self) -> i32 {
+        self.row().0
+    }
+
+    /// The HTTP status that a server answers with for this error.
+    pub fn http_status(&self) -> u16 {
+        self.row().1
+    }
+
+    /// Where this code is documented.
+    pub fn docs(&self) -> String {
+        format!("docs/errors.md#{}", self.code())
+    }
+
+    /// The policy change that would have let the call through, where that is mechanical.
+    pub fn fix(&self) -> Option<Fix> {
+        let fix = |key: &str, value: String| {
+            Some(Fix {
+                key: key.to_owned(),
+                value,
+            })
+        };
+        match self {
+            Error::FuelExhausted { budget } => {
+                fix("limits.fuel", budget.saturating_mul(2).to_string())
+            }
+            Error::Timeout { limit } => fix(
+                "limits.timeout",
+                format!("\"{}\"", crate::policy::HumanDuration(limit.0 * 2)),
+            ),
+            Error::MemoryLimit { limit } if limit.0 < 4 << 30 => fix(
+                "limits.memory",
+                format!(
+                    "\"{}\"",
+                    crate::policy::ByteSize((limit.0 * 2).min(4 << 30))
+                ),
+            ),
+            Error::StackOverflow { limit } if limit.0 < 8 << 20 => fix(
+                "limits.stack",
+                format!(
+                    "\"{}\"",
+                    crate::policy::ByteSize((limit.0 * 2).min(8 << 20))
+                ),
+            ),
+            Error::OutputTooLarge { size, .. } => fix(
+                "limits.output",
+                format!("\"{}\"", crate::policy::ByteSize(size.next_power_of_two())),
+            ),
+            Error::InvalidInput { fix, .. } => fix.clone(),
+            _ => None,
+        }
+    }
+
+    /// Every code with its exit code and HTTP status, for documentation and tests.
+    pub fn table() -> &'static [(&'static str, i32, u16)] {
+        TABLE
+    }
+}
+
+impl From<PolicyError> for Error {
+    fn from(e: PolicyError) -> Self {
+        Error::InvalidPolicy(e)
+    }
+}
+
+/// The JSON shape of an error in an outcome: `{"code", "message", "fix", ...}`.
+impl Serialize for Error {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("code", self.code())?;
+        map.serialize_entry("message", &self.to_string())?;
+        map.serialize_entry("fix", &self.fix())?;
+        match self {
+            Error::GuestException {
+                name,
+                stack,
+                location,
+                ..
+            } => {
+                map.serialize_entry("name", name)?;
+                map.serialize_entry("stack", stack)?;
+                map.serialize_entry("location", location)?;
+            }
+            Error::GuestSyntax {
+                location, stack, ..
+            } => {
+                map.serialize_entry("name", "SyntaxError")?;
+                map.serialize_entry("stack", stack)?;
+                map.serialize_entry("location", location)?;
+            }
+            Error::InvalidPolicy(policy) => map.serialize_entry("policy", policy)?,
+            _ => {}
+        }
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{ByteSize, HumanDuration};
+    use std::time::Duration;
+
+    #[test]
+    fn every_code_has_one_row() {
+        let mut codes: Vec<_> = TABLE.iter().map(|(c, ..)| *c).collect();
+        codes.sort();
+        codes.dedup();
+        assert_eq!(codes.len(), TABLE.len());
+        assert!(
+            TABLE
+                .iter()
+                .all(|(_, exit, _)| *exit != 0 && *exit != 1 && *exit != 2)
+        );
+    }
+
+    #[test]
+    fn fixes_are_policy_changes() {
+        let e = Error::FuelExhausted { budget: 1000 };
+        assert_eq!(
+            e.fix(),
+            Some(Fix {
+                key: "limits.fuel".into(),
+                value: "2000".into()
+            })
+        );
+        let e = Error::Timeout {
+            limit: HumanDuration(Duration::from_millis(250)),
+        };
+        assert_eq!(e.fix().unwrap().value, "\"500ms\"");
+        let e = Error::MemoryLimit {
+            limit: ByteSize(4 << 30),
+        };
+        assert_eq!(e.fix(), None, "no fix past the wasm32 ceiling");
+        let e = Error::OutputTooLarge {
+            size: 3000,
+            limit: ByteSize(1024),
+        };
+        assert_eq!(e.fix().unwrap().value, "\"4KiB\"");
+        assert_eq!(e.exit_code(), 16);
+    }
+}

@@ -1,0 +1,34 @@
+//! Palisade runs untrusted JavaScript inside Rust programs.
+//!
+//! Every call gets a fresh WebAssembly sandbox: a QuickJS guest instantiated by wasmtime under
+//! the fuel budget, memory cap, stack size and wall-clock deadline of a [`Policy`]. Nothing of
+//! one call is visible to the next, and every failure comes back as an [`Error`] with a stable
+//! code.
+//!
+//! ```no_run
+//! use palisade::{Palisade, Policy, Script};
+//!
+//! # async fn example() -> Result<(), palisade::Error> {
+//! let palisade = Palisade::new()?; // once per process: engine, compiled guest, pool
+//! let policy = Policy::builtin_default();
+//! let script = Script::new("double.js", "export default (x) => ({ doubled: x.n * 2 })");
+//! let outcome = palisade.run(&policy, &script, r#"{"n": 21}"#).await;
+//! assert_eq!(outcome.result?.get(), r#"{"doubled":42}"#);
+//! # Ok(()) }
+//! ```
+
+mod cache;
+mod call;
+mod caps;
+mod engine;
+mod error;
+mod limits;
+pub mod policy;
+mod script;
+pub mod snapshot;
+
+pub use call::{Level, LogLine, Outcome, Receipt};
+pub use engine::{Builder, Palisade};
+pub use error::{Error, Fix, GuestLocation};
+pub use policy::{Limits, Policy, PolicyError};
+pub use script::Script;

@@ -1,0 +1,355 @@
+//! Policy files: which capabilities a script may use, and how much.
+//!
+//! Parsing happens in two stages: [`raw`] mirrors the TOML exactly (unknown keys are errors),
+//! then [`Policy::from_toml`] resolves defaults and checks ranges into the [`Policy`] the rest
+//! of Palisade sees. Every error names the key path and the line.
+
+mod raw;
+pub mod units;
+
+use raw::{RawLimits, RawPolicy};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+pub use units::{ByteSize, HumanDuration};
+
+/// The text of `policies/default.toml`, which is the built-in default policy.
+pub const DEFAULT_POLICY_TOML: &str = include_str!("../../../policies/default.toml");
+
+/// A validated policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Policy {
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    sha256: String,
+    limits: Limits,
+}
+
+/// Resource limits of one call. Each one is enforced below QuickJS, in wasm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// Wasm fuel: roughly one unit per wasm instruction executed.
+    pub fuel: u64,
+    /// Maximum size of the guest's linear memory.
+    pub memory: ByteSize,
+    /// Wall-clock deadline for the whole call, host waits included.
+    pub timeout: HumanDuration,
+    /// Maximum native wasm stack.
+    pub stack: ByteSize,
+    /// Maximum size of the JSON result.
+    pub output: ByteSize,
+    /// Maximum size of the JSON input.
+    pub input: ByteSize,
+    /// Console bytes kept; later lines are dropped and a marker says how much.
+    pub console: ByteSize,
+}
+
+/// Accepted range of each limit. Each bound names what it protects.
+mod bounds {
+    use super::{ByteSize, Duration};
+    /// The snapshot's own heap and QuickJS's first allocations need a few MiB; a wasm32 memory
+    /// cannot exceed 4 GiB.
+    pub const MEMORY: (ByteSize, ByteSize) = (ByteSize(8 << 20), ByteSize(4 << 30));
+    /// An hour bounds how long one call can hold a pool slot.
+    pub const TIMEOUT: (Duration, Duration) = (Duration::from_millis(1), Duration::from_secs(3600));
+    /// The stack is reserved per in-flight call; 64 KiB is the least QuickJS can run with.
+    pub const STACK: (ByteSize, ByteSize) = (ByteSize(64 << 10), ByteSize(8 << 20));
+    /// Input and output cross the host boundary as one string each.
+    pub const IO: (ByteSize, ByteSize) = (ByteSize(16), ByteSize(256 << 20));
+    /// Console lines are held in the host's memory until the call ends.
+    pub const CONSOLE: (ByteSize, ByteSize) = (ByteSize(0), ByteSize(64 << 20));
+}
+
+/// A policy that could not be read or validated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[error("{}", self.render())]
+pub struct PolicyError {
+    /// The file, when the policy came from one.
+    pub file: Option<PathBuf>,
+    /// Dotted key path (`limits.memory`), empty for the document as a whole.
+    pub key: String,
+    /// 1-based line and column of the offending value.
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// What is wrong, and how to fix it.
+    pub message: String,
+}
+
+impl PolicyError {
+    fn render(&self) -> String {
+        let mut out = String::new();
+        if let Some(file) = &self.file {
+            out.push_str(&file.display().to_string());
+            out.push(':');
+        }
+        if let (Some(line), Some(column)) = (self.line, self.column) {
+            out.push_str(&format!("{line}:{column}:"));
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if !self.key.is_empty() {
+            out.push_str(&format!("`{}`: ", self.key));
+        }
+        out.push_str(&self.message);
+        out
+    }
+}
+
+/// Locates byte offsets as line/column for error messages.
+struct Source<'a> {
+    text: &'a str,
+    file: Option<&'a Path>,
+}
+
+impl Source<'_> {
+    fn error(
+        &self,
+        key: &str,
+        span: Option<Range<usize>>,
+        message: impl Into<String>,
+    ) -> PolicyError {
+        let (line, column) = match span {
+            Some(span) => {
+                let before = &self.text[..span.start.min(self.text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                (Some(line), Some(column))
+            }
+            None => (None, None),
+        };
+        PolicyError {
+            file: self.file.map(Path::to_path_buf),
+            key: key.to_owned(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
+impl Policy {
+    /// The built-in default: exactly `policies/default.toml` (deny every capability, modest limits).
+    pub fn builtin_default() -> Policy {
+        Policy::from_toml(DEFAULT_POLICY_TOML, None).expect("policies/default.toml is valid")
+    }
+
+    /// Read and validate a policy file. Its name defaults to the file stem.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| PolicyError {
+            file: Some(path.to_path_buf()),
+            key: String::new(),
+            line: None,
+            column: None,
+            message: format!("cannot read the policy file: {e}"),
+        })?;
+        Policy::from_toml(&text, Some(path))
+    }
+
+    /// Validate a policy from TOML text; `file` is used in error messages and for the default name.
+    pub fn from_toml(text: &str, file: Option<&Path>) -> Result<Policy, PolicyError> {
+        let source = Source { text, file };
+        let raw: RawPolicy = {
+            let deserializer = toml::Deserializer::new(text);
+            serde_path_to_error::deserialize(deserializer).map_err(|e| {
+                let key = e.path().to_string();
+                let inner = e.into_inner();
+                let key = if key == "." { String::new() } else { key };
+                source.error(&key, inner.span(), inner.message().trim_end())
+            })?
+        };
+
+        if let Some((table, span)) = raw.unsupported_tables().next() {
+            return Err(source.error(
+                table,
+                Some(span),
+                format!(
+                    "the `{table}` capability is not available in this version of Palisade; \
+                     remove the table (no capability is granted by default)"
+                ),
+            ));
+        }
+
+        let name = match &raw.name {
+            Some(name) if name.get_ref().trim().is_empty() => {
+                return Err(source.error(
+                    "name",
+                    Some(name.span()),
+                    "the policy name must not be empty",
+                ));
+            }
+            Some(name) => name.get_ref().clone(),
+            None => file
+                .and_then(Path::file_stem)
+                .map_or_else(|| "inline".to_owned(), |s| s.to_string_lossy().into_owned()),
+        };
+        let limits = resolve_limits(&raw.limits, &source)?;
+        Ok(Policy {
+            name,
+            description: raw.description,
+            sha256: hex(&Sha256::digest(text.as_bytes())),
+            limits,
+        })
+    }
+
+    /// The policy's name (its `name` key, else the file stem, else `inline`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// SHA-256 of the policy text, hex-encoded: which exact policy decided a call.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// The resource limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Default limits, the values written in `policies/default.toml`.
+const DEFAULT_LIMITS: Limits = Limits {
+    fuel: 1_000_000_000,
+    memory: ByteSize(64 << 20),
+    timeout: HumanDuration(Duration::from_secs(1)),
+    stack: ByteSize(512 << 10),
+    output: ByteSize(1 << 20),
+    input: ByteSize(1 << 20),
+    console: ByteSize(64 << 10),
+};
+
+impl Default for Limits {
+    fn default() -> Self {
+        DEFAULT_LIMITS
+    }
+}
+
+fn resolve_limits(raw: &RawLimits, source: &Source<'_>) -> Result<Limits, PolicyError> {
+    fn pick<T: Copy + PartialOrd + fmt::Display>(
+        source: &Source<'_>,
+        key: &str,
+        value: &Option<toml::Spanned<T>>,
+        default: T,
+        (min, max): (T, T),
+    ) -> Result<T, PolicyError> {
+        let Some(value) = value else {
+            return Ok(default);
+        };
+        let v = *value.get_ref();
+        if v < min || v > max {
+            return Err(source.error(
+                key,
+                Some(value.span()),
+                format!("{v} is out of range; allowed is {min} to {max}"),
+            ));
+        }
+        Ok(v)
+    }
+    let d = DEFAULT_LIMITS;
+    let fuel = match &raw.fuel {
+        Some(f) if *f.get_ref() == 0 => {
+            return Err(source.error("limits.fuel", Some(f.span()), "fuel must be at least 1"));
+        }
+        Some(f) => *f.get_ref(),
+        None => d.fuel,
+    };
+    let timeout_bounds = (
+        HumanDuration(bounds::TIMEOUT.0),
+        HumanDuration(bounds::TIMEOUT.1),
+    );
+    Ok(Limits {
+        fuel,
+        memory: pick(
+            source,
+            "limits.memory",
+            &raw.memory,
+            d.memory,
+            bounds::MEMORY,
+        )?,
+        timeout: pick(
+            source,
+            "limits.timeout",
+            &raw.timeout,
+            d.timeout,
+            timeout_bounds,
+        )?,
+        stack: pick(source, "limits.stack", &raw.stack, d.stack, bounds::STACK)?,
+        output: pick(source, "limits.output", &raw.output, d.output, bounds::IO)?,
+        input: pick(source, "limits.input", &raw.input, d.input, bounds::IO)?,
+        console: pick(
+            source,
+            "limits.console",
+            &raw.console,
+            d.console,
+            bounds::CONSOLE,
+        )?,
+    })
+}
+
+impl fmt::Display for Policy {
+    /// The resolved policy as TOML, every default filled in.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = toml::to_string_pretty(self).map_err(|_| fmt::Error)?;
+        f.write_str(&text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_default_has_the_default_limits() {
+        let policy = Policy::builtin_default();
+        assert_eq!(policy.name(), "default");
+        assert_eq!(*policy.limits(), DEFAULT_LIMITS);
+        assert_eq!(
+            *Policy::from_toml("", None).unwrap().limits(),
+            DEFAULT_LIMITS
+        );
+    }
+
+    #[test]
+    fn errors_name_the_key_and_line() {
+        let err = Policy::from_toml("[limits]\nfuel = 10\nmemory = 64\n", None).unwrap_err();
+        assert_eq!(err.key, "limits.memory");
+        assert_eq!((err.line, err.column), (Some(3), Some(10)));
+        assert!(err.message.contains("no unit"), "{}", err.message);
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let err = Policy::from_toml("[limits]\nfule = 10\n", None).unwrap_err();
+        assert_eq!(err.key, "limits");
+        assert!(
+            err.message.contains("unknown field `fule`"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn unsupported_capabilities_are_refused() {
+        let err = Policy::from_toml("[http]\nallow = []\n", None).unwrap_err();
+        assert_eq!(err.key, "http");
+        assert_eq!(err.line, Some(1));
+    }
+
+    #[test]
+    fn sha256_follows_the_text() {
+        let a = Policy::from_toml("name = \"a\"\n", None).unwrap();
+        let b = Policy::from_toml("name = \"a\" # same\n", None).unwrap();
+        assert_ne!(a.sha256(), b.sha256());
+        assert_eq!(a.sha256().len(), 64);
+    }
+}

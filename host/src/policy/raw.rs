@@ -1,0 +1,55 @@
+//! What the user typed: a serde mirror of the policy file, checked for shape but not resolved.
+
+use super::units::{ByteSize, HumanDuration};
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The top level of a policy file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPolicy {
+    pub name: Option<Spanned<String>>,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub limits: RawLimits,
+    // Capabilities that later versions grant. Naming one is an error, never silently ignored.
+    pub http: Option<Spanned<toml::Value>>,
+    pub kv: Option<Spanned<toml::Value>>,
+    pub config: Option<Spanned<toml::Value>>,
+    pub fs: Option<Spanned<toml::Value>>,
+    pub capabilities: Option<Spanned<toml::Value>>,
+    pub secrets: Option<Spanned<toml::Value>>,
+    pub determinism: Option<Spanned<toml::Value>>,
+}
+
+/// `[limits]`: every key optional; a missing key takes the built-in default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub fuel: Option<Spanned<u64>>,
+    pub memory: Option<Spanned<ByteSize>>,
+    pub timeout: Option<Spanned<HumanDuration>>,
+    pub stack: Option<Spanned<ByteSize>>,
+    pub output: Option<Spanned<ByteSize>>,
+    pub input: Option<Spanned<ByteSize>>,
+    pub console: Option<Spanned<ByteSize>>,
+}
+
+impl RawPolicy {
+    /// Capability tables this version does not implement, with where they start.
+    pub fn unsupported_tables(
+        &self,
+    ) -> impl Iterator<Item = (&'static str, std::ops::Range<usize>)> + '_ {
+        [
+            ("http", &self.http),
+            ("kv", &self.kv),
+            ("config", &self.config),
+            ("fs", &self.fs),
+            ("capabilities", &self.capabilities),
+            ("secrets", &self.secrets),
+            ("determinism", &self.determinism),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| value.as_ref().map(|v| (name, v.span())))
+    }
+}

@@ -1,0 +1,103 @@
+//! Developer tasks: `cargo run -p xtask -- guest [--check]`.
+//!
+//! `guest` builds `guest-js/` for wasm32-wasip2, pre-initializes it with wasmtime-wizer, and
+//! writes `host/guest/palisade-guest.wasm`. With `--check` it writes nothing and fails when the
+//! committed guest differs from what the sources build to. The build is reproducible: paths that
+//! differ between machines are remapped, so the bytes depend only on the sources and toolchain.
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const GUEST_OUT: &str = "host/guest/palisade-guest.wasm";
+const BUILT: &str = "target/wasm32-wasip2/guest/palisade_guest.wasm";
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = workspace_root();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["guest"] => guest(&root, false),
+        ["guest", "--check"] => guest(&root, true),
+        _ => bail!("usage: cargo run -p xtask -- guest [--check]"),
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask sits in the workspace")
+        .to_path_buf()
+}
+
+fn guest(root: &Path, check: bool) -> Result<()> {
+    let cargo_home = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|_| std::env::var("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .context("neither CARGO_HOME nor HOME is set")?;
+    let remap = |from: &Path, to: &str| format!("{}={to}", from.display());
+    let rustflags = format!(
+        "--remap-path-prefix={} --remap-path-prefix={}",
+        remap(&cargo_home, "/cargo"),
+        remap(root, "/palisade"),
+    );
+    let cflags = format!(
+        "-isystem /usr/include/wasm32-wasi -ffile-prefix-map={} -ffile-prefix-map={}",
+        remap(&cargo_home, "/cargo"),
+        remap(root, "/palisade"),
+    );
+    eprintln!("xtask: building guest-js for wasm32-wasip2");
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args([
+            "build",
+            "--locked",
+            "-p",
+            "palisade-guest",
+            "--target",
+            "wasm32-wasip2",
+            "--profile",
+            "guest",
+        ])
+        .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", rustflags)
+        .env("CFLAGS_wasm32_wasip2", cflags)
+        .status()
+        .context("running cargo")?;
+    if !status.success() {
+        bail!("the guest build failed");
+    }
+    let raw = std::fs::read(root.join(BUILT)).with_context(|| format!("reading {BUILT}"))?;
+    eprintln!("xtask: pre-initializing ({} bytes)", raw.len());
+    let runtime = tokio_runtime()?;
+    let snapshot = runtime.block_on(palisade::snapshot::preinitialize(&raw))?;
+    let out = root.join(GUEST_OUT);
+    if check {
+        let committed = std::fs::read(&out).with_context(|| format!("reading {GUEST_OUT}"))?;
+        if committed != snapshot {
+            bail!(
+                "{GUEST_OUT} is not what the guest sources build to ({} bytes committed, {} built); \
+                 run `cargo run -p xtask -- guest` and commit the result",
+                committed.len(),
+                snapshot.len()
+            );
+        }
+        eprintln!(
+            "xtask: {GUEST_OUT} matches the sources ({} bytes)",
+            snapshot.len()
+        );
+    } else {
+        std::fs::write(&out, &snapshot).with_context(|| format!("writing {GUEST_OUT}"))?;
+        eprintln!("xtask: wrote {GUEST_OUT} ({} bytes)", snapshot.len());
+    }
+    Ok(())
+}
+
+fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
