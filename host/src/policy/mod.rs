@@ -157,7 +157,11 @@ impl Policy {
         let raw: RawPolicy = {
             let deserializer = toml::Deserializer::new(text);
             serde_path_to_error::deserialize(deserializer).map_err(|e| {
-                let key = e.path().to_string();
+                // `Spanned` values show up as a private field in the path; drop it.
+                let key = e
+                    .path()
+                    .to_string()
+                    .replace(".$__serde_spanned_private_value", "");
                 let inner = e.into_inner();
                 let key = if key == "." { String::new() } else { key };
                 source.error(&key, inner.span(), inner.message().trim_end())
@@ -330,7 +334,7 @@ mod tests {
     #[test]
     fn unknown_keys_are_errors() {
         let err = Policy::from_toml("[limits]\nfule = 10\n", None).unwrap_err();
-        assert_eq!(err.key, "limits");
+        assert_eq!(err.key, "limits.fule");
         assert!(
             err.message.contains("unknown field `fule`"),
             "{}",

@@ -1,0 +1,17 @@
+//! Palisade's integration tests: one binary, a module per concern.
+
+#[path = "integration/support.rs"]
+mod support;
+
+#[path = "integration/cli.rs"]
+mod cli;
+#[path = "integration/concurrency.rs"]
+mod concurrency;
+#[path = "integration/guest_errors.rs"]
+mod guest_errors;
+#[path = "integration/isolation.rs"]
+mod isolation;
+#[path = "integration/limits.rs"]
+mod limits;
+#[path = "integration/policy_files.rs"]
+mod policy_files;

@@ -1,0 +1,205 @@
+//! The real `palisade` binary, end to end.
+
+use crate::support::root;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// The `palisade` binary, built once per test run so that it is never stale: cargo builds a
+/// package's binaries only for that package's own integration tests, and these live in the
+/// `tests` package.
+fn palisade_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "-p", "palisade", "--bin", "palisade"])
+            .current_dir(root())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the palisade binary failed");
+        let exe = std::env::current_exe().unwrap();
+        let bin = exe.parent().unwrap().parent().unwrap().join("palisade");
+        assert!(bin.is_file(), "{} is missing", bin.display());
+        bin
+    })
+    .clone()
+}
+
+fn palisade(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(palisade_bin())
+        .args(args)
+        .current_dir(root())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn run_prints_output_on_stdout_and_console_on_stderr() {
+    let o = palisade(
+        &["run", "examples/hello.js", "--input", r#"{"name":"Ada"}"#],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "{\"greeting\":\"Hello, Ada!\",\"at\":true}\n");
+    assert!(stderr(&o).contains("greeting Ada"));
+}
+
+#[test]
+fn input_comes_from_stdin_or_a_file() {
+    let o = palisade(&["run", "tests/fixtures/js/echo.js"], Some("[1, 2]"));
+    assert_eq!(stdout(&o), "{\"got\":[1,2]}\n");
+    let o = palisade(&["run", "tests/fixtures/js/echo.js"], None);
+    assert_eq!(stdout(&o), "{\"got\":null}\n", "no stdin means null input");
+    let o = palisade(
+        &[
+            "run",
+            "tests/fixtures/js/echo.js",
+            "--input-file",
+            "Cargo.toml",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(15), "TOML is not JSON: invalid_input");
+    assert!(
+        stderr(&o).contains("error[invalid_input]"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn json_mode_prints_the_whole_outcome() {
+    let o = palisade(&["run", "examples/hello.js", "--json"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["output"]["greeting"], "Hello, world!");
+    assert_eq!(v["logs"][0]["level"], "log");
+    assert_eq!(v["receipt"]["policy"], "default");
+    assert!(v["receipt"]["fuel_used"].as_u64().unwrap() > 0);
+
+    let o = palisade(
+        &[
+            "run",
+            "tests/fixtures/js/infinite_loop.js",
+            "--json",
+            "--policy",
+            "tests/fixtures/policies/tight.toml",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(20));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["error"]["code"], "fuel_exhausted");
+    assert_eq!(v["error"]["fix"]["key"], "limits.fuel");
+    assert_eq!(v["receipt"]["policy"], "tight");
+}
+
+#[test]
+fn exit_codes_follow_the_error_code() {
+    let cases = [
+        (
+            "throws_type_error.js",
+            10,
+            "error[guest_exception]: uncaught TypeError: bad thing",
+        ),
+        ("syntax_error.js", 11, "error[guest_syntax]"),
+        ("never_settles.js", 12, "error[guest_deadlock]"),
+        ("bigint_output.js", 14, "error[bad_output]"),
+        ("deep_recursion.js", 23, "error[stack_overflow]"),
+    ];
+    for (fixture, exit, message) in cases {
+        let o = palisade(&["run", &format!("tests/fixtures/js/{fixture}")], None);
+        assert_eq!(o.status.code(), Some(exit), "{fixture}: {}", stderr(&o));
+        assert!(stderr(&o).contains(message), "{fixture}: {}", stderr(&o));
+    }
+    let o = palisade(
+        &[
+            "run",
+            "tests/fixtures/js/infinite_loop.js",
+            "--policy",
+            "tests/fixtures/policies/tight.toml",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(20));
+    assert!(
+        stderr(&o).contains("fix: set `limits.fuel = 20000000` in the policy"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let o = palisade(&["run", "does/not/exist.js"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot read does/not/exist.js"));
+    let o = palisade(&["run"], None);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_bad_policy_file_is_refused_before_running() {
+    let o = palisade(
+        &[
+            "run",
+            "examples/hello.js",
+            "--policy",
+            "tests/fixtures/policies/bad/bare_number_size.toml",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(30));
+    assert!(stderr(&o).contains("`limits.memory`"), "{}", stderr(&o));
+}
+
+#[test]
+fn policy_check_prints_the_resolved_policy_or_the_error() {
+    let o = palisade(&["policy", "check", "policies/default.toml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("valid (sha256 "), "{out}");
+    assert!(out.contains("memory = \"64MiB\""), "{out}");
+    let o = palisade(
+        &[
+            "policy",
+            "check",
+            "tests/fixtures/policies/bad/unknown_key.toml",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(30));
+    assert!(
+        stderr(&o).contains("unknown field `fule`"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,0 +1,138 @@
+//! Every limit ends the call with its own code, carries its fix, and the next call works.
+
+use crate::support::*;
+use palisade::{Error, Policy};
+
+#[tokio::test]
+async fn fuel_budget_ends_an_infinite_loop() {
+    let p = policy("[limits]\nfuel = 50_000_000\ntimeout = \"30s\"\n");
+    let outcome = run(&p, "infinite_loop.js", "null").await;
+    assert_eq!(code(&outcome), "fuel_exhausted");
+    assert_eq!(outcome.receipt.fuel_used, 50_000_000);
+    let fix = outcome.error().unwrap().fix().unwrap();
+    assert_eq!(
+        (fix.key.as_str(), fix.value.as_str()),
+        ("limits.fuel", "100000000")
+    );
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn deadline_ends_an_infinite_loop() {
+    let p = policy("[limits]\nfuel = 1_000_000_000_000\ntimeout = \"100ms\"\n");
+    let outcome = run(&p, "infinite_loop.js", "null").await;
+    assert_eq!(code(&outcome), "timeout");
+    assert_eq!(outcome.error().unwrap().fix().unwrap().value, "\"200ms\"");
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn deadline_ends_a_loop_of_long_builtins() {
+    // Each `repeat` runs inside one QuickJS builtin; the deadline still holds because it is
+    // checked in wasm, not by QuickJS.
+    let p = policy("[limits]\nfuel = 1_000_000_000_000\ntimeout = \"100ms\"\n");
+    let outcome = run(&p, "builtin_loop.js", "null").await;
+    assert_eq!(code(&outcome), "timeout");
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn memory_limit_ends_a_memory_bomb() {
+    let p = policy("[limits]\nmemory = \"16MiB\"\nfuel = 10_000_000_000\ntimeout = \"10s\"\n");
+    let outcome = run(&p, "memory_bomb.js", "null").await;
+    assert_eq!(code(&outcome), "memory_limit");
+    assert!(
+        outcome.receipt.peak_memory_bytes <= 16 << 20,
+        "{:?}",
+        outcome.receipt
+    );
+    assert_eq!(outcome.error().unwrap().fix().unwrap().value, "\"32MiB\"");
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn stack_limit_ends_unbounded_recursion() {
+    for stack in ["128KiB", "512KiB", "2MiB"] {
+        let p = policy(&format!("[limits]\nstack = \"{stack}\"\n"));
+        let outcome = run(&p, "deep_recursion.js", "null").await;
+        assert_eq!(code(&outcome), "stack_overflow", "stack {stack}");
+        assert_next_call_works().await;
+    }
+}
+
+#[tokio::test]
+async fn output_limit_refuses_a_large_result() {
+    let outcome = run(&Policy::builtin_default(), "large_output.js", "null").await;
+    assert_eq!(code(&outcome), "output_too_large");
+    match outcome.error().unwrap() {
+        Error::OutputTooLarge { size, .. } => assert_eq!(*size, 2 * 1024 * 1024 + 2),
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(outcome.error().unwrap().fix().unwrap().value, "\"4MiB\"");
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn input_limit_and_invalid_json_are_invalid_input() {
+    let p = policy("[limits]\ninput = \"1KiB\"\n");
+    let big = format!("\"{}\"", "x".repeat(2000));
+    let outcome = run(&p, "echo.js", &big).await;
+    assert_eq!(code(&outcome), "invalid_input");
+    assert_eq!(outcome.error().unwrap().fix().unwrap().key, "limits.input");
+    assert_eq!(
+        outcome.receipt.fuel_used, 0,
+        "refused before the sandbox ran"
+    );
+
+    for bad in ["", "{", "{'a':1}", "[1,]", "undefined", "1 2"] {
+        let outcome = run(&p, "echo.js", bad).await;
+        assert_eq!(code(&outcome), "invalid_input", "input {bad:?}");
+        assert!(outcome.error().unwrap().fix().is_none());
+    }
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn console_is_capped_with_a_marker_not_an_error() {
+    let p = policy("[limits]\nconsole = \"4KiB\"\n");
+    let outcome = run(&p, "console_flood.js", "null").await;
+    assert_eq!(output(&outcome), "1");
+    let kept: usize = outcome
+        .logs
+        .iter()
+        .rev()
+        .skip(1)
+        .map(|l| l.message.len())
+        .sum();
+    assert_eq!(kept, 4096);
+    let marker = outcome.logs.last().unwrap();
+    assert!(
+        marker.message.contains("console output truncated"),
+        "{}",
+        marker.message
+    );
+    assert!(outcome.receipt.console_bytes_dropped > 1_000_000);
+}
+
+#[tokio::test]
+async fn receipt_reports_the_call() {
+    let p = Policy::builtin_default();
+    let outcome = run(&p, "echo.js", "[1,2,3]").await;
+    assert_eq!(output(&outcome), r#"{"got":[1,2,3]}"#);
+    let r = &outcome.receipt;
+    assert!(
+        r.fuel_used > 10_000 && r.fuel_used < p.limits().fuel,
+        "{r:?}"
+    );
+    assert!(r.peak_memory_bytes >= 1 << 20, "{r:?}");
+    assert!(r.wall_time_us > 0);
+    assert_eq!(r.policy, "default");
+    assert_eq!(r.policy_sha256, p.sha256());
+}
+
+#[tokio::test]
+async fn a_memory_limit_over_the_instance_maximum_is_an_invalid_policy() {
+    let p = policy("[limits]\nmemory = \"4GiB\"\n");
+    let outcome = run(&p, "echo.js", "1").await;
+    assert_eq!(code(&outcome), "invalid_policy");
+}

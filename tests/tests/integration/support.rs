@@ -1,0 +1,65 @@
+//! Shared fixtures: one Palisade (one engine, one compiled guest) per test binary.
+
+use palisade::{Outcome, Palisade, Policy, Script};
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+pub static PALISADE: LazyLock<Palisade> = LazyLock::new(|| {
+    Palisade::builder()
+        .max_concurrency(64)
+        .build()
+        .expect("Palisade starts")
+});
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+pub fn fixture(name: &str) -> Script {
+    Script::from_file(root().join("tests/fixtures/js").join(name)).expect("fixture exists")
+}
+
+pub fn policy(toml: &str) -> Policy {
+    Policy::from_toml(toml, None).expect("test policy is valid")
+}
+
+/// Run a fixture under a policy with the given JSON input.
+pub async fn run(policy: &Policy, fixture_name: &str, input: &str) -> Outcome {
+    PALISADE.run(policy, &fixture(fixture_name), input).await
+}
+
+/// Run inline source under the default policy.
+pub async fn run_source(source: &str, input: &str) -> Outcome {
+    PALISADE
+        .run(
+            &Policy::builtin_default(),
+            &Script::new("inline.js", source),
+            input,
+        )
+        .await
+}
+
+/// The error code of a failed outcome, or a panic with the output of a successful one.
+pub fn code(outcome: &Outcome) -> &'static str {
+    match &outcome.result {
+        Ok(output) => panic!("expected an error, got output {}", output.get()),
+        Err(error) => error.code(),
+    }
+}
+
+/// The output JSON text of a successful outcome, or a panic with the error.
+pub fn output(outcome: &Outcome) -> &str {
+    match &outcome.result {
+        Ok(output) => output.get(),
+        Err(error) => panic!("expected output, got {}: {error}", error.code()),
+    }
+}
+
+/// A normal call right after a hostile one must work.
+pub async fn assert_next_call_works() {
+    let outcome = run(&Policy::builtin_default(), "echo.js", r#"{"n":1}"#).await;
+    assert_eq!(output(&outcome), r#"{"got":{"n":1}}"#);
+}
