@@ -2,7 +2,7 @@
 
 use crate::palisade::sandbox::console::{Level, log};
 use javy::quickjs::{Ctx, Function, Object, Result, Value, prelude::MutFn};
-use javy::{Args, hold, hold_and_release};
+use javy::{Args, hold_and_release};
 
 /// Install `console.debug/info/log/warn/error`.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
@@ -18,7 +18,6 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
             cx.clone(),
             MutFn::new(move |cx, args| {
                 let (cx, args) = hold_and_release!(cx, args);
-                let (cx, args) = hold!(cx, args).release();
                 log(level, &format_line(&cx, args.0));
             }),
         )?
@@ -42,12 +41,13 @@ fn format_line<'js>(cx: &Ctx<'js>, args: Vec<Value<'js>>) -> String {
 }
 
 fn format_value<'js>(cx: &Ctx<'js>, value: Value<'js>) -> String {
-    if value.is_object() && !value.is_function() && !value.is_error() {
-        if let Ok(Some(json)) = cx.json_stringify(value.clone()) {
-            if let Ok(text) = json.to_string() {
-                return text;
-            }
-        }
+    if value.is_object()
+        && !value.is_function()
+        && !value.is_error()
+        && let Ok(Some(json)) = cx.json_stringify(value.clone())
+        && let Ok(text) = json.to_string()
+    {
+        return text;
     }
     javy::val_to_string(cx, value).unwrap_or_else(|_| "<unprintable>".to_owned())
 }

@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch.
 
+mod bench;
 mod policy;
 mod run;
 
@@ -18,6 +19,8 @@ struct Cli {
 enum Command {
     /// Run a script's default export with JSON input under a policy.
     Run(run::RunArgs),
+    /// Measure calls on the benchmark workloads (use a release build).
+    Bench(bench::BenchArgs),
     /// Work with policy files.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -41,5 +44,6 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Policy(command) => policy::run(command),
+        Command::Bench(args) => bench::run(args),
     }
 }

@@ -90,7 +90,7 @@ impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let bytes = self.0;
         for (unit, scale) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-            if bytes >= scale && bytes % scale == 0 {
+            if bytes >= scale && bytes.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", bytes / scale);
             }
         }
@@ -107,7 +107,7 @@ impl fmt::Display for HumanDuration {
             ("s", 1_000_000_000),
             ("ms", 1_000_000),
         ] {
-            if ns >= scale && ns % scale == 0 {
+            if ns >= scale && ns.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", ns / scale);
             }
         }

@@ -1,0 +1,33 @@
+# Palisade's developer commands. `make check` is what CI runs (.ci/run).
+.PHONY: setup guest guest-check fmt lint test check bench
+
+CARGO ?= cargo
+
+# Install Debian packages and Rust targets/components that the build needs (idempotent).
+setup:
+	./scripts/setup.sh
+
+# Rebuild the guest component and its pre-initialized snapshot (host/guest/palisade-guest.wasm).
+guest: setup
+	$(CARGO) run --locked -q -p xtask -- guest
+
+# Fail when the committed guest is not what the guest sources build to.
+guest-check: setup
+	$(CARGO) run --locked -q -p xtask -- guest --check
+
+fmt:
+	$(CARGO) fmt --all --check
+
+lint: setup
+	$(CARGO) clippy --locked --workspace --exclude palisade-guest --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 -- -D warnings
+
+test:
+	$(CARGO) test --locked
+
+# Everything: set-up, formatting, lints (host and guest), the committed guest, all tests.
+check: setup fmt lint guest-check test
+
+# Benchmarks (release build): the peers' four workloads, fresh sandbox per call.
+bench:
+	$(CARGO) run --locked --release -q -- bench

@@ -1,0 +1,185 @@
+//! `palisade bench`: the peers' workloads, a fresh sandbox per call, median / p99 / calls/s.
+
+use clap::Args;
+use palisade::{Palisade, Policy, Script};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Folder with the workloads (`wN.main.js`, `wN.input.json`, `wN.expected.json`).
+    #[arg(long, default_value = "bench/workloads")]
+    workloads: PathBuf,
+    /// Measured calls per workload (w3, which is 100× heavier, runs a tenth of them).
+    #[arg(long, default_value_t = 2000)]
+    calls: usize,
+    /// Run only these workloads (comma-separated names, such as `w1,w3`).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Tasks in flight for the throughput measurement of w1.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+}
+
+struct Workload {
+    name: String,
+    script: Script,
+    input: String,
+    expected: serde_json::Value,
+}
+
+fn load(dir: &Path, name: &str) -> Result<Workload, String> {
+    let read = |suffix: &str| {
+        let path = dir.join(format!("{name}.{suffix}"));
+        std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    };
+    let source = format!(
+        "{}\nexport default (input) => main(input);\n",
+        read("main.js")?
+    );
+    let expected = serde_json::from_str(&read("expected.json")?)
+        .map_err(|e| format!("{name}.expected.json: {e}"))?;
+    Ok(Workload {
+        name: name.to_owned(),
+        script: Script::new(format!("{name}.js"), source),
+        input: read("input.json")?,
+        expected,
+    })
+}
+
+/// A policy roomy enough for every workload, with fuel metering on as in production.
+fn bench_policy() -> Policy {
+    Policy::from_toml(
+        "name = \"bench\"\n[limits]\nfuel = 10_000_000_000\ntimeout = \"10s\"\nmemory = \"64MiB\"\n",
+        None,
+    )
+    .expect("the bench policy is valid")
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+pub fn run(args: BenchArgs) -> ExitCode {
+    let names: Vec<String> = if args.only.is_empty() {
+        ["w1", "w2", "w3", "w4"].map(String::from).to_vec()
+    } else {
+        args.only.clone()
+    };
+    let workloads: Result<Vec<_>, _> = names.iter().map(|n| load(&args.workloads, n)).collect();
+    let workloads = match workloads {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(super::EXIT_USAGE);
+        }
+    };
+    let palisade = match Palisade::builder()
+        .max_concurrency(args.concurrency.max(1) as u32)
+        .on_compile(|| {
+            eprintln!("palisade: compiling the sandbox for this machine (once; cached afterwards)…")
+        })
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error[{}]: {e}", e.code());
+            return ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    let policy = bench_policy();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_time()
+        .build()
+        .expect("tokio starts");
+
+    println!("| workload | calls | median µs | p99 µs | calls/s (1 task) | fuel/call |");
+    println!("|---|---|---|---|---|---|");
+    for w in &workloads {
+        let calls = if w.name == "w3" {
+            (args.calls / 10).max(10)
+        } else {
+            args.calls
+        };
+        let warmup = (calls / 10).max(5);
+        let mut times = Vec::with_capacity(calls);
+        let mut fuel = 0;
+        for i in 0..warmup + calls {
+            let started = Instant::now();
+            let outcome = rt.block_on(palisade.run(&policy, &w.script, &w.input));
+            let elapsed = started.elapsed();
+            match &outcome.result {
+                Ok(output) => {
+                    let got: serde_json::Value =
+                        serde_json::from_str(output.get()).expect("output is JSON");
+                    if got != w.expected {
+                        eprintln!("error: {} returned {got}, expected {}", w.name, w.expected);
+                        return ExitCode::FAILURE;
+                    }
+                }
+                Err(e) => {
+                    eprintln!("error: {} failed: {}: {e}", w.name, e.code());
+                    return ExitCode::FAILURE;
+                }
+            }
+            if i >= warmup {
+                times.push(elapsed);
+                fuel = outcome.receipt.fuel_used;
+            }
+        }
+        let total: Duration = times.iter().sum();
+        times.sort();
+        println!(
+            "| {} | {} | {:.1} | {:.1} | {:.0} | {} |",
+            w.name,
+            calls,
+            us(percentile(&times, 0.5)),
+            us(percentile(&times, 0.99)),
+            calls as f64 / total.as_secs_f64(),
+            fuel
+        );
+    }
+
+    if let Some(w1) = workloads.iter().find(|w| w.name == "w1") {
+        let calls = args.calls * 5;
+        let palisade = Arc::new(palisade);
+        let started = Instant::now();
+        rt.block_on(async {
+            let per_task = calls / args.concurrency.max(1);
+            let tasks: Vec<_> = (0..args.concurrency.max(1))
+                .map(|_| {
+                    let (palisade, policy, script, input) = (
+                        palisade.clone(),
+                        policy.clone(),
+                        w1.script.clone(),
+                        w1.input.clone(),
+                    );
+                    tokio::spawn(async move {
+                        for _ in 0..per_task {
+                            let outcome = palisade.run(&policy, &script, &input).await;
+                            assert!(outcome.result.is_ok(), "w1 failed under load");
+                        }
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await.expect("bench task");
+            }
+        });
+        let elapsed = started.elapsed();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        println!(
+            "\nthroughput: w1, {} tasks on {threads} threads: {:.0} calls/s",
+            args.concurrency,
+            calls as f64 / elapsed.as_secs_f64()
+        );
+    }
+    ExitCode::SUCCESS
+}
