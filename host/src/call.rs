@@ -156,6 +156,47 @@ impl std::fmt::Display for DeadlineExceeded {
 
 impl std::error::Error for DeadlineExceeded {}
 
+/// A store with the policy's limits: fuel, memory limiter, and the wall-clock deadline.
+fn new_store(
+    runtime: &Runtime,
+    policy: &Policy,
+    deadline: Instant,
+) -> Result<Store<CallState>, Error> {
+    let mut store = Store::new(&runtime.engine, CallState::new(policy));
+    store.limiter(|state| &mut state.limiter);
+    store.set_fuel(policy.limits().fuel).map_err(internal)?;
+    // Each epoch tick: past the deadline, trap; otherwise yield to the executor so that a
+    // CPU-bound guest cannot starve other tasks, and check again at the next tick.
+    store.epoch_deadline_callback(move |_| {
+        if Instant::now() >= deadline {
+            Err(DeadlineExceeded.into())
+        } else {
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+    store.set_epoch_deadline(1);
+    Ok(store)
+}
+
+/// Run `invoke` against the store under the deadline and classify how it ended. The epoch
+/// callback stops guest code; the outer timeout also bounds time spent waiting on the host.
+async fn guarded<T>(
+    store: &mut Store<CallState>,
+    policy: &Policy,
+    deadline: Instant,
+    invoke: impl AsyncFnOnce(&mut Store<CallState>) -> wasmtime::Result<Result<T, runner::Error>>,
+) -> Result<T, Error> {
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    match tokio::time::timeout(remaining, invoke(store)).await {
+        Ok(Ok(Ok(value))) => Ok(value),
+        Ok(Ok(Err(guest_error))) => Err(classify_guest(guest_error, &store.data().limiter, policy)),
+        Ok(Err(trap)) => Err(classify_trap(trap, &store.data().limiter, policy)),
+        Err(_elapsed) => Err(Error::Timeout {
+            limit: policy.limits().timeout,
+        }),
+    }
+}
+
 pub(crate) async fn run(
     runtime: &Runtime,
     policy: &Policy,
@@ -169,41 +210,23 @@ pub(crate) async fn run(
         return Outcome::failed(error, policy, started);
     }
     let deadline = started + limits.timeout.0;
-
-    let mut store = Store::new(&runtime.engine, CallState::new(policy));
-    store.limiter(|state| &mut state.limiter);
-    if let Err(e) = store.set_fuel(limits.fuel) {
-        return Outcome::failed(internal(e), policy, started);
-    }
-    // Each epoch tick: past the deadline, trap; otherwise yield to the executor so that a
-    // CPU-bound guest cannot starve other tasks, and check again at the next tick.
-    store.epoch_deadline_callback(move |_| {
-        if Instant::now() >= deadline {
-            Err(DeadlineExceeded.into())
-        } else {
-            Ok(UpdateDeadline::Yield(1))
-        }
-    });
-    store.set_epoch_deadline(1);
-
-    let invoke = async {
-        let sandbox = runtime.pre.instantiate_async(&mut store).await?;
-        let module = Module::Source(script.source().to_owned());
+    let mut store = match new_store(runtime, policy, deadline) {
+        Ok(store) => store,
+        Err(error) => return Outcome::failed(error, policy, started),
+    };
+    let module = match script.bytecode() {
+        Some(bytecode) => Module::Bytecode(bytecode.to_vec()),
+        None => Module::Source(script.source().to_owned()),
+    };
+    let result = guarded(&mut store, policy, deadline, async |store| {
+        let sandbox = runtime.pre.instantiate_async(&mut *store).await?;
         sandbox
             .palisade_sandbox_runner()
-            .call_run(&mut store, script.name(), &module, entry, input)
+            .call_run(&mut *store, script.name(), &module, entry, input)
             .await
-    };
-    // The epoch callback stops guest code; this also bounds time spent waiting on the host.
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    let result = match tokio::time::timeout(remaining, invoke).await {
-        Ok(Ok(Ok(json))) => accept_output(policy, json),
-        Ok(Ok(Err(guest_error))) => Err(classify_guest(guest_error, &store.data().limiter, policy)),
-        Ok(Err(trap)) => Err(classify_trap(trap, &store.data().limiter, policy)),
-        Err(_elapsed) => Err(Error::Timeout {
-            limit: limits.timeout,
-        }),
-    };
+    })
+    .await
+    .and_then(|json| accept_output(policy, json));
 
     let fuel_used = limits.fuel - store.get_fuel().unwrap_or(0);
     let state = store.into_data();
@@ -227,6 +250,24 @@ pub(crate) async fn run(
         logs: state.console.finish(),
         receipt,
     }
+}
+
+/// Compile a script to QuickJS bytecode in a sandbox of its own, under `policy`'s limits.
+pub(crate) async fn compile(
+    runtime: &Runtime,
+    policy: &Policy,
+    script: &Script,
+) -> Result<Vec<u8>, Error> {
+    let deadline = Instant::now() + policy.limits().timeout.0;
+    let mut store = new_store(runtime, policy, deadline)?;
+    guarded(&mut store, policy, deadline, async |store| {
+        let sandbox = runtime.pre.instantiate_async(&mut *store).await?;
+        sandbox
+            .palisade_sandbox_runner()
+            .call_compile(&mut *store, script.name(), script.source())
+            .await
+    })
+    .await
 }
 
 fn check_input(policy: &Policy, input: &str) -> Result<(), Error> {

@@ -145,6 +145,25 @@ impl Palisade {
         self.call(policy, script, "default", input).await
     }
 
+    /// Compile `script` to QuickJS bytecode once, under `policy`'s limits, so that later calls
+    /// skip parsing. A syntax error is reported here, as `guest_syntax`.
+    pub async fn precompile(&self, policy: &Policy, script: &Script) -> Result<Script, Error> {
+        let runtime = self.inner.runtime(policy.limits().stack)?;
+        let permit = tokio::time::timeout(
+            self.inner.settings.queue_timeout,
+            self.inner.admission.clone().acquire_owned(),
+        )
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .ok_or(Error::CapacityExhausted {
+            waited_ms: self.inner.settings.queue_timeout.as_millis() as u64,
+        })?;
+        let bytecode = call::compile(&runtime, policy, script).await;
+        drop(permit);
+        Ok(script.with_bytecode(bytecode?))
+    }
+
     /// Run a named export of `script` with `input` (JSON text) under `policy`.
     pub async fn call(
         &self,

@@ -8,6 +8,9 @@ use std::sync::Arc;
 pub struct Script {
     name: Arc<str>,
     source: Arc<str>,
+    /// QuickJS bytecode from [`crate::Palisade::precompile`]: produced in this process by the
+    /// embedded guest, never taken from outside.
+    bytecode: Option<Arc<[u8]>>,
 }
 
 impl Script {
@@ -16,6 +19,7 @@ impl Script {
         Self {
             name: name.into(),
             source: source.into(),
+            bytecode: None,
         }
     }
 
@@ -38,5 +42,21 @@ impl Script {
     /// The module source.
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// Whether the script carries precompiled bytecode.
+    pub fn is_precompiled(&self) -> bool {
+        self.bytecode.is_some()
+    }
+
+    pub(crate) fn bytecode(&self) -> Option<&[u8]> {
+        self.bytecode.as_deref()
+    }
+
+    pub(crate) fn with_bytecode(&self, bytecode: Vec<u8>) -> Self {
+        Self {
+            bytecode: Some(bytecode.into()),
+            ..self.clone()
+        }
     }
 }

@@ -15,3 +15,5 @@ mod isolation;
 mod limits;
 #[path = "integration/policy_files.rs"]
 mod policy_files;
+#[path = "integration/precompile.rs"]
+mod precompile;

@@ -18,6 +18,9 @@ pub struct BenchArgs {
     /// Run only these workloads (comma-separated names, such as `w1,w3`).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// Compile each workload to bytecode once, before measuring (`Palisade::precompile`).
+    #[arg(long)]
+    precompile: bool,
     /// Tasks in flight for the throughput measurement of w1.
     #[arg(long, default_value_t = 64)]
     concurrency: usize,
@@ -74,7 +77,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
         args.only.clone()
     };
     let workloads: Result<Vec<_>, _> = names.iter().map(|n| load(&args.workloads, n)).collect();
-    let workloads = match workloads {
+    let mut workloads = match workloads {
         Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");

@@ -1,0 +1,75 @@
+//! Scripts compiled once to QuickJS bytecode run like their source; compile errors are typed.
+
+use crate::support::*;
+use palisade::{Error, Policy, Script};
+
+#[tokio::test]
+async fn precompiled_scripts_give_the_same_results() {
+    let p = Policy::builtin_default();
+    let script = fixture("echo.js");
+    let compiled = PALISADE
+        .precompile(&p, &script)
+        .await
+        .expect("echo.js compiles");
+    assert!(compiled.is_precompiled() && !script.is_precompiled());
+    for input in ["1", "[1,{\"a\":null}]", "\"text\""] {
+        let from_source = PALISADE.run(&p, &script, input).await;
+        let from_bytecode = PALISADE.run(&p, &compiled, input).await;
+        assert_eq!(output(&from_source), output(&from_bytecode));
+        assert!(
+            from_bytecode.receipt.fuel_used < from_source.receipt.fuel_used,
+            "bytecode skips parsing"
+        );
+    }
+    let named = PALISADE.call(&p, &compiled, "named", "2").await;
+    assert_eq!(output(&named), r#"{"named":2}"#);
+}
+
+#[tokio::test]
+async fn precompiled_scripts_keep_their_errors_and_limits() {
+    let p = Policy::builtin_default();
+    let thrower = PALISADE
+        .precompile(&p, &fixture("throws_type_error.js"))
+        .await
+        .unwrap();
+    let outcome = PALISADE.run(&p, &thrower, "null").await;
+    assert!(
+        matches!(outcome.error(), Some(Error::GuestException { name, .. }) if name == "TypeError")
+    );
+    let looping = PALISADE
+        .precompile(&p, &fixture("infinite_loop.js"))
+        .await
+        .unwrap();
+    let tight = policy("[limits]\nfuel = 5_000_000\n");
+    assert_eq!(
+        code(&PALISADE.run(&tight, &looping, "null").await),
+        "fuel_exhausted"
+    );
+}
+
+#[tokio::test]
+async fn precompiling_a_syntax_error_is_guest_syntax() {
+    let p = Policy::builtin_default();
+    let error = PALISADE
+        .precompile(&p, &fixture("syntax_error.js"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "guest_syntax");
+    let error = PALISADE
+        .precompile(&p, &Script::new("x.js", "export default ("))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "guest_syntax");
+}
+
+/// `Palisade::run` can be spawned on a multi-threaded runtime: its future is `Send`.
+#[test]
+fn run_futures_are_send() {
+    fn assert_send<T: Send>(_: &T) {}
+    let p = Policy::builtin_default();
+    let script = Script::new("x.js", "export default 1");
+    let future = PALISADE.run(&p, &script, "null");
+    assert_send(&future);
+    let future = PALISADE.precompile(&p, &script);
+    assert_send(&future);
+}
