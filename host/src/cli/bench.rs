@@ -102,6 +102,17 @@ pub fn run(args: BenchArgs) -> ExitCode {
         .enable_time()
         .build()
         .expect("tokio starts");
+    if args.precompile {
+        for w in &mut workloads {
+            match rt.block_on(palisade.precompile(&policy, &w.script)) {
+                Ok(script) => w.script = script,
+                Err(e) => {
+                    eprintln!("error: {} does not compile: {}: {e}", w.name, e.code());
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    }
 
     println!("| workload | calls | median µs | p99 µs | calls/s (1 task) | fuel/call |");
     println!("|---|---|---|---|---|---|");
