@@ -1,6 +1,7 @@
 //! Long-lived state: wasmtime engines, the compiled guest, linkers, `InstancePre`s, the epoch
 //! ticker and the admission limit. Built once per process and shared by every call.
 
+use crate::bytecode::BytecodeCache;
 use crate::call::{self, CallState, Outcome};
 use crate::policy::{ByteSize, Policy};
 use crate::{Error, Script};
@@ -39,6 +40,7 @@ pub struct Builder {
     max_memory: ByteSize,
     keep_resident: ByteSize,
     cache_dir: Option<PathBuf>,
+    bytecode_cache: usize,
     on_compile: Arc<dyn Fn() + Send + Sync>,
 }
 
@@ -50,6 +52,7 @@ impl Default for Builder {
             max_memory: ByteSize(1 << 30),
             keep_resident: ByteSize(4 << 20),
             cache_dir: crate::cache::default_dir(),
+            bytecode_cache: 1024,
             on_compile: Arc::new(|| {}),
         }
     }
@@ -89,6 +92,13 @@ impl Builder {
         self
     }
 
+    /// Scripts whose QuickJS bytecode is kept in memory (keyed by name and source), so that
+    /// repeated calls skip parsing. Default 1,024; 0 turns the cache off.
+    pub fn bytecode_cache(mut self, entries: usize) -> Self {
+        self.bytecode_cache = entries;
+        self
+    }
+
     /// Called before the one-time compilation of the guest (a cache miss), for progress output.
     pub fn on_compile(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.on_compile = Arc::new(f);
@@ -99,6 +109,7 @@ impl Builder {
     pub fn build(self) -> Result<Palisade, Error> {
         let inner = Arc::new(Inner {
             admission: Arc::new(Semaphore::new(self.max_concurrency as usize)),
+            bytecode: BytecodeCache::new(self.bytecode_cache),
             runtimes: Mutex::new(HashMap::new()),
             settings: self,
         });
@@ -118,6 +129,7 @@ pub struct Palisade {
 struct Inner {
     settings: Builder,
     admission: Arc<Semaphore>,
+    bytecode: Option<BytecodeCache>,
     /// One engine per wasm stack size: wasmtime fixes the stack limit per engine.
     runtimes: Mutex<HashMap<u64, Arc<Runtime>>>,
 }
@@ -161,7 +173,7 @@ impl Palisade {
         })?;
         let bytecode = call::compile(&runtime, policy, script).await;
         drop(permit);
-        Ok(script.with_bytecode(bytecode?))
+        Ok(script.with_bytecode(bytecode?.into()))
     }
 
     /// Run a named export of `script` with `input` (JSON text) under `policy`.
@@ -202,9 +214,38 @@ impl Palisade {
                     return Outcome::failed(error, policy, started);
                 }
             };
+        let cached;
+        let script = match self.cached_bytecode(&runtime, policy, script).await {
+            Some(bytecode) => {
+                cached = script.with_bytecode(bytecode);
+                &cached
+            }
+            None => script,
+        };
         let outcome = call::run(&runtime, policy, script, entry, input, started).await;
         drop(permit);
         outcome
+    }
+
+    /// Bytecode for a source script from the cache, compiling it on a miss. A script that does
+    /// not compile runs from source, so that its error comes with the call's full receipt.
+    async fn cached_bytecode(
+        &self,
+        runtime: &Runtime,
+        policy: &Policy,
+        script: &Script,
+    ) -> Option<Arc<[u8]>> {
+        let cache = self.inner.bytecode.as_ref()?;
+        if script.is_precompiled() {
+            return None;
+        }
+        let key = BytecodeCache::key(script);
+        if let Some(bytecode) = cache.get(&key) {
+            return Some(bytecode);
+        }
+        let bytecode: Arc<[u8]> = call::compile(runtime, policy, script).await.ok()?.into();
+        cache.insert(key, bytecode.clone());
+        Some(bytecode)
     }
 }
 

@@ -17,6 +17,7 @@
 //! # Ok(()) }
 //! ```
 
+mod bytecode;
 mod cache;
 mod call;
 mod caps;

@@ -53,9 +53,9 @@ impl Script {
         self.bytecode.as_deref()
     }
 
-    pub(crate) fn with_bytecode(&self, bytecode: Vec<u8>) -> Self {
+    pub(crate) fn with_bytecode(&self, bytecode: Arc<[u8]>) -> Self {
         Self {
-            bytecode: Some(bytecode.into()),
+            bytecode: Some(bytecode),
             ..self.clone()
         }
     }

@@ -7,6 +7,8 @@ mod support;
 mod cli;
 #[path = "integration/concurrency.rs"]
 mod concurrency;
+#[path = "integration/fuel_guard.rs"]
+mod fuel_guard;
 #[path = "integration/guest_errors.rs"]
 mod guest_errors;
 #[path = "integration/isolation.rs"]

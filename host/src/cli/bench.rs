@@ -21,6 +21,9 @@ pub struct BenchArgs {
     /// Compile each workload to bytecode once, before measuring (`Palisade::precompile`).
     #[arg(long)]
     precompile: bool,
+    /// Turn the in-memory bytecode cache off: every call parses its source.
+    #[arg(long)]
+    no_bytecode_cache: bool,
     /// Tasks in flight for the throughput measurement of w1.
     #[arg(long, default_value_t = 64)]
     concurrency: usize,
@@ -86,6 +89,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
     };
     let palisade = match Palisade::builder()
         .max_concurrency(args.concurrency.max(1) as u32)
+        .bytecode_cache(if args.no_bytecode_cache { 0 } else { 1024 })
         .on_compile(|| {
             eprintln!("palisade: compiling the sandbox for this machine (once; cached afterwards)…")
         })

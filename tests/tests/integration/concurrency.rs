@@ -33,3 +33,55 @@ async fn two_hundred_mixed_calls_all_come_back_right() {
         task.await.expect("task finished without panicking");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_admission_limit_calls_wait_then_fail_with_capacity_exhausted() {
+    let palisade = palisade::Palisade::builder()
+        .max_concurrency(1)
+        .queue_timeout(std::time::Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let slow = policy("[limits]\nfuel = 1_000_000_000_000\ntimeout = \"500ms\"\n");
+    let busy = {
+        let (palisade, slow) = (palisade.clone(), slow.clone());
+        tokio::spawn(async move {
+            palisade
+                .run(&slow, &fixture("infinite_loop.js"), "null")
+                .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let refused = palisade
+        .run(&Policy::builtin_default(), &fixture("echo.js"), "1")
+        .await;
+    assert_eq!(code(&refused), "capacity_exhausted");
+    assert_eq!(refused.error().unwrap().http_status(), 503);
+    assert_eq!(code(&busy.await.unwrap()), "timeout");
+    let after = palisade
+        .run(&Policy::builtin_default(), &fixture("echo.js"), "1")
+        .await;
+    assert_eq!(output(&after), r#"{"got":1}"#, "the slot is free again");
+}
+
+/// On a single-threaded executor, a CPU-bound guest yields at every epoch tick, so a short call
+/// started after it finishes while the loop is still running.
+#[tokio::test(flavor = "current_thread")]
+async fn a_cpu_bound_guest_does_not_starve_other_tasks() {
+    let slow = policy("[limits]\nfuel = 1_000_000_000_000\ntimeout = \"400ms\"\n");
+    let looping = tokio::spawn(async move {
+        PALISADE
+            .run(&slow, &fixture("infinite_loop.js"), "null")
+            .await
+    });
+    tokio::task::yield_now().await;
+    let quick = PALISADE
+        .run(&Policy::builtin_default(), &fixture("echo.js"), "5")
+        .await;
+    assert_eq!(output(&quick), r#"{"got":5}"#);
+    assert!(
+        !looping.is_finished(),
+        "the quick call had to wait for the loop to end"
+    );
+    let looped = looping.await.unwrap();
+    assert_eq!(code(&looped), "timeout");
+}

@@ -1,7 +1,17 @@
 //! Scripts compiled once to QuickJS bytecode run like their source; compile errors are typed.
 
 use crate::support::*;
-use palisade::{Error, Policy, Script};
+use palisade::{Error, Palisade, Policy, Script};
+use std::sync::LazyLock;
+
+/// A Palisade without the bytecode cache: every source script is parsed at each call.
+static UNCACHED: LazyLock<Palisade> = LazyLock::new(|| {
+    Palisade::builder()
+        .max_concurrency(8)
+        .bytecode_cache(0)
+        .build()
+        .unwrap()
+});
 
 #[tokio::test]
 async fn precompiled_scripts_give_the_same_results() {
@@ -13,7 +23,7 @@ async fn precompiled_scripts_give_the_same_results() {
         .expect("echo.js compiles");
     assert!(compiled.is_precompiled() && !script.is_precompiled());
     for input in ["1", "[1,{\"a\":null}]", "\"text\""] {
-        let from_source = PALISADE.run(&p, &script, input).await;
+        let from_source = UNCACHED.run(&p, &script, input).await;
         let from_bytecode = PALISADE.run(&p, &compiled, input).await;
         assert_eq!(output(&from_source), output(&from_bytecode));
         assert!(
@@ -72,4 +82,33 @@ fn run_futures_are_send() {
     assert_send(&future);
     let future = PALISADE.precompile(&p, &script);
     assert_send(&future);
+}
+
+#[tokio::test]
+async fn source_scripts_are_compiled_once_and_cached() {
+    let p = Policy::builtin_default();
+    // A script no other test uses, so that the first call here is a cache miss.
+    let script = Script::new(
+        "cached.js",
+        "export default (x) => ({ cached: x, n: 1 + 2 })",
+    );
+    let first = PALISADE.run(&p, &script, "7").await;
+    let second = PALISADE.run(&p, &script, "7").await;
+    let uncached = UNCACHED.run(&p, &script, "7").await;
+    assert_eq!(output(&first), r#"{"cached":7,"n":3}"#);
+    assert_eq!(output(&second), output(&uncached));
+    assert_eq!(
+        first.receipt.fuel_used, second.receipt.fuel_used,
+        "both ran from bytecode"
+    );
+    assert!(
+        second.receipt.fuel_used < uncached.receipt.fuel_used,
+        "parsing was skipped"
+    );
+    // A different name is a different module (it shows in stack traces): no false sharing.
+    let renamed = Script::new("other.js", script.source());
+    assert_eq!(
+        output(&PALISADE.run(&p, &renamed, "7").await),
+        output(&first)
+    );
 }
