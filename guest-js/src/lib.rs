@@ -8,7 +8,7 @@ mod errors;
 mod globals;
 mod run;
 
-use exports::palisade::sandbox::runner::{Error, Guest as Runner, Module};
+use exports::palisade::sandbox::runner::{Environment, Error, Guest as Runner, Module};
 
 wit_bindgen::generate!({ world: "guest", path: "../wit" });
 
@@ -25,8 +25,14 @@ impl Runner for Component {
         run::compile(&name, &source)
     }
 
-    fn run(name: String, module: Module, entry: String, input: String) -> Result<String, Error> {
-        run::run(&name, module, &entry, &input)
+    fn run(
+        name: String,
+        module: Module,
+        entry: String,
+        input: String,
+        env: Environment,
+    ) -> Result<String, Error> {
+        run::run(&name, module, &entry, &input, &env)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The QuickJS runtime held in the snapshot, and the run/compile entry points.
 
 use crate::errors::{exception, syntax};
-use crate::exports::palisade::sandbox::runner::{Error, Module as Source};
+use crate::exports::palisade::sandbox::runner::{Environment, Error, Module as Source};
 use crate::globals;
 use javy::quickjs::{CatchResultExt, Ctx, Function, Module, Value};
 use javy::{Config, Runtime};
@@ -51,9 +51,20 @@ pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, Error> {
 }
 
 /// Evaluate a module and call one of its exports with JSON input.
-pub fn run(name: &str, source: Source, entry: &str, input: &str) -> Result<String, Error> {
+pub fn run(
+    name: &str,
+    source: Source,
+    entry: &str,
+    input: &str,
+    env: &Environment,
+) -> Result<String, Error> {
     with_runtime(|rt| {
         rt.context().with(|cx| {
+            if let Some(global) = &env.bridge_global {
+                globals::bridge::install(&cx, global)
+                    .catch(&cx)
+                    .map_err(|e| Error::Exception(exception(&cx, e)))?;
+            }
             let declared = match source {
                 Source::Source(text) => Module::declare(cx.clone(), name, text),
                 // SAFETY: the host passes only bytecode that `compile` of this same guest build

@@ -1,14 +1,18 @@
 //! One call: a fresh store with the policy's limits, instantiate, invoke, classify, and the
 //! [`Outcome`] with its receipt. Nothing of a call outlives its store.
 
+use crate::audit::AuditRecord;
+use crate::caps::capability::{CapabilityState, Handler};
 use crate::caps::console::Console;
 use crate::engine::Runtime;
-use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Module};
+use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Environment, Module};
 use crate::limits::MemoryLimiter;
 use crate::policy::Policy;
 use crate::{Error, GuestLocation, Script};
 use serde::Serialize;
 use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{Store, Trap, UpdateDeadline};
@@ -54,6 +58,8 @@ pub struct Receipt {
 pub struct Outcome {
     pub result: Result<Box<RawValue>, Error>,
     pub logs: Vec<LogLine>,
+    /// One record per gated decision (capability calls), in order.
+    pub audit: Vec<AuditRecord>,
     pub receipt: Receipt,
 }
 
@@ -73,6 +79,7 @@ impl Outcome {
         Outcome {
             result: Err(error),
             logs: Vec::new(),
+            audit: Vec::new(),
             receipt: Receipt {
                 fuel_used: 0,
                 wall_time_us: micros(started.elapsed()),
@@ -89,7 +96,7 @@ impl Outcome {
 impl Serialize for Outcome {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(4))?;
+        let mut map = s.serialize_map(Some(5))?;
         match &self.result {
             Ok(output) => {
                 map.serialize_entry("ok", &true)?;
@@ -101,6 +108,7 @@ impl Serialize for Outcome {
             }
         }
         map.serialize_entry("logs", &self.logs)?;
+        map.serialize_entry("audit", &self.audit)?;
         map.serialize_entry("receipt", &self.receipt)?;
         map.end()
     }
@@ -116,6 +124,7 @@ pub(crate) struct CallState {
     table: ResourceTable,
     limiter: MemoryLimiter,
     pub(crate) console: Console,
+    pub(crate) capabilities: CapabilityState,
 }
 
 impl WasiView for CallState {
@@ -128,7 +137,7 @@ impl WasiView for CallState {
 }
 
 impl CallState {
-    fn new(policy: &Policy) -> Self {
+    fn new(policy: &Policy, handlers: Arc<HashMap<String, Handler>>) -> Self {
         // No arguments, environment, preopens, stdin or network: WASI here only carries the
         // clocks and randomness that the language runtime needs.
         let wasi = WasiCtxBuilder::new()
@@ -140,6 +149,7 @@ impl CallState {
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(policy.limits().memory.0),
             console: Console::new(policy.limits().console.0),
+            capabilities: CapabilityState::new(policy, handlers),
         }
     }
 }
@@ -160,9 +170,10 @@ impl std::error::Error for DeadlineExceeded {}
 fn new_store(
     runtime: &Runtime,
     policy: &Policy,
+    handlers: Arc<HashMap<String, Handler>>,
     deadline: Instant,
 ) -> Result<Store<CallState>, Error> {
-    let mut store = Store::new(&runtime.engine, CallState::new(policy));
+    let mut store = Store::new(&runtime.engine, CallState::new(policy, handlers));
     store.limiter(|state| &mut state.limiter);
     store.set_fuel(policy.limits().fuel).map_err(internal)?;
     // Each epoch tick: past the deadline, trap; otherwise yield to the executor so that a
@@ -189,7 +200,7 @@ async fn guarded<T>(
     let remaining = deadline.saturating_duration_since(Instant::now());
     match tokio::time::timeout(remaining, invoke(store)).await {
         Ok(Ok(Ok(value))) => Ok(value),
-        Ok(Ok(Err(guest_error))) => Err(classify_guest(guest_error, &store.data().limiter, policy)),
+        Ok(Ok(Err(guest_error))) => Err(classify_guest(guest_error, store.data(), policy)),
         Ok(Err(trap)) => Err(classify_trap(trap, &store.data().limiter, policy)),
         Err(_elapsed) => Err(Error::Timeout {
             limit: policy.limits().timeout,
@@ -200,6 +211,7 @@ async fn guarded<T>(
 pub(crate) async fn run(
     runtime: &Runtime,
     policy: &Policy,
+    handlers: Arc<HashMap<String, Handler>>,
     script: &Script,
     entry: &str,
     input: &str,
@@ -210,7 +222,7 @@ pub(crate) async fn run(
         return Outcome::failed(error, policy, started);
     }
     let deadline = started + limits.timeout.0;
-    let mut store = match new_store(runtime, policy, deadline) {
+    let mut store = match new_store(runtime, policy, handlers, deadline) {
         Ok(store) => store,
         Err(error) => return Outcome::failed(error, policy, started),
     };
@@ -218,11 +230,14 @@ pub(crate) async fn run(
         Some(bytecode) => Module::Bytecode(bytecode.to_vec()),
         None => Module::Source(script.source().to_owned()),
     };
+    let env = Environment {
+        bridge_global: policy.capabilities().map(|c| c.global.clone()),
+    };
     let result = guarded(&mut store, policy, deadline, async |store| {
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;
         sandbox
             .palisade_sandbox_runner()
-            .call_run(&mut *store, script.name(), &module, entry, input)
+            .call_run(&mut *store, script.name(), &module, entry, input, &env)
             .await
     })
     .await
@@ -248,6 +263,7 @@ pub(crate) async fn run(
     Outcome {
         result,
         logs: state.console.finish(),
+        audit: state.capabilities.audit,
         receipt,
     }
 }
@@ -259,7 +275,7 @@ pub(crate) async fn compile(
     script: &Script,
 ) -> Result<Vec<u8>, Error> {
     let deadline = Instant::now() + policy.limits().timeout.0;
-    let mut store = new_store(runtime, policy, deadline)?;
+    let mut store = new_store(runtime, policy, Arc::default(), deadline)?;
     guarded(&mut store, policy, deadline, async |store| {
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;
         sandbox
@@ -347,12 +363,19 @@ fn classify_trap(error: wasmtime::Error, limiter: &MemoryLimiter, policy: &Polic
     }
 }
 
-fn classify_guest(error: runner::Error, limiter: &MemoryLimiter, policy: &Policy) -> Error {
+fn classify_guest(error: runner::Error, state: &CallState, policy: &Policy) -> Error {
     // QuickJS reports a refused allocation as a JS exception; the limiter saw it happen.
-    if limiter.denied() {
+    if state.limiter.denied() {
         return Error::MemoryLimit {
             limit: policy.limits().memory,
         };
+    }
+    // An uncaught refusal is reported from the host's record of it, not from the exception.
+    if let runner::Error::Exception(e) = &error
+        && e.name == "PolicyDeniedError"
+        && let Some(denial) = &state.capabilities.last_denial
+    {
+        return denial.clone();
     }
     let location = |l: Option<runner::Location>| {
         l.map(|l| GuestLocation {

@@ -3,6 +3,7 @@
 
 use crate::bytecode::BytecodeCache;
 use crate::call::{self, CallState, Outcome};
+use crate::caps::capability::Handler;
 use crate::policy::{ByteSize, Policy};
 use crate::{Error, Script};
 use std::collections::HashMap;
@@ -17,6 +18,7 @@ pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         world: "sandbox",
         path: "../wit",
+        imports: { "palisade:sandbox/capability.call": async },
         exports: { default: async },
     });
 }
@@ -42,6 +44,7 @@ pub struct Builder {
     cache_dir: Option<PathBuf>,
     bytecode_cache: usize,
     on_compile: Arc<dyn Fn() + Send + Sync>,
+    handlers: HashMap<String, Handler>,
 }
 
 impl Default for Builder {
@@ -54,6 +57,7 @@ impl Default for Builder {
             cache_dir: crate::cache::default_dir(),
             bytecode_cache: 1024,
             on_compile: Arc::new(|| {}),
+            handlers: HashMap::new(),
         }
     }
 }
@@ -99,6 +103,20 @@ impl Builder {
         self
     }
 
+    /// Register an async handler for the host capability `name`. Scripts reach it as
+    /// `host.NAME(payload)` (or under the global the policy names) when their policy allows
+    /// `name` in `[capabilities.allow]`; the policy's checks run before the handler. An `Err`
+    /// reaches the script as a `CapabilityError` with that message.
+    pub fn capability<F, Fut>(mut self, name: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(serde_json::Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<serde_json::Value, String>> + Send + 'static,
+    {
+        let handler: Handler = Arc::new(move |payload| Box::pin(handler(payload)));
+        self.handlers.insert(name.into(), handler);
+        self
+    }
+
     /// Called before the one-time compilation of the guest (a cache miss), for progress output.
     pub fn on_compile(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.on_compile = Arc::new(f);
@@ -107,7 +125,9 @@ impl Builder {
 
     /// Build the engine for the default policy's stack size and start the epoch ticker.
     pub fn build(self) -> Result<Palisade, Error> {
+        let handlers = Arc::new(self.handlers.clone());
         let inner = Arc::new(Inner {
+            handlers,
             admission: Arc::new(Semaphore::new(self.max_concurrency as usize)),
             bytecode: BytecodeCache::new(self.bytecode_cache),
             runtimes: Mutex::new(HashMap::new()),
@@ -128,6 +148,7 @@ pub struct Palisade {
 
 struct Inner {
     settings: Builder,
+    handlers: Arc<HashMap<String, Handler>>,
     admission: Arc<Semaphore>,
     bytecode: Option<BytecodeCache>,
     /// One engine per wasm stack size: wasmtime fixes the stack limit per engine.
@@ -222,7 +243,8 @@ impl Palisade {
             }
             None => script,
         };
-        let outcome = call::run(&runtime, policy, script, entry, input, started).await;
+        let handlers = self.inner.handlers.clone();
+        let outcome = call::run(&runtime, policy, handlers, script, entry, input, started).await;
         drop(permit);
         outcome
     }

@@ -34,6 +34,14 @@ pub struct GuestLocation {
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The policy refused a capability, and the script did not catch the `PolicyDeniedError`.
+    #[error("policy denied capability `{capability}` ({rule}): {reason}")]
+    PolicyDenied {
+        capability: String,
+        rule: String,
+        reason: String,
+        fix: Option<Fix>,
+    },
     /// The fuel budget ran out.
     #[error("the fuel budget of {budget} was exhausted")]
     FuelExhausted { budget: u64 },
@@ -110,6 +118,7 @@ const TABLE: &[(&str, i32, u16)] = &[
     ("memory_limit", 22, 429),
     ("stack_overflow", 23, 422),
     ("invalid_policy", 30, 400),
+    ("policy_denied", 31, 403),
     ("capacity_exhausted", 40, 503),
     ("internal", 70, 500),
 ];
@@ -130,6 +139,7 @@ impl Error {
             Error::MissingExport { .. } => "missing_export",
             Error::BadOutput { .. } => "bad_output",
             Error::InvalidPolicy(_) => "invalid_policy",
+            Error::PolicyDenied { .. } => "policy_denied",
             Error::CapacityExhausted { .. } => "capacity_exhausted",
             Error::Internal { .. } => "internal",
         }
@@ -193,7 +203,7 @@ impl Error {
                 "limits.output",
                 format!("\"{}\"", crate::policy::ByteSize(size.next_power_of_two())),
             ),
-            Error::InvalidInput { fix, .. } => fix.clone(),
+            Error::InvalidInput { fix, .. } | Error::PolicyDenied { fix, .. } => fix.clone(),
             _ => None,
         }
     }
@@ -237,6 +247,12 @@ impl Serialize for Error {
                 map.serialize_entry("location", location)?;
             }
             Error::InvalidPolicy(policy) => map.serialize_entry("policy", policy)?,
+            Error::PolicyDenied {
+                capability, rule, ..
+            } => {
+                map.serialize_entry("capability", capability)?;
+                map.serialize_entry("rule", rule)?;
+            }
             _ => {}
         }
         map.end()

@@ -17,6 +17,7 @@
 //! # Ok(()) }
 //! ```
 
+mod audit;
 mod bytecode;
 mod cache;
 mod call;
@@ -28,7 +29,9 @@ pub mod policy;
 mod script;
 pub mod snapshot;
 
+pub use audit::{AuditRecord, Decision};
 pub use call::{Level, LogLine, Outcome, Receipt};
+pub use caps::capability::CapabilityFuture;
 pub use engine::{Builder, Palisade};
 pub use error::{Error, Fix, GuestLocation};
 pub use policy::{Limits, Policy, PolicyError};

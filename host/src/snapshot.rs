@@ -3,7 +3,7 @@
 //! memory already holds the result.
 //!
 //! Nothing may read a clock, write output or call the host while the snapshot is taken, or
-//! every call would start from the same frozen value. The console import traps here. The clocks
+//! every call would start from the same frozen value. Palisade's own imports trap here. The clocks
 //! read zero, so that the snapshot bytes are reproducible, and any read is counted: QuickJS's
 //! `JS_NewContext` reads the wall clock exactly once, to seed the state of its built-in
 //! `Math.random`, which javy replaces with a generator seeded at first use after the snapshot
@@ -101,11 +101,18 @@ pub async fn preinitialize(component: &[u8]) -> wasmtime::Result<Vec<u8>> {
         .run_component(&mut store, component, async |store, component| {
             let mut linker: Linker<SnapshotState> = Linker::new(store.engine());
             wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-            linker
-                .instance("palisade:sandbox/console@0.1.0")?
-                .func_new("log", |_store, _ty, _params, _results| {
-                    wasmtime::bail!("console output during pre-initialization")
-                })?;
+            // Palisade's own imports trap: nothing may reach the host during the snapshot.
+            for (interface, function) in [
+                ("palisade:sandbox/console@0.1.0", "log"),
+                ("palisade:sandbox/capability@0.1.0", "call"),
+            ] {
+                linker.instance(interface)?.func_new(
+                    function,
+                    move |_store, _ty, _params, _results| {
+                        wasmtime::bail!("{interface}#{function} called during pre-initialization")
+                    },
+                )?;
+            }
             linker.instantiate_async(store, component).await
         })
         .await?;

@@ -1,10 +1,12 @@
 //! The JS globals Palisade adds to QuickJS, one module per global.
 
+pub mod bridge;
 mod console;
 
 use javy::quickjs::{Ctx, Result};
 
 /// Install every Palisade global into the context.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
-    console::register(cx)
+    console::register(cx)?;
+    bridge::register(cx)
 }

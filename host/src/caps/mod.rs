@@ -1,4 +1,5 @@
 //! Host-side implementations of the guest's imports, one module per capability. Each one checks
 //! the call's policy before it does anything.
 
+pub(crate) mod capability;
 pub(crate) mod console;

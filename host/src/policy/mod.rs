@@ -4,15 +4,18 @@
 //! then [`Policy::from_toml`] resolves defaults and checks ranges into the [`Policy`] the rest
 //! of Palisade sees. Every error names the key path and the line.
 
+mod capabilities;
 mod raw;
 pub mod units;
 
+pub use capabilities::{Capabilities, CapabilityRule, Schema};
 use raw::{RawLimits, RawPolicy};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 pub use units::{ByteSize, HumanDuration};
 
@@ -27,6 +30,8 @@ pub struct Policy {
     description: Option<String>,
     sha256: String,
     limits: Limits,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capabilities: Option<Arc<Capabilities>>,
 }
 
 /// Resource limits of one call. Each one is enforced below QuickJS, in wasm.
@@ -193,11 +198,16 @@ impl Policy {
                 .map_or_else(|| "inline".to_owned(), |s| s.to_string_lossy().into_owned()),
         };
         let limits = resolve_limits(&raw.limits, &source)?;
+        let capabilities = match &raw.capabilities {
+            Some(raw) => Some(Arc::new(capabilities::resolve(raw, &source)?)),
+            None => None,
+        };
         Ok(Policy {
             name,
             description: raw.description,
             sha256: hex(&Sha256::digest(text.as_bytes())),
             limits,
+            capabilities,
         })
     }
 
@@ -214,6 +224,11 @@ impl Policy {
     /// The resource limits.
     pub fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// The host capabilities granted, if any.
+    pub fn capabilities(&self) -> Option<&Arc<Capabilities>> {
+        self.capabilities.as_ref()
     }
 }
 

@@ -17,7 +17,7 @@ pub struct RawPolicy {
     pub kv: Option<Spanned<toml::Value>>,
     pub config: Option<Spanned<toml::Value>>,
     pub fs: Option<Spanned<toml::Value>>,
-    pub capabilities: Option<Spanned<toml::Value>>,
+    pub capabilities: Option<RawCapabilities>,
     pub secrets: Option<Spanned<toml::Value>>,
     pub determinism: Option<Spanned<toml::Value>>,
 }
@@ -45,11 +45,28 @@ impl RawPolicy {
             ("kv", &self.kv),
             ("config", &self.config),
             ("fs", &self.fs),
-            ("capabilities", &self.capabilities),
             ("secrets", &self.secrets),
             ("determinism", &self.determinism),
         ]
         .into_iter()
         .filter_map(|(name, value)| value.as_ref().map(|v| (name, v.span())))
     }
+}
+
+/// `[capabilities]`: the bridge global and the allowed host capabilities.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCapabilities {
+    pub global: Option<Spanned<String>>,
+    #[serde(default)]
+    pub allow: std::collections::BTreeMap<String, Spanned<RawCapability>>,
+}
+
+/// `[capabilities.allow.NAME]`: one capability the script may call.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCapability {
+    pub max_calls: Option<Spanned<u32>>,
+    pub max_payload: Option<Spanned<ByteSize>>,
+    pub schema: Option<Spanned<toml::Value>>,
 }

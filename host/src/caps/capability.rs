@@ -1,0 +1,237 @@
+//! `palisade:sandbox/capability`: host capabilities that the embedder registers as async Rust
+//! handlers and the policy grants by name. Every check happens here, before a handler runs:
+//! the name is allowed, the per-call budget has room, the payload fits and matches the schema.
+
+use crate::audit::{AuditRecord, Decision, now_unix_ms};
+use crate::call::CallState;
+use crate::engine::bindings::palisade::sandbox::capability::{self, CallError, Denial};
+use crate::policy::{ByteSize, Capabilities, Policy};
+use crate::{Error, Fix};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What a capability handler returns: its JSON result, or a message for the script.
+pub type CapabilityFuture = Pin<Box<dyn Future<Output = Result<serde_json::Value, String>> + Send>>;
+
+/// A registered handler.
+pub(crate) type Handler = Arc<dyn Fn(serde_json::Value) -> CapabilityFuture + Send + Sync>;
+
+/// Capabilities of one call: the policy's grants, the embedder's handlers, usage so far.
+pub(crate) struct CapabilityState {
+    grants: Option<Arc<Capabilities>>,
+    handlers: Arc<HashMap<String, Handler>>,
+    calls: HashMap<String, u32>,
+    policy: (String, String),
+    pub audit: Vec<AuditRecord>,
+    /// The last refusal, so that an uncaught `PolicyDeniedError` is reported from the host's
+    /// own record rather than from whatever the script put in the exception.
+    pub last_denial: Option<Error>,
+}
+
+impl CapabilityState {
+    pub fn new(policy: &Policy, handlers: Arc<HashMap<String, Handler>>) -> Self {
+        Self {
+            grants: policy.capabilities().cloned(),
+            handlers,
+            calls: HashMap::new(),
+            policy: (policy.name().to_owned(), policy.sha256().to_owned()),
+            audit: Vec::new(),
+            last_denial: None,
+        }
+    }
+
+    fn record(
+        &mut self,
+        target: &str,
+        decision: Decision,
+        rule: &str,
+        started: Instant,
+        bytes: (u64, u64),
+        error: Option<String>,
+    ) {
+        self.audit.push(AuditRecord {
+            time_unix_ms: now_unix_ms(),
+            capability: "capability",
+            target: target.to_owned(),
+            decision,
+            rule: rule.to_owned(),
+            bytes_in: bytes.0,
+            bytes_out: bytes.1,
+            duration_us: started.elapsed().as_micros() as u64,
+            error,
+            policy: self.policy.0.clone(),
+            policy_sha256: self.policy.1.clone(),
+        });
+    }
+
+    fn deny(
+        &mut self,
+        name: &str,
+        rule: String,
+        reason: String,
+        fix: Option<Fix>,
+        started: Instant,
+        bytes_in: u64,
+    ) -> CallError {
+        self.record(name, Decision::Deny, &rule, started, (bytes_in, 0), None);
+        tracing::info!(capability = name, rule = %rule, "capability denied: {reason}");
+        self.last_denial = Some(Error::PolicyDenied {
+            capability: name.to_owned(),
+            rule: rule.clone(),
+            reason: reason.clone(),
+            fix: fix.clone(),
+        });
+        CallError::Denied(Denial {
+            capability: name.to_owned(),
+            rule,
+            reason,
+            fix: fix.map(|f| format!("{} = {}", f.key, f.value)),
+        })
+    }
+
+    async fn call(&mut self, name: String, payload: String) -> Result<String, CallError> {
+        let started = Instant::now();
+        let bytes_in = payload.len() as u64;
+        let key = format!("capabilities.allow.{}", toml_key(&name));
+        let Some(rule) = self
+            .grants
+            .as_ref()
+            .and_then(|g| g.allow.get(&name))
+            .cloned()
+        else {
+            let reason = format!("`{name}` is not in capabilities.allow");
+            let fix = Fix {
+                key: key.clone(),
+                value: "{}".into(),
+            };
+            return Err(self.deny(
+                &name,
+                "capabilities.allow".into(),
+                reason,
+                Some(fix),
+                started,
+                bytes_in,
+            ));
+        };
+        let used = self.calls.entry(name.clone()).or_insert(0);
+        *used += 1;
+        if *used > rule.max_calls {
+            let reason = format!("more than {} calls in one script call", rule.max_calls);
+            let fix = Fix {
+                key: format!("{key}.max_calls"),
+                value: (rule.max_calls.saturating_mul(2)).to_string(),
+            };
+            return Err(self.deny(
+                &name,
+                format!("{key}.max_calls"),
+                reason,
+                Some(fix),
+                started,
+                bytes_in,
+            ));
+        }
+        if bytes_in > rule.max_payload.0 {
+            let reason = format!(
+                "the payload is {bytes_in} bytes, over the {} limit",
+                rule.max_payload
+            );
+            let fix = Fix {
+                key: format!("{key}.max_payload"),
+                value: format!("\"{}\"", ByteSize(bytes_in.next_power_of_two())),
+            };
+            return Err(self.deny(
+                &name,
+                format!("{key}.max_payload"),
+                reason,
+                Some(fix),
+                started,
+                bytes_in,
+            ));
+        }
+        let value: serde_json::Value = match serde_json::from_str(&payload) {
+            Ok(value) => value,
+            Err(e) => {
+                let message = format!("the payload is not JSON: {e}");
+                self.record(
+                    &name,
+                    Decision::Deny,
+                    &key,
+                    started,
+                    (bytes_in, 0),
+                    Some(message.clone()),
+                );
+                return Err(CallError::Failed(message));
+            }
+        };
+        if let Some(problem) = rule.schema.as_ref().and_then(|s| s.check(&value)) {
+            let reason = format!("the payload does not match the schema: {problem}");
+            return Err(self.deny(
+                &name,
+                format!("{key}.schema"),
+                reason,
+                None,
+                started,
+                bytes_in,
+            ));
+        }
+        let Some(handler) = self.handlers.get(&name).cloned() else {
+            let message = format!("capability `{name}` has no handler in this host");
+            self.record(
+                &name,
+                Decision::Allow,
+                &key,
+                started,
+                (bytes_in, 0),
+                Some(message.clone()),
+            );
+            return Err(CallError::Failed(message));
+        };
+        let result = handler(value).await;
+        match result.and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string())) {
+            Ok(text) => {
+                self.record(
+                    &name,
+                    Decision::Allow,
+                    &key,
+                    started,
+                    (bytes_in, text.len() as u64),
+                    None,
+                );
+                Ok(text)
+            }
+            Err(message) => {
+                self.record(
+                    &name,
+                    Decision::Allow,
+                    &key,
+                    started,
+                    (bytes_in, 0),
+                    Some(message.clone()),
+                );
+                Err(CallError::Failed(message))
+            }
+        }
+    }
+}
+
+/// A TOML key segment: bare when it can be, quoted otherwise.
+fn toml_key(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        name.to_owned()
+    } else {
+        serde_json::to_string(name).unwrap_or_default()
+    }
+}
+
+impl capability::Host for CallState {
+    async fn call(&mut self, name: String, payload: String) -> Result<String, CallError> {
+        self.capabilities.call(name, payload).await
+    }
+}

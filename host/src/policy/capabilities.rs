@@ -1,0 +1,211 @@
+//! `[capabilities]` resolved: the bridge global's name and one rule per allowed capability.
+
+use super::raw::RawCapabilities;
+use super::units::ByteSize;
+use super::{PolicyError, Source};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// Capabilities the policy grants. Absent from a policy means none, and no bridge global.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Capabilities {
+    /// The JS global that exposes the bridge: `host` unless the policy names another.
+    pub global: String,
+    /// Allowed capability names and their rules.
+    pub allow: BTreeMap<String, CapabilityRule>,
+}
+
+/// What one capability may be used for, per call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CapabilityRule {
+    /// Calls allowed per script call. Default 100.
+    pub max_calls: u32,
+    /// Largest JSON payload accepted. Default 64 KiB.
+    pub max_payload: ByteSize,
+    /// JSON Schema the payload must match, checked before the handler runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Schema>,
+}
+
+/// A compiled JSON Schema, compared and printed by its source.
+#[derive(Clone)]
+pub struct Schema {
+    source: serde_json::Value,
+    validator: Arc<jsonschema::Validator>,
+}
+
+impl Schema {
+    /// Why `payload` does not match, or `None` when it does.
+    pub fn check(&self, payload: &serde_json::Value) -> Option<String> {
+        self.validator.iter_errors(payload).next().map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{e} (at {at})")
+            }
+        })
+    }
+}
+
+impl fmt::Debug for Schema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Schema({})", self.source)
+    }
+}
+
+impl PartialEq for Schema {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for Schema {}
+
+impl Serialize for Schema {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.source.serialize(s)
+    }
+}
+
+pub(crate) const DEFAULT_GLOBAL: &str = "host";
+const DEFAULT_MAX_CALLS: u32 = 100;
+/// Payloads are copied out of the guest and parsed by the host; this bounds that work per call.
+const DEFAULT_MAX_PAYLOAD: ByteSize = ByteSize(64 << 10);
+const MAX_PAYLOAD_LIMIT: ByteSize = ByteSize(16 << 20);
+
+/// Globals a script relies on; the bridge may not replace them.
+const RESERVED_GLOBALS: &[&str] = &[
+    "globalThis",
+    "console",
+    "Object",
+    "Function",
+    "Array",
+    "Number",
+    "String",
+    "Boolean",
+    "Symbol",
+    "Math",
+    "JSON",
+    "Date",
+    "RegExp",
+    "Promise",
+    "Proxy",
+    "Reflect",
+    "Error",
+    "TypeError",
+    "RangeError",
+    "SyntaxError",
+    "ReferenceError",
+    "Map",
+    "Set",
+    "WeakMap",
+    "WeakSet",
+    "BigInt",
+    "ArrayBuffer",
+    "Uint8Array",
+    "TextEncoder",
+    "TextDecoder",
+    "PolicyDeniedError",
+    "CapabilityError",
+    "undefined",
+    "NaN",
+    "Infinity",
+    "eval",
+];
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+pub(super) fn resolve(
+    raw: &RawCapabilities,
+    source: &Source<'_>,
+) -> Result<Capabilities, PolicyError> {
+    let global = match &raw.global {
+        Some(g) => {
+            let name = g.get_ref();
+            if !is_identifier(name) {
+                return Err(source.error(
+                    "capabilities.global",
+                    Some(g.span()),
+                    format!("`{name}` is not a JavaScript identifier"),
+                ));
+            }
+            if RESERVED_GLOBALS.contains(&name.as_str()) {
+                return Err(source.error(
+                    "capabilities.global",
+                    Some(g.span()),
+                    format!("`{name}` is a built-in global; choose another name"),
+                ));
+            }
+            name.clone()
+        }
+        None => DEFAULT_GLOBAL.to_owned(),
+    };
+    let mut allow = BTreeMap::new();
+    for (name, rule) in &raw.allow {
+        let key = format!("capabilities.allow.{name}");
+        if name.is_empty() || name.len() > 128 {
+            return Err(source.error(
+                &key,
+                Some(rule.span()),
+                "a capability name has 1 to 128 characters",
+            ));
+        }
+        let rule = rule.get_ref();
+        let max_calls = match &rule.max_calls {
+            Some(n) if *n.get_ref() == 0 => {
+                return Err(source.error(
+                    &format!("{key}.max_calls"),
+                    Some(n.span()),
+                    "must be at least 1; remove the capability to deny it",
+                ));
+            }
+            Some(n) => *n.get_ref(),
+            None => DEFAULT_MAX_CALLS,
+        };
+        let max_payload = match &rule.max_payload {
+            Some(p) if p.get_ref().0 < 2 || *p.get_ref() > MAX_PAYLOAD_LIMIT => {
+                return Err(source.error(
+                    &format!("{key}.max_payload"),
+                    Some(p.span()),
+                    format!(
+                        "{} is out of range; allowed is 2B to {MAX_PAYLOAD_LIMIT}",
+                        p.get_ref()
+                    ),
+                ));
+            }
+            Some(p) => *p.get_ref(),
+            None => DEFAULT_MAX_PAYLOAD,
+        };
+        let schema = match &rule.schema {
+            None => None,
+            Some(schema) => {
+                let err =
+                    |m: String| source.error(&format!("{key}.schema"), Some(schema.span()), m);
+                let value =
+                    serde_json::to_value(schema.get_ref()).map_err(|e| err(e.to_string()))?;
+                let validator = jsonschema::validator_for(&value)
+                    .map_err(|e| err(format!("not a valid JSON Schema: {e}")))?;
+                Some(Schema {
+                    source: value,
+                    validator: Arc::new(validator),
+                })
+            }
+        };
+        allow.insert(
+            name.clone(),
+            CapabilityRule {
+                max_calls,
+                max_payload,
+                schema,
+            },
+        );
+    }
+    Ok(Capabilities { global, allow })
+}
