@@ -3,6 +3,8 @@
 #[path = "integration/support.rs"]
 mod support;
 
+#[path = "integration/capabilities.rs"]
+mod capabilities;
 #[path = "integration/cli.rs"]
 mod cli;
 #[path = "integration/concurrency.rs"]

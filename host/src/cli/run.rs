@@ -21,9 +21,13 @@ pub struct RunArgs {
     /// Policy file; the built-in default (policies/default.toml) when absent.
     #[arg(long, value_name = "PATH")]
     policy: Option<PathBuf>,
-    /// Print the whole outcome (output or error, logs, receipt) as one JSON object on stdout.
+    /// Print the whole outcome (output or error, logs, audit, receipt) as one JSON object on
+    /// stdout.
     #[arg(long)]
     json: bool,
+    /// Append every gated decision of the call to this file, one JSON object per line.
+    #[arg(long, value_name = "PATH")]
+    audit_log: Option<PathBuf>,
 }
 
 fn usage_error(message: String) -> ExitCode {
@@ -66,7 +70,28 @@ pub fn run(args: RunArgs) -> ExitCode {
         });
     };
     let outcome = runtime.block_on(palisade.run(&policy, &script, &input));
+    if let Some(path) = &args.audit_log
+        && let Err(e) = append_audit(path, &outcome)
+    {
+        eprintln!("error: cannot write the audit log {}: {e}", path.display());
+        return ExitCode::from(EXIT_USAGE);
+    }
     print_outcome(&outcome, args.json)
+}
+
+fn append_audit(path: &std::path::Path, outcome: &Outcome) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut lines = String::new();
+    for record in &outcome.audit {
+        lines.push_str(&serde_json::to_string(record).map_err(std::io::Error::other)?);
+        lines.push('\n');
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    file.write_all(lines.as_bytes())?;
+    file.sync_data()
 }
 
 /// Read the input; at most one byte past the policy's limit is read, so that an oversized input

@@ -203,3 +203,52 @@ fn policy_check_prints_the_resolved_policy_or_the_error() {
         stderr(&o)
     );
 }
+
+#[test]
+fn audit_log_appends_every_decision_as_json_lines() {
+    let dir = std::env::temp_dir().join(format!("palisade-audit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("audit.jsonl");
+    let script = dir.join("render.js");
+    std::fs::write(
+        &script,
+        "export default async () => maia.render({ op: 'draw' });",
+    )
+    .unwrap();
+    let args = [
+        "run",
+        script.to_str().unwrap(),
+        "--policy",
+        "policies/capability-bridge.toml",
+        "--audit-log",
+        log.to_str().unwrap(),
+    ];
+    for _ in 0..2 {
+        let o = palisade(&args, None);
+        assert_eq!(o.status.code(), Some(31), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("error[policy_denied]"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("fix: set `capabilities.allow.render = {}` in the policy"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "one denial per run, appended");
+    for r in &records {
+        assert_eq!(r["decision"], "deny");
+        assert_eq!(r["target"], "render");
+        assert_eq!(r["rule"], "capabilities.allow");
+        assert_eq!(r["policy"], "capability-bridge");
+        assert_eq!(r["policy_sha256"].as_str().unwrap().len(), 64);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
