@@ -58,6 +58,8 @@ pub fn run(
     input: &str,
     env: &Environment,
 ) -> Result<String, Error> {
+    // javy's `Math.random` draws from fastrand's generator; the host seeds it for every call.
+    fastrand::seed(env.random_seed);
     with_runtime(|rt| {
         rt.context().with(|cx| {
             if let Some(global) = &env.bridge_global {

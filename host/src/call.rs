@@ -7,8 +7,11 @@ use crate::caps::console::Console;
 use crate::engine::Runtime;
 use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Environment, Module};
 use crate::limits::MemoryLimiter;
+use crate::policy::Clock;
 use crate::policy::Policy;
 use crate::{Error, GuestLocation, Script};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
@@ -16,7 +19,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{Store, Trap, UpdateDeadline};
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi::{
+    HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
+};
 
 /// The console method that produced a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -139,11 +144,21 @@ impl WasiView for CallState {
 impl CallState {
     fn new(policy: &Policy, handlers: Arc<HashMap<String, Handler>>) -> Self {
         // No arguments, environment, preopens, stdin or network: WASI here only carries the
-        // clocks and randomness that the language runtime needs.
-        let wasi = WasiCtxBuilder::new()
-            .allow_tcp(false)
-            .allow_udp(false)
-            .build();
+        // clocks and randomness that the language runtime needs, fixed or seeded when the
+        // policy asks for determinism.
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.allow_tcp(false).allow_udp(false);
+        let determinism = policy.determinism();
+        if let Clock::Fixed(at) = determinism.clock {
+            wasi.wall_clock(FixedClock(at))
+                .monotonic_clock(FixedClock(at));
+        }
+        if let Some(seed) = determinism.seed {
+            wasi.insecure_random_seed(u128::from(seed))
+                .secure_random(StdRng::seed_from_u64(seed))
+                .insecure_random(StdRng::seed_from_u64(seed.rotate_left(32)));
+        }
+        let wasi = wasi.build();
         Self {
             wasi,
             table: ResourceTable::new(),
@@ -151,6 +166,27 @@ impl CallState {
             console: Console::new(policy.limits().console.0),
             capabilities: CapabilityState::new(policy, handlers),
         }
+    }
+}
+
+/// A clock that always reads the same instant (a deterministic policy's `clock = "fixed"`).
+struct FixedClock(Duration);
+
+impl HostWallClock for FixedClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(1)
+    }
+    fn now(&self) -> Duration {
+        self.0
+    }
+}
+
+impl HostMonotonicClock for FixedClock {
+    fn resolution(&self) -> u64 {
+        1
+    }
+    fn now(&self) -> u64 {
+        0
     }
 }
 
@@ -221,7 +257,8 @@ pub(crate) async fn run(
     if let Err(error) = check_input(policy, input) {
         return Outcome::failed(error, policy, started);
     }
-    let deadline = started + limits.timeout.0;
+    // The deadline runs from when the sandbox starts, not from when the call queued for a slot.
+    let deadline = Instant::now() + limits.timeout.0;
     let mut store = match new_store(runtime, policy, handlers, deadline) {
         Ok(store) => store,
         Err(error) => return Outcome::failed(error, policy, started),
@@ -232,6 +269,7 @@ pub(crate) async fn run(
     };
     let env = Environment {
         bridge_global: policy.capabilities().map(|c| c.global.clone()),
+        random_seed: policy.determinism().seed.unwrap_or_else(rand::random),
     };
     let result = guarded(&mut store, policy, deadline, async |store| {
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;

@@ -9,6 +9,8 @@ mod capabilities;
 mod cli;
 #[path = "integration/concurrency.rs"]
 mod concurrency;
+#[path = "integration/determinism.rs"]
+mod determinism;
 #[path = "integration/fuel_guard.rs"]
 mod fuel_guard;
 #[path = "integration/guest_errors.rs"]

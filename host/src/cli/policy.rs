@@ -2,6 +2,7 @@
 
 use clap::Subcommand;
 use palisade::Policy;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -18,8 +19,15 @@ pub fn run(command: PolicyCommand) -> ExitCode {
     match command {
         PolicyCommand::Check { path } => match Policy::from_file(&path) {
             Ok(policy) => {
-                println!("# {}: valid (sha256 {})", path.display(), policy.sha256());
-                print!("{policy}");
+                // A closed stdout (`| head`) is not an error of the check.
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(
+                    out,
+                    "# {}: valid (sha256 {})",
+                    path.display(),
+                    policy.sha256()
+                );
+                let _ = write!(out, "{policy}");
                 ExitCode::SUCCESS
             }
             Err(error) => {

@@ -124,7 +124,7 @@ fn read_input(args: &RunArgs, limit: u64) -> Result<String, String> {
 fn print_outcome(outcome: &Outcome, json: bool) -> ExitCode {
     if json {
         match serde_json::to_string(outcome) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => print_line(&text),
             Err(e) => {
                 return report_error(&Error::Internal {
                     detail: e.to_string(),
@@ -141,7 +141,7 @@ fn print_outcome(outcome: &Outcome, json: bool) -> ExitCode {
             }
         }
         if let Some(output) = outcome.output() {
-            println!("{}", output.get());
+            print_line(output.get());
         }
     }
     match &outcome.result {
@@ -149,6 +149,13 @@ fn print_outcome(outcome: &Outcome, json: bool) -> ExitCode {
         Err(error) if json => ExitCode::from(error.exit_code() as u8),
         Err(error) => report_error(error),
     }
+}
+
+/// Print a line on stdout; a closed stdout (`| head`) is not worth a panic.
+fn print_line(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
 }
 
 fn report_error(error: &Error) -> ExitCode {

@@ -28,10 +28,59 @@ pub struct Policy {
     name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<String>,
+    /// Printed beside the policy, not in it: the resolved text is itself a valid policy.
+    #[serde(skip)]
     sha256: String,
     limits: Limits,
     #[serde(skip_serializing_if = "Option::is_none")]
     capabilities: Option<Arc<Capabilities>>,
+    #[serde(skip_serializing_if = "Determinism::is_default")]
+    determinism: Determinism,
+}
+
+/// `[determinism]`: what the script sees of time and randomness.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Determinism {
+    /// The wall clock the script reads (`Date.now()`, `new Date()`).
+    pub clock: Clock,
+    /// Seed for `Math.random` and WASI randomness; `None` draws a fresh seed for every call.
+    pub seed: Option<u64>,
+}
+
+/// Written back as the policy file spells it: `clock`, `instant`, `seed`.
+impl Serialize for Determinism {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        match self.clock {
+            Clock::Real => map.serialize_entry("clock", "real")?,
+            Clock::Fixed(at) => {
+                map.serialize_entry("clock", "fixed")?;
+                let at = humantime::format_rfc3339(std::time::UNIX_EPOCH + at).to_string();
+                map.serialize_entry("instant", &at)?;
+            }
+        }
+        if let Some(seed) = self.seed {
+            map.serialize_entry("seed", &seed)?;
+        }
+        map.end()
+    }
+}
+
+impl Determinism {
+    fn is_default(&self) -> bool {
+        *self == Determinism::default()
+    }
+}
+
+/// Wall clock of a call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Clock {
+    /// The host's real time.
+    #[default]
+    Real,
+    /// Always this instant (time since the Unix epoch); the monotonic clock stands still.
+    Fixed(Duration),
 }
 
 /// Resource limits of one call. Each one is enforced below QuickJS, in wasm.
@@ -202,12 +251,17 @@ impl Policy {
             Some(raw) => Some(Arc::new(capabilities::resolve(raw, &source)?)),
             None => None,
         };
+        let determinism = match &raw.determinism {
+            Some(raw) => resolve_determinism(raw, &source)?,
+            None => Determinism::default(),
+        };
         Ok(Policy {
             name,
             description: raw.description,
             sha256: hex(&Sha256::digest(text.as_bytes())),
             limits,
             capabilities,
+            determinism,
         })
     }
 
@@ -226,10 +280,65 @@ impl Policy {
         &self.limits
     }
 
+    /// What the script sees of time and randomness.
+    pub fn determinism(&self) -> &Determinism {
+        &self.determinism
+    }
+
     /// The host capabilities granted, if any.
     pub fn capabilities(&self) -> Option<&Arc<Capabilities>> {
         self.capabilities.as_ref()
     }
+}
+
+fn resolve_determinism(
+    raw: &raw::RawDeterminism,
+    source: &Source<'_>,
+) -> Result<Determinism, PolicyError> {
+    let instant = match &raw.instant {
+        Some(text) => {
+            let at = humantime::parse_rfc3339(text.get_ref()).map_err(|e| {
+                source.error(
+                    "determinism.instant",
+                    Some(text.span()),
+                    format!("{e}; write an RFC 3339 UTC time such as \"2024-01-01T00:00:00Z\""),
+                )
+            })?;
+            let since_epoch = at.duration_since(std::time::UNIX_EPOCH).map_err(|_| {
+                source.error(
+                    "determinism.instant",
+                    Some(text.span()),
+                    "must not be before 1970",
+                )
+            })?;
+            Some((since_epoch, text.span()))
+        }
+        None => None,
+    };
+    let clock = match raw.clock.as_ref().map(|c| (c.get_ref().as_str(), c.span())) {
+        None | Some(("real", _)) => {
+            if let Some((_, span)) = instant {
+                return Err(source.error(
+                    "determinism.instant",
+                    Some(span),
+                    "an instant needs `clock = \"fixed\"`",
+                ));
+            }
+            Clock::Real
+        }
+        Some(("fixed", _)) => Clock::Fixed(instant.map_or(Duration::ZERO, |(at, _)| at)),
+        Some((other, span)) => {
+            return Err(source.error(
+                "determinism.clock",
+                Some(span),
+                format!("`{other}` is not a clock; use \"real\" or \"fixed\""),
+            ));
+        }
+    };
+    Ok(Determinism {
+        clock,
+        seed: raw.seed,
+    })
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -19,7 +19,7 @@ pub struct RawPolicy {
     pub fs: Option<Spanned<toml::Value>>,
     pub capabilities: Option<RawCapabilities>,
     pub secrets: Option<Spanned<toml::Value>>,
-    pub determinism: Option<Spanned<toml::Value>>,
+    pub determinism: Option<RawDeterminism>,
 }
 
 /// `[limits]`: every key optional; a missing key takes the built-in default.
@@ -46,7 +46,6 @@ impl RawPolicy {
             ("config", &self.config),
             ("fs", &self.fs),
             ("secrets", &self.secrets),
-            ("determinism", &self.determinism),
         ]
         .into_iter()
         .filter_map(|(name, value)| value.as_ref().map(|v| (name, v.span())))
@@ -69,4 +68,13 @@ pub struct RawCapability {
     pub max_calls: Option<Spanned<u32>>,
     pub max_payload: Option<Spanned<ByteSize>>,
     pub schema: Option<Spanned<toml::Value>>,
+}
+
+/// `[determinism]`: fixed clocks and a seeded random generator.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDeterminism {
+    pub clock: Option<Spanned<String>>,
+    pub instant: Option<Spanned<String>>,
+    pub seed: Option<u64>,
 }

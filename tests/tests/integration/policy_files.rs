@@ -10,11 +10,19 @@ fn every_shipped_policy_is_valid() {
     for entry in std::fs::read_dir(root().join("policies")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            Policy::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+            let policy = Policy::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+            // What `palisade policy check` prints is itself a valid policy, resolving the same.
+            let resolved = policy.to_string();
+            let again = Policy::from_toml(&resolved, None)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{resolved}", path.display()));
+            assert_eq!(again.to_string(), resolved, "{}", path.display());
             count += 1;
         }
     }
-    assert!(count >= 1);
+    assert!(
+        count >= 3,
+        "default, capability-bridge and deterministic-action at least"
+    );
 }
 
 #[test]
