@@ -10,7 +10,11 @@ mod run;
 
 use exports::palisade::sandbox::runner::{Environment, Error, Guest as Runner, Module};
 
-wit_bindgen::generate!({ world: "guest", path: "../wit" });
+wit_bindgen::generate!({
+    world: "guest",
+    path: "../wit",
+    with: { "wasi:config/store@0.2.0-rc.1": generate },
+});
 
 struct Component;
 

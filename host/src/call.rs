@@ -130,6 +130,7 @@ pub(crate) struct CallState {
     limiter: MemoryLimiter,
     pub(crate) console: Console,
     pub(crate) capabilities: CapabilityState,
+    pub(crate) config: Option<Arc<std::collections::BTreeMap<String, String>>>,
 }
 
 impl WasiView for CallState {
@@ -165,6 +166,7 @@ impl CallState {
             limiter: MemoryLimiter::new(policy.limits().memory.0),
             console: Console::new(policy.limits().console.0),
             capabilities: CapabilityState::new(policy, handlers),
+            config: policy.config().cloned(),
         }
     }
 }
@@ -270,6 +272,7 @@ pub(crate) async fn run(
     let env = Environment {
         bridge_global: policy.capabilities().map(|c| c.global.clone()),
         random_seed: policy.determinism().seed.unwrap_or_else(rand::random),
+        config: policy.config().is_some(),
     };
     let result = guarded(&mut store, policy, deadline, async |store| {
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;

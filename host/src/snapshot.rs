@@ -105,6 +105,8 @@ pub async fn preinitialize(component: &[u8]) -> wasmtime::Result<Vec<u8>> {
             for (interface, function) in [
                 ("palisade:sandbox/console@0.1.0", "log"),
                 ("palisade:sandbox/capability@0.1.0", "call"),
+                ("wasi:config/store@0.2.0-rc.1", "get"),
+                ("wasi:config/store@0.2.0-rc.1", "get-all"),
             ] {
                 linker.instance(interface)?.func_new(
                     function,

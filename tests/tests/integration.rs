@@ -9,6 +9,8 @@ mod capabilities;
 mod cli;
 #[path = "integration/concurrency.rs"]
 mod concurrency;
+#[path = "integration/config.rs"]
+mod config;
 #[path = "integration/determinism.rs"]
 mod determinism;
 #[path = "integration/fuel_guard.rs"]

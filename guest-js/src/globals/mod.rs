@@ -1,6 +1,7 @@
 //! The JS globals Palisade adds to QuickJS, one module per global.
 
 pub mod bridge;
+pub mod config;
 mod console;
 
 use javy::quickjs::{Ctx, Result};

@@ -2,4 +2,5 @@
 //! the call's policy before it does anything.
 
 pub(crate) mod capability;
+pub(crate) mod config;
 pub(crate) mod console;

@@ -12,6 +12,7 @@ pub use capabilities::{Capabilities, CapabilityRule, Schema};
 use raw::{RawLimits, RawPolicy};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,8 @@ pub struct Policy {
     capabilities: Option<Arc<Capabilities>>,
     #[serde(skip_serializing_if = "Determinism::is_default")]
     determinism: Determinism,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    config: Option<Arc<BTreeMap<String, String>>>,
 }
 
 /// `[determinism]`: what the script sees of time and randomness.
@@ -255,6 +258,15 @@ impl Policy {
             Some(raw) => resolve_determinism(raw, &source)?,
             None => Determinism::default(),
         };
+        if let Some(config) = &raw.config
+            && let Some(key) = config.keys().find(|k| k.is_empty() || k.len() > 256)
+        {
+            return Err(source.error(
+                "config",
+                None,
+                format!("config key `{key}` must have 1 to 256 characters"),
+            ));
+        }
         Ok(Policy {
             name,
             description: raw.description,
@@ -262,6 +274,7 @@ impl Policy {
             limits,
             capabilities,
             determinism,
+            config: raw.config.map(Arc::new),
         })
     }
 
@@ -278,6 +291,11 @@ impl Policy {
     /// The resource limits.
     pub fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// Values the script reads with `config.get(key)`, from the `[config]` table.
+    pub fn config(&self) -> Option<&Arc<BTreeMap<String, String>>> {
+        self.config.as_ref()
     }
 
     /// What the script sees of time and randomness.

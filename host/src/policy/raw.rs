@@ -15,7 +15,7 @@ pub struct RawPolicy {
     // Capabilities that later versions grant. Naming one is an error, never silently ignored.
     pub http: Option<Spanned<toml::Value>>,
     pub kv: Option<Spanned<toml::Value>>,
-    pub config: Option<Spanned<toml::Value>>,
+    pub config: Option<std::collections::BTreeMap<String, String>>,
     pub fs: Option<Spanned<toml::Value>>,
     pub capabilities: Option<RawCapabilities>,
     pub secrets: Option<Spanned<toml::Value>>,
@@ -43,7 +43,6 @@ impl RawPolicy {
         [
             ("http", &self.http),
             ("kv", &self.kv),
-            ("config", &self.config),
             ("fs", &self.fs),
             ("secrets", &self.secrets),
         ]

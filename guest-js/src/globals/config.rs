@@ -1,0 +1,62 @@
+//! `config`: read-only values from the policy's `[config]` table, through `wasi:config/store`.
+//! `config.get(key)` returns the string or `null`; `config.getAll()` returns an object. The
+//! global exists only in calls whose policy has a `[config]` table. Secrets are never config.
+
+use crate::wasi::config::store::{Error as StoreError, get, get_all};
+use javy::quickjs::{Ctx, Exception, Function, Object, Result, Value, prelude::MutFn};
+use javy::{Args, hold_and_release};
+
+fn store_error(e: StoreError) -> String {
+    match e {
+        StoreError::Upstream(m) | StoreError::Io(m) => m,
+    }
+}
+
+fn config_get<'js>(args: Args<'js>) -> Result<Value<'js>> {
+    let (cx, args) = args.release();
+    let key: String = match args.0.into_iter().next() {
+        Some(v) => v.get()?,
+        None => return Err(Exception::throw_type(&cx, "config.get(key) needs a key")),
+    };
+    match get(&key) {
+        Ok(Some(value)) => Ok(javy::quickjs::String::from_str(cx, &value)?.into_value()),
+        Ok(None) => Ok(Value::new_null(cx)),
+        Err(e) => Err(Exception::throw_message(&cx, &store_error(e))),
+    }
+}
+
+fn config_get_all<'js>(args: Args<'js>) -> Result<Value<'js>> {
+    let (cx, _) = args.release();
+    let all = get_all().map_err(|e| Exception::throw_message(&cx, &store_error(e)))?;
+    let object = Object::new(cx)?;
+    for (key, value) in all {
+        object.set(key, value)?;
+    }
+    Ok(object.into_value())
+}
+
+/// Install the `config` global for this call.
+pub fn install(cx: &Ctx<'_>) -> Result<()> {
+    let config = Object::new(cx.clone())?;
+    config.set(
+        "get",
+        Function::new(
+            cx.clone(),
+            MutFn::new(|cx, args| {
+                let (cx, args) = hold_and_release!(cx, args);
+                config_get(Args::hold(cx, args))
+            }),
+        )?,
+    )?;
+    config.set(
+        "getAll",
+        Function::new(
+            cx.clone(),
+            MutFn::new(|cx, args| {
+                let (cx, args) = hold_and_release!(cx, args);
+                config_get_all(Args::hold(cx, args))
+            }),
+        )?,
+    )?;
+    cx.globals().set("config", config)
+}

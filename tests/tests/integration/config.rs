@@ -1,0 +1,43 @@
+//! `[config]` through `wasi:config/store`: the script reads the policy's values, nothing else.
+
+use crate::support::*;
+use palisade::Policy;
+
+#[tokio::test]
+async fn scripts_read_the_policy_config_and_nothing_else() {
+    let p = policy("[config]\nregion = \"eu-west\"\nmode = \"dry-run\"\n");
+    let source =
+        "export default () => [config.get('region'), config.get('missing'), config.getAll()]";
+    let outcome = run_source_with(&p, source).await;
+    assert_eq!(
+        output(&outcome),
+        r#"["eu-west",null,{"mode":"dry-run","region":"eu-west"}]"#
+    );
+}
+
+#[tokio::test]
+async fn without_a_config_table_there_is_no_config_global() {
+    let outcome = run_source_with(
+        &Policy::builtin_default(),
+        "export default () => typeof config",
+    )
+    .await;
+    assert_eq!(output(&outcome), r#""undefined""#);
+}
+
+#[tokio::test]
+async fn config_values_are_strings() {
+    let error = Policy::from_toml("[config]\nport = 8080\n", None).unwrap_err();
+    assert_eq!(error.key, "config.port");
+    assert!(
+        error.message.contains("expected a string"),
+        "{}",
+        error.message
+    );
+}
+
+async fn run_source_with(p: &Policy, source: &str) -> palisade::Outcome {
+    PALISADE
+        .run(p, &palisade::Script::new("config.js", source), "null")
+        .await
+}
