@@ -52,6 +52,8 @@ pub struct Receipt {
     pub peak_memory_bytes: u64,
     /// Console bytes dropped over the policy's cap.
     pub console_bytes_dropped: u64,
+    /// Audit records over the per-call cap of 1,024, counted but not kept.
+    pub audit_records_dropped: u64,
     /// Name of the policy that governed the call.
     pub policy: String,
     /// SHA-256 of that policy's text.
@@ -90,6 +92,7 @@ impl Outcome {
                 wall_time_us: micros(started.elapsed()),
                 peak_memory_bytes: 0,
                 console_bytes_dropped: 0,
+                audit_records_dropped: 0,
                 policy: policy.name().to_owned(),
                 policy_sha256: policy.sha256().to_owned(),
             },
@@ -121,6 +124,13 @@ impl Serialize for Outcome {
 
 fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// When a call started (for the receipt) and when its deadline falls.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Times {
+    pub started: Instant,
+    pub deadline: Instant,
 }
 
 /// Everything one call's store holds.
@@ -253,14 +263,10 @@ pub(crate) async fn run(
     script: &Script,
     entry: &str,
     input: &str,
-    started: Instant,
+    times: Times,
 ) -> Outcome {
+    let Times { started, deadline } = times;
     let limits = *policy.limits();
-    if let Err(error) = check_input(policy, input) {
-        return Outcome::failed(error, policy, started);
-    }
-    // The deadline runs from when the sandbox starts, not from when the call queued for a slot.
-    let deadline = Instant::now() + limits.timeout.0;
     let mut store = match new_store(runtime, policy, handlers, deadline) {
         Ok(store) => store,
         Err(error) => return Outcome::failed(error, policy, started),
@@ -291,6 +297,7 @@ pub(crate) async fn run(
         wall_time_us: micros(started.elapsed()),
         peak_memory_bytes: state.limiter.peak(),
         console_bytes_dropped: state.console.dropped(),
+        audit_records_dropped: state.capabilities.audit_dropped,
         policy: policy.name().to_owned(),
         policy_sha256: policy.sha256().to_owned(),
     };
@@ -314,8 +321,8 @@ pub(crate) async fn compile(
     runtime: &Runtime,
     policy: &Policy,
     script: &Script,
+    deadline: Instant,
 ) -> Result<Vec<u8>, Error> {
-    let deadline = Instant::now() + policy.limits().timeout.0;
     let mut store = new_store(runtime, policy, Arc::default(), deadline)?;
     guarded(&mut store, policy, deadline, async |store| {
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;
@@ -327,7 +334,7 @@ pub(crate) async fn compile(
     .await
 }
 
-fn check_input(policy: &Policy, input: &str) -> Result<(), Error> {
+pub(crate) fn check_input(policy: &Policy, input: &str) -> Result<(), Error> {
     let limit = policy.limits().input;
     if input.len() as u64 > limit.0 {
         return Err(Error::InvalidInput {
@@ -335,11 +342,14 @@ fn check_input(policy: &Policy, input: &str) -> Result<(), Error> {
                 "the input is {} bytes, over the {limit} input limit",
                 input.len()
             ),
-            fix: Some(crate::Fix {
+            // The policy accepts inputs up to 256 MiB; past that no policy change helps.
+            fix: (input.len() as u64 <= 256 << 20).then(|| crate::Fix {
                 key: "limits.input".into(),
                 value: format!(
                     "\"{}\"",
-                    crate::policy::ByteSize((input.len() as u64).next_power_of_two())
+                    crate::policy::ByteSize(
+                        (input.len() as u64).next_power_of_two().min(256 << 20)
+                    )
                 ),
             }),
         });
@@ -388,6 +398,7 @@ fn classify_trap(error: wasmtime::Error, limiter: &MemoryLimiter, policy: &Polic
         },
         Some(Trap::StackOverflow) => Error::StackOverflow {
             limit: limits.stack,
+            shadow_stack: false,
         },
         Some(Trap::Interrupt) => Error::Timeout {
             limit: limits.timeout,
@@ -396,6 +407,7 @@ fn classify_trap(error: wasmtime::Error, limiter: &MemoryLimiter, policy: &Polic
         // an out-of-bounds access at a wrapped-around address.
         Some(Trap::MemoryOutOfBounds) if !limiter.denied() => Error::StackOverflow {
             limit: limits.stack,
+            shadow_stack: true,
         },
         _ if limiter.denied() => Error::MemoryLimit {
             limit: limits.memory,

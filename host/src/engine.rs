@@ -131,6 +131,7 @@ impl Builder {
             admission: Arc::new(Semaphore::new(self.max_concurrency as usize)),
             bytecode: BytecodeCache::new(self.bytecode_cache),
             runtimes: Mutex::new(HashMap::new()),
+            tickers: Mutex::new(Vec::new()),
             settings: self,
         });
         inner.runtime(Policy::builtin_default().limits().stack)?;
@@ -153,6 +154,8 @@ struct Inner {
     bytecode: Option<BytecodeCache>,
     /// One engine per wasm stack size: wasmtime fixes the stack limit per engine.
     runtimes: Mutex<HashMap<u64, Arc<Runtime>>>,
+    /// The engines the epoch ticker advances; its own lock, so that it never waits on a build.
+    tickers: Mutex<Vec<EngineWeak>>,
 }
 
 /// One engine with its linked, ready-to-instantiate guest.
@@ -192,7 +195,8 @@ impl Palisade {
         .ok_or(Error::CapacityExhausted {
             waited_ms: self.inner.settings.queue_timeout.as_millis() as u64,
         })?;
-        let bytecode = call::compile(&runtime, policy, script).await;
+        let deadline = std::time::Instant::now() + policy.limits().timeout.0;
+        let bytecode = call::compile(&runtime, policy, script, deadline).await;
         drop(permit);
         Ok(script.with_bytecode(bytecode?.into()))
     }
@@ -206,6 +210,9 @@ impl Palisade {
         input: &str,
     ) -> Outcome {
         let started = std::time::Instant::now();
+        if let Err(error) = call::check_input(policy, input) {
+            return Outcome::failed(error, policy, started);
+        }
         let runtime = match self.inner.runtime(policy.limits().stack) {
             Ok(runtime) => runtime,
             Err(error) => return Outcome::failed(error, policy, started),
@@ -235,8 +242,14 @@ impl Palisade {
                     return Outcome::failed(error, policy, started);
                 }
             };
+        // The deadline runs from here, once a slot is held: a compile on a bytecode-cache miss
+        // and the run share it.
+        let deadline = std::time::Instant::now() + policy.limits().timeout.0;
         let cached;
-        let script = match self.cached_bytecode(&runtime, policy, script).await {
+        let script = match self
+            .cached_bytecode(&runtime, policy, script, deadline)
+            .await
+        {
             Some(bytecode) => {
                 cached = script.with_bytecode(bytecode);
                 &cached
@@ -244,7 +257,16 @@ impl Palisade {
             None => script,
         };
         let handlers = self.inner.handlers.clone();
-        let outcome = call::run(&runtime, policy, handlers, script, entry, input, started).await;
+        let outcome = call::run(
+            &runtime,
+            policy,
+            handlers,
+            script,
+            entry,
+            input,
+            call::Times { started, deadline },
+        )
+        .await;
         drop(permit);
         outcome
     }
@@ -256,6 +278,7 @@ impl Palisade {
         runtime: &Runtime,
         policy: &Policy,
         script: &Script,
+        deadline: std::time::Instant,
     ) -> Option<Arc<[u8]>> {
         let cache = self.inner.bytecode.as_ref()?;
         if script.is_precompiled() {
@@ -265,7 +288,10 @@ impl Palisade {
         if let Some(bytecode) = cache.get(&key) {
             return Some(bytecode);
         }
-        let bytecode: Arc<[u8]> = call::compile(runtime, policy, script).await.ok()?.into();
+        let bytecode: Arc<[u8]> = call::compile(runtime, policy, script, deadline)
+            .await
+            .ok()?
+            .into();
         cache.insert(key, bytecode.clone());
         Some(bytecode)
     }
@@ -273,18 +299,32 @@ impl Palisade {
 
 impl Inner {
     fn runtime(&self, stack: ByteSize) -> Result<Arc<Runtime>, Error> {
-        let mut runtimes = self.runtimes.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(runtime) = runtimes.get(&stack.0) {
+        if let Some(runtime) = self
+            .runtimes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&stack.0)
+        {
             return Ok(runtime.clone());
         }
-        let runtime = Arc::new(self.build_runtime(stack).map_err(|e| {
+        // Built without holding the lock: loading (or, on a cache miss, compiling) the guest
+        // must not stall calls on other engines or the epoch ticker. Two racing builds for the
+        // same stack size are harmless; the first one inserted wins.
+        let built = Arc::new(self.build_runtime(stack).map_err(|e| {
             tracing::error!("cannot set up the wasm engine: {e:#}");
             Error::Internal {
                 detail: format!("engine setup failed: {e:#}"),
             }
         })?);
-        runtimes.insert(stack.0, runtime.clone());
-        Ok(runtime)
+        let mut runtimes = self.runtimes.lock().unwrap_or_else(|e| e.into_inner());
+        let runtime = runtimes.entry(stack.0).or_insert_with(|| {
+            self.tickers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(built.engine.weak());
+            built
+        });
+        Ok(runtime.clone())
     }
 
     fn build_runtime(&self, stack: ByteSize) -> wasmtime::Result<Runtime> {
@@ -298,9 +338,11 @@ impl Inner {
         Ok(Runtime { engine, pre })
     }
 
-    fn engines(&self) -> Vec<EngineWeak> {
-        let runtimes = self.runtimes.lock().unwrap_or_else(|e| e.into_inner());
-        runtimes.values().map(|r| r.engine.weak()).collect()
+    fn tick(&self) {
+        let engines = self.tickers.lock().unwrap_or_else(|e| e.into_inner());
+        for engine in engines.iter().filter_map(EngineWeak::upgrade) {
+            engine.increment_epoch();
+        }
     }
 }
 
@@ -335,11 +377,8 @@ fn spawn_ticker(inner: Weak<Inner>) {
         .name("palisade-epoch".into())
         .spawn(move || {
             while let Some(inner) = inner.upgrade() {
-                let engines = inner.engines();
+                inner.tick();
                 drop(inner);
-                for engine in engines.iter().filter_map(EngineWeak::upgrade) {
-                    engine.increment_epoch();
-                }
                 std::thread::sleep(EPOCH_TICK);
             }
         })

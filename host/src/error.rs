@@ -51,9 +51,17 @@ pub enum Error {
     /// The guest tried to grow its memory past the limit.
     #[error("the guest needed more than its {limit} memory limit")]
     MemoryLimit { limit: crate::policy::ByteSize },
-    /// The wasm stack ran out (deep or unbounded recursion).
-    #[error("the script exceeded the {limit} stack (deep or unbounded recursion)")]
-    StackOverflow { limit: crate::policy::ByteSize },
+    /// The wasm stack (`limits.stack`) or the guest's fixed 1 MiB shadow stack ran out (deep or
+    /// unbounded recursion).
+    #[error("{}", if *shadow_stack {
+        "the script exceeded the guest's 1MiB shadow stack (deep or unbounded recursion)".to_owned()
+    } else {
+        format!("the script exceeded the {limit} wasm stack (deep or unbounded recursion)")
+    })]
+    StackOverflow {
+        limit: crate::policy::ByteSize,
+        shadow_stack: bool,
+    },
     /// The JSON result is larger than the policy allows.
     #[error("the result is {size} bytes, over the {limit} output limit")]
     OutputTooLarge {
@@ -97,6 +105,10 @@ pub enum Error {
     #[error("internal error")]
     Internal { detail: String },
 }
+
+/// Upper bounds of the policy values a fix may suggest (the policy checker's ranges).
+const MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
+const MAX_IO: u64 = 256 << 20;
 
 fn fmt_location(location: Option<GuestLocation>) -> String {
     location.map_or_else(String::new, |l| {
@@ -181,9 +193,12 @@ impl Error {
             Error::FuelExhausted { budget } => {
                 fix("limits.fuel", budget.saturating_mul(2).to_string())
             }
-            Error::Timeout { limit } => fix(
+            Error::Timeout { limit } if limit.0 < MAX_TIMEOUT => fix(
                 "limits.timeout",
-                format!("\"{}\"", crate::policy::HumanDuration(limit.0 * 2)),
+                format!(
+                    "\"{}\"",
+                    crate::policy::HumanDuration((limit.0 * 2).min(MAX_TIMEOUT))
+                ),
             ),
             Error::MemoryLimit { limit } if limit.0 < 4 << 30 => fix(
                 "limits.memory",
@@ -192,16 +207,23 @@ impl Error {
                     crate::policy::ByteSize((limit.0 * 2).min(4 << 30))
                 ),
             ),
-            Error::StackOverflow { limit } if limit.0 < 8 << 20 => fix(
+            // Raising `limits.stack` does not help when the shadow stack ran out.
+            Error::StackOverflow {
+                limit,
+                shadow_stack: false,
+            } if limit.0 < 8 << 20 => fix(
                 "limits.stack",
                 format!(
                     "\"{}\"",
                     crate::policy::ByteSize((limit.0 * 2).min(8 << 20))
                 ),
             ),
-            Error::OutputTooLarge { size, .. } => fix(
+            Error::OutputTooLarge { size, .. } if *size <= MAX_IO => fix(
                 "limits.output",
-                format!("\"{}\"", crate::policy::ByteSize(size.next_power_of_two())),
+                format!(
+                    "\"{}\"",
+                    crate::policy::ByteSize(size.next_power_of_two().min(MAX_IO))
+                ),
             ),
             Error::InvalidInput { fix, .. } | Error::PolicyDenied { fix, .. } => fix.clone(),
             _ => None,

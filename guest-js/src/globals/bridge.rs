@@ -7,7 +7,7 @@
 use crate::palisade::sandbox::capability::{CallError, call};
 use javy::quickjs::convert::List;
 use javy::quickjs::prelude::Func;
-use javy::quickjs::{Ctx, Function, Module, Persistent, Result, Value};
+use javy::quickjs::{Ctx, Function, Persistent, Result, Value};
 use std::cell::RefCell;
 
 thread_local! {
@@ -15,10 +15,11 @@ thread_local! {
     static MAKE_BRIDGE: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
 }
 
-/// The JS side: error classes (public, for `instanceof`) and the bridge factory (private).
+/// The JS side: error classes (public, for `instanceof`) and the bridge factory (private). It is
+/// evaluated as a script returning a function of the native `call`, never as a module (a module
+/// could be imported again by its name) and never through a global.
 const PRELUDE: &str = r#"
-const call = globalThis.__palisadeCapabilityCall;
-delete globalThis.__palisadeCapabilityCall;
+(function (call) {
 
 class PolicyDeniedError extends Error {
   constructor(denial) {
@@ -47,7 +48,7 @@ const invoke = async (name, payload) => {
   throw new CapabilityError(name, result);
 };
 
-export default function makeBridge() {
+return function makeBridge() {
   const target = Object.freeze(Object.create(null));
   return new Proxy(target, {
     get(_, name) {
@@ -58,10 +59,11 @@ export default function makeBridge() {
     set() { return false; },
     defineProperty() { return false; },
   });
-}
+};
+})
 "#;
 
-/// Status codes of `__palisadeCapabilityCall`, read by the prelude.
+/// Status codes of the native `call`, read by the prelude.
 const OK: i32 = 0;
 const DENIED: i32 = 1;
 const FAILED: i32 = 2;
@@ -105,11 +107,8 @@ fn json_string(text: &str) -> String {
 
 /// Evaluate the prelude and keep `makeBridge`. Runs once, before the snapshot.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
-    cx.globals()
-        .set("__palisadeCapabilityCall", Func::from(capability_call))?;
-    let (module, evaluation) = Module::declare(cx.clone(), "palisade:bridge", PRELUDE)?.eval()?;
-    evaluation.finish::<()>()?;
-    let make: Function = module.get("default")?;
+    let prelude: Function = cx.eval(PRELUDE)?;
+    let make: Function = prelude.call((Func::from(capability_call),))?;
     MAKE_BRIDGE.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, make)));
     Ok(())
 }

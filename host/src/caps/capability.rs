@@ -16,6 +16,14 @@ use std::time::Instant;
 /// What a capability handler returns: its JSON result, or a message for the script.
 pub type CapabilityFuture = Pin<Box<dyn Future<Output = Result<serde_json::Value, String>> + Send>>;
 
+/// Capability names longer than this are refused unread: names are copied into audit records
+/// and errors, and a script could otherwise make each refusal pin megabytes of host memory.
+const MAX_NAME_BYTES: usize = 128;
+
+/// Audit records kept per call; further records are counted, not kept, so that a loop of
+/// refused calls cannot grow host memory without bound.
+const MAX_AUDIT_RECORDS: usize = 1024;
+
 /// A registered handler.
 pub(crate) type Handler = Arc<dyn Fn(serde_json::Value) -> CapabilityFuture + Send + Sync>;
 
@@ -26,6 +34,8 @@ pub(crate) struct CapabilityState {
     calls: HashMap<String, u32>,
     policy: (String, String),
     pub audit: Vec<AuditRecord>,
+    /// Records past `MAX_AUDIT_RECORDS`, counted but not kept.
+    pub audit_dropped: u64,
     /// The last refusal, so that an uncaught `PolicyDeniedError` is reported from the host's
     /// own record rather than from whatever the script put in the exception.
     pub last_denial: Option<Error>,
@@ -39,6 +49,7 @@ impl CapabilityState {
             calls: HashMap::new(),
             policy: (policy.name().to_owned(), policy.sha256().to_owned()),
             audit: Vec::new(),
+            audit_dropped: 0,
             last_denial: None,
         }
     }
@@ -52,6 +63,10 @@ impl CapabilityState {
         bytes: (u64, u64),
         error: Option<String>,
     ) {
+        if self.audit.len() >= MAX_AUDIT_RECORDS {
+            self.audit_dropped += 1;
+            return;
+        }
         self.audit.push(AuditRecord {
             time_unix_ms: now_unix_ms(),
             capability: "capability",
@@ -95,6 +110,22 @@ impl CapabilityState {
     async fn call(&mut self, name: String, payload: String) -> Result<String, CallError> {
         let started = Instant::now();
         let bytes_in = payload.len() as u64;
+        if name.len() > MAX_NAME_BYTES {
+            let mut cut = MAX_NAME_BYTES;
+            while !name.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let short = format!("{}…", &name[..cut]);
+            let reason = format!("capability names have at most {MAX_NAME_BYTES} bytes");
+            return Err(self.deny(
+                &short,
+                "capabilities.allow".into(),
+                reason,
+                None,
+                started,
+                bytes_in,
+            ));
+        }
         let key = format!("capabilities.allow.{}", toml_key(&name));
         let Some(rule) = self
             .grants
@@ -117,7 +148,7 @@ impl CapabilityState {
             ));
         };
         let used = self.calls.entry(name.clone()).or_insert(0);
-        *used += 1;
+        *used = used.saturating_add(1);
         if *used > rule.max_calls {
             let reason = format!("more than {} calls in one script call", rule.max_calls);
             let fix = Fix {
@@ -134,19 +165,23 @@ impl CapabilityState {
             ));
         }
         if bytes_in > rule.max_payload.0 {
+            // Payload caps go up to 16 MiB; past that no policy change helps.
+            let fix = (bytes_in <= 16 << 20).then(|| Fix {
+                key: format!("{key}.max_payload"),
+                value: format!(
+                    "\"{}\"",
+                    ByteSize(bytes_in.next_power_of_two().min(16 << 20))
+                ),
+            });
             let reason = format!(
                 "the payload is {bytes_in} bytes, over the {} limit",
                 rule.max_payload
             );
-            let fix = Fix {
-                key: format!("{key}.max_payload"),
-                value: format!("\"{}\"", ByteSize(bytes_in.next_power_of_two())),
-            };
             return Err(self.deny(
                 &name,
                 format!("{key}.max_payload"),
                 reason,
-                Some(fix),
+                fix,
                 started,
                 bytes_in,
             ));

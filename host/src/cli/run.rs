@@ -133,11 +133,12 @@ fn print_outcome(outcome: &Outcome, json: bool) -> ExitCode {
         }
     } else {
         for line in &outcome.logs {
+            let message = printable(&line.message);
             match line.level {
-                Level::Log | Level::Info => eprintln!("{}", line.message),
-                Level::Debug => eprintln!("debug: {}", line.message),
-                Level::Warn => eprintln!("warn: {}", line.message),
-                Level::Error => eprintln!("error: {}", line.message),
+                Level::Log | Level::Info => eprintln!("{message}"),
+                Level::Debug => eprintln!("debug: {message}"),
+                Level::Warn => eprintln!("warn: {message}"),
+                Level::Error => eprintln!("error: {message}"),
             }
         }
         if let Some(output) = outcome.output() {
@@ -158,14 +159,33 @@ fn print_line(text: &str) {
     let _ = writeln!(out, "{text}");
 }
 
+/// Script-controlled text with control characters escaped, so that a script cannot send
+/// terminal escape sequences to the operator's terminal. Newlines and tabs stay.
+fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect::<String>()
+        .into()
+}
+
 fn report_error(error: &Error) -> ExitCode {
-    eprintln!("error[{}]: {error}", error.code());
+    eprintln!("error[{}]: {}", error.code(), printable(&error.to_string()));
     if let Error::GuestException {
         stack: Some(stack), ..
     } = error
     {
         for line in stack.lines().filter(|l| !l.trim().is_empty()) {
-            eprintln!("  {}", line.trim_end());
+            eprintln!("  {}", printable(line.trim_end()));
         }
     }
     if let Some(fix) = error.fix() {

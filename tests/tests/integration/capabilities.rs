@@ -255,3 +255,39 @@ async fn concurrent_bridge_calls_keep_their_own_budgets() {
         t.await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn refusals_cannot_grow_host_memory_without_bound() {
+    let p = policy("[capabilities]\n[capabilities.allow.do]\n");
+    // A long capability name is refused, and only a prefix of it is kept.
+    let source = "export default async () => { try { await host['n'.repeat(100000)]({}); } \
+                  catch (e) { return [e.name, e.capability.length, e.message.length < 400]; } }";
+    let outcome = run_bridge(&p, source, "null").await;
+    assert_eq!(output(&outcome), r#"["PolicyDeniedError",129,true]"#);
+    assert!(outcome.audit[0].target.len() <= 131);
+    // Audit records stop at 1,024 per call; the rest are counted.
+    let source = "export default async () => { for (let i = 0; i < 1100; i++) { try { await host.nope(i); } catch {} } return 1; }";
+    let outcome = run_bridge(&p, source, "null").await;
+    assert_eq!(output(&outcome), "1");
+    assert_eq!(outcome.audit.len(), 1024);
+    assert_eq!(outcome.receipt.audit_records_dropped, 76);
+}
+
+#[tokio::test]
+async fn the_bridge_cannot_be_reached_without_a_grant() {
+    // The bridge's own code is not a module a script could import.
+    let source = "import make from 'palisade:bridge'; export default () => typeof make;";
+    let outcome = run_bridge(&Policy::builtin_default(), source, "null").await;
+    assert_eq!(code(&outcome), "guest_syntax");
+    let outcome = run_bridge(
+        &Policy::builtin_default(),
+        "export default () => Object.keys(globalThis)",
+        "null",
+    )
+    .await;
+    assert!(
+        !output(&outcome).contains("palisade"),
+        "{}",
+        output(&outcome)
+    );
+}
