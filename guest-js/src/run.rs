@@ -62,6 +62,11 @@ pub fn run(
     fastrand::seed(env.random_seed);
     with_runtime(|rt| {
         rt.context().with(|cx| {
+            if env.fs {
+                globals::fs::install(&cx)
+                    .catch(&cx)
+                    .map_err(|e| Error::Exception(exception(&cx, e)))?;
+            }
             if env.config {
                 globals::config::install(&cx)
                     .catch(&cx)

@@ -7,8 +7,8 @@ use crate::caps::console::Console;
 use crate::engine::Runtime;
 use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Environment, Module};
 use crate::limits::MemoryLimiter;
-use crate::policy::Clock;
 use crate::policy::Policy;
+use crate::policy::{Clock, MountMode};
 use crate::{Error, GuestLocation, Script};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{Store, Trap, UpdateDeadline};
+use wasmtime_wasi::FsPerms;
 use wasmtime_wasi::{
     HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
 };
@@ -153,7 +154,7 @@ impl WasiView for CallState {
 }
 
 impl CallState {
-    fn new(policy: &Policy, handlers: Arc<HashMap<String, Handler>>) -> Self {
+    fn new(policy: &Policy, handlers: Arc<HashMap<String, Handler>>) -> Result<Self, Error> {
         // No arguments, environment, preopens, stdin or network: WASI here only carries the
         // clocks and randomness that the language runtime needs, fixed or seeded when the
         // policy asks for determinism.
@@ -169,15 +170,35 @@ impl CallState {
                 .secure_random(StdRng::seed_from_u64(seed))
                 .insecure_random(StdRng::seed_from_u64(seed.rotate_left(32)));
         }
+        for mount in policy.fs().map_or(&[][..], |fs| &fs.mount) {
+            let perms = match mount.mode {
+                MountMode::Ro => FsPerms::ReadOnly,
+                MountMode::Rw => FsPerms::ReadWrite,
+            };
+            wasi.preopened_dir(&mount.host, &mount.guest, perms)
+                .map_err(|e| {
+                    Error::InvalidPolicy(crate::PolicyError {
+                        file: None,
+                        key: "fs.mount".into(),
+                        line: None,
+                        column: None,
+                        message: format!(
+                            "cannot open {} for {}: {e:#}",
+                            mount.host.display(),
+                            mount.guest
+                        ),
+                    })
+                })?;
+        }
         let wasi = wasi.build();
-        Self {
+        Ok(Self {
             wasi,
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(policy.limits().memory.0),
             console: Console::new(policy.limits().console.0),
             capabilities: CapabilityState::new(policy, handlers),
             config: policy.config().cloned(),
-        }
+        })
     }
 }
 
@@ -221,7 +242,7 @@ fn new_store(
     handlers: Arc<HashMap<String, Handler>>,
     deadline: Instant,
 ) -> Result<Store<CallState>, Error> {
-    let mut store = Store::new(&runtime.engine, CallState::new(policy, handlers));
+    let mut store = Store::new(&runtime.engine, CallState::new(policy, handlers)?);
     store.limiter(|state| &mut state.limiter);
     store.set_fuel(policy.limits().fuel).map_err(internal)?;
     // Each epoch tick: past the deadline, trap; otherwise yield to the executor so that a
@@ -279,6 +300,7 @@ pub(crate) async fn run(
         bridge_global: policy.capabilities().map(|c| c.global.clone()),
         random_seed: policy.determinism().seed.unwrap_or_else(rand::random),
         config: policy.config().is_some(),
+        fs: policy.fs().is_some_and(|fs| !fs.mount.is_empty()),
     };
     let result = guarded(&mut store, policy, deadline, async |store| {
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;

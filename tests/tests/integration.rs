@@ -13,6 +13,8 @@ mod concurrency;
 mod config;
 #[path = "integration/determinism.rs"]
 mod determinism;
+#[path = "integration/files.rs"]
+mod files;
 #[path = "integration/fuel_guard.rs"]
 mod fuel_guard;
 #[path = "integration/guest_errors.rs"]

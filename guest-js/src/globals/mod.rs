@@ -3,6 +3,7 @@
 pub mod bridge;
 pub mod config;
 mod console;
+pub mod fs;
 
 use javy::quickjs::{Ctx, Result};
 

@@ -39,6 +39,33 @@ pub struct Policy {
     determinism: Determinism,
     #[serde(skip_serializing_if = "Option::is_none")]
     config: Option<Arc<BTreeMap<String, String>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fs: Option<Fs>,
+}
+
+/// `[fs]`: host directories mounted into the guest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fs {
+    pub mount: Vec<Mount>,
+}
+
+/// One mount: a host directory, visible to the script at `guest`, read-only unless `rw`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mount {
+    /// Absolute host path (relative paths in a policy file are resolved against its folder).
+    pub host: PathBuf,
+    /// Absolute path the script uses, such as `/workspace`.
+    pub guest: String,
+    /// `"ro"` or `"rw"`.
+    pub mode: MountMode,
+}
+
+/// Whether a mount can be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MountMode {
+    Ro,
+    Rw,
 }
 
 /// `[determinism]`: what the script sees of time and randomness.
@@ -267,6 +294,10 @@ impl Policy {
                 format!("config key `{key}` must have 1 to 256 characters"),
             ));
         }
+        let fs = match &raw.fs {
+            Some(raw) => Some(resolve_fs(raw, &source)?),
+            None => None,
+        };
         Ok(Policy {
             name,
             description: raw.description,
@@ -275,6 +306,7 @@ impl Policy {
             capabilities,
             determinism,
             config: raw.config.map(Arc::new),
+            fs,
         })
     }
 
@@ -293,6 +325,11 @@ impl Policy {
         &self.limits
     }
 
+    /// Directories mounted into the guest, if any.
+    pub fn fs(&self) -> Option<&Fs> {
+        self.fs.as_ref()
+    }
+
     /// Values the script reads with `config.get(key)`, from the `[config]` table.
     pub fn config(&self) -> Option<&Arc<BTreeMap<String, String>>> {
         self.config.as_ref()
@@ -307,6 +344,71 @@ impl Policy {
     pub fn capabilities(&self) -> Option<&Arc<Capabilities>> {
         self.capabilities.as_ref()
     }
+}
+
+fn resolve_fs(raw: &raw::RawFs, source: &Source<'_>) -> Result<Fs, PolicyError> {
+    let base = match source.file.and_then(Path::parent) {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut mount = Vec::new();
+    for (i, m) in raw.mount.iter().enumerate() {
+        let key = format!("fs.mount[{i}]");
+        let span = Some(m.span());
+        let m = m.get_ref();
+        let guest = &m.guest;
+        let clean = guest.starts_with('/')
+            && guest.len() > 1
+            && !guest.split('/').any(|part| part == ".." || part == ".");
+        if !clean {
+            return Err(source.error(
+                &format!("{key}.guest"),
+                span,
+                format!(
+                    "`{guest}` must be an absolute path such as \"/workspace\", without `.` or `..`"
+                ),
+            ));
+        }
+        if mount.iter().any(|other: &Mount| other.guest == *guest) {
+            return Err(source.error(
+                &format!("{key}.guest"),
+                span,
+                format!("`{guest}` is mounted twice"),
+            ));
+        }
+        let host = base.join(&m.host);
+        let host = host.canonicalize().map_err(|e| {
+            source.error(
+                &format!("{key}.host"),
+                span.clone(),
+                format!("cannot use `{}`: {e}", m.host),
+            )
+        })?;
+        if !host.is_dir() {
+            return Err(source.error(
+                &format!("{key}.host"),
+                span,
+                format!("`{}` is not a directory", m.host),
+            ));
+        }
+        let mode = match m.mode.as_deref() {
+            None | Some("ro") => MountMode::Ro,
+            Some("rw") => MountMode::Rw,
+            Some(other) => {
+                return Err(source.error(
+                    &format!("{key}.mode"),
+                    span,
+                    format!("`{other}` is not a mode; use \"ro\" or \"rw\""),
+                ));
+            }
+        };
+        mount.push(Mount {
+            host,
+            guest: guest.clone(),
+            mode,
+        });
+    }
+    Ok(Fs { mount })
 }
 
 fn resolve_determinism(

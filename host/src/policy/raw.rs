@@ -16,7 +16,7 @@ pub struct RawPolicy {
     pub http: Option<Spanned<toml::Value>>,
     pub kv: Option<Spanned<toml::Value>>,
     pub config: Option<std::collections::BTreeMap<String, String>>,
-    pub fs: Option<Spanned<toml::Value>>,
+    pub fs: Option<RawFs>,
     pub capabilities: Option<RawCapabilities>,
     pub secrets: Option<Spanned<toml::Value>>,
     pub determinism: Option<RawDeterminism>,
@@ -43,7 +43,6 @@ impl RawPolicy {
         [
             ("http", &self.http),
             ("kv", &self.kv),
-            ("fs", &self.fs),
             ("secrets", &self.secrets),
         ]
         .into_iter()
@@ -76,4 +75,21 @@ pub struct RawDeterminism {
     pub clock: Option<Spanned<String>>,
     pub instant: Option<Spanned<String>>,
     pub seed: Option<u64>,
+}
+
+/// `[fs]`: directories mounted into the guest.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFs {
+    #[serde(default)]
+    pub mount: Vec<Spanned<RawMount>>,
+}
+
+/// `[[fs.mount]]`: one host directory at one guest path.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMount {
+    pub host: String,
+    pub guest: String,
+    pub mode: Option<String>,
 }

@@ -1,0 +1,174 @@
+//! `fs`: promise-based file access to the directories the policy mounts (`[fs]`), through WASI
+//! preopens. What the policy does not mount does not exist; `..`, symlinks and absolute paths
+//! cannot leave a mount (the host opens each mount with cap-std). Errors carry a Node-style
+//! `code` (`ENOENT`, `EACCES`, `EEXIST`, `ENOTDIR`, `EISDIR`, `ENOTEMPTY`, `EIO`).
+
+use javy::quickjs::{Ctx, Exception, Function, Object, Result, Value, prelude::MutFn};
+use javy::{Args, hold_and_release};
+use std::io::ErrorKind;
+
+const PRELUDE: &str = r#"
+(function (native) {
+  const wrap = (name) => async (...args) => {
+    const [ok, value, code] = native(name, args.map((a) => (a instanceof Uint8Array ? Array.from(a) : a)));
+    if (ok) return value;
+    const error = new Error(`${code}: ${value}`);
+    error.code = code;
+    throw error;
+  };
+  const fs = {};
+  for (const name of ["readFile", "writeFile", "readdir", "stat", "mkdir", "rm"]) fs[name] = wrap(name);
+  return Object.freeze(fs);
+})
+"#;
+
+fn code(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::NotFound => "ENOENT",
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => "EACCES",
+        ErrorKind::AlreadyExists => "EEXIST",
+        ErrorKind::NotADirectory => "ENOTDIR",
+        ErrorKind::IsADirectory => "EISDIR",
+        ErrorKind::DirectoryNotEmpty => "ENOTEMPTY",
+        ErrorKind::InvalidInput | ErrorKind::InvalidFilename => "EINVAL",
+        _ => "EIO",
+    }
+}
+
+fn arg<'js, T: javy::quickjs::FromJs<'js>>(args: &[Value<'js>], i: usize) -> Result<Option<T>> {
+    match args.get(i) {
+        Some(v) if !v.is_undefined() && !v.is_null() => Ok(Some(v.get()?)),
+        _ => Ok(None),
+    }
+}
+
+fn option_flag(args: &[Value<'_>], i: usize, key: &str) -> bool {
+    args.get(i)
+        .and_then(|v| v.as_object())
+        .and_then(|o| o.get::<_, Option<bool>>(key).ok().flatten())
+        .unwrap_or(false)
+}
+
+/// One file-system operation; `Err` carries the io error.
+fn operate<'js>(
+    cx: &Ctx<'js>,
+    name: &str,
+    args: &[Value<'js>],
+) -> Result<std::io::Result<Value<'js>>> {
+    let path: String = match arg(args, 0)? {
+        Some(path) => path,
+        None => {
+            return Err(Exception::throw_type(
+                cx,
+                &format!("fs.{name}(path, …) needs a path"),
+            ));
+        }
+    };
+    let undefined = Value::new_undefined(cx.clone());
+    Ok(match name {
+        "readFile" => std::fs::read(&path)
+            .and_then(|bytes| {
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| std::io::Error::new(ErrorKind::InvalidData, "not UTF-8 text"));
+                text.map(|t| {
+                    javy::quickjs::String::from_str(cx.clone(), &t).map(|s| s.into_value())
+                })
+            })
+            .map(|r| r.unwrap_or(undefined)),
+        "writeFile" => {
+            let data = match args.get(1) {
+                Some(v) if v.is_string() => v.get::<String>()?.into_bytes(),
+                Some(v) if v.is_array() => v.get::<Vec<u8>>()?,
+                _ => {
+                    return Err(Exception::throw_type(
+                        cx,
+                        "fs.writeFile(path, data) needs a string or Uint8Array",
+                    ));
+                }
+            };
+            std::fs::write(&path, data).map(|()| undefined)
+        }
+        "readdir" => std::fs::read_dir(&path).and_then(|entries| {
+            let mut names: Vec<String> = entries
+                .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+                .collect::<std::io::Result<_>>()?;
+            names.sort();
+            Ok(javy::quickjs::IntoJs::into_js(names, cx).unwrap_or(undefined))
+        }),
+        "stat" => std::fs::metadata(&path).map(|m| {
+            let stat = || -> Result<Value<'js>> {
+                let o = Object::new(cx.clone())?;
+                o.set("size", m.len() as f64)?;
+                o.set("isFile", m.is_file())?;
+                o.set("isDirectory", m.is_dir())?;
+                Ok(o.into_value())
+            };
+            stat().unwrap_or(undefined)
+        }),
+        "mkdir" if option_flag(args, 1, "recursive") => {
+            std::fs::create_dir_all(&path).map(|()| undefined)
+        }
+        "mkdir" => std::fs::create_dir(&path).map(|()| undefined),
+        "rm" => std::fs::symlink_metadata(&path).and_then(|m| {
+            if m.is_dir() {
+                if option_flag(args, 1, "recursive") {
+                    std::fs::remove_dir_all(&path)
+                } else {
+                    std::fs::remove_dir(&path)
+                }
+            } else {
+                std::fs::remove_file(&path)
+            }
+            .map(|()| undefined)
+        }),
+        other => {
+            return Err(Exception::throw_type(
+                cx,
+                &format!("fs.{other} does not exist"),
+            ));
+        }
+    })
+}
+
+/// `native(name, args)` → `[true, value]` or `[false, message, code]`.
+fn native<'js>(args: Args<'js>) -> Result<Value<'js>> {
+    let (cx, args) = args.release();
+    let mut args = args.0.into_iter();
+    let name: String = args
+        .next()
+        .map(|v| v.get())
+        .transpose()?
+        .unwrap_or_default();
+    let list: Vec<Value> = args
+        .next()
+        .map(|v| v.get())
+        .transpose()?
+        .unwrap_or_default();
+    let result = javy::quickjs::Array::new(cx.clone())?;
+    match operate(&cx, &name, &list)? {
+        Ok(value) => {
+            result.set(0, true)?;
+            result.set(1, value)?;
+        }
+        Err(e) => {
+            result.set(0, false)?;
+            result.set(1, e.to_string())?;
+            result.set(2, code(e.kind()))?;
+        }
+    }
+    Ok(result.into_value())
+}
+
+/// Install the `fs` global for this call.
+pub fn install(cx: &Ctx<'_>) -> Result<()> {
+    let prelude: Function = cx.eval(PRELUDE)?;
+    let native = Function::new(
+        cx.clone(),
+        MutFn::new(|cx, args| {
+            let (cx, args) = hold_and_release!(cx, args);
+            native(Args::hold(cx, args))
+        }),
+    )?;
+    let fs: Value = prelude.call((native,))?;
+    cx.globals().set("fs", fs)
+}
