@@ -107,6 +107,27 @@ impl CapabilityState {
         })
     }
 
+    /// Record a call that failed without a policy refusal; the script gets a `CapabilityError`.
+    fn fail(
+        &mut self,
+        name: &str,
+        decision: Decision,
+        rule: &str,
+        started: Instant,
+        bytes_in: u64,
+        message: String,
+    ) -> CallError {
+        self.record(
+            name,
+            decision,
+            rule,
+            started,
+            (bytes_in, 0),
+            Some(message.clone()),
+        );
+        CallError::Failed(message)
+    }
+
     async fn call(&mut self, name: String, payload: String) -> Result<String, CallError> {
         let started = Instant::now();
         let bytes_in = payload.len() as u64;
@@ -190,15 +211,7 @@ impl CapabilityState {
             Ok(value) => value,
             Err(e) => {
                 let message = format!("the payload is not JSON: {e}");
-                self.record(
-                    &name,
-                    Decision::Deny,
-                    &key,
-                    started,
-                    (bytes_in, 0),
-                    Some(message.clone()),
-                );
-                return Err(CallError::Failed(message));
+                return Err(self.fail(&name, Decision::Deny, &key, started, bytes_in, message));
             }
         };
         if let Some(problem) = rule.schema.as_ref().and_then(|s| s.check(&value)) {
@@ -214,15 +227,7 @@ impl CapabilityState {
         }
         let Some(handler) = self.handlers.get(&name).cloned() else {
             let message = format!("capability `{name}` has no handler in this host");
-            self.record(
-                &name,
-                Decision::Allow,
-                &key,
-                started,
-                (bytes_in, 0),
-                Some(message.clone()),
-            );
-            return Err(CallError::Failed(message));
+            return Err(self.fail(&name, Decision::Allow, &key, started, bytes_in, message));
         };
         let result = handler(value).await;
         match result.and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string())) {
@@ -238,15 +243,7 @@ impl CapabilityState {
                 Ok(text)
             }
             Err(message) => {
-                self.record(
-                    &name,
-                    Decision::Allow,
-                    &key,
-                    started,
-                    (bytes_in, 0),
-                    Some(message.clone()),
-                );
-                Err(CallError::Failed(message))
+                Err(self.fail(&name, Decision::Allow, &key, started, bytes_in, message))
             }
         }
     }
