@@ -90,7 +90,13 @@ pub fn run(
                 .eval()
                 .catch(&cx)
                 .map_err(|e| Error::Exception(exception(&cx, e)))?;
-            settle(&cx, Value::from_promise(evaluation), "module evaluation")?;
+            let wait = !env.fixed_clock;
+            settle(
+                &cx,
+                Value::from_promise(evaluation),
+                "module evaluation",
+                wait,
+            )?;
 
             let namespace = module
                 .namespace()
@@ -116,7 +122,7 @@ pub fn run(
                 }
                 None => export,
             };
-            let result = settle(&cx, result, "the result promise")?;
+            let result = settle(&cx, result, "the result promise", wait)?;
             to_json(&cx, result)
         })
     })
@@ -134,7 +140,12 @@ fn call<'js>(
 }
 
 /// Run the job queue until `value` (when it is a promise) settles.
-fn settle<'js>(cx: &Ctx<'js>, value: Value<'js>, what: &str) -> Result<Value<'js>, Error> {
+fn settle<'js>(
+    cx: &Ctx<'js>,
+    value: Value<'js>,
+    what: &str,
+    wait_for_timers: bool,
+) -> Result<Value<'js>, Error> {
     let Some(promise) = value.as_promise() else {
         return Ok(value);
     };
@@ -144,9 +155,16 @@ fn settle<'js>(cx: &Ctx<'js>, value: Value<'js>, what: &str) -> Result<Value<'js
                 .catch(cx)
                 .map_err(|e| Error::Exception(exception(cx, e)));
         }
-        if !cx.execute_pending_job() {
+        if cx.execute_pending_job() {
+            continue;
+        }
+        // No job left: the next timer is the only thing that could still settle the promise.
+        let ran_timer = globals::timers::run_next(cx, wait_for_timers)
+            .catch(cx)
+            .map_err(|e| Error::Exception(exception(cx, e)))?;
+        if !ran_timer {
             return Err(Error::Deadlock(format!(
-                "{what} is still pending and no job is left that could settle it"
+                "{what} is still pending and no job or timer is left that could settle it"
             )));
         }
     }

@@ -301,6 +301,7 @@ pub(crate) async fn run(
         random_seed: policy.determinism().seed.unwrap_or_else(rand::random),
         config: policy.config().is_some(),
         fs: policy.fs().is_some_and(|fs| !fs.mount.is_empty()),
+        fixed_clock: matches!(policy.determinism().clock, Clock::Fixed(_)),
     };
     let result = guarded(&mut store, policy, deadline, async |store| {
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;

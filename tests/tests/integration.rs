@@ -27,3 +27,5 @@ mod limits;
 mod policy_files;
 #[path = "integration/precompile.rs"]
 mod precompile;
+#[path = "integration/timers.rs"]
+mod timers;
