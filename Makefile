@@ -2,6 +2,8 @@
 .PHONY: setup guest guest-check fmt lint test check bench
 
 CARGO ?= cargo
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
 
 # Install Debian packages and Rust targets/components that the build needs (idempotent).
 setup:
@@ -22,8 +24,11 @@ lint: setup
 	$(CARGO) clippy --locked --workspace --exclude palisade-guest --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 -- -D warnings
 
+# All tests; the last line sums every test binary's results.
 test:
-	$(CARGO) test --locked
+	mkdir -p target
+	$(CARGO) test --locked 2>&1 | tee target/test.log
+	@awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' target/test.log
 
 # Everything: set-up, formatting, lints (host and guest), the committed guest, all tests.
 check: setup fmt lint guest-check test
