@@ -13,7 +13,7 @@ use exports::palisade::sandbox::runner::{Environment, Error, Guest as Runner, Mo
 wit_bindgen::generate!({
     world: "guest",
     path: "../wit",
-    with: { "wasi:config/store@0.2.0-rc.1": generate },
+    generate_all,
 });
 
 struct Component;

@@ -3,6 +3,7 @@
 use crate::errors::{exception, syntax};
 use crate::exports::palisade::sandbox::runner::{Environment, Error, Module as Source};
 use crate::globals;
+use crate::wasi::clocks::monotonic_clock::subscribe_duration;
 use javy::quickjs::{CatchResultExt, Ctx, Function, Module, Value};
 use javy::{Config, Runtime};
 use std::cell::OnceCell;
@@ -60,6 +61,7 @@ pub fn run(
 ) -> Result<String, Error> {
     // javy's `Math.random` draws from fastrand's generator; the host seeds it for every call.
     fastrand::seed(env.random_seed);
+    globals::io::clear();
     with_runtime(|rt| {
         rt.context().with(|cx| {
             if env.fs {
@@ -90,12 +92,12 @@ pub fn run(
                 .eval()
                 .catch(&cx)
                 .map_err(|e| Error::Exception(exception(&cx, e)))?;
-            let wait = !env.fixed_clock;
+            let real_clock = !env.fixed_clock;
             settle(
                 &cx,
                 Value::from_promise(evaluation),
                 "module evaluation",
-                wait,
+                real_clock,
             )?;
 
             let namespace = module
@@ -122,7 +124,7 @@ pub fn run(
                 }
                 None => export,
             };
-            let result = settle(&cx, result, "the result promise", wait)?;
+            let result = settle(&cx, result, "the result promise", real_clock)?;
             to_json(&cx, result)
         })
     })
@@ -139,33 +141,55 @@ fn call<'js>(
         .map_err(|e| Error::Exception(exception(cx, e)))
 }
 
-/// Run the job queue until `value` (when it is a promise) settles.
+/// Run the event loop until `value` (when it is a promise) settles: jobs first; then, with
+/// none left, the earliest due timer, or a `wasi:io/poll` wait on the host operations in
+/// flight and the earliest timer together.
 fn settle<'js>(
     cx: &Ctx<'js>,
     value: Value<'js>,
     what: &str,
-    wait_for_timers: bool,
+    real_clock: bool,
 ) -> Result<Value<'js>, Error> {
     let Some(promise) = value.as_promise() else {
         return Ok(value);
     };
+    let thrown = |e| Error::Exception(exception(cx, e));
     loop {
         if let Some(result) = promise.result::<Value>() {
-            return result
-                .catch(cx)
-                .map_err(|e| Error::Exception(exception(cx, e)));
+            return result.catch(cx).map_err(thrown);
         }
         if cx.execute_pending_job() {
             continue;
         }
-        // No job left: the next timer is the only thing that could still settle the promise.
-        let ran_timer = globals::timers::run_next(cx, wait_for_timers)
-            .catch(cx)
-            .map_err(|e| Error::Exception(exception(cx, e)))?;
-        if !ran_timer {
-            return Err(Error::Deadlock(format!(
-                "{what} is still pending and no job or timer is left that could settle it"
-            )));
+        let timer = globals::timers::next_wait(cx).catch(cx).map_err(thrown)?;
+        let in_flight = globals::io::pending();
+        match timer {
+            None if !in_flight => {
+                return Err(Error::Deadlock(format!(
+                    "{what} is still pending and no job, timer or host operation is left that \
+                     could settle it"
+                )));
+            }
+            // A due timer, or a fixed clock with nothing else to wait for: fire it now.
+            Some(wait) if wait.is_zero() || (!real_clock && !in_flight) => {
+                globals::timers::run_next(cx).catch(cx).map_err(thrown)?;
+            }
+            _ if in_flight => {
+                let timer = timer
+                    .filter(|_| real_clock)
+                    .map(|wait| subscribe_duration(wait.as_nanos() as u64));
+                let fired = globals::io::run_ready(cx, timer)
+                    .catch(cx)
+                    .map_err(thrown)?;
+                if fired {
+                    globals::timers::run_next(cx).catch(cx).map_err(thrown)?;
+                }
+            }
+            Some(wait) => {
+                subscribe_duration(wait.as_nanos() as u64).block();
+                globals::timers::run_next(cx).catch(cx).map_err(thrown)?;
+            }
+            None => unreachable!("covered above"),
         }
     }
 }

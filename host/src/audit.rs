@@ -1,8 +1,13 @@
 //! Audit records: one per gated decision, kept in the outcome and optionally appended to a
 //! JSON-lines log. Each record names the policy (and its SHA-256) that decided.
 
+use crate::engine::bindings::palisade::sandbox::capability::Denial;
+use crate::policy::Policy;
+use crate::{Error, Fix};
 use serde::Serialize;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Whether a gate let a request through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -17,14 +22,14 @@ pub enum Decision {
 pub struct AuditRecord {
     /// When the request reached the gate, in milliseconds since the Unix epoch.
     pub time_unix_ms: u64,
-    /// The kind of capability: `capability` for host capabilities.
+    /// The kind of capability: `capability` for host capabilities, `http` for the network.
     pub capability: &'static str,
-    /// What was requested: the capability's name.
+    /// What was requested: the capability's name, or the request's URL.
     pub target: String,
     pub decision: Decision,
     /// The policy rule that decided, such as `capabilities.allow.do.max_calls`.
     pub rule: String,
-    /// Payload bytes sent to the host, and result bytes returned.
+    /// Bytes the script sent (payload, request body) and got back (result, response body).
     pub bytes_in: u64,
     pub bytes_out: u64,
     /// Time the host spent on the request, in microseconds.
@@ -41,4 +46,192 @@ pub(crate) fn now_unix_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .unwrap_or(Duration::ZERO)
         .as_millis() as u64
+}
+
+/// Audit records kept per call; further records are counted, not kept, so that a loop of
+/// refused requests cannot grow host memory without bound.
+const MAX_AUDIT_RECORDS: usize = 1024;
+
+/// Targets are copied into records and errors; longer ones are cut.
+const MAX_TARGET_BYTES: usize = 2048;
+
+/// One call's audit records and refusals, shared by its gates (capabilities, network), which
+/// may record from background tasks.
+#[derive(Clone)]
+pub(crate) struct AuditLog(Arc<Mutex<Records>>);
+
+struct Records {
+    policy: (String, String),
+    records: Vec<AuditRecord>,
+    dropped: u64,
+    /// The last refusal, so that an uncaught `PolicyDeniedError` is reported from the host's
+    /// own record rather than from whatever the script put in the exception.
+    last_denial: Option<Error>,
+    /// The latest refusal per network target, which the guest asks for by target.
+    http_denials: HashMap<String, Denial>,
+}
+
+/// What the audit log held when the call ended.
+pub(crate) struct Taken {
+    pub records: Vec<AuditRecord>,
+    pub dropped: u64,
+}
+
+/// `text`, cut to at most `max` bytes on a character boundary.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}…", &text[..cut])
+}
+
+impl AuditLog {
+    pub fn new(policy: &Policy) -> Self {
+        Self(Arc::new(Mutex::new(Records {
+            policy: (policy.name().to_owned(), policy.sha256().to_owned()),
+            records: Vec::new(),
+            dropped: 0,
+            last_denial: None,
+            http_denials: HashMap::new(),
+        })))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Records> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Append a record; its index, when it was kept.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &self,
+        capability: &'static str,
+        target: &str,
+        decision: Decision,
+        rule: &str,
+        started: Instant,
+        bytes: (u64, u64),
+        error: Option<String>,
+    ) -> Option<usize> {
+        let mut records = self.lock();
+        if records.records.len() >= MAX_AUDIT_RECORDS {
+            records.dropped += 1;
+            return None;
+        }
+        let record = AuditRecord {
+            time_unix_ms: now_unix_ms(),
+            capability,
+            target: truncate(target, MAX_TARGET_BYTES),
+            decision,
+            rule: rule.to_owned(),
+            bytes_in: bytes.0,
+            bytes_out: bytes.1,
+            duration_us: started.elapsed().as_micros() as u64,
+            error,
+            policy: records.policy.0.clone(),
+            policy_sha256: records.policy.1.clone(),
+        };
+        records.records.push(record);
+        Some(records.records.len() - 1)
+    }
+
+    /// Record a refusal and remember it; the denial the script gets, naming `label` (the
+    /// capability's name, or `fetch`) as the capability.
+    #[allow(clippy::too_many_arguments)]
+    pub fn deny(
+        &self,
+        capability: &'static str,
+        target: &str,
+        label: &str,
+        rule: &str,
+        reason: &str,
+        fix: Option<Fix>,
+        started: Instant,
+        bytes_in: u64,
+    ) -> Denial {
+        self.record(
+            capability,
+            target,
+            Decision::Deny,
+            rule,
+            started,
+            (bytes_in, 0),
+            None,
+        );
+        tracing::info!(capability, target, rule, "denied: {reason}");
+        let label = truncate(label, MAX_TARGET_BYTES);
+        let denial = Denial {
+            capability: label.clone(),
+            rule: rule.to_owned(),
+            reason: reason.to_owned(),
+            fix: fix.as_ref().map(|f| format!("{} = {}", f.key, f.value)),
+        };
+        self.lock().last_denial = Some(Error::PolicyDenied {
+            capability: label,
+            rule: rule.to_owned(),
+            reason: reason.to_owned(),
+            fix,
+        });
+        denial
+    }
+
+    /// Record a refused network request, to be looked up by the guest by its target.
+    pub fn deny_http(
+        &self,
+        target: &str,
+        rule: &str,
+        reason: &str,
+        fix: Option<Fix>,
+        started: Instant,
+    ) {
+        let denial = self.deny("http", target, "fetch", rule, reason, fix, started, 0);
+        let mut records = self.lock();
+        if records.http_denials.len() < MAX_AUDIT_RECORDS
+            || records.http_denials.contains_key(target)
+        {
+            records.http_denials.insert(target.to_owned(), denial);
+        }
+    }
+
+    /// Record a network request that was let through.
+    pub fn record_http(
+        &self,
+        target: &str,
+        decision: Decision,
+        rule: &str,
+        started: Instant,
+        bytes: (u64, u64),
+        error: Option<String>,
+    ) -> Option<usize> {
+        self.record("http", target, decision, rule, started, bytes, error)
+    }
+
+    /// The latest refusal of a network request to `target`.
+    pub fn http_denial(&self, target: &str) -> Option<Denial> {
+        self.lock().http_denials.get(target).cloned()
+    }
+
+    /// Add response bytes to a kept record.
+    pub fn add_bytes_out(&self, index: usize, bytes: u64) {
+        if let Some(record) = self.lock().records.get_mut(index) {
+            record.bytes_out += bytes;
+        }
+    }
+
+    pub fn take(&self) -> Taken {
+        let mut records = self.lock();
+        Taken {
+            records: std::mem::take(&mut records.records),
+            dropped: records.dropped,
+        }
+    }
+
+    pub fn last_denial(&self) -> Option<Error> {
+        self.lock().last_denial.clone()
+    }
 }

@@ -1,9 +1,10 @@
 //! One call: a fresh store with the policy's limits, instantiate, invoke, classify, and the
 //! [`Outcome`] with its receipt. Nothing of a call outlives its store.
 
-use crate::audit::AuditRecord;
+use crate::audit::{AuditLog, AuditRecord};
 use crate::caps::capability::{CapabilityState, Handler};
 use crate::caps::console::Console;
+use crate::caps::http::{HttpGate, RateLimiter, redact};
 use crate::engine::Runtime;
 use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Environment, Module};
 use crate::limits::MemoryLimiter;
@@ -23,6 +24,7 @@ use wasmtime_wasi::FsPerms;
 use wasmtime_wasi::{
     HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
 };
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// The console method that produced a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -137,11 +139,31 @@ pub(crate) struct Times {
 /// Everything one call's store holds.
 pub(crate) struct CallState {
     wasi: WasiCtx,
-    table: ResourceTable,
+    pub(crate) table: ResourceTable,
     limiter: MemoryLimiter,
     pub(crate) console: Console,
     pub(crate) capabilities: CapabilityState,
     pub(crate) config: Option<Arc<std::collections::BTreeMap<String, String>>>,
+    http_ctx: WasiHttpCtx,
+    http: HttpGate,
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http,
+        }
+    }
+}
+
+/// What a call needs from the long-lived host besides its policy.
+#[derive(Clone, Default)]
+pub(crate) struct Shared {
+    pub handlers: Arc<HashMap<String, Handler>>,
+    /// The policy's request rate limiter, shared by every call under that policy.
+    pub rate: Option<Arc<RateLimiter>>,
 }
 
 impl WasiView for CallState {
@@ -154,7 +176,7 @@ impl WasiView for CallState {
 }
 
 impl CallState {
-    fn new(policy: &Policy, handlers: Arc<HashMap<String, Handler>>) -> Result<Self, Error> {
+    fn new(policy: &Policy, shared: Shared) -> Result<Self, Error> {
         // No arguments, environment, preopens, stdin or network: WASI here only carries the
         // clocks and randomness that the language runtime needs, fixed or seeded when the
         // policy asks for determinism.
@@ -191,13 +213,16 @@ impl CallState {
                 })?;
         }
         let wasi = wasi.build();
+        let audit = AuditLog::new(policy);
         Ok(Self {
             wasi,
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(policy.limits().memory.0),
             console: Console::new(policy.limits().console.0),
-            capabilities: CapabilityState::new(policy, handlers),
+            capabilities: CapabilityState::new(policy, shared.handlers, audit.clone()),
             config: policy.config().cloned(),
+            http_ctx: WasiHttpCtx::new(),
+            http: HttpGate::new(policy.http().cloned(), shared.rate, audit),
         })
     }
 }
@@ -239,10 +264,10 @@ impl std::error::Error for DeadlineExceeded {}
 fn new_store(
     runtime: &Runtime,
     policy: &Policy,
-    handlers: Arc<HashMap<String, Handler>>,
+    shared: Shared,
     deadline: Instant,
 ) -> Result<Store<CallState>, Error> {
-    let mut store = Store::new(&runtime.engine, CallState::new(policy, handlers)?);
+    let mut store = Store::new(&runtime.engine, CallState::new(policy, shared)?);
     store.limiter(|state| &mut state.limiter);
     store.set_fuel(policy.limits().fuel).map_err(internal)?;
     // Each epoch tick: past the deadline, trap; otherwise yield to the executor so that a
@@ -280,7 +305,7 @@ async fn guarded<T>(
 pub(crate) async fn run(
     runtime: &Runtime,
     policy: &Policy,
-    handlers: Arc<HashMap<String, Handler>>,
+    shared: Shared,
     script: &Script,
     entry: &str,
     input: &str,
@@ -288,7 +313,7 @@ pub(crate) async fn run(
 ) -> Outcome {
     let Times { started, deadline } = times;
     let limits = *policy.limits();
-    let mut store = match new_store(runtime, policy, handlers, deadline) {
+    let mut store = match new_store(runtime, policy, shared, deadline) {
         Ok(store) => store,
         Err(error) => return Outcome::failed(error, policy, started),
     };
@@ -314,13 +339,17 @@ pub(crate) async fn run(
     .and_then(|json| accept_output(policy, json));
 
     let fuel_used = limits.fuel - store.get_fuel().unwrap_or(0);
-    let state = store.into_data();
+    let mut state = store.into_data();
+    // Resources (response bodies, pending calls) finish their audit records when dropped.
+    drop(std::mem::take(&mut state.table));
+    let audit = state.capabilities.audit.take();
+    let secrets = state.http.secrets().clone();
     let receipt = Receipt {
         fuel_used,
         wall_time_us: micros(started.elapsed()),
         peak_memory_bytes: state.limiter.peak(),
         console_bytes_dropped: state.console.dropped(),
-        audit_records_dropped: state.capabilities.audit_dropped,
+        audit_records_dropped: audit.dropped,
         policy: policy.name().to_owned(),
         policy_sha256: policy.sha256().to_owned(),
     };
@@ -331,10 +360,18 @@ pub(crate) async fn run(
             "call failed: {error}"
         );
     }
+    let mut logs = state.console.finish();
+    if !secrets.is_empty() {
+        for line in &mut logs {
+            if let Some(clean) = redact(&line.message, &secrets) {
+                line.message = clean;
+            }
+        }
+    }
     Outcome {
         result,
-        logs: state.console.finish(),
-        audit: state.capabilities.audit,
+        logs,
+        audit: audit.records,
         receipt,
     }
 }
@@ -346,7 +383,7 @@ pub(crate) async fn compile(
     script: &Script,
     deadline: Instant,
 ) -> Result<Vec<u8>, Error> {
-    let mut store = new_store(runtime, policy, Arc::default(), deadline)?;
+    let mut store = new_store(runtime, policy, Shared::default(), deadline)?;
     guarded(&mut store, policy, deadline, async |store| {
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;
         sandbox
@@ -449,9 +486,9 @@ fn classify_guest(error: runner::Error, state: &CallState, policy: &Policy) -> E
     // An uncaught refusal is reported from the host's record of it, not from the exception.
     if let runner::Error::Exception(e) = &error
         && e.name == "PolicyDeniedError"
-        && let Some(denial) = &state.capabilities.last_denial
+        && let Some(denial) = state.capabilities.audit.last_denial()
     {
-        return denial.clone();
+        return denial;
     }
     let location = |l: Option<runner::Location>| {
         l.map(|l| GuestLocation {

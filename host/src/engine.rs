@@ -4,6 +4,7 @@
 use crate::bytecode::BytecodeCache;
 use crate::call::{self, CallState, Outcome};
 use crate::caps::capability::Handler;
+use crate::caps::http::{RateLimiter, rate_limiter};
 use crate::policy::{ByteSize, Policy};
 use crate::{Error, Script};
 use std::collections::HashMap;
@@ -18,7 +19,14 @@ pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         world: "sandbox",
         path: "../wit",
-        imports: { "palisade:sandbox/capability.call": async },
+        imports: { "palisade:sandbox/capability": async | trappable },
+        with: {
+            "wasi:io": wasmtime_wasi::p2::bindings::io,
+            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
+            "wasi:random": wasmtime_wasi::p2::bindings::random,
+            "wasi:http": wasmtime_wasi_http::p2::bindings::http,
+            "palisade:sandbox/capability.pending-call": crate::caps::capability::PendingCall,
+        },
         exports: { default: async },
     });
 }
@@ -132,6 +140,7 @@ impl Builder {
             bytecode: BytecodeCache::new(self.bytecode_cache),
             runtimes: Mutex::new(HashMap::new()),
             tickers: Mutex::new(Vec::new()),
+            rates: Mutex::new(HashMap::new()),
             settings: self,
         });
         inner.runtime(Policy::builtin_default().limits().stack)?;
@@ -156,6 +165,8 @@ struct Inner {
     runtimes: Mutex<HashMap<u64, Arc<Runtime>>>,
     /// The engines the epoch ticker advances; its own lock, so that it never waits on a build.
     tickers: Mutex<Vec<EngineWeak>>,
+    /// Request rate limiters by policy SHA-256: a policy's `http.rate` spans all its calls.
+    rates: Mutex<HashMap<String, Option<Arc<RateLimiter>>>>,
 }
 
 /// One engine with its linked, ready-to-instantiate guest.
@@ -256,11 +267,14 @@ impl Palisade {
             }
             None => script,
         };
-        let handlers = self.inner.handlers.clone();
+        let shared = call::Shared {
+            handlers: self.inner.handlers.clone(),
+            rate: self.rate_limiter(policy),
+        };
         let outcome = call::run(
             &runtime,
             policy,
-            handlers,
+            shared,
             script,
             entry,
             input,
@@ -269,6 +283,17 @@ impl Palisade {
         .await;
         drop(permit);
         outcome
+    }
+
+    /// The rate limiter of `policy`, created on its first call.
+    fn rate_limiter(&self, policy: &Policy) -> Option<Arc<RateLimiter>> {
+        let http = policy.http()?;
+        http.rate?;
+        let mut rates = self.inner.rates.lock().unwrap_or_else(|p| p.into_inner());
+        rates
+            .entry(policy.sha256().to_owned())
+            .or_insert_with(|| rate_limiter(http))
+            .clone()
     }
 
     /// Bytecode for a source script from the cache, compiling it on a miss. A script that does
@@ -333,7 +358,15 @@ impl Inner {
         let component = crate::cache::load(&engine, GUEST, s.cache_dir.as_deref(), &*s.on_compile)?;
         let mut linker: Linker<CallState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        bindings::Sandbox::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        // WASI and wasi:http are linked above; Palisade's own interfaces and wasi:config here.
+        use bindings::palisade::sandbox::{capability, console};
+        console::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+        capability::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+        bindings::wasi::config::store::add_to_linker::<CallState, HasSelf<CallState>>(
+            &mut linker,
+            |s| s,
+        )?;
         let pre = bindings::SandboxPre::new(linker.instantiate_pre(&component)?)?;
         Ok(Runtime { engine, pre })
     }

@@ -13,16 +13,53 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use wasmtime::component::{Linker, ResourceTable};
+use wasmtime::component::{Linker, ResourceTable, ResourceType};
 use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::{
     HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
 };
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 use wasmtime_wizer::Wizer;
 
 struct SnapshotState {
     wasi: WasiCtx,
     table: ResourceTable,
+    http: WasiHttpCtx,
+    no_network: NoNetwork,
+}
+
+/// Network hooks that refuse every request: nothing leaves the host during the snapshot.
+struct NoNetwork;
+
+impl WasiHttpHooks for NoNetwork {
+    fn send_request(
+        &mut self,
+        _request: http::Request<wasmtime_wasi_http::WasiBody>,
+        _options: Option<wasmtime_wasi_http::RequestOptions>,
+        _fut: Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
+    ) -> Box<
+        dyn Future<
+                Output = Result<
+                    (
+                        http::Response<wasmtime_wasi_http::WasiBody>,
+                        Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
+                    ),
+                    wasmtime_wasi_http::Error,
+                >,
+            > + Send,
+    > {
+        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
+    }
+}
+
+impl WasiHttpView for SnapshotState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.no_network,
+        }
+    }
 }
 
 impl WasiView for SnapshotState {
@@ -92,6 +129,8 @@ pub async fn preinitialize(component: &[u8]) -> wasmtime::Result<Vec<u8>> {
         SnapshotState {
             wasi,
             table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            no_network: NoNetwork,
         },
     );
     let (bytes, _) = Wizer::new()
@@ -101,10 +140,23 @@ pub async fn preinitialize(component: &[u8]) -> wasmtime::Result<Vec<u8>> {
         .run_component(&mut store, component, async |store, component| {
             let mut linker: Linker<SnapshotState> = Linker::new(store.engine());
             wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+            wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
             // Palisade's own imports trap: nothing may reach the host during the snapshot.
+            linker
+                .instance("palisade:sandbox/capability@0.1.0")?
+                .resource("pending-call", ResourceType::host::<()>(), |_, _| Ok(()))?;
             for (interface, function) in [
                 ("palisade:sandbox/console@0.1.0", "log"),
                 ("palisade:sandbox/capability@0.1.0", "call"),
+                ("palisade:sandbox/capability@0.1.0", "http-denial"),
+                (
+                    "palisade:sandbox/capability@0.1.0",
+                    "[method]pending-call.subscribe",
+                ),
+                (
+                    "palisade:sandbox/capability@0.1.0",
+                    "[method]pending-call.get",
+                ),
                 ("wasi:config/store@0.2.0-rc.1", "get"),
                 ("wasi:config/store@0.2.0-rc.1", "get-all"),
             ] {

@@ -2,6 +2,8 @@
 
 #[path = "integration/support.rs"]
 mod support;
+#[path = "integration/upstream.rs"]
+mod upstream;
 
 #[path = "integration/capabilities.rs"]
 mod capabilities;
@@ -23,6 +25,8 @@ mod guest_errors;
 mod isolation;
 #[path = "integration/limits.rs"]
 mod limits;
+#[path = "integration/network.rs"]
+mod network;
 #[path = "integration/policy_files.rs"]
 mod policy_files;
 #[path = "integration/precompile.rs"]

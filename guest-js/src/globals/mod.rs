@@ -4,15 +4,34 @@ mod base64;
 pub mod bridge;
 pub mod config;
 mod console;
+mod crypto;
+mod fetch;
 pub mod fs;
+pub mod io;
 pub mod timers;
+mod url;
 
 use javy::quickjs::{Ctx, Result};
+
+/// Plain-JS globals, in load order (each is an IIFE that defines its globals).
+const SCRIPTS: &[(&str, &str)] = &[
+    ("abort.js", include_str!("abort.js")),
+    ("structured_clone.js", include_str!("structured_clone.js")),
+    ("url_search_params.js", include_str!("url_search_params.js")),
+    ("headers.js", include_str!("headers.js")),
+];
 
 /// Install every Palisade global into the context.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     console::register(cx)?;
     base64::register(cx)?;
     timers::register(cx)?;
-    bridge::register(cx)
+    for (_name, source) in SCRIPTS {
+        cx.eval::<(), _>(*source)?;
+    }
+    url::register(cx)?;
+    crypto::register(cx)?;
+    let (wait, cancel) = io::register(cx)?;
+    bridge::register(cx, &wait)?;
+    fetch::register(cx, &wait, &cancel)
 }

@@ -1,19 +1,20 @@
 //! `setTimeout`, `clearTimeout` and `queueMicrotask`, and the timer half of the guest's event
-//! loop: when the job queue is empty and the result is still pending, the earliest timer runs,
-//! after the guest sleeps until it is due (a WASI clock wait, which the host bounds by the call's
-//! deadline). Under a fixed clock, timers fire in due order without waiting. Timers still
-//! pending when the result settles are dropped with the call.
+//! loop (run.rs): when the job queue is empty and the result is still pending, the loop waits
+//! for the earliest timer together with the host operations in flight (a `wasi:io/poll` wait,
+//! which the host bounds by the call's deadline). Under a fixed clock, timers fire in due order
+//! without waiting. Timers still pending when the result settles are dropped with the call.
 
-use javy::quickjs::{Ctx, Function, Persistent, Result, prelude::Func};
+use javy::quickjs::{Array, Ctx, Function, Persistent, Result};
 use std::cell::RefCell;
 use std::time::Duration;
 
 thread_local! {
+    static NEXT_WAIT: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
     static RUN_NEXT: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
 }
 
 const PRELUDE: &str = r#"
-(function (sleepMs) {
+(function () {
   const timers = new Map();
   let nextId = 1;
   globalThis.setTimeout = function setTimeout(callback, delay = 0, ...args) {
@@ -29,41 +30,53 @@ const PRELUDE: &str = r#"
     if (typeof callback !== "function") throw new TypeError("queueMicrotask needs a function");
     Promise.resolve().then(() => callback());
   };
-  // Run the earliest timer (ties in creation order); false when none is left.
-  return function runNextTimer(waitForDue) {
+  const earliest = () => {
     let nextKey, next;
     for (const [key, timer] of timers) {
       if (next === undefined || timer.due < next.due) { nextKey = key; next = timer; }
     }
-    if (next === undefined) return false;
-    timers.delete(nextKey);
-    const wait = next.due - Date.now();
-    if (waitForDue && wait > 0) sleepMs(wait);
-    next.callback(...next.args);
-    return true;
+    return [nextKey, next];
   };
+  // Milliseconds until the earliest timer is due, or -1 when there is none.
+  const nextWait = () => {
+    const [, next] = earliest();
+    return next === undefined ? -1 : Math.max(0, next.due - Date.now());
+  };
+  // Run the earliest timer (ties in creation order).
+  const runNext = () => {
+    const [key, next] = earliest();
+    if (next === undefined) return;
+    timers.delete(key);
+    next.callback(...next.args);
+  };
+  return [nextWait, runNext];
 })
 "#;
 
-fn sleep_ms(ms: f64) {
-    if ms.is_finite() && ms > 0.0 {
-        std::thread::sleep(Duration::from_secs_f64(ms / 1000.0));
-    }
-}
-
-/// Install the timer globals and keep `runNextTimer`. Runs once, before the snapshot.
+/// Install the timer globals and keep `nextWait` and `runNext`. Runs once, before the snapshot.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let prelude: Function = cx.eval(PRELUDE)?;
-    let run_next: Function = prelude.call((Func::from(sleep_ms),))?;
+    let parts: Array = prelude.call(())?;
+    let next_wait: Function = parts.get(0)?;
+    let run_next: Function = parts.get(1)?;
+    NEXT_WAIT.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, next_wait)));
     RUN_NEXT.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, run_next)));
     Ok(())
 }
 
-/// Run the earliest pending timer; `Ok(false)` when there is none. With `wait_for_due` false
-/// (a fixed clock, where time never passes) it fires without sleeping.
-pub fn run_next(cx: &Ctx<'_>, wait_for_due: bool) -> Result<bool> {
+/// Time until the earliest timer is due; `None` when no timer is set.
+pub fn next_wait(cx: &Ctx<'_>) -> Result<Option<Duration>> {
+    let next = NEXT_WAIT
+        .with(|slot| slot.borrow().clone())
+        .expect("timers were registered at init");
+    let ms: f64 = next.restore(cx)?.call(())?;
+    Ok((ms >= 0.0).then(|| Duration::from_secs_f64(ms.min(1e9) / 1000.0)))
+}
+
+/// Run the earliest timer now.
+pub fn run_next(cx: &Ctx<'_>) -> Result<()> {
     let run = RUN_NEXT
         .with(|slot| slot.borrow().clone())
         .expect("timers were registered at init");
-    run.restore(cx)?.call((wait_for_due,))
+    run.restore(cx)?.call(())
 }

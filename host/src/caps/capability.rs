@@ -2,16 +2,18 @@
 //! handlers and the policy grants by name. Every check happens here, before a handler runs:
 //! the name is allowed, the per-call budget has room, the payload fits and matches the schema.
 
-use crate::audit::{AuditRecord, Decision, now_unix_ms};
+use crate::Fix;
+use crate::audit::{AuditLog, Decision, truncate};
 use crate::call::CallState;
 use crate::engine::bindings::palisade::sandbox::capability::{self, CallError, Denial};
 use crate::policy::{ByteSize, Capabilities, Policy};
-use crate::{Error, Fix};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
+use wasmtime::component::Resource;
+use wasmtime_wasi::p2::{DynPollable, Pollable};
 
 /// What a capability handler returns: its JSON result, or a message for the script.
 pub type CapabilityFuture = Pin<Box<dyn Future<Output = Result<serde_json::Value, String>> + Send>>;
@@ -19,10 +21,6 @@ pub type CapabilityFuture = Pin<Box<dyn Future<Output = Result<serde_json::Value
 /// Capability names longer than this are refused unread: names are copied into audit records
 /// and errors, and a script could otherwise make each refusal pin megabytes of host memory.
 const MAX_NAME_BYTES: usize = 128;
-
-/// Audit records kept per call; further records are counted, not kept, so that a loop of
-/// refused calls cannot grow host memory without bound.
-const MAX_AUDIT_RECORDS: usize = 1024;
 
 /// A registered handler.
 pub(crate) type Handler = Arc<dyn Fn(serde_json::Value) -> CapabilityFuture + Send + Sync>;
@@ -32,54 +30,46 @@ pub(crate) struct CapabilityState {
     grants: Option<Arc<Capabilities>>,
     handlers: Arc<HashMap<String, Handler>>,
     calls: HashMap<String, u32>,
-    policy: (String, String),
-    pub audit: Vec<AuditRecord>,
-    /// Records past `MAX_AUDIT_RECORDS`, counted but not kept.
-    pub audit_dropped: u64,
-    /// The last refusal, so that an uncaught `PolicyDeniedError` is reported from the host's
-    /// own record rather than from whatever the script put in the exception.
-    pub last_denial: Option<Error>,
+    pub audit: AuditLog,
+}
+
+/// A capability call in flight: the handler's future, then its result until the guest takes it.
+pub struct PendingCall {
+    state: Pending,
+}
+
+enum Pending {
+    Running(Pin<Box<dyn Future<Output = Result<String, CallError>> + Send>>),
+    Done(Result<String, CallError>),
+    Taken,
+}
+
+impl PendingCall {
+    fn done(result: Result<String, CallError>) -> Self {
+        Self {
+            state: Pending::Done(result),
+        }
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for PendingCall {
+    async fn ready(&mut self) {
+        if let Pending::Running(future) = &mut self.state {
+            let result = future.await;
+            self.state = Pending::Done(result);
+        }
+    }
 }
 
 impl CapabilityState {
-    pub fn new(policy: &Policy, handlers: Arc<HashMap<String, Handler>>) -> Self {
+    pub fn new(policy: &Policy, handlers: Arc<HashMap<String, Handler>>, audit: AuditLog) -> Self {
         Self {
             grants: policy.capabilities().cloned(),
             handlers,
             calls: HashMap::new(),
-            policy: (policy.name().to_owned(), policy.sha256().to_owned()),
-            audit: Vec::new(),
-            audit_dropped: 0,
-            last_denial: None,
+            audit,
         }
-    }
-
-    fn record(
-        &mut self,
-        target: &str,
-        decision: Decision,
-        rule: &str,
-        started: Instant,
-        bytes: (u64, u64),
-        error: Option<String>,
-    ) {
-        if self.audit.len() >= MAX_AUDIT_RECORDS {
-            self.audit_dropped += 1;
-            return;
-        }
-        self.audit.push(AuditRecord {
-            time_unix_ms: now_unix_ms(),
-            capability: "capability",
-            target: target.to_owned(),
-            decision,
-            rule: rule.to_owned(),
-            bytes_in: bytes.0,
-            bytes_out: bytes.1,
-            duration_us: started.elapsed().as_micros() as u64,
-            error,
-            policy: self.policy.0.clone(),
-            policy_sha256: self.policy.1.clone(),
-        });
     }
 
     fn deny(
@@ -91,20 +81,16 @@ impl CapabilityState {
         started: Instant,
         bytes_in: u64,
     ) -> CallError {
-        self.record(name, Decision::Deny, &rule, started, (bytes_in, 0), None);
-        tracing::info!(capability = name, rule = %rule, "capability denied: {reason}");
-        self.last_denial = Some(Error::PolicyDenied {
-            capability: name.to_owned(),
-            rule: rule.clone(),
-            reason: reason.clone(),
-            fix: fix.clone(),
-        });
-        CallError::Denied(Denial {
-            capability: name.to_owned(),
-            rule,
-            reason,
-            fix: fix.map(|f| format!("{} = {}", f.key, f.value)),
-        })
+        CallError::Denied(self.audit.deny(
+            "capability",
+            name,
+            name,
+            &rule,
+            &reason,
+            fix,
+            started,
+            bytes_in,
+        ))
     }
 
     /// Record a call that failed without a policy refusal; the script gets a `CapabilityError`.
@@ -117,7 +103,8 @@ impl CapabilityState {
         bytes_in: u64,
         message: String,
     ) -> CallError {
-        self.record(
+        self.audit.record(
+            "capability",
             name,
             decision,
             rule,
@@ -128,15 +115,62 @@ impl CapabilityState {
         CallError::Failed(message)
     }
 
-    async fn call(&mut self, name: String, payload: String) -> Result<String, CallError> {
+    /// Check a call against the policy and start its handler.
+    fn start(&mut self, name: String, payload: String) -> PendingCall {
         let started = Instant::now();
         let bytes_in = payload.len() as u64;
-        if name.len() > MAX_NAME_BYTES {
-            let mut cut = MAX_NAME_BYTES;
-            while !name.is_char_boundary(cut) {
-                cut -= 1;
+        match self.check(&name, &payload, started, bytes_in) {
+            Err(error) => PendingCall::done(Err(error)),
+            Ok((handler, value, key)) => {
+                let audit = self.audit.clone();
+                let future = async move {
+                    let result = handler(value).await;
+                    match result.and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string()))
+                    {
+                        Ok(text) => {
+                            audit.record(
+                                "capability",
+                                &name,
+                                Decision::Allow,
+                                &key,
+                                started,
+                                (bytes_in, text.len() as u64),
+                                None,
+                            );
+                            Ok(text)
+                        }
+                        Err(message) => {
+                            audit.record(
+                                "capability",
+                                &name,
+                                Decision::Allow,
+                                &key,
+                                started,
+                                (bytes_in, 0),
+                                Some(message.clone()),
+                            );
+                            Err(CallError::Failed(message))
+                        }
+                    }
+                };
+                PendingCall {
+                    state: Pending::Running(Box::pin(future)),
+                }
             }
-            let short = format!("{}…", &name[..cut]);
+        }
+    }
+
+    /// Every policy check, in order; the handler to run with the parsed payload.
+    fn check(
+        &mut self,
+        name: &str,
+        payload: &str,
+        started: Instant,
+        bytes_in: u64,
+    ) -> Result<(Handler, serde_json::Value, String), CallError> {
+        let name = name.to_owned();
+        if name.len() > MAX_NAME_BYTES {
+            let short = truncate(&name, MAX_NAME_BYTES);
             let reason = format!("capability names have at most {MAX_NAME_BYTES} bytes");
             return Err(self.deny(
                 &short,
@@ -207,7 +241,7 @@ impl CapabilityState {
                 bytes_in,
             ));
         }
-        let value: serde_json::Value = match serde_json::from_str(&payload) {
+        let value: serde_json::Value = match serde_json::from_str(payload) {
             Ok(value) => value,
             Err(e) => {
                 let message = format!("the payload is not JSON: {e}");
@@ -225,27 +259,15 @@ impl CapabilityState {
                 bytes_in,
             ));
         }
-        let Some(handler) = self.handlers.get(&name).cloned() else {
-            let message = format!("capability `{name}` has no handler in this host");
-            return Err(self.fail(&name, Decision::Allow, &key, started, bytes_in, message));
+        let handler = match (self.handlers.get(&name), &rule.forward) {
+            (Some(handler), _) => handler.clone(),
+            (None, Some(url)) => super::forward::handler(url.clone()),
+            (None, None) => {
+                let message = format!("capability `{name}` has no handler in this host");
+                return Err(self.fail(&name, Decision::Allow, &key, started, bytes_in, message));
+            }
         };
-        let result = handler(value).await;
-        match result.and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string())) {
-            Ok(text) => {
-                self.record(
-                    &name,
-                    Decision::Allow,
-                    &key,
-                    started,
-                    (bytes_in, text.len() as u64),
-                    None,
-                );
-                Ok(text)
-            }
-            Err(message) => {
-                Err(self.fail(&name, Decision::Allow, &key, started, bytes_in, message))
-            }
-        }
+        Ok((handler, value, key))
     }
 }
 
@@ -263,7 +285,45 @@ fn toml_key(name: &str) -> String {
 }
 
 impl capability::Host for CallState {
-    async fn call(&mut self, name: String, payload: String) -> Result<String, CallError> {
-        self.capabilities.call(name, payload).await
+    async fn call(
+        &mut self,
+        name: String,
+        payload: String,
+    ) -> wasmtime::Result<Resource<PendingCall>> {
+        let pending = self.capabilities.start(name, payload);
+        Ok(self.table.push(pending)?)
+    }
+
+    async fn http_denial(&mut self, target: String) -> wasmtime::Result<Option<Denial>> {
+        Ok(self.capabilities.audit.http_denial(&target))
+    }
+}
+
+impl capability::HostPendingCall for CallState {
+    async fn subscribe(
+        &mut self,
+        this: Resource<PendingCall>,
+    ) -> wasmtime::Result<Resource<DynPollable>> {
+        wasmtime_wasi::p2::subscribe(&mut self.table, this)
+    }
+
+    async fn get(
+        &mut self,
+        this: Resource<PendingCall>,
+    ) -> wasmtime::Result<Option<Result<String, CallError>>> {
+        let pending = self.table.get_mut(&this)?;
+        match std::mem::replace(&mut pending.state, Pending::Taken) {
+            Pending::Done(result) => Ok(Some(result)),
+            Pending::Taken => Ok(None),
+            running @ Pending::Running(_) => {
+                pending.state = running;
+                Ok(None)
+            }
+        }
+    }
+
+    async fn drop(&mut self, this: Resource<PendingCall>) -> wasmtime::Result<()> {
+        self.table.delete(this)?;
+        Ok(())
     }
 }

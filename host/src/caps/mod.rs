@@ -4,3 +4,5 @@
 pub(crate) mod capability;
 pub(crate) mod config;
 pub(crate) mod console;
+pub(crate) mod forward;
+pub(crate) mod http;

@@ -27,6 +27,10 @@ pub struct CapabilityRule {
     /// JSON Schema the payload must match, checked before the handler runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<Schema>,
+    /// An `http://` URL the host POSTs the payload to when the embedder registered no handler
+    /// (the CLI registers none): the JSON response body is the result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forward: Option<String>,
 }
 
 /// A compiled JSON Schema, compared and printed by its source.
@@ -198,12 +202,33 @@ pub(super) fn resolve(
                 })
             }
         };
+        let forward = match &rule.forward {
+            None => None,
+            Some(url) => {
+                let text = url.get_ref();
+                match url::Url::parse(text) {
+                    Ok(parsed) if parsed.scheme() == "http" && parsed.host().is_some() => {
+                        Some(text.clone())
+                    }
+                    _ => {
+                        return Err(source.error(
+                            &format!("{key}.forward"),
+                            Some(url.span()),
+                            format!(
+                                "`{text}` is not an http:// URL such as \"http://127.0.0.1:9000/do\""
+                            ),
+                        ));
+                    }
+                }
+            }
+        };
         allow.insert(
             name.clone(),
             CapabilityRule {
                 max_calls,
                 max_payload,
                 schema,
+                forward,
             },
         );
     }

@@ -5,10 +5,13 @@
 //! of Palisade sees. Every error names the key path and the line.
 
 mod capabilities;
+mod http;
 mod raw;
 pub mod units;
 
 pub use capabilities::{Capabilities, CapabilityRule, Schema};
+pub use http::{HeaderValue, HostPattern, Http, HttpRule, Rate, SecretSource};
+pub(crate) use http::{HostError, canonical_host, split_host_port};
 use raw::{RawLimits, RawPolicy};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -34,7 +37,12 @@ pub struct Policy {
     sha256: String,
     limits: Limits,
     #[serde(skip_serializing_if = "Option::is_none")]
+    http: Option<Arc<Http>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     capabilities: Option<Arc<Capabilities>>,
+    /// Where each secret comes from; the values themselves are never printed.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    secrets: BTreeMap<String, SecretSource>,
     #[serde(skip_serializing_if = "Determinism::is_default")]
     determinism: Determinism,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -298,12 +306,25 @@ impl Policy {
             Some(raw) => Some(resolve_fs(raw, &source)?),
             None => None,
         };
+        let secrets = match &raw.secrets {
+            Some(raw) => http::resolve_secrets(raw, &source)?,
+            None => BTreeMap::new(),
+        };
+        let http = match &raw.http {
+            Some(raw) => Some(Arc::new(http::resolve(raw, &secrets, &source)?)),
+            None => None,
+        };
         Ok(Policy {
             name,
             description: raw.description,
             sha256: hex(&Sha256::digest(text.as_bytes())),
             limits,
+            http,
             capabilities,
+            secrets: secrets
+                .into_iter()
+                .map(|(k, (from, _))| (k, from))
+                .collect(),
             determinism,
             config: raw.config.map(Arc::new),
             fs,
@@ -338,6 +359,11 @@ impl Policy {
     /// What the script sees of time and randomness.
     pub fn determinism(&self) -> &Determinism {
         &self.determinism
+    }
+
+    /// Network access granted, if any.
+    pub fn http(&self) -> Option<&Arc<Http>> {
+        self.http.as_ref()
     }
 
     /// The host capabilities granted, if any.
@@ -588,8 +614,8 @@ mod tests {
 
     #[test]
     fn unsupported_capabilities_are_refused() {
-        let err = Policy::from_toml("[http]\nallow = []\n", None).unwrap_err();
-        assert_eq!(err.key, "http");
+        let err = Policy::from_toml("[kv]\nbuckets = []\n", None).unwrap_err();
+        assert_eq!(err.key, "kv");
         assert_eq!(err.line, Some(1));
     }
 

@@ -12,13 +12,13 @@ pub struct RawPolicy {
     pub description: Option<String>,
     #[serde(default)]
     pub limits: RawLimits,
+    pub http: Option<RawHttp>,
     // Capabilities that later versions grant. Naming one is an error, never silently ignored.
-    pub http: Option<Spanned<toml::Value>>,
     pub kv: Option<Spanned<toml::Value>>,
     pub config: Option<std::collections::BTreeMap<String, String>>,
     pub fs: Option<RawFs>,
     pub capabilities: Option<RawCapabilities>,
-    pub secrets: Option<Spanned<toml::Value>>,
+    pub secrets: Option<std::collections::BTreeMap<String, Spanned<RawSecret>>>,
     pub determinism: Option<RawDeterminism>,
 }
 
@@ -40,13 +40,9 @@ impl RawPolicy {
     pub fn unsupported_tables(
         &self,
     ) -> impl Iterator<Item = (&'static str, std::ops::Range<usize>)> + '_ {
-        [
-            ("http", &self.http),
-            ("kv", &self.kv),
-            ("secrets", &self.secrets),
-        ]
-        .into_iter()
-        .filter_map(|(name, value)| value.as_ref().map(|v| (name, v.span())))
+        [("kv", &self.kv)]
+            .into_iter()
+            .filter_map(|(name, value)| value.as_ref().map(|v| (name, v.span())))
     }
 }
 
@@ -66,6 +62,7 @@ pub struct RawCapability {
     pub max_calls: Option<Spanned<u32>>,
     pub max_payload: Option<Spanned<ByteSize>>,
     pub schema: Option<Spanned<toml::Value>>,
+    pub forward: Option<Spanned<String>>,
 }
 
 /// `[determinism]`: fixed clocks and a seeded random generator.
@@ -92,4 +89,37 @@ pub struct RawMount {
     pub host: String,
     pub guest: String,
     pub mode: Option<String>,
+}
+
+/// `[http]`: network access.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttp {
+    pub max_requests: Option<Spanned<u32>>,
+    pub max_request_body: Option<Spanned<ByteSize>>,
+    pub max_response_body: Option<Spanned<ByteSize>>,
+    pub timeout: Option<Spanned<HumanDuration>>,
+    pub rate: Option<Spanned<String>>,
+    #[serde(default)]
+    pub allow_private: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub allow: Vec<Spanned<RawHttpRule>>,
+}
+
+/// `[[http.allow]]`: one allowed target.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttpRule {
+    pub url: String,
+    pub methods: Option<Vec<String>>,
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
+}
+
+/// `[secrets] NAME = { env = "VAR" }` or `{ file = "path" }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSecret {
+    pub env: Option<String>,
+    pub file: Option<String>,
 }

@@ -10,6 +10,10 @@ use std::sync::{Arc, LazyLock};
 /// Calls that reached the `strict` handler, which only the schema test uses.
 static STRICT_CALLS: AtomicUsize = AtomicUsize::new(0);
 
+/// `wait` handler calls in progress, and the most at once.
+static WAITING: AtomicUsize = AtomicUsize::new(0);
+static MOST_WAITING: AtomicUsize = AtomicUsize::new(0);
+
 /// A Palisade with host capabilities: `do` (adds numbers), `fail` (always errs), `slow`
 /// (answers after two seconds) and `strict` (counts its calls).
 static BRIDGE: LazyLock<Palisade> = LazyLock::new(|| {
@@ -24,6 +28,13 @@ static BRIDGE: LazyLock<Palisade> = LazyLock::new(|| {
             Ok(json!({ "value": args.iter().filter_map(Value::as_f64).sum::<f64>() }))
         })
         .capability("fail", |_| async { Err("the upstream is down".to_owned()) })
+        .capability("wait", |payload: Value| async move {
+            let now = WAITING.fetch_add(1, Ordering::SeqCst) + 1;
+            MOST_WAITING.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            WAITING.fetch_sub(1, Ordering::SeqCst);
+            Ok(payload)
+        })
         .capability("slow", |_| async {
             tokio::time::sleep(std::time::Duration::from_secs(2)).await;
             Ok(Value::Null)
@@ -223,7 +234,7 @@ async fn bad_capability_rules_are_invalid_policies() {
             "capabilities.allow.do.max_calls",
         ),
         (
-            "[capabilities.allow.do]\nforward = \"http://127.0.0.1:9/\"\n",
+            "[capabilities.allow.do]\nforward = \"ftp://127.0.0.1:9/\"\n",
             "capabilities.allow.do.forward",
         ),
         (
@@ -290,4 +301,19 @@ async fn the_bridge_cannot_be_reached_without_a_grant() {
         "{}",
         output(&outcome)
     );
+}
+
+#[tokio::test]
+async fn capability_calls_overlap_in_the_event_loop() {
+    let p = policy("[capabilities.allow.wait]\n");
+    let outcome = run_bridge(
+        &p,
+        "export default async () => Promise.all([0,1,2,3,4,5,6,7,8,9].map((i) => host.wait(i)))",
+        "null",
+    )
+    .await;
+    assert_eq!(output(&outcome), "[0,1,2,3,4,5,6,7,8,9]");
+    // All ten handlers were running at once: the guest did not wait for one before the next.
+    assert_eq!(MOST_WAITING.load(Ordering::SeqCst), 10);
+    assert_eq!(outcome.audit.len(), 10);
 }

@@ -1,0 +1,407 @@
+//! The guest's event loop over `wasi:io/poll`: host operations in flight (capability calls,
+//! HTTP responses, HTTP bodies) are pending promises, and when no JS job is left the loop
+//! waits on all of them at once, together with the earliest timer, then settles whatever is
+//! ready. So ten fetches to a slow upstream overlap instead of running one after another.
+//!
+//! Operations live here, keyed by a number; the JS side (`fetch`, the capability bridge) holds
+//! the promise callbacks under the same number and is told through `onReady(id, result)`.
+
+use crate::palisade::sandbox::capability::{self, CallError, PendingCall};
+use crate::wasi::http::outgoing_handler;
+use crate::wasi::http::types::{
+    ErrorCode, Fields, FutureIncomingResponse, IncomingBody, IncomingResponse, Method,
+    OutgoingBody, OutgoingRequest, Scheme,
+};
+use crate::wasi::io::poll::{Pollable, poll};
+use crate::wasi::io::streams::{InputStream, StreamError};
+use javy::quickjs::convert::List;
+use javy::quickjs::prelude::Func;
+use javy::quickjs::{Array, Ctx, Function, Object, Persistent, Result, TypedArray, Value};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// One host operation in flight.
+enum Op {
+    Capability(PendingCall),
+    Response(FutureIncomingResponse),
+    Body(BodyRead),
+}
+
+/// A response body being read to its end. Fields drop in order: the stream before its body.
+struct BodyRead {
+    stream: InputStream,
+    _body: IncomingBody,
+    _response: IncomingResponse,
+    data: Vec<u8>,
+}
+
+thread_local! {
+    static OPS: RefCell<BTreeMap<u32, Op>> = const { RefCell::new(BTreeMap::new()) };
+    static NEXT_ID: RefCell<u32> = const { RefCell::new(1) };
+    static ON_READY: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
+}
+
+fn add(op: Op) -> u32 {
+    let id = NEXT_ID.with(|next| {
+        let mut next = next.borrow_mut();
+        let id = *next;
+        *next = next.wrapping_add(1).max(1);
+        id
+    });
+    OPS.with(|ops| ops.borrow_mut().insert(id, op));
+    id
+}
+
+/// Whether any host operation is in flight.
+pub fn pending() -> bool {
+    OPS.with(|ops| !ops.borrow().is_empty())
+}
+
+/// Forget every operation: a call's leftovers must not reach the next call.
+pub fn clear() {
+    OPS.with(|ops| ops.borrow_mut().clear());
+}
+
+/// The JS half: promises waiting on operation ids, and results that arrived before anyone
+/// waited for them (a response body read while the script was busy elsewhere).
+const PRELUDE: &str = r#"
+(function (nativeCancel) {
+  "use strict";
+  const waiting = new Map();
+  const arrived = new Map();
+  function onReady(id, value) {
+    const waiter = waiting.get(id);
+    if (waiter) {
+      waiting.delete(id);
+      waiter(value);
+    } else {
+      arrived.set(id, value);
+    }
+  }
+  function wait(id) {
+    if (arrived.has(id)) {
+      const value = arrived.get(id);
+      arrived.delete(id);
+      return Promise.resolve(value);
+    }
+    return new Promise((resolve) => waiting.set(id, resolve));
+  }
+  function cancel(id) {
+    if (id == null) return;
+    nativeCancel(id);
+    waiting.delete(id);
+    arrived.delete(id);
+  }
+  return [onReady, wait, cancel];
+})
+"#;
+
+/// Set up the JS half; returns its `wait(id)` and `cancel(id)` for the bridge and `fetch`.
+/// Runs once, before the snapshot.
+pub fn register<'js>(cx: &Ctx<'js>) -> Result<(Function<'js>, Function<'js>)> {
+    let prelude: Function = cx.eval(PRELUDE)?;
+    let parts: Array = prelude.call((Func::from(cancel),))?;
+    let on_ready: Function = parts.get(0)?;
+    ON_READY.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, on_ready)));
+    Ok((parts.get(1)?, parts.get(2)?))
+}
+
+/// Start a capability call; its result comes to `onReady` as `[status, text]`.
+pub fn start_capability(name: String, payload: String) -> u32 {
+    add(Op::Capability(capability::call(&name, &payload)))
+}
+
+/// A `wasi:http` error code as a stable string for the JS error classes.
+fn code_name(code: &ErrorCode) -> (&'static str, String) {
+    let detail = format!("{code:?}");
+    let name = match code {
+        ErrorCode::HttpRequestDenied => "denied",
+        ErrorCode::DestinationIpProhibited => "denied",
+        ErrorCode::DnsTimeout | ErrorCode::DnsError(_) | ErrorCode::DestinationNotFound => "dns",
+        ErrorCode::ConnectionRefused | ErrorCode::DestinationUnavailable => "refused",
+        ErrorCode::ConnectionTerminated | ErrorCode::HttpResponseIncomplete => "reset",
+        ErrorCode::ConnectionTimeout
+        | ErrorCode::ConnectionReadTimeout
+        | ErrorCode::ConnectionWriteTimeout
+        | ErrorCode::HttpResponseTimeout => "timeout",
+        ErrorCode::HttpResponseBodySize(_) => "response-too-large",
+        ErrorCode::HttpRequestBodySize(_) => "request-too-large",
+        ErrorCode::TlsProtocolError
+        | ErrorCode::TlsCertificateError
+        | ErrorCode::TlsAlertReceived(_) => "tls",
+        ErrorCode::HttpResponseContentCoding(_) => "content-coding",
+        _ => "other",
+    };
+    (name, detail)
+}
+
+/// The kind of a body read failure. wasmtime-wasi-http 48 hands body errors to the guest
+/// without their `error-code`, only as text, so the host's messages are matched here (the
+/// network tests pin each one).
+fn body_error_kind(text: &str) -> &'static str {
+    let text = text.to_ascii_lowercase();
+    if text.contains("response body size") {
+        "response-too-large"
+    } else if text.contains("timeout") || text.contains("timed out") {
+        "timeout"
+    } else if text.contains("content coding") {
+        "content-coding"
+    } else {
+        "reset"
+    }
+}
+
+/// Send a request. Returns `[0, id]` with the response to come through `onReady`, or
+/// `[1, kind, detail]` when the host refused it at once.
+#[allow(clippy::too_many_arguments)]
+pub fn http_send<'js>(
+    cx: Ctx<'js>,
+    method: String,
+    scheme: String,
+    authority: String,
+    path: String,
+    headers: Vec<List<(String, String)>>,
+    body: Value<'js>,
+) -> Result<Value<'js>> {
+    // Header values are byte strings: each character up to U+00FF is one byte (Latin-1), as
+    // `Headers` keeps them.
+    let fields: Vec<(String, Vec<u8>)> = headers
+        .into_iter()
+        .map(|List((k, v))| (k, v.chars().map(|c| u32::from(c).min(0xFF) as u8).collect()))
+        .collect();
+    let failed = |kind: &str, detail: String| -> Result<Value<'js>> {
+        let out = Array::new(cx.clone())?;
+        out.set(0, 1)?;
+        out.set(1, kind)?;
+        out.set(2, detail)?;
+        Ok(out.into_value())
+    };
+    let headers = match Fields::from_list(&fields) {
+        Ok(headers) => headers,
+        Err(e) => return failed("header", format!("{e:?}")),
+    };
+    let request = OutgoingRequest::new(headers);
+    let method = match method.as_str() {
+        "GET" => Method::Get,
+        "HEAD" => Method::Head,
+        "POST" => Method::Post,
+        "PUT" => Method::Put,
+        "DELETE" => Method::Delete,
+        "OPTIONS" => Method::Options,
+        "PATCH" => Method::Patch,
+        other => Method::Other(other.to_owned()),
+    };
+    let scheme = match scheme.as_str() {
+        "http" => Scheme::Http,
+        "https" => Scheme::Https,
+        other => Scheme::Other(other.to_owned()),
+    };
+    if request.set_method(&method).is_err()
+        || request.set_scheme(Some(&scheme)).is_err()
+        || request.set_authority(Some(&authority)).is_err()
+        || request.set_path_with_query(Some(&path)).is_err()
+    {
+        return failed("invalid", "the request's method or URL is not valid".into());
+    }
+    let outgoing = request.body().expect("a new request has a body");
+    let future = match outgoing_handler::handle(request, None) {
+        Ok(future) => future,
+        Err(code) => {
+            let (kind, detail) = code_name(&code);
+            return failed(kind, detail);
+        }
+    };
+    let bytes: Option<Vec<u8>> = match body.as_object() {
+        Some(_) => TypedArray::<u8>::from_value(body.clone())
+            .ok()
+            .and_then(|a| a.as_bytes().map(<[u8]>::to_vec)),
+        None => None,
+    };
+    write_body(outgoing, bytes.as_deref().unwrap_or(&[]));
+    let id = add(Op::Response(future));
+    let out = Array::new(cx)?;
+    out.set(0, 0)?;
+    out.set(1, id)?;
+    Ok(out.into_value())
+}
+
+/// Write a request body while the host sends it; a refusal shows up in the response.
+fn write_body(body: OutgoingBody, bytes: &[u8]) {
+    if let Ok(stream) = body.write() {
+        for chunk in bytes.chunks(4096) {
+            if stream.blocking_write_and_flush(chunk).is_err() {
+                break;
+            }
+        }
+        drop(stream);
+    }
+    let _ = OutgoingBody::finish(body, None);
+}
+
+/// Start reading a response body to its end; it comes to `onReady` as `[0, Uint8Array]`.
+fn start_body(response: IncomingResponse) -> Option<u32> {
+    let body = response.consume().ok()?;
+    let stream = body.stream().ok()?;
+    Some(add(Op::Body(BodyRead {
+        stream,
+        _body: body,
+        _response: response,
+        data: Vec::new(),
+    })))
+}
+
+/// Read a ready response head: `[0, status, headers, bodyId]` or `[1, kind, detail]`.
+fn response_value<'js>(
+    cx: &Ctx<'js>,
+    future: &FutureIncomingResponse,
+) -> Result<Option<Value<'js>>> {
+    let Some(result) = future.get() else {
+        return Ok(None);
+    };
+    let out = Array::new(cx.clone())?;
+    match result {
+        Ok(Ok(response)) => {
+            let status = response.status();
+            let headers = Array::new(cx.clone())?;
+            for (i, (name, value)) in response.headers().entries().into_iter().enumerate() {
+                let pair = Array::new(cx.clone())?;
+                pair.set(0, name)?;
+                pair.set(1, value.iter().map(|&b| char::from(b)).collect::<String>())?;
+                headers.set(i, pair)?;
+            }
+            let body = start_body(response);
+            out.set(0, 0)?;
+            out.set(1, status)?;
+            out.set(2, headers)?;
+            out.set(3, body)?;
+        }
+        Ok(Err(code)) => {
+            let (kind, detail) = code_name(&code);
+            out.set(0, 1)?;
+            out.set(1, kind)?;
+            out.set(2, detail)?;
+        }
+        Err(()) => {
+            out.set(0, 1)?;
+            out.set(1, "other")?;
+            out.set(2, "the response was already taken")?;
+        }
+    }
+    Ok(Some(out.into_value()))
+}
+
+/// Drain what the body stream has; `Some` once it ended or failed.
+fn body_step<'js>(cx: &Ctx<'js>, read: &mut BodyRead) -> Result<Option<Value<'js>>> {
+    loop {
+        match read.stream.read(64 << 10) {
+            Ok(chunk) if chunk.is_empty() => return Ok(None),
+            Ok(chunk) => read.data.extend_from_slice(&chunk),
+            Err(StreamError::Closed) => {
+                let out = Array::new(cx.clone())?;
+                out.set(0, 0)?;
+                let data = std::mem::take(&mut read.data);
+                out.set(1, TypedArray::<u8>::new(cx.clone(), data)?)?;
+                return Ok(Some(out.into_value()));
+            }
+            Err(StreamError::LastOperationFailed(error)) => {
+                let (kind, detail) = match crate::wasi::http::types::http_error_code(&error) {
+                    Some(code) => code_name(&code),
+                    None => {
+                        let text = error.to_debug_string();
+                        (body_error_kind(&text), text)
+                    }
+                };
+                let out = Array::new(cx.clone())?;
+                out.set(0, 1)?;
+                out.set(1, kind)?;
+                out.set(2, detail)?;
+                return Ok(Some(out.into_value()));
+            }
+        }
+    }
+}
+
+fn capability_value<'js>(cx: &Ctx<'js>, pending: &PendingCall) -> Result<Option<Value<'js>>> {
+    let Some(result) = pending.get() else {
+        return Ok(None);
+    };
+    let (status, text) = match result {
+        Ok(text) => (0, text),
+        Err(CallError::Denied(d)) => {
+            let denial = Object::new(cx.clone())?;
+            denial.set("capability", d.capability)?;
+            denial.set("rule", d.rule)?;
+            denial.set("reason", d.reason)?;
+            denial.set("fix", d.fix)?;
+            let out = Array::new(cx.clone())?;
+            out.set(0, 1)?;
+            out.set(1, denial)?;
+            return Ok(Some(out.into_value()));
+        }
+        Err(CallError::Failed(message)) => (2, message),
+    };
+    let out = Array::new(cx.clone())?;
+    out.set(0, status)?;
+    out.set(1, text)?;
+    Ok(Some(out.into_value()))
+}
+
+/// Wait until an operation in flight (or the `timer`, when given) is ready, then settle every
+/// ready operation through `onReady`. Returns whether the timer fired.
+pub fn run_ready(cx: &Ctx<'_>, timer: Option<Pollable>) -> Result<bool> {
+    let ids: Vec<u32> = OPS.with(|ops| ops.borrow().keys().copied().collect());
+    let pollables: Vec<Pollable> = OPS.with(|ops| {
+        let ops = ops.borrow();
+        ids.iter()
+            .map(|id| match &ops[id] {
+                Op::Capability(pending) => pending.subscribe(),
+                Op::Response(future) => future.subscribe(),
+                Op::Body(read) => read.stream.subscribe(),
+            })
+            .collect()
+    });
+    let mut list: Vec<&Pollable> = pollables.iter().collect();
+    if let Some(timer) = &timer {
+        list.push(timer);
+    }
+    if list.is_empty() {
+        return Ok(false);
+    }
+    let ready = poll(&list);
+    drop(pollables);
+    let mut timer_fired = false;
+    for index in ready {
+        let index = index as usize;
+        if index >= ids.len() {
+            timer_fired = true;
+            continue;
+        }
+        let id = ids[index];
+        let Some(mut op) = OPS.with(|ops| ops.borrow_mut().remove(&id)) else {
+            continue;
+        };
+        let settled = match &mut op {
+            Op::Capability(pending) => capability_value(cx, pending)?,
+            Op::Response(future) => response_value(cx, future)?,
+            Op::Body(read) => body_step(cx, read)?,
+        };
+        let Some(value) = settled else {
+            OPS.with(|ops| ops.borrow_mut().insert(id, op));
+            continue;
+        };
+        drop(op);
+        {
+            let on_ready = ON_READY
+                .with(|slot| slot.borrow().clone())
+                .expect("the event loop was registered at init");
+            on_ready.restore(cx)?.call::<_, ()>((id, value))?;
+        }
+    }
+    Ok(timer_fired)
+}
+
+/// Drop a body that the script will never read (`response.body` unused), so that its stream
+/// stops counting against the call.
+pub fn cancel(id: u32) {
+    OPS.with(|ops| ops.borrow_mut().remove(&id));
+}

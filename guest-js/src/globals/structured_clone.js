@@ -1,0 +1,254 @@
+/**
+ * `structuredClone` for Palisade guests: the HTML structured clone algorithm over the types
+ * QuickJS has. Objects are walked with an explicit stack, so deep nesting cannot overflow the
+ * engine's call stack. Transfer lists are not supported: a non-empty one throws. Also installs
+ * a minimal `DOMException` when the engine has none.
+ */
+(() => {
+  "use strict";
+
+  const defineGlobal = (name, value) =>
+    Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
+
+  if (typeof globalThis.DOMException !== "function") {
+    const CODES = {
+      __proto__: null, IndexSizeError: 1, HierarchyRequestError: 3, WrongDocumentError: 4,
+      InvalidCharacterError: 5, NoModificationAllowedError: 7, NotFoundError: 8, NotSupportedError: 9,
+      InUseAttributeError: 10, InvalidStateError: 11, SyntaxError: 12, InvalidModificationError: 13,
+      NamespaceError: 14, InvalidAccessError: 15, TypeMismatchError: 17, SecurityError: 18,
+      NetworkError: 19, AbortError: 20, URLMismatchError: 21, QuotaExceededError: 22,
+      TimeoutError: 23, InvalidNodeTypeError: 24, DataCloneError: 25,
+    };
+    class DOMException extends Error {
+      #name;
+      constructor(message = "", name = "Error") {
+        super(`${message}`);
+        this.#name = `${name}`;
+      }
+      get name() { return this.#name; }
+      get code() { return CODES[this.#name] ?? 0; }
+    }
+    Object.defineProperty(DOMException.prototype, Symbol.toStringTag, { value: "DOMException", configurable: true });
+    defineGlobal("DOMException", DOMException);
+  }
+
+  const dataCloneError = (message) => new globalThis.DOMException(message, "DataCloneError");
+
+  // Intrinsics captured at load, so guest changes to prototypes cannot steer a clone.
+  const uncurry = (fn) => Function.prototype.call.bind(fn);
+  const getter = (proto, key) => {
+    const desc = Object.getOwnPropertyDescriptor(proto, key);
+    return desc?.get ? uncurry(desc.get) : () => undefined;
+  };
+  const is = (check, value) => {
+    try {
+      check(value);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const { defineProperty, getOwnPropertyDescriptor, hasOwn, keys: ownKeys } = Object;
+  const { isArray } = Array;
+  const { isView } = ArrayBuffer;
+  const objectTag = uncurry(Object.prototype.toString);
+  const TypedArray = Object.getPrototypeOf(Uint8Array);
+  const typedArrayName = getter(TypedArray.prototype, Symbol.toStringTag);
+  const typedArrayBuffer = getter(TypedArray.prototype, "buffer");
+  const typedArrayOffset = getter(TypedArray.prototype, "byteOffset");
+  const typedArrayLength = getter(TypedArray.prototype, "length");
+  const dataViewBuffer = getter(DataView.prototype, "buffer");
+  const dataViewOffset = getter(DataView.prototype, "byteOffset");
+  const dataViewLength = getter(DataView.prototype, "byteLength");
+  const bufferLength = getter(ArrayBuffer.prototype, "byteLength");
+  const bufferDetached = getter(ArrayBuffer.prototype, "detached");
+  const bufferResizable = getter(ArrayBuffer.prototype, "resizable");
+  const bufferMaxLength = getter(ArrayBuffer.prototype, "maxByteLength");
+  const mapSize = getter(Map.prototype, "size");
+  const mapForEach = uncurry(Map.prototype.forEach);
+  const mapSet = uncurry(Map.prototype.set);
+  const setSize = getter(Set.prototype, "size");
+  const setForEach = uncurry(Set.prototype.forEach);
+  const setAdd = uncurry(Set.prototype.add);
+  const dateValue = uncurry(Date.prototype.getTime);
+  const regExpSource = getter(RegExp.prototype, "source");
+  const REGEXP_FLAGS = [["d", "hasIndices"], ["g", "global"], ["i", "ignoreCase"], ["m", "multiline"],
+    ["s", "dotAll"], ["u", "unicode"], ["v", "unicodeSets"], ["y", "sticky"]]
+    .filter(([, name]) => getOwnPropertyDescriptor(RegExp.prototype, name))
+    .map(([flag, name]) => [flag, getter(RegExp.prototype, name)]);
+  const isError = Error.isError ?? ((value) => objectTag(value) === "[object Error]");
+  const WRAPPERS = { __proto__: null };
+  for (const Type of [Boolean, Number, String, BigInt]) WRAPPERS[Type.name] = uncurry(Type.prototype.valueOf);
+  const TYPED_ARRAYS = { __proto__: null };
+  for (const name of ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array",
+    "Int32Array", "Uint32Array", "Float16Array", "Float32Array", "Float64Array", "BigInt64Array",
+    "BigUint64Array"]) {
+    if (typeof globalThis[name] === "function") TYPED_ARRAYS[name] = globalThis[name];
+  }
+  const ERRORS = { __proto__: null };
+  for (const Type of [Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError]) {
+    ERRORS[Type.name] = Type;
+  }
+  const DOMExceptionCtor = globalThis.DOMException;
+  // Objects with internal state that has no serialization, and Palisade's web API objects,
+  // which are platform objects in the web platform and just as uncloneable there.
+  const UNCLONEABLE = new Set(["Arguments", "Symbol", "WeakMap", "WeakSet", "WeakRef", "FinalizationRegistry",
+    "Promise", "Generator", "AsyncGenerator", "Array Iterator", "Map Iterator", "Set Iterator",
+    "String Iterator", "RegExp String Iterator", "Iterator Helper", "DisposableStack",
+    "AsyncDisposableStack", "Module", "SharedArrayBuffer", "Headers", "Headers Iterator", "URLSearchParams",
+    "URLSearchParams Iterator", "URL", "Request", "Response", "EventTarget", "Event",
+    "AbortController", "AbortSignal", "TextEncoder", "TextDecoder"]);
+
+  // CreateDataProperty on a fresh object: plain assignment is the same unless the key is
+  // inherited (`__proto__`, or something a guest put on a prototype), which could hit a setter.
+  const defineData = (target, key, value) => {
+    if (key in target) defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+    else target[key] = value;
+  };
+
+  const cloneBuffer = (buffer) => {
+    if (bufferDetached(buffer)) throw dataCloneError("A detached ArrayBuffer could not be cloned.");
+    const length = bufferLength(buffer);
+    const copy = bufferResizable(buffer)
+      ? new ArrayBuffer(length, { maxByteLength: bufferMaxLength(buffer) })
+      : new ArrayBuffer(length);
+    new Uint8Array(copy).set(new Uint8Array(buffer, 0, length));
+    return copy;
+  };
+
+  const cloneError = (error, Type, message, name) => {
+    const copy = Type === DOMExceptionCtor ? new Type(message, name) : new Type(message);
+    const { stack } = error;
+    if (typeof stack === "string") {
+      defineProperty(copy, "stack", { value: stack, writable: true, configurable: true, enumerable: false });
+    }
+    return copy;
+  };
+
+  // A clone of one object. Containers come back empty, with a frame on `frames` to fill them.
+  const cloneObject = (value, clone, frames) => {
+    if (typeof value === "function") throw dataCloneError("A function could not be cloned.");
+    if (value === globalThis) throw dataCloneError("The global object could not be cloned.");
+    if (isView(value)) {
+      const name = typedArrayName(value);
+      if (name === undefined) {
+        const buffer = clone(dataViewBuffer(value));
+        return new DataView(buffer, dataViewOffset(value), dataViewLength(value));
+      }
+      return new TYPED_ARRAYS[name](clone(typedArrayBuffer(value)), typedArrayOffset(value), typedArrayLength(value));
+    }
+    if (isArray(value)) {
+      const copy = new Array(value.length);
+      frames.push({ kind: "object", source: value, target: copy, items: ownKeys(value), index: 0 });
+      return copy;
+    }
+    const tag = objectTag(value).slice(8, -1);
+    switch (tag) {
+      case "Boolean": case "Number": case "String": case "BigInt":
+        if (is(WRAPPERS[tag], value)) return Object(WRAPPERS[tag](value));
+        break;
+      case "Date":
+        if (is(dateValue, value)) return new Date(dateValue(value));
+        break;
+      case "RegExp":
+        if (value !== RegExp.prototype && is(regExpSource, value)) {
+          const flags = REGEXP_FLAGS.map(([flag, get]) => (get(value) ? flag : "")).join("");
+          return new RegExp(regExpSource(value), flags);
+        }
+        break;
+      case "ArrayBuffer":
+        if (is(bufferLength, value)) return cloneBuffer(value);
+        break;
+      case "Map":
+        if (is(mapSize, value)) {
+          const items = [];
+          mapForEach(value, (entryValue, entryKey) => items.push(entryKey, entryValue));
+          const copy = new Map();
+          frames.push({ kind: "map", target: copy, items, index: 0, key: undefined });
+          return copy;
+        }
+        break;
+      case "Set":
+        if (is(setSize, value)) {
+          const items = [];
+          setForEach(value, (entry) => items.push(entry));
+          const copy = new Set();
+          frames.push({ kind: "set", target: copy, items, index: 0 });
+          return copy;
+        }
+        break;
+      case "DOMException":
+        if (typeof DOMExceptionCtor === "function" && value instanceof DOMExceptionCtor) {
+          return cloneError(value, DOMExceptionCtor, `${value.message}`, `${value.name}`);
+        }
+        break;
+    }
+    if (UNCLONEABLE.has(tag)) throw dataCloneError(`${tag} object could not be cloned.`);
+    if (isError(value)) {
+      const { name } = value;
+      const desc = getOwnPropertyDescriptor(value, "message");
+      const message = desc && "value" in desc ? `${desc.value}` : undefined;
+      const Type = typeof name === "string" && ERRORS[name] ? ERRORS[name] : Error;
+      return cloneError(value, Type, message);
+    }
+    const copy = {};
+    frames.push({ kind: "object", source: value, target: copy, items: ownKeys(value), index: 0 });
+    return copy;
+  };
+
+  function checkTransfer(options) {
+    if (options === undefined || options === null) return;
+    if (typeof options !== "object" && typeof options !== "function") {
+      throw new TypeError("structuredClone: options must be an object");
+    }
+    const { transfer } = options;
+    if (transfer === undefined) return;
+    if (Object(transfer) !== transfer || typeof transfer[Symbol.iterator] !== "function") {
+      throw new TypeError("structuredClone: options.transfer must be a sequence of objects");
+    }
+    const list = [...transfer];
+    if (list.some((item) => Object(item) !== item)) {
+      throw new TypeError("structuredClone: options.transfer must be a sequence of objects");
+    }
+    if (list.length > 0) throw dataCloneError("Transferring objects is not supported.");
+  }
+
+  function structuredClone(value, options = undefined) {
+    if (arguments.length === 0) throw new TypeError("structuredClone: 1 argument required, but only 0 present");
+    checkTransfer(options);
+    const memory = new Map();
+    const frames = [];
+    const clone = (input) => {
+      if (typeof input === "symbol") throw dataCloneError("A symbol could not be cloned.");
+      if ((typeof input !== "object" || input === null) && typeof input !== "function") return input;
+      let copy = memory.get(input);
+      if (copy === undefined) {
+        copy = cloneObject(input, clone, frames);
+        memory.set(input, copy);
+      }
+      return copy;
+    };
+    const result = clone(value);
+    // Depth-first, one member at a time, so getters run in the order the spec's recursion would.
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1];
+      if (frame.index === frame.items.length) {
+        frames.pop();
+        continue;
+      }
+      const item = frame.items[frame.index++];
+      if (frame.kind === "object") {
+        if (hasOwn(frame.source, item)) defineData(frame.target, item, clone(frame.source[item]));
+      } else if (frame.kind === "set") {
+        setAdd(frame.target, clone(item));
+      } else if (frame.index % 2 === 1) {
+        frame.key = clone(item);
+      } else {
+        mapSet(frame.target, frame.key, clone(item));
+      }
+    }
+    return result;
+  }
+
+  defineGlobal("structuredClone", structuredClone);
+})();

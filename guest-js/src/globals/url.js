@@ -1,0 +1,73 @@
+// `URL` over the host-side WHATWG parser (url.rs). Parts are kept as one array:
+// [href, origin, protocol, username, password, host, hostname, port, pathname, search, hash].
+(function (parse, set) {
+  "use strict";
+  const SP = globalThis.URLSearchParams;
+  const bind = SP[Symbol.for("palisade.urlsp.bind")];
+  const reset = SP[Symbol.for("palisade.urlsp.reset")];
+  const INDEX = { protocol: 2, username: 3, password: 4, host: 5, hostname: 6, port: 7, pathname: 8, search: 9, hash: 10 };
+
+  class URL {
+    #parts;
+    #params = null;
+
+    constructor(url, base) {
+      const parts = parse(String(url), base === undefined ? undefined : String(base));
+      if (!parts) throw new TypeError(`Invalid URL: ${String(url)}`);
+      this.#parts = parts;
+    }
+
+    static canParse(url, base) {
+      return parse(String(url), base === undefined ? undefined : String(base)) != null;
+    }
+
+    static parse(url, base) {
+      try {
+        return new URL(url, base);
+      } catch {
+        return null;
+      }
+    }
+
+    #set(part, value) {
+      const parts = set(this.#parts[0], part, String(value));
+      if (parts) this.#parts = parts;
+      if (part === "search" && this.#params) reset(this.#params, this.#parts[9].slice(1));
+    }
+
+    get href() { return this.#parts[0]; }
+    set href(value) {
+      const parts = parse(String(value), undefined);
+      if (!parts) throw new TypeError(`Invalid URL: ${String(value)}`);
+      this.#parts = parts;
+      if (this.#params) reset(this.#params, parts[9].slice(1));
+    }
+    get origin() { return this.#parts[1]; }
+    get searchParams() {
+      if (!this.#params) {
+        this.#params = new SP(this.#parts[9]);
+        bind(this.#params, (query) => {
+          const parts = set(this.#parts[0], "search", query);
+          if (parts) this.#parts = parts;
+        });
+      }
+      return this.#params;
+    }
+    toString() { return this.#parts[0]; }
+    toJSON() { return this.#parts[0]; }
+
+    static {
+      for (const [name, index] of Object.entries(INDEX)) {
+        Object.defineProperty(URL.prototype, name, {
+          get() { return this.#parts[index]; },
+          set(value) { this.#set(name, value); },
+          enumerable: true,
+          configurable: true,
+        });
+      }
+    }
+  }
+
+  Object.defineProperty(URL.prototype, Symbol.toStringTag, { value: "URL", configurable: true });
+  Object.defineProperty(globalThis, "URL", { value: URL, writable: true, configurable: true, enumerable: false });
+})

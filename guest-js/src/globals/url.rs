@@ -1,0 +1,59 @@
+//! `URL`, parsed by the `url` crate (the WHATWG URL Standard), with `searchParams` kept in step
+//! through `URLSearchParams` (url_search_params.js). `fetch` parses its input with the same
+//! parser, so what a script sees is what the host is asked for.
+
+use javy::quickjs::prelude::Func;
+use javy::quickjs::{Ctx, Function, Result};
+use url::{Url, quirks};
+
+/// `[href, origin, protocol, username, password, host, hostname, port, pathname, search, hash]`.
+fn parts(url: &Url) -> Vec<String> {
+    vec![
+        quirks::href(url).to_owned(),
+        quirks::origin(url),
+        quirks::protocol(url).to_owned(),
+        quirks::username(url).to_owned(),
+        quirks::password(url).to_owned(),
+        quirks::host(url).to_owned(),
+        quirks::hostname(url).to_owned(),
+        quirks::port(url).to_owned(),
+        quirks::pathname(url).to_owned(),
+        quirks::search(url).to_owned(),
+        quirks::hash(url).to_owned(),
+    ]
+}
+
+fn url_parse(input: String, base: Option<String>) -> Option<Vec<String>> {
+    let url = match base {
+        Some(base) => Url::parse(&base).ok()?.join(&input).ok()?,
+        None => Url::parse(&input).ok()?,
+    };
+    Some(parts(&url))
+}
+
+/// Apply one WHATWG setter; `None` when `href` does not parse (it always does: it came from
+/// `url_parse`) or the new href is invalid.
+fn url_set(href: String, part: String, value: String) -> Option<Vec<String>> {
+    let mut url = Url::parse(&href).ok()?;
+    match part.as_str() {
+        "protocol" => quirks::set_protocol(&mut url, &value).ok()?,
+        "username" => quirks::set_username(&mut url, &value).ok()?,
+        "password" => quirks::set_password(&mut url, &value).ok()?,
+        "host" => quirks::set_host(&mut url, &value).ok()?,
+        "hostname" => quirks::set_hostname(&mut url, &value).ok()?,
+        "port" => quirks::set_port(&mut url, &value).ok()?,
+        "pathname" => quirks::set_pathname(&mut url, &value),
+        "search" => quirks::set_search(&mut url, &value),
+        "hash" => quirks::set_hash(&mut url, &value),
+        _ => return None,
+    }
+    Some(parts(&url))
+}
+
+const PRELUDE: &str = include_str!("url.js");
+
+/// Install `URL`. Runs once, before the snapshot; `URLSearchParams` must exist already.
+pub fn register(cx: &Ctx<'_>) -> Result<()> {
+    let prelude: Function = cx.eval(PRELUDE)?;
+    prelude.call((Func::from(url_parse), Func::from(url_set)))
+}

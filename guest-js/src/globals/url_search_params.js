@@ -1,0 +1,263 @@
+/**
+ * `URLSearchParams` for Palisade guests, per the WHATWG URL standard: the
+ * application/x-www-form-urlencoded parser and serializer over an ordered list of name-value
+ * pairs. Two symbol-keyed static hooks let Palisade's URL keep its query in sync:
+ * `palisade.urlsp.bind` registers a callback that gets the serialization after each mutation,
+ * and `palisade.urlsp.reset` replaces the list from a query string without calling it.
+ */
+(() => {
+  "use strict";
+
+  const { encodeURIComponent } = globalThis;
+  const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+  const toUSVString = String.prototype.toWellFormed
+    ? (value) => `${value}`.toWellFormed()
+    : (value) => `${value}`.replace(LONE_SURROGATE, "\uFFFD");
+
+  const requireArgs = (args, count, method) => {
+    if (args.length < count) {
+      throw new TypeError(`URLSearchParams.${method}: ${count} argument${count > 1 ? "s" : ""} required, but only ${args.length} present`);
+    }
+  };
+
+  // UTF-8 decode a run of %XX escapes, with U+FFFD for each maximal invalid subpart (WHATWG Encoding).
+  function decodeEscapes(run) {
+    let out = "", codePoint = 0, needed = 0, seen = 0, lower = 0x80, upper = 0xbf;
+    for (let i = 1; i < run.length; i += 3) {
+      const byte = parseInt(run.slice(i, i + 2), 16);
+      if (needed === 0) {
+        if (byte < 0x80) {
+          out += String.fromCharCode(byte);
+        } else if (byte >= 0xc2 && byte <= 0xdf) {
+          needed = 1;
+          codePoint = byte & 0x1f;
+        } else if (byte >= 0xe0 && byte <= 0xef) {
+          if (byte === 0xe0) lower = 0xa0;
+          if (byte === 0xed) upper = 0x9f;
+          needed = 2;
+          codePoint = byte & 0xf;
+        } else if (byte >= 0xf0 && byte <= 0xf4) {
+          if (byte === 0xf0) lower = 0x90;
+          if (byte === 0xf4) upper = 0x8f;
+          needed = 3;
+          codePoint = byte & 0x7;
+        } else {
+          out += "\uFFFD";
+        }
+      } else if (byte < lower || byte > upper) {
+        // Not a continuation: the sequence so far is one error, and this byte starts afresh.
+        out += "\uFFFD";
+        needed = seen = 0;
+        lower = 0x80;
+        upper = 0xbf;
+        i -= 3;
+      } else {
+        lower = 0x80;
+        upper = 0xbf;
+        codePoint = (codePoint << 6) | (byte & 0x3f);
+        if (++seen === needed) {
+          out += String.fromCodePoint(codePoint);
+          needed = seen = 0;
+        }
+      }
+    }
+    return needed === 0 ? out : `${out}\uFFFD`;
+  }
+
+  // Characters outside escapes are already whole code points, so each run of escapes decodes alone.
+  const decode = (text) => {
+    if (text.includes("+")) text = text.replaceAll("+", " ");
+    return text.includes("%") ? text.replace(/(?:%[0-9A-Fa-f]{2})+/g, decodeEscapes) : text;
+  };
+
+  function parse(query) {
+    const list = [];
+    for (const sequence of query.split("&")) {
+      if (sequence === "") continue;
+      const eq = sequence.indexOf("=");
+      list.push(eq < 0 ? [decode(sequence), ""] : [decode(sequence.slice(0, eq)), decode(sequence.slice(eq + 1))]);
+    }
+    return list;
+  }
+
+  // encodeURIComponent keeps A-Z a-z 0-9 and -_.!~*'(); the form-urlencoded set keeps only *-._
+  const encode = (text) => (/^[\w*.-]*$/.test(text) ? text : encodeURIComponent(text).replace(/%20|[!'()~]/g,
+    (match) => (match === "%20" ? "+" : `%${match.charCodeAt(0).toString(16).toUpperCase()}`)));
+  const serialize = (list) => list.map(([name, value]) => `${encode(name)}=${encode(value)}`).join("&");
+
+  let listOf, bind, reset;
+
+  class URLSearchParams {
+    #list = [];
+    #onUpdate = null;
+
+    constructor(init = "") {
+      if ((typeof init === "object" && init !== null) || typeof init === "function") {
+        if (init[Symbol.iterator] != null) {
+          for (const pair of init) {
+            if ((typeof pair !== "object" || pair === null) && typeof pair !== "function") {
+              throw new TypeError("URLSearchParams: each pair must be a sequence of a name and a value");
+            }
+            const items = [...pair];
+            if (items.length !== 2) {
+              throw new TypeError("URLSearchParams: each pair must be a sequence of exactly a name and a value");
+            }
+            this.#list.push([toUSVString(items[0]), toUSVString(items[1])]);
+          }
+        } else {
+          const record = new Map();
+          for (const key of Reflect.ownKeys(init)) {
+            if (Reflect.getOwnPropertyDescriptor(init, key)?.enumerable) {
+              record.set(toUSVString(key), toUSVString(init[key]));
+            }
+          }
+          this.#list = [...record];
+        }
+      } else {
+        const query = toUSVString(init);
+        this.#list = parse(query.startsWith("?") ? query.slice(1) : query);
+      }
+    }
+
+    #update() {
+      if (this.#onUpdate !== null) this.#onUpdate(serialize(this.#list));
+    }
+
+    get size() {
+      return this.#list.length;
+    }
+
+    append(name, value) {
+      requireArgs(arguments, 2, "append");
+      this.#list.push([toUSVString(name), toUSVString(value)]);
+      this.#update();
+    }
+
+    delete(name, value = undefined) {
+      requireArgs(arguments, 1, "delete");
+      name = toUSVString(name);
+      if (value === undefined) this.#list = this.#list.filter((pair) => pair[0] !== name);
+      else {
+        value = toUSVString(value);
+        this.#list = this.#list.filter((pair) => pair[0] !== name || pair[1] !== value);
+      }
+      this.#update();
+    }
+
+    get(name) {
+      requireArgs(arguments, 1, "get");
+      name = toUSVString(name);
+      const pair = this.#list.find((entry) => entry[0] === name);
+      return pair === undefined ? null : pair[1];
+    }
+
+    getAll(name) {
+      requireArgs(arguments, 1, "getAll");
+      name = toUSVString(name);
+      return this.#list.filter((pair) => pair[0] === name).map((pair) => pair[1]);
+    }
+
+    has(name, value = undefined) {
+      requireArgs(arguments, 1, "has");
+      name = toUSVString(name);
+      if (value === undefined) return this.#list.some((pair) => pair[0] === name);
+      value = toUSVString(value);
+      return this.#list.some((pair) => pair[0] === name && pair[1] === value);
+    }
+
+    set(name, value) {
+      requireArgs(arguments, 2, "set");
+      name = toUSVString(name);
+      value = toUSVString(value);
+      const first = this.#list.findIndex((pair) => pair[0] === name);
+      if (first < 0) this.#list.push([name, value]);
+      else {
+        this.#list[first][1] = value;
+        this.#list = this.#list.filter((pair, i) => i <= first || pair[0] !== name);
+      }
+      this.#update();
+    }
+
+    sort() {
+      this.#list.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      this.#update();
+    }
+
+    forEach(callback, thisArg = undefined) {
+      requireArgs(arguments, 1, "forEach");
+      if (typeof callback !== "function") throw new TypeError("URLSearchParams.forEach: callback is not a function");
+      for (let i = 0; i < this.#list.length; i++) {
+        const [name, value] = this.#list[i];
+        callback.call(thisArg, value, name, this);
+      }
+    }
+
+    keys() {
+      return new ParamsIterator(this, "key");
+    }
+
+    values() {
+      return new ParamsIterator(this, "value");
+    }
+
+    entries() {
+      return new ParamsIterator(this, "key+value");
+    }
+
+    toString() {
+      return serialize(this.#list);
+    }
+
+    static {
+      listOf = (params) => params.#list;
+      bind = (params, onUpdate) => {
+        if (onUpdate !== null && typeof onUpdate !== "function") throw new TypeError("onUpdate must be a function or null");
+        params.#onUpdate = onUpdate;
+      };
+      reset = (params, query) => {
+        params.#list = query == null ? [] : parse(toUSVString(query));
+      };
+    }
+  }
+
+  class ParamsIterator {
+    #params;
+    #kind;
+    #index = 0;
+
+    constructor(params, kind) {
+      this.#params = params;
+      this.#kind = kind;
+    }
+
+    next() {
+      const list = listOf(this.#params);
+      if (this.#index >= list.length) return { value: undefined, done: true };
+      const [name, value] = list[this.#index++];
+      return { value: this.#kind === "key" ? name : this.#kind === "value" ? value : [name, value], done: false };
+    }
+  }
+
+  const IteratorPrototype = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+  Object.setPrototypeOf(ParamsIterator.prototype, IteratorPrototype);
+  delete ParamsIterator.prototype.constructor;
+
+  // Web IDL members are enumerable; @@iterator is the same function as entries.
+  const proto = URLSearchParams.prototype;
+  for (const target of [proto, ParamsIterator.prototype]) {
+    for (const key of Object.getOwnPropertyNames(target)) {
+      if (key !== "constructor") Object.defineProperty(target, key, { enumerable: true });
+    }
+  }
+  Object.defineProperty(proto, Symbol.iterator, { value: proto.entries, writable: true, configurable: true });
+  Object.defineProperty(proto, Symbol.toStringTag, { value: "URLSearchParams", configurable: true });
+  Object.defineProperty(ParamsIterator.prototype, Symbol.toStringTag, { value: "URLSearchParams Iterator", configurable: true });
+
+  const hook = (name, value) => Object.defineProperty(URLSearchParams, Symbol.for(name), { value });
+  hook("palisade.urlsp.bind", bind);
+  hook("palisade.urlsp.reset", reset);
+
+  Object.defineProperty(globalThis, "URLSearchParams", {
+    value: URLSearchParams, writable: true, configurable: true, enumerable: false,
+  });
+})();

@@ -1,0 +1,557 @@
+//! `[http]` and `[secrets]` resolved: which URLs a script may fetch, which private address
+//! ranges a rule opens, the per-call budgets, the rate limit, and the headers the host injects.
+
+use super::raw::{RawHttp, RawSecret};
+use super::units::{ByteSize, HumanDuration};
+use super::{PolicyError, Source};
+use ipnet::IpNet;
+use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+
+/// Network access the policy grants. Absent from a policy means no network at all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Http {
+    /// Requests per script call.
+    pub max_requests: u32,
+    /// Request body bytes per script call, all requests together.
+    pub max_request_body: ByteSize,
+    /// Response body bytes per script call, all responses together, counted after decompression.
+    pub max_response_body: ByteSize,
+    /// Time for one request, from connect to the last body byte.
+    pub timeout: HumanDuration,
+    /// Requests per period across all calls under this policy, when limited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// Private, loopback and other non-public ranges that rules may reach. Empty by default.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow_private: Vec<IpNet>,
+    /// Allowed targets; the first rule that matches decides.
+    pub allow: Vec<HttpRule>,
+}
+
+/// A rate: `count` requests per `per`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    pub count: u32,
+    pub per: Duration,
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unit = match self.per.as_secs() {
+            1 => "s",
+            60 => "min",
+            _ => "h",
+        };
+        write!(f, "{}/{unit}", self.count)
+    }
+}
+
+impl Serialize for Rate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// One allowed target: `scheme://host[:port]/path-prefix`, with methods and injected headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRule {
+    /// The rule as written, for errors and `policy check`.
+    pub url: String,
+    pub scheme: String,
+    pub host: HostPattern,
+    pub port: u16,
+    /// Requests whose path starts with this prefix match; `/` matches every path.
+    pub path: String,
+    /// Upper-case method names.
+    pub methods: Vec<String>,
+    /// Headers the host sets on matching requests, secrets resolved; never shown to the script.
+    pub headers: Vec<(String, HeaderValue)>,
+}
+
+/// A rule's host: exact, or `*.suffix` for any subdomain of suffix (not suffix itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostPattern {
+    Exact(String),
+    Subdomains(String),
+}
+
+impl HostPattern {
+    pub fn matches(&self, host: &str) -> bool {
+        match self {
+            HostPattern::Exact(h) => h == host,
+            HostPattern::Subdomains(suffix) => host
+                .strip_suffix(suffix.as_str())
+                .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
+        }
+    }
+}
+
+/// A header value template: the text as written and the value with secrets filled in.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HeaderValue {
+    pub template: String,
+    pub value: String,
+    /// The secret values used in it, so that they can be redacted wherever they show up.
+    pub secrets: Vec<String>,
+}
+
+impl fmt::Debug for HeaderValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The template names the secret; the value never leaves the host.
+        write!(f, "{:?}", self.template)
+    }
+}
+
+impl Serialize for HttpRule {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("url", &self.url)?;
+        map.serialize_entry("methods", &self.methods)?;
+        if !self.headers.is_empty() {
+            let headers: BTreeMap<&str, &str> = self
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.template.as_str()))
+                .collect();
+            map.serialize_entry("headers", &headers)?;
+        }
+        map.end()
+    }
+}
+
+impl Http {
+    /// Every secret value used by a rule, for redaction.
+    pub fn secret_values(&self) -> Vec<String> {
+        let mut values: Vec<String> = self
+            .allow
+            .iter()
+            .flat_map(|r| {
+                r.headers
+                    .iter()
+                    .flat_map(|(_, v)| v.secrets.iter().cloned())
+            })
+            .collect();
+        values.sort();
+        values.dedup();
+        values
+    }
+}
+
+/// Where a `[secrets]` entry comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SecretSource {
+    /// An environment variable of the host process.
+    Env(String),
+    /// A file on the host (relative to the policy file); surrounding whitespace is trimmed.
+    File(String),
+}
+
+const DEFAULT_MAX_REQUESTS: u32 = 20;
+const DEFAULT_MAX_REQUEST_BODY: ByteSize = ByteSize(1 << 20);
+const DEFAULT_MAX_RESPONSE_BODY: ByteSize = ByteSize(8 << 20);
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_METHODS: &[&str] = &["GET", "HEAD"];
+const BODY_LIMIT: ByteSize = ByteSize(1 << 30);
+
+pub(super) fn resolve_secrets(
+    raw: &BTreeMap<String, toml::Spanned<RawSecret>>,
+    source: &Source<'_>,
+) -> Result<BTreeMap<String, (SecretSource, String)>, PolicyError> {
+    let base = match source.file.and_then(Path::parent) {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let mut out = BTreeMap::new();
+    for (name, secret) in raw {
+        let key = format!("secrets.{name}");
+        let span = Some(secret.span());
+        let (from, value) = match secret.get_ref() {
+            RawSecret {
+                env: Some(var),
+                file: None,
+            } => {
+                let value = std::env::var(var).map_err(|_| {
+                    source.error(
+                        &key,
+                        span.clone(),
+                        format!("the environment variable `{var}` is not set"),
+                    )
+                })?;
+                (SecretSource::Env(var.clone()), value)
+            }
+            RawSecret {
+                env: None,
+                file: Some(file),
+            } => {
+                let text = std::fs::read_to_string(base.join(file)).map_err(|e| {
+                    source.error(&key, span.clone(), format!("cannot read `{file}`: {e}"))
+                })?;
+                (SecretSource::File(file.clone()), text.trim().to_owned())
+            }
+            _ => {
+                return Err(source.error(
+                    &key,
+                    span,
+                    "a secret names exactly one source: { env = \"VAR\" } or { file = \"path\" }",
+                ));
+            }
+        };
+        if value.is_empty() {
+            return Err(source.error(&key, span, "the secret is empty"));
+        }
+        if value.chars().any(|c| c.is_control()) {
+            return Err(source.error(
+                &key,
+                span,
+                "the secret contains control characters and cannot go in a header",
+            ));
+        }
+        out.insert(name.clone(), (from, value));
+    }
+    Ok(out)
+}
+
+pub(super) fn resolve(
+    raw: &RawHttp,
+    secrets: &BTreeMap<String, (SecretSource, String)>,
+    source: &Source<'_>,
+) -> Result<Http, PolicyError> {
+    let max_requests = match &raw.max_requests {
+        Some(n) if *n.get_ref() == 0 || *n.get_ref() > 10_000 => {
+            return Err(source.error(
+                "http.max_requests",
+                Some(n.span()),
+                "must be 1 to 10000; remove [http] to deny the network",
+            ));
+        }
+        Some(n) => *n.get_ref(),
+        None => DEFAULT_MAX_REQUESTS,
+    };
+    let size = |value: &Option<toml::Spanned<ByteSize>>, key: &str, default: ByteSize| match value {
+        Some(v) if *v.get_ref() > BODY_LIMIT => Err(source.error(
+            key,
+            Some(v.span()),
+            format!("{} is over the {BODY_LIMIT} limit", v.get_ref()),
+        )),
+        Some(v) => Ok(*v.get_ref()),
+        None => Ok(default),
+    };
+    let max_request_body = size(
+        &raw.max_request_body,
+        "http.max_request_body",
+        DEFAULT_MAX_REQUEST_BODY,
+    )?;
+    let max_response_body = size(
+        &raw.max_response_body,
+        "http.max_response_body",
+        DEFAULT_MAX_RESPONSE_BODY,
+    )?;
+    let timeout = match &raw.timeout {
+        Some(t) if t.get_ref().0.is_zero() || t.get_ref().0 > Duration::from_secs(3600) => {
+            return Err(source.error("http.timeout", Some(t.span()), "must be between 1ms and 1h"));
+        }
+        Some(t) => *t.get_ref(),
+        None => HumanDuration(DEFAULT_TIMEOUT),
+    };
+    let rate = match &raw.rate {
+        Some(text) => Some(parse_rate(text.get_ref()).ok_or_else(|| {
+            source.error(
+                "http.rate",
+                Some(text.span()),
+                format!(
+                    "`{}` is not a rate; write requests per period, such as \"10/s\", \
+                     \"600/min\" or \"5000/h\"",
+                    text.get_ref()
+                ),
+            )
+        })?),
+        None => None,
+    };
+    let mut allow_private = Vec::new();
+    for (i, net) in raw.allow_private.iter().enumerate() {
+        let text = net.get_ref();
+        let parsed = text
+            .parse::<IpNet>()
+            .or_else(|_| text.parse::<std::net::IpAddr>().map(IpNet::from))
+            .map_err(|_| {
+                source.error(
+                    &format!("http.allow_private[{i}]"),
+                    Some(net.span()),
+                    format!("`{text}` is not an address or CIDR range such as \"10.0.0.0/8\""),
+                )
+            })?;
+        allow_private.push(parsed.trunc());
+    }
+    let mut allow = Vec::new();
+    for (i, rule) in raw.allow.iter().enumerate() {
+        let key = format!("http.allow[{i}]");
+        let span = Some(rule.span());
+        let r = rule.get_ref();
+        let (scheme, host, port, path) = parse_rule_url(&r.url).map_err(|m| {
+            source.error(
+                &format!("{key}.url"),
+                span.clone(),
+                format!("`{}`: {m}", r.url),
+            )
+        })?;
+        let methods = match &r.methods {
+            None => DEFAULT_METHODS.iter().map(|m| (*m).to_owned()).collect(),
+            Some(methods) => {
+                let mut out = Vec::new();
+                for m in methods {
+                    let upper = m.to_ascii_uppercase();
+                    if upper.is_empty() || !upper.bytes().all(|b| b.is_ascii_alphabetic()) {
+                        return Err(source.error(
+                            &format!("{key}.methods"),
+                            span,
+                            format!("`{m}` is not an HTTP method"),
+                        ));
+                    }
+                    out.push(upper);
+                }
+                out
+            }
+        };
+        let mut headers = Vec::new();
+        for (name, template) in &r.headers {
+            let hkey = format!("{key}.headers.{name}");
+            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                return Err(source.error(&hkey, span, format!("`{name}` is not a header name")));
+            }
+            let value = fill_secrets(template, secrets)
+                .map_err(|m| source.error(&hkey, span.clone(), m))?;
+            headers.push((name.to_ascii_lowercase(), value));
+        }
+        allow.push(HttpRule {
+            url: r.url.clone(),
+            scheme,
+            host,
+            port,
+            path,
+            methods,
+            headers,
+        });
+    }
+    Ok(Http {
+        max_requests,
+        max_request_body,
+        max_response_body,
+        timeout,
+        rate,
+        allow_private,
+        allow,
+    })
+}
+
+/// Fill `${secret:NAME}` references from the resolved secrets.
+fn fill_secrets(
+    template: &str,
+    secrets: &BTreeMap<String, (SecretSource, String)>,
+) -> Result<HeaderValue, String> {
+    let mut value = String::new();
+    let mut used = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        value.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("`{template}` has an unclosed `${{`"))?;
+        let reference = &after[..end];
+        let name = reference.strip_prefix("secret:").ok_or_else(|| {
+            format!("`${{{reference}}}` is not a reference; write `${{secret:NAME}}`")
+        })?;
+        let (_, secret) = secrets.get(name).ok_or_else(|| {
+            format!("the secret `{name}` is not defined; add it to [secrets] (secrets.{name} = {{ env = \"VAR\" }})")
+        })?;
+        value.push_str(secret);
+        used.push(secret.clone());
+        rest = &after[end + 1..];
+    }
+    value.push_str(rest);
+    if http::HeaderValue::from_str(&value).is_err() {
+        return Err(format!("`{template}` is not a valid header value"));
+    }
+    Ok(HeaderValue {
+        template: template.to_owned(),
+        value,
+        secrets: used,
+    })
+}
+
+fn parse_rate(text: &str) -> Option<Rate> {
+    let (count, unit) = text.split_once('/')?;
+    let count: u32 = count.trim().replace('_', "").parse().ok()?;
+    let per = match unit.trim() {
+        "s" | "sec" | "second" => Duration::from_secs(1),
+        "m" | "min" | "minute" => Duration::from_secs(60),
+        "h" | "hour" => Duration::from_secs(3600),
+        _ => return None,
+    };
+    (count > 0).then_some(Rate { count, per })
+}
+
+/// Split a rule URL: `https://api.example.com/v1/`, `http://localhost:8080`, `https://*.example.com`.
+fn parse_rule_url(url: &str) -> Result<(String, HostPattern, u16, String), String> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or("write a URL such as \"https://api.example.com/v1/\"")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return Err("the scheme must be http or https".into()),
+    };
+    let (authority, path) = match rest.find(['/', '?', '#']) {
+        Some(i) if rest[i..].starts_with('/') => (&rest[..i], &rest[i..]),
+        Some(_) => return Err("a rule has no query or fragment".into()),
+        None => (rest, "/"),
+    };
+    if path.contains(['?', '#', '%', '\\']) {
+        return Err("a rule's path is a plain prefix, without `?`, `#`, `%` or `\\`".into());
+    }
+    if path.split('/').any(|s| s == "." || s == "..") {
+        return Err("a rule's path has no `.` or `..` segments".into());
+    }
+    if authority.contains('@') {
+        return Err("a rule has no user name or password".into());
+    }
+    let (host, port) = split_host_port(authority).ok_or("the port is not a number")?;
+    let port = port.unwrap_or(default_port);
+    let host = host.to_ascii_lowercase();
+    let host = host.strip_suffix('.').unwrap_or(&host).to_owned();
+    let pattern = if let Some(suffix) = host.strip_prefix("*.") {
+        if suffix.is_empty() || suffix.contains('*') {
+            return Err("`*.` must be followed by a domain".into());
+        }
+        HostPattern::Subdomains(canonical_host(suffix).map_err(|e| e.to_string())?)
+    } else {
+        if host.contains('*') {
+            return Err("`*` is only allowed as a leading `*.`".into());
+        }
+        HostPattern::Exact(canonical_host(&host).map_err(|e| e.to_string())?)
+    };
+    Ok((scheme, pattern, port, path.to_owned()))
+}
+
+/// Split `host:port`, `[v6]:port`, `host`; `None` when the port is not a number.
+pub(crate) fn split_host_port(authority: &str) -> Option<(&str, Option<u16>)> {
+    if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let host = &authority[..host.len() + 2];
+        return match after.strip_prefix(':') {
+            Some(port) => Some((host, Some(port.parse().ok()?))),
+            None if after.is_empty() => Some((host, None)),
+            None => None,
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) => Some((host, Some(port.parse().ok()?))),
+        None => Some((authority, None)),
+    }
+}
+
+/// Why a host is not acceptable as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HostError {
+    Invalid(String),
+    /// An IPv4 address in a form other than dotted decimal (`2130706433`, `0x7f.1`, `0177.0.0.1`).
+    NonCanonicalIpv4 {
+        written: String,
+        canonical: String,
+    },
+}
+
+impl fmt::Display for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostError::Invalid(host) => write!(f, "`{host}` is not a valid host name"),
+            HostError::NonCanonicalIpv4 { written, canonical } => write!(
+                f,
+                "`{written}` is an IPv4 address in a non-standard form; write it as {canonical}"
+            ),
+        }
+    }
+}
+
+/// The canonical spelling of a host: lower case, no trailing dot, IDNA for names, dotted
+/// decimal for IPv4 (other numeric forms are refused, never reinterpreted), `[..]` for IPv6.
+pub(crate) fn canonical_host(host: &str) -> Result<String, HostError> {
+    let trimmed = host.strip_suffix('.').unwrap_or(host);
+    if trimmed.is_empty() {
+        return Err(HostError::Invalid(host.to_owned()));
+    }
+    match url::Host::parse(trimmed) {
+        Ok(url::Host::Domain(name)) => Ok(name),
+        Ok(url::Host::Ipv4(ip)) => {
+            let canonical = ip.to_string();
+            if trimmed == canonical {
+                Ok(canonical)
+            } else {
+                Err(HostError::NonCanonicalIpv4 {
+                    written: host.to_owned(),
+                    canonical,
+                })
+            }
+        }
+        Ok(url::Host::Ipv6(ip)) => Ok(format!("[{ip}]")),
+        Err(_) => Err(HostError::Invalid(host.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_canonical_or_refused() {
+        assert_eq!(
+            canonical_host("API.Example.COM.").unwrap(),
+            "api.example.com"
+        );
+        assert_eq!(canonical_host("127.0.0.1").unwrap(), "127.0.0.1");
+        assert_eq!(
+            canonical_host("[::FFFF:7f00:1]").unwrap(),
+            "[::ffff:127.0.0.1]"
+        );
+        for odd in ["2130706433", "0x7f.0.0.1", "0177.0.0.1", "127.1"] {
+            assert!(
+                matches!(canonical_host(odd), Err(HostError::NonCanonicalIpv4 { .. })),
+                "{odd}"
+            );
+        }
+        assert!(canonical_host("a b").is_err());
+    }
+
+    #[test]
+    fn subdomain_patterns_need_a_label() {
+        let p = HostPattern::Subdomains("example.com".into());
+        assert!(p.matches("api.example.com"));
+        assert!(!p.matches("example.com"));
+        assert!(!p.matches("evilexample.com"));
+    }
+
+    #[test]
+    fn rule_urls_split() {
+        let (scheme, host, port, path) = parse_rule_url("http://LOCALHOST:8080/api/").unwrap();
+        assert_eq!(
+            (scheme.as_str(), host, port, path.as_str()),
+            (
+                "http",
+                HostPattern::Exact("localhost".into()),
+                8080,
+                "/api/"
+            )
+        );
+        assert!(parse_rule_url("https://u@example.com/").is_err());
+        assert!(parse_rule_url("ftp://example.com/").is_err());
+        assert!(parse_rule_url("https://example.com/a/../b").is_err());
+        assert_eq!(parse_rate("600/min").unwrap().per, Duration::from_secs(60));
+    }
+}

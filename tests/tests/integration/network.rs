@@ -1,0 +1,492 @@
+//! `fetch` through the host's gate, against real servers on 127.0.0.1: allowed requests, every
+//! bypass attempt refused by the right rule before any connection, budgets, timeouts, rate
+//! limits, secrets the script never sees, and overlapping requests in the event loop.
+
+use crate::support::*;
+use crate::upstream::Upstream;
+use palisade::{Decision, Policy, Script};
+use serde_json::Value;
+
+/// A policy that reaches `localhost:{port}` under `/api/`, loopback explicitly allowed.
+fn allowed(port: u16, extra: &str) -> Policy {
+    policy(&format!(
+        r#"
+name = "net-test"
+[http]
+allow_private = ["127.0.0.1/32", "::1/128"]
+{extra}
+[[http.allow]]
+url = "http://localhost:{port}/api/"
+methods = ["GET", "POST"]
+"#
+    ))
+}
+
+async fn run_js(policy: &Policy, source: &str) -> palisade::Outcome {
+    PALISADE
+        .run(policy, &Script::new("net.js", source), "null")
+        .await
+}
+
+fn json_output(outcome: &palisade::Outcome) -> Value {
+    serde_json::from_str(output(outcome)).unwrap()
+}
+
+/// A script that fetches each URL and reports how each attempt ended.
+const ATTEMPTS: &str = r#"
+export default async () => {
+  const out = [];
+  for (const url of URLS) {
+    try {
+      const r = await fetch(url);
+      out.push({ url, status: r.status });
+    } catch (e) {
+      out.push({ url, name: e.name, rule: e.rule ?? null, fix: e.fix ?? null, code: e.code ?? null });
+    }
+  }
+  return out;
+};
+"#;
+
+async fn attempts(policy: &Policy, urls: &[String]) -> Vec<Value> {
+    let source = ATTEMPTS.replace("URLS", &serde_json::to_string(urls).unwrap());
+    let outcome = run_js(policy, &source).await;
+    json_output(&outcome).as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn an_allowed_request_reaches_the_upstream_and_is_audited() {
+    let up = Upstream::start().await;
+    let p = allowed(up.port(), "");
+    let outcome = run_js(
+        &p,
+        &format!(
+            r#"export default async () => {{
+              const r = await fetch("http://localhost:{}/api/hello");
+              return {{ status: r.status, ok: r.ok, type: r.headers.get("content-type"), body: await r.json() }};
+            }};"#,
+            up.port()
+        ),
+    )
+    .await;
+    assert_eq!(
+        json_output(&outcome),
+        serde_json::json!({"status": 200, "ok": true, "type": "application/json", "body": {"hello": "world"}})
+    );
+    let record = &outcome.audit[0];
+    assert_eq!(record.capability, "http");
+    assert_eq!(record.decision, Decision::Allow);
+    assert_eq!(record.rule, "http.allow[0]");
+    assert_eq!(
+        record.target,
+        format!("http://localhost:{}/api/hello", up.port())
+    );
+    assert_eq!(record.bytes_out, 17);
+    assert_eq!(record.policy_sha256, p.sha256());
+}
+
+#[tokio::test]
+async fn bypass_attempts_are_refused_by_the_right_rule_without_connecting() {
+    let up = Upstream::start().await;
+    let other = Upstream::start().await;
+    let port = up.port();
+    let p = allowed(port, "");
+    let urls = [
+        format!("http://localhost:{port}@evil.example/api/hello"),
+        format!("http://localhost:{port}/api/../admin"),
+        format!("http://localhost:{port}/api/%2e%2e/admin"),
+        format!("http://localhost:{port}/api/..%2fadmin"),
+        format!("http://localhost:{port}/api/%2E%2E%5Cadmin"),
+        format!("http://localhost:{}/api/hello", other.port()),
+        format!("https://localhost:{port}/api/hello"),
+        format!("http://127.0.0.1:{port}/api/hello"),
+        format!("http://2130706433:{port}/api/hello"),
+        format!("http://0177.0.0.1:{port}/api/hello"),
+        format!("http://0x7f000001:{port}/api/hello"),
+        format!("http://[::ffff:127.0.0.1]:{port}/api/hello"),
+        format!("http://localhost.evil.example:{port}/api/hello"),
+    ];
+    let results = attempts(&p, &urls).await;
+    let rules: Vec<&str> = results
+        .iter()
+        .map(|r| r["rule"].as_str().unwrap_or("<none>"))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            "http.userinfo",
+            "http.allow",
+            "http.allow",
+            "http.path",
+            "http.path",
+            "http.allow",
+            "http.allow",
+            "http.allow",
+            "http.allow",
+            "http.allow",
+            "http.allow",
+            "http.allow",
+            "http.allow",
+        ],
+        "{results:#?}"
+    );
+    assert!(results.iter().all(|r| r["name"] == "PolicyDeniedError"));
+    assert_eq!(
+        results[1]["fix"],
+        format!("[[http.allow]] url = \"http://localhost:{port}/\"")
+    );
+    assert_eq!(up.connections(), 0, "no refused request may connect");
+    assert_eq!(other.connections(), 0);
+}
+
+#[tokio::test]
+async fn private_addresses_are_refused_after_resolving_unless_allowed() {
+    let up = Upstream::start().await;
+    let port = up.port();
+    // Rules name these hosts, but nothing opens a private range.
+    let p = policy(&format!(
+        r#"
+[http]
+[[http.allow]]
+url = "http://localhost:{port}/"
+[[http.allow]]
+url = "http://169.254.169.254/"
+[[http.allow]]
+url = "http://[::ffff:7f00:1]:{port}/"
+[[http.allow]]
+url = "http://127.0.0.1:{port}/"
+"#
+    ));
+    let urls = [
+        format!("http://localhost:{port}/api/hello"),
+        format!("http://LocalHost.:{port}/api/hello"),
+        "http://169.254.169.254/latest/meta-data/".to_owned(),
+        format!("http://[::ffff:127.0.0.1]:{port}/api/hello"),
+        format!("http://127.0.0.1:{port}/api/hello"),
+    ];
+    let results = attempts(&p, &urls).await;
+    for r in &results {
+        assert_eq!(r["name"], "PolicyDeniedError", "{r}");
+        assert_eq!(r["rule"], "http.private", "{r}");
+    }
+    assert_eq!(
+        results[2]["fix"],
+        "http.allow_private = [\"169.254.169.254/32\"]"
+    );
+    assert_eq!(up.connections(), 0);
+}
+
+#[tokio::test]
+async fn redirects_are_followed_hop_by_hop_through_the_gate() {
+    let up = Upstream::start().await;
+    let port = up.port();
+    let p = allowed(port, "[[http.allow]]\nurl = \"http://169.254.169.254/\"\n");
+    let source = format!(
+        r#"export default async () => {{
+          const ok = await fetch("http://localhost:{port}/api/redirect?to=/api/hello");
+          let refused;
+          try {{
+            await fetch("http://localhost:{port}/api/redirect?to=http%3A%2F%2F169.254.169.254%2Flatest%2F");
+          }} catch (e) {{ refused = {{ name: e.name, rule: e.rule }}; }}
+          return {{ redirected: ok.redirected, url: ok.url, body: await ok.json(), refused }};
+        }};"#
+    );
+    let outcome = run_js(&p, &source).await;
+    assert_eq!(
+        json_output(&outcome),
+        serde_json::json!({
+            "redirected": true,
+            "url": format!("http://localhost:{port}/api/hello"),
+            "body": {"hello": "world"},
+            "refused": {"name": "PolicyDeniedError", "rule": "http.private"},
+        })
+    );
+    let paths: Vec<String> = up.seen().into_iter().map(|s| s.path).collect();
+    assert_eq!(paths, ["/api/redirect", "/api/hello", "/api/redirect"]);
+}
+
+#[tokio::test]
+async fn no_http_table_means_no_network() {
+    let up = Upstream::start().await;
+    let outcome = run_js(
+        &Policy::builtin_default(),
+        &format!(
+            r#"export default () => fetch("http://localhost:{}/api/hello");"#,
+            up.port()
+        ),
+    )
+    .await;
+    assert_eq!(code(&outcome), "policy_denied");
+    let error = outcome.error().unwrap();
+    let fix = error.fix().unwrap();
+    assert_eq!(
+        (fix.key.as_str(), fix.value),
+        (
+            "[[http.allow]] url",
+            format!("\"http://localhost:{}/\"", up.port())
+        )
+    );
+    assert_eq!(up.connections(), 0);
+}
+
+#[tokio::test]
+async fn methods_outside_the_rule_are_refused_with_a_fix() {
+    let up = Upstream::start().await;
+    let p = policy(&format!(
+        "[http]\nallow_private = [\"127.0.0.1/32\", \"::1/128\"]\n[[http.allow]]\nurl = \"http://localhost:{}/api/\"\n",
+        up.port()
+    ));
+    let outcome = run_js(
+        &p,
+        &format!(
+            r#"export default async () => {{
+              try {{ await fetch("http://localhost:{}/api/echo", {{ method: "DELETE" }}); }}
+              catch (e) {{ return [e.name, e.rule, e.fix]; }}
+            }};"#,
+            up.port()
+        ),
+    )
+    .await;
+    assert_eq!(
+        json_output(&outcome),
+        serde_json::json!([
+            "PolicyDeniedError",
+            "http.allow[0].methods",
+            "http.allow[0].methods = [\"GET\", \"HEAD\", \"DELETE\"]"
+        ])
+    );
+    assert_eq!(up.connections(), 0);
+}
+
+/// Run one fetch and return how it failed: `[name, code]`.
+async fn failure(policy: &Policy, url: &str) -> Value {
+    let source = format!(
+        r#"export default async () => {{
+          try {{ const r = await fetch("{url}"); await r.arrayBuffer(); return "no error"; }}
+          catch (e) {{ return [e.name, e.code ?? null, e instanceof NetworkError, e instanceof TypeError]; }}
+        }};"#
+    );
+    json_output(&run_js(policy, &source).await)
+}
+
+#[tokio::test]
+async fn a_gzip_response_is_decompressed_and_a_gzip_bomb_is_stopped() {
+    let up = Upstream::start().await;
+    let port = up.port();
+    let p = allowed(port, "max_response_body = \"1MiB\"");
+    let ok = run_js(
+        &p,
+        &format!(r#"export default async () => (await fetch("http://localhost:{port}/api/gzip")).json();"#),
+    )
+    .await;
+    assert_eq!(output(&ok), r#"{"compressed":true}"#);
+    assert_eq!(
+        failure(&p, &format!("http://localhost:{port}/api/gzip-bomb")).await,
+        serde_json::json!(["ResponseTooLargeError", "response-too-large", true, true])
+    );
+    assert_eq!(
+        failure(
+            &p,
+            &format!("http://localhost:{port}/api/big?bytes=2000000")
+        )
+        .await,
+        serde_json::json!(["ResponseTooLargeError", "response-too-large", true, true])
+    );
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn upstream_failures_are_distinct_typed_errors() {
+    let up = Upstream::start().await;
+    let port = up.port();
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let p = policy(&format!(
+        r#"
+[http]
+timeout = "300ms"
+max_request_body = "1KiB"
+allow_private = ["127.0.0.1/32", "::1/128"]
+[[http.allow]]
+url = "http://localhost:{port}/api/"
+methods = ["GET", "POST"]
+[[http.allow]]
+url = "http://127.0.0.1:{closed}/"
+[[http.allow]]
+url = "http://palisade-test.invalid/"
+"#
+    ));
+    assert_eq!(
+        failure(&p, &format!("http://localhost:{port}/api/hang")).await,
+        serde_json::json!(["UpstreamTimeoutError", "timeout", true, true])
+    );
+    assert_eq!(
+        failure(&p, &format!("http://127.0.0.1:{closed}/")).await,
+        serde_json::json!(["ConnectionRefusedError", "refused", true, true])
+    );
+    assert_eq!(
+        failure(&p, "http://palisade-test.invalid/").await,
+        serde_json::json!(["DnsError", "dns", true, true])
+    );
+    assert_eq!(
+        failure(&p, &format!("http://localhost:{port}/api/reset")).await,
+        serde_json::json!(["ConnectionResetError", "reset", true, true])
+    );
+    let big_post = format!(
+        r#"export default async () => {{
+          try {{ await fetch("http://localhost:{port}/api/echo", {{ method: "POST", body: "x".repeat(4096) }}); }}
+          catch (e) {{ return [e.name, e.code]; }}
+        }};"#
+    );
+    assert_eq!(
+        json_output(&run_js(&p, &big_post).await),
+        serde_json::json!(["RequestTooLargeError", "request-too-large"])
+    );
+}
+
+#[tokio::test]
+async fn request_budgets_and_rate_limits_refuse_with_their_rule() {
+    let up = Upstream::start().await;
+    let port = up.port();
+    let url = format!("http://localhost:{port}/api/hello");
+    let budget = allowed(port, "max_requests = 2");
+    let results = attempts(&budget, &[url.clone(), url.clone(), url.clone()]).await;
+    assert_eq!(results[1]["status"], 200);
+    assert_eq!(results[2]["rule"], "http.max_requests");
+    assert_eq!(results[2]["fix"], "http.max_requests = 4");
+
+    // The rate spans calls: three requests per minute under this policy, whoever makes them.
+    let rated = allowed(port, "rate = \"3/min\"");
+    let first = attempts(&rated, &[url.clone(), url.clone()]).await;
+    assert!(first.iter().all(|r| r["status"] == 200), "{first:?}");
+    let second = attempts(&rated, &[url.clone(), url.clone()]).await;
+    assert_eq!(second[0]["status"], 200);
+    assert_eq!(second[1]["rule"], "http.rate");
+    assert_eq!(up.seen().len(), 2 + 3);
+}
+
+#[tokio::test]
+async fn secrets_reach_the_upstream_but_never_the_script() {
+    let up = Upstream::start().await;
+    let port = up.port();
+    let dir = std::env::temp_dir().join(format!("palisade-secret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret = "s3cr3t-token-value-7f9c";
+    std::fs::write(dir.join("token"), format!("{secret}\n")).unwrap();
+    let text = format!(
+        r#"
+[secrets]
+TOKEN = {{ file = "{}" }}
+[http]
+allow_private = ["127.0.0.1/32", "::1/128"]
+[[http.allow]]
+url = "http://localhost:{port}/api/"
+methods = ["GET", "POST"]
+headers = {{ Authorization = "Bearer ${{secret:TOKEN}}" }}
+"#,
+        dir.join("token").display()
+    );
+    let p = policy(&text);
+    let source = format!(
+        r#"export default async () => {{
+          const r = await fetch("http://localhost:{port}/api/echo", {{ headers: {{ authorization: "Bearer mine" }} }});
+          const seen = {{ headers: [...r.headers], body: await r.text() }};
+          console.log(JSON.stringify(seen));
+          console.log(JSON.stringify(Object.getOwnPropertyNames(globalThis)));
+          return seen;
+        }};"#
+    );
+    let outcome = run_js(&p, &source).await;
+    let out = json_output(&outcome);
+    let echoed = out["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h[0] == "x-echo-authorization")
+        .cloned();
+    assert_eq!(
+        echoed,
+        Some(serde_json::json!(["x-echo-authorization", "[redacted]"]))
+    );
+    assert_eq!(
+        up.seen()[0].authorization.as_deref(),
+        Some(format!("Bearer {secret}").as_str())
+    );
+    let everything = serde_json::to_string(&outcome).unwrap();
+    assert!(
+        !everything.contains(secret),
+        "the secret leaked: {everything}"
+    );
+    assert!(!p.to_string().contains(secret));
+    assert!(!format!("{p:?}").contains(secret));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn ten_fetches_overlap_in_the_event_loop() {
+    let up = Upstream::start().await;
+    let p = allowed(up.port(), "");
+    let source = format!(
+        r#"export default async () => {{
+          const all = await Promise.all(Array.from({{ length: 10 }}, () =>
+            fetch("http://localhost:{}/api/slow?ms=100").then((r) => r.json())));
+          return all.map((x) => x.slept);
+        }};"#,
+        up.port()
+    );
+    let outcome = run_js(&p, &source).await;
+    assert_eq!(
+        output(&outcome),
+        "[100,100,100,100,100,100,100,100,100,100]"
+    );
+    // All ten were at the upstream at once: the calls overlapped rather than queued.
+    assert_eq!(up.max_in_flight(), 10);
+}
+
+#[tokio::test]
+async fn abort_signals_cancel_a_fetch() {
+    let up = Upstream::start().await;
+    let p = allowed(up.port(), "");
+    let source = format!(
+        r#"export default async () => {{
+          try {{ await fetch("http://localhost:{}/api/hang", {{ signal: AbortSignal.timeout(50) }}); }}
+          catch (e) {{ return e.name; }}
+        }};"#,
+        up.port()
+    );
+    assert_eq!(output(&run_js(&p, &source).await), r#""TimeoutError""#);
+}
+
+#[tokio::test]
+async fn the_agent_callback_example_policy_allows_only_its_callback() {
+    let p = Policy::from_file(root().join("policies/agent-callback.toml")).unwrap();
+    let results = attempts(
+        &p,
+        &[
+            "http://localhost:8080/admin".to_owned(),
+            "https://example.com/".to_owned(),
+        ],
+    )
+    .await;
+    assert_eq!(results[0]["rule"], "http.allow");
+    assert_eq!(results[1]["rule"], "http.allow");
+    assert_eq!(p.http().unwrap().allow[0].methods, ["POST"]);
+}
+
+#[tokio::test]
+async fn a_capability_can_be_forwarded_to_a_local_url() {
+    let up = Upstream::start().await;
+    let p = policy(&format!(
+        "[capabilities.allow.echo]\nforward = \"http://127.0.0.1:{}/api/echo\"\n",
+        up.port()
+    ));
+    let outcome = run_js(&p, r#"export default async () => host.echo({ a: 1 });"#).await;
+    assert_eq!(
+        json_output(&outcome),
+        serde_json::json!({"method": "POST", "length": 7, "body": "{\"a\":1}"})
+    );
+    assert_eq!(outcome.audit[0].rule, "capabilities.allow.echo");
+    assert_eq!(outcome.audit[0].bytes_out, output(&outcome).len() as u64);
+}
