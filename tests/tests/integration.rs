@@ -33,3 +33,5 @@ mod policy_files;
 mod precompile;
 #[path = "integration/timers.rs"]
 mod timers;
+#[path = "integration/web_globals.rs"]
+mod web_globals;
