@@ -74,6 +74,11 @@ pub fn run(
                     .catch(&cx)
                     .map_err(|e| Error::Exception(exception(&cx, e)))?;
             }
+            if let Some(bucket) = &env.kv_bucket {
+                globals::kv::install(&cx, bucket)
+                    .catch(&cx)
+                    .map_err(|e| Error::Exception(exception(&cx, e)))?;
+            }
             if let Some(global) = &env.bridge_global {
                 globals::bridge::install(&cx, global)
                     .catch(&cx)

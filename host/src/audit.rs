@@ -67,8 +67,8 @@ struct Records {
     /// The last refusal, so that an uncaught `PolicyDeniedError` is reported from the host's
     /// own record rather than from whatever the script put in the exception.
     last_denial: Option<Error>,
-    /// The latest refusal per network target, which the guest asks for by target.
-    http_denials: HashMap<String, Denial>,
+    /// The latest refusal per target (a URL, `kv:BUCKET`), which the guest asks for by target.
+    refusals: HashMap<String, Denial>,
 }
 
 /// What the audit log held when the call ended.
@@ -96,7 +96,7 @@ impl AuditLog {
             records: Vec::new(),
             dropped: 0,
             last_denial: None,
-            http_denials: HashMap::new(),
+            refusals: HashMap::new(),
         })))
     }
 
@@ -180,7 +180,26 @@ impl AuditLog {
         denial
     }
 
-    /// Record a refused network request, to be looked up by the guest by its target.
+    /// Record a refusal that the guest looks up by its target.
+    #[allow(clippy::too_many_arguments)]
+    pub fn deny_target(
+        &self,
+        capability: &'static str,
+        target: &str,
+        label: &str,
+        rule: &str,
+        reason: &str,
+        fix: Option<Fix>,
+        started: Instant,
+    ) {
+        let denial = self.deny(capability, target, label, rule, reason, fix, started, 0);
+        let mut records = self.lock();
+        if records.refusals.len() < MAX_AUDIT_RECORDS || records.refusals.contains_key(target) {
+            records.refusals.insert(target.to_owned(), denial);
+        }
+    }
+
+    /// Record a refused network request.
     pub fn deny_http(
         &self,
         target: &str,
@@ -189,13 +208,7 @@ impl AuditLog {
         fix: Option<Fix>,
         started: Instant,
     ) {
-        let denial = self.deny("http", target, "fetch", rule, reason, fix, started, 0);
-        let mut records = self.lock();
-        if records.http_denials.len() < MAX_AUDIT_RECORDS
-            || records.http_denials.contains_key(target)
-        {
-            records.http_denials.insert(target.to_owned(), denial);
-        }
+        self.deny_target("http", target, "fetch", rule, reason, fix, started);
     }
 
     /// Record a network request that was let through.
@@ -211,9 +224,9 @@ impl AuditLog {
         self.record("http", target, decision, rule, started, bytes, error)
     }
 
-    /// The latest refusal of a network request to `target`.
-    pub fn http_denial(&self, target: &str) -> Option<Denial> {
-        self.lock().http_denials.get(target).cloned()
+    /// The latest refusal recorded for `target`.
+    pub fn refusal(&self, target: &str) -> Option<Denial> {
+        self.lock().refusals.get(target).cloned()
     }
 
     /// Add response bytes to a kept record.

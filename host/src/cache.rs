@@ -19,6 +19,21 @@ pub(crate) fn default_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("palisade"))
 }
 
+/// The default data folder (the key-value store): `$PALISADE_DATA_DIR`, else
+/// `$XDG_DATA_HOME/palisade`, else `$HOME/.local/share/palisade`, else `./palisade-data`.
+pub(crate) fn default_data_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("PALISADE_DATA_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_DATA_HOME") {
+        return PathBuf::from(dir).join("palisade");
+    }
+    match std::env::var_os("HOME") {
+        Some(home) => PathBuf::from(home).join(".local/share/palisade"),
+        None => PathBuf::from("palisade-data"),
+    }
+}
+
 fn entry_path(dir: &Path, engine: &Engine, wasm: &[u8]) -> PathBuf {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);

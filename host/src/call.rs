@@ -5,8 +5,10 @@ use crate::audit::{AuditLog, AuditRecord};
 use crate::caps::capability::{CapabilityState, Handler};
 use crate::caps::console::Console;
 use crate::caps::http::{HttpGate, RateLimiter, redact};
+use crate::caps::kv::KvState;
 use crate::engine::Runtime;
 use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Environment, Module};
+use crate::kv::KvBackend;
 use crate::limits::MemoryLimiter;
 use crate::policy::Policy;
 use crate::policy::{Clock, MountMode};
@@ -146,6 +148,7 @@ pub(crate) struct CallState {
     pub(crate) config: Option<Arc<std::collections::BTreeMap<String, String>>>,
     http_ctx: WasiHttpCtx,
     http: HttpGate,
+    pub(crate) kv: KvState,
 }
 
 impl WasiHttpView for CallState {
@@ -164,6 +167,8 @@ pub(crate) struct Shared {
     pub handlers: Arc<HashMap<String, Handler>>,
     /// The policy's request rate limiter, shared by every call under that policy.
     pub rate: Option<Arc<RateLimiter>>,
+    /// The key-value store, when the policy has a `[kv]` table.
+    pub kv: Option<Arc<dyn KvBackend>>,
 }
 
 impl WasiView for CallState {
@@ -222,7 +227,8 @@ impl CallState {
             capabilities: CapabilityState::new(policy, shared.handlers, audit.clone()),
             config: policy.config().cloned(),
             http_ctx: WasiHttpCtx::new(),
-            http: HttpGate::new(policy.http().cloned(), shared.rate, audit),
+            http: HttpGate::new(policy.http().cloned(), shared.rate, audit.clone()),
+            kv: KvState::new(policy.kv().cloned(), shared.kv, audit),
         })
     }
 }
@@ -326,6 +332,7 @@ pub(crate) async fn run(
         random_seed: policy.determinism().seed.unwrap_or_else(rand::random),
         config: policy.config().is_some(),
         fs: policy.fs().is_some_and(|fs| !fs.mount.is_empty()),
+        kv_bucket: policy.kv().map(|kv| kv.default_bucket.clone()),
         fixed_clock: matches!(policy.determinism().clock, Clock::Fixed(_)),
     };
     let result = guarded(&mut store, policy, deadline, async |store| {

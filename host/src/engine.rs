@@ -5,6 +5,7 @@ use crate::bytecode::BytecodeCache;
 use crate::call::{self, CallState, Outcome};
 use crate::caps::capability::Handler;
 use crate::caps::http::{RateLimiter, rate_limiter};
+use crate::kv::{KvBackend, RedbBackend};
 use crate::policy::{ByteSize, Policy};
 use crate::{Error, Script};
 use std::collections::HashMap;
@@ -19,13 +20,17 @@ pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         world: "sandbox",
         path: "../wit",
-        imports: { "palisade:sandbox/capability": async | trappable },
+        imports: {
+            "palisade:sandbox/capability": async | trappable,
+            "wasi:keyvalue/store": async | trappable,
+        },
         with: {
             "wasi:io": wasmtime_wasi::p2::bindings::io,
             "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
             "wasi:random": wasmtime_wasi::p2::bindings::random,
             "wasi:http": wasmtime_wasi_http::p2::bindings::http,
             "palisade:sandbox/capability.pending-call": crate::caps::capability::PendingCall,
+            "wasi:keyvalue/store.bucket": crate::caps::kv::Bucket,
         },
         exports: { default: async },
     });
@@ -53,6 +58,16 @@ pub struct Builder {
     bytecode_cache: usize,
     on_compile: Arc<dyn Fn() + Send + Sync>,
     handlers: HashMap<String, Handler>,
+    kv: KvSetting,
+}
+
+/// Where the key-value store comes from.
+#[derive(Clone)]
+enum KvSetting {
+    /// A redb file, opened when a policy with `[kv]` first needs it.
+    Path(PathBuf),
+    /// A backend the embedder built.
+    Backend(Arc<dyn KvBackend>),
 }
 
 impl Default for Builder {
@@ -66,6 +81,7 @@ impl Default for Builder {
             bytecode_cache: 1024,
             on_compile: Arc::new(|| {}),
             handlers: HashMap::new(),
+            kv: KvSetting::Path(crate::cache::default_data_dir().join("kv.redb")),
         }
     }
 }
@@ -125,6 +141,20 @@ impl Builder {
         self
     }
 
+    /// Keep the key-value store (`[kv]` policies) in the redb file at `path`, opened on first
+    /// use. The default is `kv.redb` in `$PALISADE_DATA_DIR`, else `$XDG_DATA_HOME/palisade`,
+    /// else `~/.local/share/palisade`. A file can be open in one process at a time.
+    pub fn kv_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.kv = KvSetting::Path(path.into());
+        self
+    }
+
+    /// Use `backend` for the key-value store, such as a networked store for several hosts.
+    pub fn kv_backend(mut self, backend: Arc<dyn KvBackend>) -> Self {
+        self.kv = KvSetting::Backend(backend);
+        self
+    }
+
     /// Called before the one-time compilation of the guest (a cache miss), for progress output.
     pub fn on_compile(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.on_compile = Arc::new(f);
@@ -141,6 +171,7 @@ impl Builder {
             runtimes: Mutex::new(HashMap::new()),
             tickers: Mutex::new(Vec::new()),
             rates: Mutex::new(HashMap::new()),
+            kv: std::sync::OnceLock::new(),
             settings: self,
         });
         inner.runtime(Policy::builtin_default().limits().stack)?;
@@ -167,6 +198,8 @@ struct Inner {
     tickers: Mutex<Vec<EngineWeak>>,
     /// Request rate limiters by policy SHA-256: a policy's `http.rate` spans all its calls.
     rates: Mutex<HashMap<String, Option<Arc<RateLimiter>>>>,
+    /// The key-value store, opened on first use (or why it could not be).
+    kv: std::sync::OnceLock<Result<Arc<dyn KvBackend>, String>>,
 }
 
 /// One engine with its linked, ready-to-instantiate guest.
@@ -267,9 +300,20 @@ impl Palisade {
             }
             None => script,
         };
+        let kv = match policy.kv() {
+            Some(_) => match self.kv_backend() {
+                Ok(kv) => Some(kv),
+                Err(detail) => {
+                    drop(permit);
+                    return Outcome::failed(Error::Internal { detail }, policy, started);
+                }
+            },
+            None => None,
+        };
         let shared = call::Shared {
             handlers: self.inner.handlers.clone(),
             rate: self.rate_limiter(policy),
+            kv,
         };
         let outcome = call::run(
             &runtime,
@@ -283,6 +327,19 @@ impl Palisade {
         .await;
         drop(permit);
         outcome
+    }
+
+    /// The key-value store, opened on first use.
+    fn kv_backend(&self) -> Result<Arc<dyn KvBackend>, String> {
+        self.inner
+            .kv
+            .get_or_init(|| match &self.inner.settings.kv {
+                KvSetting::Backend(backend) => Ok(backend.clone()),
+                KvSetting::Path(path) => RedbBackend::open(path)
+                    .map(|b| Arc::new(b) as Arc<dyn KvBackend>)
+                    .map_err(|e| e.to_string()),
+            })
+            .clone()
     }
 
     /// The rate limiter of `policy`, created on its first call.
@@ -364,6 +421,10 @@ impl Inner {
         console::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
         capability::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
         bindings::wasi::config::store::add_to_linker::<CallState, HasSelf<CallState>>(
+            &mut linker,
+            |s| s,
+        )?;
+        bindings::wasi::keyvalue::store::add_to_linker::<CallState, HasSelf<CallState>>(
             &mut linker,
             |s| s,
         )?;

@@ -24,6 +24,7 @@ mod call;
 mod caps;
 mod engine;
 mod error;
+pub mod kv;
 mod limits;
 pub mod policy;
 mod script;

@@ -145,10 +145,13 @@ pub async fn preinitialize(component: &[u8]) -> wasmtime::Result<Vec<u8>> {
             linker
                 .instance("palisade:sandbox/capability@0.1.0")?
                 .resource("pending-call", ResourceType::host::<()>(), |_, _| Ok(()))?;
+            linker
+                .instance("wasi:keyvalue/store@0.2.0-draft")?
+                .resource("bucket", ResourceType::host::<u8>(), |_, _| Ok(()))?;
             for (interface, function) in [
                 ("palisade:sandbox/console@0.1.0", "log"),
                 ("palisade:sandbox/capability@0.1.0", "call"),
-                ("palisade:sandbox/capability@0.1.0", "http-denial"),
+                ("palisade:sandbox/capability@0.1.0", "refusal"),
                 (
                     "palisade:sandbox/capability@0.1.0",
                     "[method]pending-call.subscribe",
@@ -159,6 +162,15 @@ pub async fn preinitialize(component: &[u8]) -> wasmtime::Result<Vec<u8>> {
                 ),
                 ("wasi:config/store@0.2.0-rc.1", "get"),
                 ("wasi:config/store@0.2.0-rc.1", "get-all"),
+                ("wasi:keyvalue/store@0.2.0-draft", "open"),
+                ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.get"),
+                ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.set"),
+                ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.delete"),
+                ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.exists"),
+                (
+                    "wasi:keyvalue/store@0.2.0-draft",
+                    "[method]bucket.list-keys",
+                ),
             ] {
                 linker.instance(interface)?.func_new(
                     function,

@@ -23,6 +23,8 @@ mod fuel_guard;
 mod guest_errors;
 #[path = "integration/isolation.rs"]
 mod isolation;
+#[path = "integration/kv.rs"]
+mod kv;
 #[path = "integration/limits.rs"]
 mod limits;
 #[path = "integration/network.rs"]

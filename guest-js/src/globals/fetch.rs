@@ -3,12 +3,12 @@
 //! requests out and results back through the event loop (io.rs).
 
 use crate::globals::io;
-use crate::palisade::sandbox::capability::http_denial;
+use crate::palisade::sandbox::capability::refusal;
 use javy::quickjs::prelude::Func;
 use javy::quickjs::{Ctx, Function, Object, Result, Value};
 
 fn denial<'js>(cx: Ctx<'js>, target: String) -> Result<Value<'js>> {
-    match http_denial(&target) {
+    match refusal(&target) {
         Some(d) => {
             let denial = Object::new(cx)?;
             denial.set("capability", d.capability)?;

@@ -8,6 +8,7 @@ mod crypto;
 mod fetch;
 pub mod fs;
 pub mod io;
+pub mod kv;
 pub mod timers;
 mod url;
 
@@ -33,5 +34,6 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     crypto::register(cx)?;
     let (wait, cancel) = io::register(cx)?;
     bridge::register(cx, &wait)?;
+    kv::register(cx)?;
     fetch::register(cx, &wait, &cancel)
 }

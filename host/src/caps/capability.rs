@@ -294,8 +294,8 @@ impl capability::Host for CallState {
         Ok(self.table.push(pending)?)
     }
 
-    async fn http_denial(&mut self, target: String) -> wasmtime::Result<Option<Denial>> {
-        Ok(self.capabilities.audit.http_denial(&target))
+    async fn refusal(&mut self, target: String) -> wasmtime::Result<Option<Denial>> {
+        Ok(self.capabilities.audit.refusal(&target))
     }
 }
 

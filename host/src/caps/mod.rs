@@ -6,3 +6,4 @@ pub(crate) mod config;
 pub(crate) mod console;
 pub(crate) mod forward;
 pub(crate) mod http;
+pub(crate) mod kv;

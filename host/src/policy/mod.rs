@@ -6,12 +6,14 @@
 
 mod capabilities;
 mod http;
+mod kv;
 mod raw;
 pub mod units;
 
 pub use capabilities::{Capabilities, CapabilityRule, Schema};
 pub use http::{HeaderValue, HostPattern, Http, HttpRule, Rate, SecretSource};
 pub(crate) use http::{HostError, canonical_host, split_host_port};
+pub use kv::{BucketMode, Kv};
 use raw::{RawLimits, RawPolicy};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -38,6 +40,8 @@ pub struct Policy {
     limits: Limits,
     #[serde(skip_serializing_if = "Option::is_none")]
     http: Option<Arc<Http>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kv: Option<Arc<Kv>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     capabilities: Option<Arc<Capabilities>>,
     /// Where each secret comes from; the values themselves are never printed.
@@ -260,17 +264,6 @@ impl Policy {
             })?
         };
 
-        if let Some((table, span)) = raw.unsupported_tables().next() {
-            return Err(source.error(
-                table,
-                Some(span),
-                format!(
-                    "the `{table}` capability is not available in this version of Palisade; \
-                     remove the table (no capability is granted by default)"
-                ),
-            ));
-        }
-
         let name = match &raw.name {
             Some(name) if name.get_ref().trim().is_empty() => {
                 return Err(source.error(
@@ -310,6 +303,10 @@ impl Policy {
             Some(raw) => http::resolve_secrets(raw, &source)?,
             None => BTreeMap::new(),
         };
+        let kv = match &raw.kv {
+            Some(raw) => Some(Arc::new(kv::resolve(raw, &name, &source)?)),
+            None => None,
+        };
         let http = match &raw.http {
             Some(raw) => Some(Arc::new(http::resolve(raw, &secrets, &source)?)),
             None => None,
@@ -320,6 +317,7 @@ impl Policy {
             sha256: hex(&Sha256::digest(text.as_bytes())),
             limits,
             http,
+            kv,
             capabilities,
             secrets: secrets
                 .into_iter()
@@ -364,6 +362,11 @@ impl Policy {
     /// Network access granted, if any.
     pub fn http(&self) -> Option<&Arc<Http>> {
         self.http.as_ref()
+    }
+
+    /// Key-value access granted, if any.
+    pub fn kv(&self) -> Option<&Arc<Kv>> {
+        self.kv.as_ref()
     }
 
     /// The host capabilities granted, if any.
@@ -610,13 +613,6 @@ mod tests {
             "{}",
             err.message
         );
-    }
-
-    #[test]
-    fn unsupported_capabilities_are_refused() {
-        let err = Policy::from_toml("[kv]\nbuckets = []\n", None).unwrap_err();
-        assert_eq!(err.key, "kv");
-        assert_eq!(err.line, Some(1));
     }
 
     #[test]

@@ -13,8 +13,7 @@ pub struct RawPolicy {
     #[serde(default)]
     pub limits: RawLimits,
     pub http: Option<RawHttp>,
-    // Capabilities that later versions grant. Naming one is an error, never silently ignored.
-    pub kv: Option<Spanned<toml::Value>>,
+    pub kv: Option<RawKv>,
     pub config: Option<std::collections::BTreeMap<String, String>>,
     pub fs: Option<RawFs>,
     pub capabilities: Option<RawCapabilities>,
@@ -33,17 +32,6 @@ pub struct RawLimits {
     pub output: Option<Spanned<ByteSize>>,
     pub input: Option<Spanned<ByteSize>>,
     pub console: Option<Spanned<ByteSize>>,
-}
-
-impl RawPolicy {
-    /// Capability tables this version does not implement, with where they start.
-    pub fn unsupported_tables(
-        &self,
-    ) -> impl Iterator<Item = (&'static str, std::ops::Range<usize>)> + '_ {
-        [("kv", &self.kv)]
-            .into_iter()
-            .filter_map(|(name, value)| value.as_ref().map(|v| (name, v.span())))
-    }
 }
 
 /// `[capabilities]`: the bridge global and the allowed host capabilities.
@@ -122,4 +110,17 @@ pub struct RawHttpRule {
 pub struct RawSecret {
     pub env: Option<String>,
     pub file: Option<String>,
+}
+
+/// `[kv]`: the key-value store.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawKv {
+    pub namespace: Option<Spanned<String>>,
+    pub max_key: Option<Spanned<ByteSize>>,
+    pub max_value: Option<Spanned<ByteSize>>,
+    pub max_keys: Option<Spanned<u64>>,
+    /// Bucket name to mode, in the order written (the first is the default bucket).
+    #[serde(default)]
+    pub buckets: std::collections::BTreeMap<String, Spanned<String>>,
 }

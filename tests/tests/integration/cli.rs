@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 /// The `palisade` binary, built once per test run so that it is never stale: cargo builds a
 /// package's binaries only for that package's own integration tests, and these live in the
 /// `tests` package.
-fn palisade_bin() -> PathBuf {
+pub fn palisade_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

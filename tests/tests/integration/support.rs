@@ -7,9 +7,18 @@ use std::sync::LazyLock;
 pub static PALISADE: LazyLock<Palisade> = LazyLock::new(|| {
     Palisade::builder()
         .max_concurrency(64)
+        .kv_path(scratch_dir("kv").join("kv.redb"))
         .build()
         .expect("Palisade starts")
 });
+
+/// A fresh folder for this test process under the system's temp dir.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("palisade-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

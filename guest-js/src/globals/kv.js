@@ -1,0 +1,91 @@
+// The `kv` global over the natives of kv.rs. Keys are strings; values are stored as bytes.
+(function (op, list, refusal) {
+  "use strict";
+  class KvError extends Error {
+    constructor(message) {
+      super(message);
+      this.name = "KvError";
+    }
+  }
+  Object.defineProperty(globalThis, "KvError", { value: KvError, writable: true, configurable: true, enumerable: false });
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+
+  const fail = (bucket, reply) => {
+    if (reply[0] === 1) {
+      const denial = refusal(`kv:${bucket}`);
+      if (denial) return new PolicyDeniedError(denial);
+    }
+    return new KvError(`kv bucket \`${bucket}\`: ${reply[1]}`);
+  };
+
+  function bucket(name) {
+    const call = (kind, key, value) => {
+      if (typeof key !== "string") throw new TypeError("kv keys are strings");
+      const reply = op(kind, name, key, value);
+      if (reply[0] !== 0) throw fail(name, reply);
+      return reply[1];
+    };
+    return Object.freeze({
+      async get(key) {
+        const bytes = call("get", key);
+        return bytes === null ? null : decoder.decode(bytes);
+      },
+      async getJSON(key) {
+        const bytes = call("get", key);
+        return bytes === null ? null : JSON.parse(decoder.decode(bytes));
+      },
+      async getBytes(key) {
+        return call("get", key);
+      },
+      async set(key, value) {
+        let bytes;
+        if (typeof value === "string") bytes = encoder.encode(value);
+        else if (value instanceof Uint8Array) bytes = value;
+        else {
+          const text = JSON.stringify(value);
+          if (text === undefined) throw new TypeError("the value has no JSON form");
+          bytes = encoder.encode(text);
+        }
+        call("set", key, bytes);
+      },
+      async delete(key) {
+        call("delete", key);
+      },
+      async has(key) {
+        return call("has", key);
+      },
+      // Keys in byte order, those starting with `prefix`, at most `limit`; `cursor` continues.
+      async list({ prefix = "", cursor = null, limit = 100 } = {}) {
+        prefix = String(prefix);
+        let offset = cursor === null ? 0 : Number(cursor);
+        if (!Number.isInteger(offset) || offset < 0) throw new TypeError("not a kv cursor");
+        const keys = [];
+        for (;;) {
+          const reply = list(name, offset);
+          if (reply[0] !== 0) throw fail(name, reply);
+          const [, page, next] = reply;
+          for (let i = 0; i < page.length; i++) {
+            const key = page[i];
+            if (key.startsWith(prefix)) {
+              keys.push(key);
+              if (keys.length >= limit) {
+                const more = i + 1 < page.length || next != null;
+                return { keys, cursor: more ? String(offset + i + 1) : null };
+              }
+            } else if (key > prefix) {
+              return { keys, cursor: null };
+            }
+          }
+          if (next == null) return { keys, cursor: null };
+          offset = next;
+        }
+      },
+    });
+  }
+
+  return function makeKv(defaultBucket) {
+    const main = bucket(defaultBucket);
+    return Object.freeze({ ...main, bucket: (name) => bucket(String(name)) });
+  };
+})

@@ -1,0 +1,146 @@
+//! `kv`: the key-value store the policy's `[kv]` table grants, over `wasi:keyvalue/store`.
+//! `kv.get/set/delete/has/list` use the policy's first bucket; `kv.bucket(name)` any other
+//! granted one. Values are strings, JSON (`getJSON`; `set` of a non-string stores its JSON) or
+//! bytes (`getBytes`; `set` of a `Uint8Array`). The host decides every operation; a refusal
+//! (an ungranted bucket, a write to a read-only one, a quota) is a `PolicyDeniedError`.
+
+use crate::palisade::sandbox::capability::refusal;
+use crate::wasi::keyvalue::store::{Bucket, Error as StoreError, open};
+use javy::quickjs::prelude::Func;
+use javy::quickjs::{Array, Ctx, Function, Object, Persistent, Result, TypedArray, Value};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+thread_local! {
+    static BUCKETS: RefCell<HashMap<String, Bucket>> = RefCell::new(HashMap::new());
+    static MAKE_KV: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
+}
+
+/// `[0, value]`, `[1, message]` for a refusal, `[2, message]` for any other failure.
+fn reply<'js>(cx: &Ctx<'js>, status: i32, value: Value<'js>) -> Result<Value<'js>> {
+    let out = Array::new(cx.clone())?;
+    out.set(0, status)?;
+    out.set(1, value)?;
+    Ok(out.into_value())
+}
+
+fn failure<'js>(cx: &Ctx<'js>, error: StoreError) -> Result<Value<'js>> {
+    let (status, message) = match error {
+        StoreError::AccessDenied => (1, "access denied".to_owned()),
+        StoreError::NoSuchStore => (1, "no such bucket".to_owned()),
+        StoreError::Other(message) => (2, message),
+    };
+    let message = javy::quickjs::String::from_str(cx.clone(), &message)?.into_value();
+    reply(cx, status, message)
+}
+
+/// Run `f` on the open bucket `name`, opening it on first use in this call.
+fn with_bucket<'js>(
+    cx: &Ctx<'js>,
+    name: &str,
+    f: impl FnOnce(&Bucket) -> Result<Value<'js>>,
+) -> Result<Value<'js>> {
+    let opened = BUCKETS.with(|b| b.borrow().contains_key(name));
+    if !opened {
+        match open(name) {
+            Ok(bucket) => BUCKETS.with(|b| b.borrow_mut().insert(name.to_owned(), bucket)),
+            Err(e) => return failure(cx, e),
+        };
+    }
+    BUCKETS.with(|b| f(&b.borrow()[name]))
+}
+
+fn kv_op<'js>(
+    cx: Ctx<'js>,
+    op: String,
+    bucket: String,
+    key: String,
+    value: Value<'js>,
+) -> Result<Value<'js>> {
+    with_bucket(&cx, &bucket, |b| match op.as_str() {
+        "get" => match b.get(&key) {
+            Ok(Some(bytes)) => reply(
+                &cx,
+                0,
+                TypedArray::<u8>::new(cx.clone(), bytes)?.into_value(),
+            ),
+            Ok(None) => reply(&cx, 0, Value::new_null(cx.clone())),
+            Err(e) => failure(&cx, e),
+        },
+        "has" => match b.exists(&key) {
+            Ok(found) => reply(&cx, 0, Value::new_bool(cx.clone(), found)),
+            Err(e) => failure(&cx, e),
+        },
+        "set" => {
+            let bytes = TypedArray::<u8>::from_value(value)?
+                .as_bytes()
+                .map(<[u8]>::to_vec)
+                .unwrap_or_default();
+            match b.set(&key, &bytes) {
+                Ok(()) => reply(&cx, 0, Value::new_null(cx.clone())),
+                Err(e) => failure(&cx, e),
+            }
+        }
+        "delete" => match b.delete(&key) {
+            Ok(()) => reply(&cx, 0, Value::new_null(cx.clone())),
+            Err(e) => failure(&cx, e),
+        },
+        _ => reply(&cx, 2, Value::new_null(cx.clone())),
+    })
+}
+
+/// One page of keys after `offset`: `[0, keys, next offset or null]`.
+fn kv_list<'js>(cx: Ctx<'js>, bucket: String, offset: f64) -> Result<Value<'js>> {
+    with_bucket(&cx, &bucket, |b| {
+        let cursor = (offset > 0.0).then_some(offset as u64);
+        match b.list_keys(cursor) {
+            Ok(page) => {
+                let out = Array::new(cx.clone())?;
+                out.set(0, 0)?;
+                out.set(1, page.keys)?;
+                out.set(2, page.cursor.map(|c| c as f64))?;
+                Ok(out.into_value())
+            }
+            Err(e) => failure(&cx, e),
+        }
+    })
+}
+
+fn kv_refusal<'js>(cx: Ctx<'js>, target: String) -> Result<Value<'js>> {
+    match refusal(&target) {
+        Some(d) => {
+            let denial = Object::new(cx)?;
+            denial.set("capability", d.capability)?;
+            denial.set("rule", d.rule)?;
+            denial.set("reason", d.reason)?;
+            denial.set("fix", d.fix)?;
+            Ok(denial.into_value())
+        }
+        None => Ok(Value::new_null(cx)),
+    }
+}
+
+const PRELUDE: &str = include_str!("kv.js");
+
+/// Evaluate the prelude and keep its factory. Runs once, before the snapshot.
+pub fn register(cx: &Ctx<'_>) -> Result<()> {
+    let prelude: Function = cx.eval(PRELUDE)?;
+    let make: Function = prelude.call((
+        Func::from(kv_op),
+        Func::from(kv_list),
+        Func::from(kv_refusal),
+    ))?;
+    MAKE_KV.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, make)));
+    Ok(())
+}
+
+/// Install `kv` for this call, over `bucket` by default.
+pub fn install(cx: &Ctx<'_>, bucket: &str) -> Result<()> {
+    BUCKETS.with(|b| b.borrow_mut().clear());
+    let make = MAKE_KV
+        .with(|slot| slot.borrow().clone())
+        .expect("the kv prelude ran at init")
+        .restore(cx)?;
+    let kv: Value = make.call((bucket,))?;
+    cx.globals().set("kv", kv)
+}

@@ -1,0 +1,331 @@
+//! `wasi:keyvalue/store`: buckets of the policy's `[kv]` table, under the policy's namespace.
+//! Every check happens here: the bucket is granted, writes go to `rw` buckets only, keys and
+//! values fit, the namespace has room. Storage calls run on tokio's blocking pool (a write waits
+//! for its fsync). Every operation is an audit record; a refusal is also kept under the target
+//! `kv:BUCKET`, for the guest's `PolicyDeniedError`.
+
+use crate::Fix;
+use crate::audit::{AuditLog, Decision};
+use crate::call::CallState;
+use crate::engine::bindings::wasi::keyvalue::store::{self, Error as StoreError, KeyResponse};
+use crate::kv::{KvBackend, KvError};
+use crate::policy::{BucketMode, ByteSize, Kv};
+use std::sync::Arc;
+use std::time::Instant;
+use wasmtime::component::Resource;
+
+/// Keys per `list-keys` page.
+const PAGE: usize = 100;
+
+/// An open bucket.
+pub struct Bucket {
+    name: String,
+    mode: BucketMode,
+}
+
+/// The call's key-value access.
+pub(crate) struct KvState {
+    policy: Option<Arc<Kv>>,
+    backend: Option<Arc<dyn KvBackend>>,
+    audit: AuditLog,
+}
+
+impl KvState {
+    pub fn new(
+        policy: Option<Arc<Kv>>,
+        backend: Option<Arc<dyn KvBackend>>,
+        audit: AuditLog,
+    ) -> Self {
+        Self {
+            policy,
+            backend,
+            audit,
+        }
+    }
+
+    fn deny(&self, bucket: &str, rule: String, reason: String, fix: Option<Fix>) -> StoreError {
+        let target = format!("kv:{bucket}");
+        self.audit
+            .deny_target("kv", &target, "kv", &rule, &reason, fix, Instant::now());
+        StoreError::AccessDenied
+    }
+
+    fn policy(&self) -> Result<(&Arc<Kv>, &Arc<dyn KvBackend>), StoreError> {
+        match (&self.policy, &self.backend) {
+            (Some(policy), Some(backend)) => Ok((policy, backend)),
+            (None, _) => Err(StoreError::NoSuchStore),
+            (Some(_), None) => Err(StoreError::Other(
+                "no key-value store is configured in this host".into(),
+            )),
+        }
+    }
+
+    fn check_key(&self, bucket: &Bucket, key: &str) -> Result<(), StoreError> {
+        let (policy, _) = self.policy()?;
+        if key.is_empty() {
+            return Err(StoreError::Other("keys are not empty".into()));
+        }
+        if key.len() as u64 > policy.max_key.0 {
+            let fix = (key.len() <= 64 << 10).then(|| Fix {
+                key: "kv.max_key".into(),
+                value: format!("\"{}\"", ByteSize((key.len() as u64).next_power_of_two())),
+            });
+            return Err(self.deny(
+                &bucket.name,
+                "kv.max_key".into(),
+                format!(
+                    "the key is {} bytes, over the {} limit",
+                    key.len(),
+                    policy.max_key
+                ),
+                fix,
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_write(&self, bucket: &Bucket) -> Result<(), StoreError> {
+        if bucket.mode == BucketMode::Ro {
+            return Err(self.deny(
+                &bucket.name,
+                format!("kv.buckets.{}", bucket.name),
+                format!("the bucket `{}` is read-only", bucket.name),
+                Some(Fix {
+                    key: format!("kv.buckets.{}", bucket.name),
+                    value: "\"rw\"".into(),
+                }),
+            ));
+        }
+        Ok(())
+    }
+
+    fn record(
+        &self,
+        bucket: &Bucket,
+        key: &str,
+        started: Instant,
+        bytes: (u64, u64),
+        error: Option<String>,
+    ) {
+        self.audit.record(
+            "kv",
+            &format!("{}/{key}", bucket.name),
+            Decision::Allow,
+            &format!("kv.buckets.{}", bucket.name),
+            started,
+            bytes,
+            error,
+        );
+    }
+
+    /// Run a storage call on the blocking pool.
+    async fn storage<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn KvBackend, &str) -> Result<T, KvError> + Send + 'static,
+    ) -> Result<Result<T, KvError>, StoreError> {
+        let (policy, backend) = self.policy()?;
+        let (backend, namespace) = (backend.clone(), policy.namespace.clone());
+        tokio::task::spawn_blocking(move || f(backend.as_ref(), &namespace))
+            .await
+            .map_err(|e| StoreError::Other(format!("the key-value store failed: {e}")))
+    }
+
+    fn store_error(&self, bucket: &Bucket, error: KvError) -> StoreError {
+        match error {
+            KvError::TooManyKeys { limit } => self.deny(
+                &bucket.name,
+                "kv.max_keys".into(),
+                format!("the namespace already holds {limit} keys"),
+                Some(Fix {
+                    key: "kv.max_keys".into(),
+                    value: limit.saturating_mul(2).to_string(),
+                }),
+            ),
+            KvError::Backend(message) => StoreError::Other(message),
+        }
+    }
+}
+
+type StoreResult<T> = wasmtime::Result<Result<T, StoreError>>;
+
+impl store::Host for CallState {
+    async fn open(&mut self, identifier: String) -> StoreResult<Resource<Bucket>> {
+        let kv = &self.kv;
+        let Some(policy) = &kv.policy else {
+            return Ok(Err(kv.deny(
+                &identifier,
+                "kv".into(),
+                "the policy has no [kv] table, so the script has no key-value store".into(),
+                Some(Fix {
+                    key: format!("kv.buckets.{identifier}"),
+                    value: "\"rw\"".into(),
+                }),
+            )));
+        };
+        let Some(mode) = policy.buckets.get(&identifier).copied() else {
+            let shown: String = identifier.chars().take(64).collect();
+            return Ok(Err(kv.deny(
+                &shown,
+                "kv.buckets".into(),
+                format!("the bucket `{shown}` is not in kv.buckets"),
+                Some(Fix {
+                    key: format!("kv.buckets.{shown}"),
+                    value: "\"ro\"".into(),
+                }),
+            )));
+        };
+        let bucket = Bucket {
+            name: identifier,
+            mode,
+        };
+        Ok(Ok(self.table.push(bucket)?))
+    }
+}
+
+impl store::HostBucket for CallState {
+    async fn get(&mut self, this: Resource<Bucket>, key: String) -> StoreResult<Option<Vec<u8>>> {
+        let started = Instant::now();
+        let bucket = self.table.get(&this)?;
+        let kv = &self.kv;
+        if let Err(e) = kv.check_key(bucket, &key) {
+            return Ok(Err(e));
+        }
+        let (name, k) = (bucket.name.clone(), key.clone());
+        let result = match kv.storage(move |b, ns| b.get(ns, &name, &k)).await {
+            Ok(result) => result,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(match result {
+            Ok(value) => {
+                let n = value.as_ref().map_or(0, |v| v.len() as u64);
+                kv.record(bucket, &key, started, (0, n), None);
+                Ok(value)
+            }
+            Err(e) => {
+                kv.record(bucket, &key, started, (0, 0), Some(e.to_string()));
+                Err(kv.store_error(bucket, e))
+            }
+        })
+    }
+
+    async fn set(
+        &mut self,
+        this: Resource<Bucket>,
+        key: String,
+        value: Vec<u8>,
+    ) -> StoreResult<()> {
+        let started = Instant::now();
+        let bucket = self.table.get(&this)?;
+        let kv = &self.kv;
+        if let Err(e) = kv
+            .check_key(bucket, &key)
+            .and_then(|()| kv.check_write(bucket))
+        {
+            return Ok(Err(e));
+        }
+        let (policy, _) = match kv.policy() {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(e)),
+        };
+        if value.len() as u64 > policy.max_value.0 {
+            let fix = (value.len() <= 64 << 20).then(|| Fix {
+                key: "kv.max_value".into(),
+                value: format!("\"{}\"", ByteSize((value.len() as u64).next_power_of_two())),
+            });
+            let reason = format!(
+                "the value is {} bytes, over the {} limit",
+                value.len(),
+                policy.max_value
+            );
+            return Ok(Err(kv.deny(
+                &bucket.name,
+                "kv.max_value".into(),
+                reason,
+                fix,
+            )));
+        }
+        let max_keys = policy.max_keys;
+        let bytes = value.len() as u64;
+        let (name, k) = (bucket.name.clone(), key.clone());
+        let result = match kv
+            .storage(move |b, ns| b.set(ns, &name, &k, &value, max_keys))
+            .await
+        {
+            Ok(result) => result,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(match result {
+            Ok(()) => {
+                kv.record(bucket, &key, started, (bytes, 0), None);
+                Ok(())
+            }
+            Err(e) => Err(kv.store_error(bucket, e)),
+        })
+    }
+
+    async fn delete(&mut self, this: Resource<Bucket>, key: String) -> StoreResult<()> {
+        let started = Instant::now();
+        let bucket = self.table.get(&this)?;
+        let kv = &self.kv;
+        if let Err(e) = kv
+            .check_key(bucket, &key)
+            .and_then(|()| kv.check_write(bucket))
+        {
+            return Ok(Err(e));
+        }
+        let (name, k) = (bucket.name.clone(), key.clone());
+        let result = match kv.storage(move |b, ns| b.delete(ns, &name, &k)).await {
+            Ok(result) => result,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(match result {
+            Ok(()) => {
+                kv.record(bucket, &key, started, (0, 0), None);
+                Ok(())
+            }
+            Err(e) => Err(kv.store_error(bucket, e)),
+        })
+    }
+
+    async fn exists(&mut self, this: Resource<Bucket>, key: String) -> StoreResult<bool> {
+        Ok(self.get(this, key).await?.map(|v| v.is_some()))
+    }
+
+    async fn list_keys(
+        &mut self,
+        this: Resource<Bucket>,
+        cursor: Option<u64>,
+    ) -> StoreResult<KeyResponse> {
+        let started = Instant::now();
+        let bucket = self.table.get(&this)?;
+        let kv = &self.kv;
+        let offset = cursor.unwrap_or(0);
+        let name = bucket.name.clone();
+        let result = match kv
+            .storage(move |b, ns| b.list(ns, &name, offset, PAGE))
+            .await
+        {
+            Ok(result) => result,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(match result {
+            Ok(keys) => {
+                kv.record(
+                    bucket,
+                    "",
+                    started,
+                    (0, keys.iter().map(|k| k.len() as u64).sum()),
+                    None,
+                );
+                let cursor = (keys.len() == PAGE).then(|| offset + PAGE as u64);
+                Ok(KeyResponse { keys, cursor })
+            }
+            Err(e) => Err(kv.store_error(bucket, e)),
+        })
+    }
+
+    async fn drop(&mut self, this: Resource<Bucket>) -> wasmtime::Result<()> {
+        self.table.delete(this)?;
+        Ok(())
+    }
+}

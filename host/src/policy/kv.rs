@@ -1,0 +1,156 @@
+//! `[kv]` resolved: the tenant namespace, the buckets a script may open, and the quotas.
+
+use super::raw::RawKv;
+use super::units::ByteSize;
+use super::{PolicyError, Source};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Key-value access the policy grants. Absent from a policy means no `kv` global.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kv {
+    /// The tenant namespace the host puts every key under; the script never sees or names it.
+    pub namespace: String,
+    /// Largest key, in bytes of UTF-8.
+    pub max_key: ByteSize,
+    /// Largest value.
+    pub max_value: ByteSize,
+    /// Keys the namespace may hold, all buckets together.
+    pub max_keys: u64,
+    /// Buckets the script may open, in the order written; the first is `kv`'s default.
+    pub buckets: BTreeMap<String, BucketMode>,
+    /// The first bucket as written.
+    pub default_bucket: String,
+}
+
+/// Written back as the policy file spells it, the default bucket first.
+impl Serialize for Kv {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Buckets<'a>(&'a Kv);
+        impl Serialize for Buckets<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let kv = self.0;
+                let mut map = s.serialize_map(Some(kv.buckets.len()))?;
+                map.serialize_entry(&kv.default_bucket, &kv.buckets[&kv.default_bucket])?;
+                for (name, mode) in kv.buckets.iter().filter(|(n, _)| **n != kv.default_bucket) {
+                    map.serialize_entry(name, mode)?;
+                }
+                map.end()
+            }
+        }
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("namespace", &self.namespace)?;
+        map.serialize_entry("max_key", &self.max_key)?;
+        map.serialize_entry("max_value", &self.max_value)?;
+        map.serialize_entry("max_keys", &self.max_keys)?;
+        map.serialize_entry("buckets", &Buckets(self))?;
+        map.end()
+    }
+}
+
+/// Whether a bucket can be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BucketMode {
+    Ro,
+    Rw,
+}
+
+const DEFAULT_MAX_KEY: ByteSize = ByteSize(512);
+const DEFAULT_MAX_VALUE: ByteSize = ByteSize(1 << 20);
+const DEFAULT_MAX_KEYS: u64 = 10_000;
+
+pub(super) fn resolve(
+    raw: &RawKv,
+    policy_name: &str,
+    source: &Source<'_>,
+) -> Result<Kv, PolicyError> {
+    let namespace = match &raw.namespace {
+        Some(ns) => ns.get_ref().clone(),
+        None => policy_name.to_owned(),
+    };
+    let span = raw.namespace.as_ref().map(|n| n.span());
+    if namespace.is_empty() || namespace.len() > 128 || namespace.chars().any(char::is_control) {
+        return Err(source.error(
+            "kv.namespace",
+            span,
+            "a namespace has 1 to 128 characters, none of them control characters",
+        ));
+    }
+    let size =
+        |value: &Option<toml::Spanned<ByteSize>>, key: &str, default: ByteSize, max: ByteSize| {
+            match value {
+                Some(v) if v.get_ref().0 == 0 || *v.get_ref() > max => Err(source.error(
+                    key,
+                    Some(v.span()),
+                    format!("{} is out of range; allowed is 1B to {max}", v.get_ref()),
+                )),
+                Some(v) => Ok(*v.get_ref()),
+                None => Ok(default),
+            }
+        };
+    let max_key = size(
+        &raw.max_key,
+        "kv.max_key",
+        DEFAULT_MAX_KEY,
+        ByteSize(64 << 10),
+    )?;
+    let max_value = size(
+        &raw.max_value,
+        "kv.max_value",
+        DEFAULT_MAX_VALUE,
+        ByteSize(64 << 20),
+    )?;
+    let max_keys = match &raw.max_keys {
+        Some(n) if *n.get_ref() == 0 => {
+            return Err(source.error("kv.max_keys", Some(n.span()), "must be at least 1"));
+        }
+        Some(n) => *n.get_ref(),
+        None => DEFAULT_MAX_KEYS,
+    };
+    let mut buckets = BTreeMap::new();
+    // The first bucket as written: the one whose value starts earliest in the file.
+    let default_bucket = raw
+        .buckets
+        .iter()
+        .min_by_key(|(_, mode)| mode.span().start)
+        .map(|(name, _)| name.clone());
+    for (name, mode) in &raw.buckets {
+        let key = format!("kv.buckets.{name}");
+        if name.is_empty() || name.len() > 64 || name.chars().any(char::is_control) {
+            return Err(source.error(
+                &key,
+                Some(mode.span()),
+                "a bucket name has 1 to 64 characters",
+            ));
+        }
+        let mode = match mode.get_ref().as_str() {
+            "ro" => BucketMode::Ro,
+            "rw" => BucketMode::Rw,
+            other => {
+                return Err(source.error(
+                    &key,
+                    Some(mode.span()),
+                    format!("`{other}` is not a mode; use \"ro\" or \"rw\""),
+                ));
+            }
+        };
+        buckets.insert(name.clone(), mode);
+    }
+    let Some(default_bucket) = default_bucket else {
+        return Err(source.error(
+            "kv.buckets",
+            None,
+            "name at least one bucket, such as [kv.buckets] app = \"rw\"",
+        ));
+    };
+    Ok(Kv {
+        namespace,
+        max_key,
+        max_value,
+        max_keys,
+        buckets,
+        default_bucket,
+    })
+}

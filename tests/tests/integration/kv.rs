@@ -1,0 +1,204 @@
+//! The key-value store: `wasi:keyvalue` under the policy's namespace, durable in redb.
+
+use crate::support::*;
+use palisade::{Policy, Script};
+use serde_json::{Value, json};
+
+fn kv_policy(namespace: &str, extra: &str) -> Policy {
+    policy(&format!(
+        "[kv]\nnamespace = \"{namespace}\"\n{extra}\n[kv.buckets]\napp = \"rw\"\nreference = \"ro\"\n"
+    ))
+}
+
+async fn run_kv(policy: &Policy, source: &str) -> palisade::Outcome {
+    PALISADE
+        .run(policy, &Script::new("kv.js", source), "null")
+        .await
+}
+
+fn json_of(outcome: &palisade::Outcome) -> Value {
+    serde_json::from_str(output(outcome)).unwrap()
+}
+
+#[tokio::test]
+async fn values_round_trip_as_strings_json_and_bytes() {
+    let p = kv_policy("round-trip", "");
+    let outcome = run_kv(
+        &p,
+        r#"export default async () => {
+          await kv.set("s", "text");
+          await kv.set("j", { a: [1, 2] });
+          await kv.set("b", new Uint8Array([0, 255]));
+          for (let i = 0; i < 150; i++) await kv.set(`item/${String(i).padStart(3, "0")}`, i);
+          const first = await kv.list({ prefix: "item/", limit: 120 });
+          const rest = await kv.list({ prefix: "item/", cursor: first.cursor });
+          await kv.delete("s");
+          return {
+            s: await kv.get("s"), j: await kv.getJSON("j"), b: [...await kv.getBytes("b")],
+            has: [await kv.has("j"), await kv.has("nope")], missing: await kv.get("nope"),
+            first: [first.keys.length, first.keys[0], first.cursor !== null],
+            rest: [rest.keys.length, rest.keys[29], rest.cursor],
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        json_of(&outcome),
+        json!({
+            "s": null, "j": {"a": [1, 2]}, "b": [0, 255], "has": [true, false], "missing": null,
+            "first": [120, "item/000", true], "rest": [30, "item/149", null],
+        })
+    );
+    let record = outcome.audit.iter().find(|r| r.target == "app/j").unwrap();
+    assert_eq!(
+        (record.capability, record.rule.as_str()),
+        ("kv", "kv.buckets.app")
+    );
+}
+
+#[tokio::test]
+async fn namespaces_never_see_each_other_even_with_hostile_keys() {
+    let alpha = kv_policy("alpha", "");
+    let beta = kv_policy("beta", "");
+    let hostile = [
+        "../beta/app/x",
+        "beta\u{0}app\u{0}x",
+        "/beta/app/x",
+        "..",
+        "x\u{0}",
+        "beta",
+        "app/../../beta/x",
+    ];
+    let keys = serde_json::to_string(&hostile).unwrap();
+    let write = format!(
+        "export default async () => {{ for (const k of {keys}) await kv.set(k, `alpha:${{k}}`); \
+         return (await kv.list()).keys.length; }};"
+    );
+    assert_eq!(output(&run_kv(&alpha, &write).await), "7");
+    let read = format!(
+        "export default async () => {{ const seen = []; for (const k of {keys}) seen.push(await kv.get(k)); \
+         return {{ seen, listed: (await kv.list()).keys, x: await kv.get(\"x\") }}; }};"
+    );
+    let from_beta = json_of(&run_kv(&beta, &read).await);
+    assert_eq!(
+        from_beta,
+        json!({ "seen": [null, null, null, null, null, null, null], "listed": [], "x": null })
+    );
+    let from_alpha = json_of(&run_kv(&alpha, &read).await);
+    assert_eq!(from_alpha["seen"][1], "alpha:beta\u{0}app\u{0}x");
+    assert_eq!(from_alpha["listed"].as_array().unwrap().len(), 7);
+}
+
+/// How a kv call failed: `[name, rule, fix]`.
+async fn refusal(policy: &Policy, body: &str) -> Value {
+    let source = format!(
+        "export default async () => {{ try {{ {body}; return \"no error\"; }} \
+         catch (e) {{ return [e.name, e.rule ?? null, e.fix ?? null]; }} }};"
+    );
+    json_of(&run_kv(policy, &source).await)
+}
+
+#[tokio::test]
+async fn quotas_and_modes_are_refused_with_their_rule() {
+    let p = kv_policy(
+        "quotas",
+        "max_key = \"16B\"\nmax_value = \"32B\"\nmax_keys = 2",
+    );
+    assert_eq!(
+        refusal(&p, "await kv.set(\"k\".repeat(17), \"v\")").await,
+        json!(["PolicyDeniedError", "kv.max_key", "kv.max_key = \"32B\""])
+    );
+    assert_eq!(
+        refusal(&p, "await kv.set(\"k\", \"v\".repeat(40))").await,
+        json!([
+            "PolicyDeniedError",
+            "kv.max_value",
+            "kv.max_value = \"64B\""
+        ])
+    );
+    assert_eq!(
+        refusal(&p, "await kv.set(\"a\", 1); await kv.set(\"b\", 2); await kv.set(\"a\", 3); await kv.set(\"c\", 4)").await,
+        json!(["PolicyDeniedError", "kv.max_keys", "kv.max_keys = 4"])
+    );
+    assert_eq!(
+        refusal(&p, "await kv.bucket(\"reference\").set(\"a\", 1)").await,
+        json!([
+            "PolicyDeniedError",
+            "kv.buckets.reference",
+            "kv.buckets.reference = \"rw\""
+        ])
+    );
+    assert_eq!(
+        refusal(&p, "await kv.bucket(\"secret-bucket\").get(\"a\")").await,
+        json!([
+            "PolicyDeniedError",
+            "kv.buckets",
+            "kv.buckets.secret-bucket = \"ro\""
+        ])
+    );
+    // Uncaught, a refusal ends the call with policy_denied.
+    let outcome = run_kv(
+        &p,
+        "export default () => kv.bucket(\"reference\").delete(\"a\")",
+    )
+    .await;
+    assert_eq!(code(&outcome), "policy_denied");
+    assert_eq!(
+        output(
+            &run_kv(
+                &p,
+                "export default async () => [await kv.getJSON(\"a\"), await kv.getJSON(\"b\")]"
+            )
+            .await
+        ),
+        "[3,2]"
+    );
+}
+
+#[tokio::test]
+async fn without_a_kv_table_there_is_no_kv_global() {
+    let outcome = run_source("export default () => typeof kv", "null").await;
+    assert_eq!(output(&outcome), r#""undefined""#);
+}
+
+#[tokio::test]
+async fn acknowledged_writes_survive_a_process_restart() {
+    let data = scratch_dir("kv-restart");
+    let policy_file = data.join("kv.toml");
+    std::fs::write(
+        &policy_file,
+        "[kv]\nnamespace = \"restart\"\n[kv.buckets]\napp = \"rw\"\n",
+    )
+    .unwrap();
+    let write = data.join("write.js");
+    std::fs::write(
+        &write,
+        "export default async (n) => { await kv.set(\"n\", n); return n; };",
+    )
+    .unwrap();
+    let read = data.join("read.js");
+    std::fs::write(&read, "export default () => kv.getJSON(\"n\");").unwrap();
+    let run = |script: &std::path::Path, input: &str| {
+        let out = std::process::Command::new(crate::cli::palisade_bin())
+            .args([
+                "run",
+                script.to_str().unwrap(),
+                "--policy",
+                policy_file.to_str().unwrap(),
+            ])
+            .args(["--input", input])
+            .env("PALISADE_DATA_DIR", &data)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(run(&write, "41").trim(), "41");
+    // A second process, a second open of the store.
+    assert_eq!(run(&read, "null").trim(), "41");
+    assert!(data.join("kv.redb").is_file());
+}
