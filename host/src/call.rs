@@ -12,6 +12,7 @@ use crate::kv::KvBackend;
 use crate::limits::MemoryLimiter;
 use crate::policy::Policy;
 use crate::policy::{Clock, MountMode};
+use crate::scratch::ScratchDir;
 use crate::{Error, GuestLocation, Script};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -149,6 +150,8 @@ pub(crate) struct CallState {
     http_ctx: WasiHttpCtx,
     http: HttpGate,
     pub(crate) kv: KvState,
+    /// Removed when the call's state is dropped.
+    _scratch: Option<ScratchDir>,
 }
 
 impl WasiHttpView for CallState {
@@ -217,6 +220,19 @@ impl CallState {
                     })
                 })?;
         }
+        let scratch = match policy.fs().and_then(|fs| fs.scratch.as_ref()) {
+            Some(spec) => {
+                let dir = ScratchDir::create(&spec.seed).map_err(|e| Error::Internal {
+                    detail: format!("cannot create the scratch directory: {e}"),
+                })?;
+                wasi.preopened_dir(dir.path(), &spec.guest, FsPerms::ReadWrite)
+                    .map_err(|e| Error::Internal {
+                        detail: format!("cannot open the scratch directory: {e:#}"),
+                    })?;
+                Some(dir)
+            }
+            None => None,
+        };
         let wasi = wasi.build();
         let audit = AuditLog::new(policy);
         Ok(Self {
@@ -229,6 +245,7 @@ impl CallState {
             http_ctx: WasiHttpCtx::new(),
             http: HttpGate::new(policy.http().cloned(), shared.rate, audit.clone()),
             kv: KvState::new(policy.kv().cloned(), shared.kv, audit),
+            _scratch: scratch,
         })
     }
 }
@@ -331,7 +348,9 @@ pub(crate) async fn run(
         bridge_global: policy.capabilities().map(|c| c.global.clone()),
         random_seed: policy.determinism().seed.unwrap_or_else(rand::random),
         config: policy.config().is_some(),
-        fs: policy.fs().is_some_and(|fs| !fs.mount.is_empty()),
+        fs: policy
+            .fs()
+            .is_some_and(|fs| !fs.mount.is_empty() || fs.scratch.is_some()),
         kv_bucket: policy.kv().map(|kv| kv.default_bucket.clone()),
         fixed_clock: matches!(policy.determinism().clock, Clock::Fixed(_)),
     };

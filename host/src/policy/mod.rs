@@ -55,10 +55,24 @@ pub struct Policy {
     fs: Option<Fs>,
 }
 
-/// `[fs]`: host directories mounted into the guest.
+/// `[fs]`: host directories mounted into the guest, and a per-call scratch directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Fs {
     pub mount: Vec<Mount>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scratch: Option<Scratch>,
+}
+
+/// A writable directory that exists for one call: created empty (or seeded from host files)
+/// in memory-backed storage when the host has it (`/dev/shm`), removed when the call ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Scratch {
+    /// Absolute path the script uses, such as `/scratch`.
+    pub guest: String,
+    /// Host files and directories copied in at the start of each call (a directory's
+    /// contents, a file under its own name). Absolute, resolved against the policy's folder.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub seed: Vec<PathBuf>,
 }
 
 /// One mount: a host directory, visible to the script at `guest`, read-only unless `rw`.
@@ -437,7 +451,49 @@ fn resolve_fs(raw: &raw::RawFs, source: &Source<'_>) -> Result<Fs, PolicyError> 
             mode,
         });
     }
-    Ok(Fs { mount })
+    let scratch = match &raw.scratch {
+        None => None,
+        Some(s) => {
+            let span = Some(s.span());
+            let s = s.get_ref();
+            let clean = s.guest.starts_with('/')
+                && s.guest.len() > 1
+                && !s.guest.split('/').any(|part| part == ".." || part == ".");
+            if !clean {
+                return Err(source.error(
+                    "fs.scratch.guest",
+                    span,
+                    format!(
+                        "`{}` must be an absolute path such as \"/scratch\"",
+                        s.guest
+                    ),
+                ));
+            }
+            if mount.iter().any(|m| m.guest == s.guest) {
+                return Err(source.error(
+                    "fs.scratch.guest",
+                    span,
+                    format!("`{}` is also a mount", s.guest),
+                ));
+            }
+            let mut seed = Vec::new();
+            for (i, path) in s.seed.iter().enumerate() {
+                let resolved = base.join(path).canonicalize().map_err(|e| {
+                    source.error(
+                        &format!("fs.scratch.seed[{i}]"),
+                        span.clone(),
+                        format!("cannot use `{path}`: {e}"),
+                    )
+                })?;
+                seed.push(resolved);
+            }
+            Some(Scratch {
+                guest: s.guest.clone(),
+                seed,
+            })
+        }
+    };
+    Ok(Fs { mount, scratch })
 }
 
 fn resolve_determinism(

@@ -68,6 +68,16 @@ pub struct RawDeterminism {
 pub struct RawFs {
     #[serde(default)]
     pub mount: Vec<Spanned<RawMount>>,
+    pub scratch: Option<Spanned<RawScratch>>,
+}
+
+/// `[fs.scratch]`: a fresh writable directory for every call, optionally seeded.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScratch {
+    pub guest: String,
+    #[serde(default)]
+    pub seed: Vec<String>,
 }
 
 /// `[[fs.mount]]`: one host directory at one guest path.
