@@ -6,6 +6,7 @@ use crate::caps::capability::{CapabilityState, Handler};
 use crate::caps::console::Console;
 use crate::caps::http::{HttpGate, RateLimiter, redact};
 use crate::caps::kv::KvState;
+use crate::caps::quota::Quotas;
 use crate::engine::Runtime;
 use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Environment, Module};
 use crate::kv::KvBackend;
@@ -150,6 +151,8 @@ pub(crate) struct CallState {
     http_ctx: WasiHttpCtx,
     http: HttpGate,
     pub(crate) kv: KvState,
+    /// Byte quotas of the writable directories.
+    pub(crate) quotas: Quotas,
     /// Removed when the call's state is dropped.
     _scratch: Option<ScratchDir>,
 }
@@ -200,7 +203,22 @@ impl CallState {
                 .secure_random(StdRng::seed_from_u64(seed))
                 .insecure_random(StdRng::seed_from_u64(seed.rotate_left(32)));
         }
-        for mount in policy.fs().map_or(&[][..], |fs| &fs.mount) {
+        let audit = AuditLog::new(policy);
+        let mut quotas = Quotas::new(audit.clone());
+        for (i, mount) in policy
+            .fs()
+            .map_or(&[][..], |fs| &fs.mount)
+            .iter()
+            .enumerate()
+        {
+            if let Some(quota) = mount.quota {
+                quotas.add(
+                    &mount.guest,
+                    &mount.host,
+                    quota.0,
+                    format!("fs.mount[{i}].quota"),
+                );
+            }
             let perms = match mount.mode {
                 MountMode::Ro => FsPerms::ReadOnly,
                 MountMode::Rw => FsPerms::ReadWrite,
@@ -225,6 +243,12 @@ impl CallState {
                 let dir = ScratchDir::create(&spec.seed).map_err(|e| Error::Internal {
                     detail: format!("cannot create the scratch directory: {e}"),
                 })?;
+                quotas.add(
+                    &spec.guest,
+                    dir.path(),
+                    spec.quota.0,
+                    "fs.scratch.quota".into(),
+                );
                 wasi.preopened_dir(dir.path(), &spec.guest, FsPerms::ReadWrite)
                     .map_err(|e| Error::Internal {
                         detail: format!("cannot open the scratch directory: {e:#}"),
@@ -234,7 +258,6 @@ impl CallState {
             None => None,
         };
         let wasi = wasi.build();
-        let audit = AuditLog::new(policy);
         Ok(Self {
             wasi,
             table: ResourceTable::new(),
@@ -245,6 +268,7 @@ impl CallState {
             http_ctx: WasiHttpCtx::new(),
             http: HttpGate::new(policy.http().cloned(), shared.rate, audit.clone()),
             kv: KvState::new(policy.kv().cloned(), shared.kv, audit),
+            quotas,
             _scratch: scratch,
         })
     }

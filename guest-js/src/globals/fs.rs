@@ -1,17 +1,26 @@
 //! `fs`: promise-based file access to the directories the policy mounts (`[fs]`), through WASI
 //! preopens. What the policy does not mount does not exist; `..`, symlinks and absolute paths
 //! cannot leave a mount (the host opens each mount with cap-std). Errors carry a Node-style
-//! `code` (`ENOENT`, `EACCES`, `EEXIST`, `ENOTDIR`, `EISDIR`, `ENOTEMPTY`, `EIO`).
+//! `code` (`ENOENT`, `EACCES`, `EEXIST`, `ENOTDIR`, `EISDIR`, `ENOTEMPTY`, `ENOSPC`, `EIO`).
 
-use javy::quickjs::{Ctx, Exception, Function, Object, Result, Value, prelude::MutFn};
+use javy::quickjs::prelude::{Func, MutFn};
+use javy::quickjs::{Ctx, Exception, Function, Object, Result, Value};
 use javy::{Args, hold_and_release};
 use std::io::ErrorKind;
 
 const PRELUDE: &str = r#"
-(function (native) {
+(function (native, refusal) {
   const wrap = (name) => async (...args) => {
     const [ok, value, code] = native(name, args.map((a) => (a instanceof Uint8Array ? Array.from(a) : a)));
     if (ok) return value;
+    // A write the host refused for a quota reaches the guest's libc as a plain I/O error; the
+    // host's record says what happened.
+    const denial = code === "EIO" && name === "writeFile" ? refusal() : null;
+    if (denial) {
+      const error = new Error(`ENOSPC: ${denial.reason}`);
+      Object.assign(error, { code: "ENOSPC", rule: denial.rule, fix: denial.fix ?? null });
+      throw error;
+    }
     const error = new Error(`${code}: ${value}`);
     error.code = code;
     throw error;
@@ -31,6 +40,7 @@ fn code(kind: ErrorKind) -> &'static str {
         ErrorKind::IsADirectory => "EISDIR",
         ErrorKind::DirectoryNotEmpty => "ENOTEMPTY",
         ErrorKind::InvalidInput | ErrorKind::InvalidFilename => "EINVAL",
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => "ENOSPC",
         _ => "EIO",
     }
 }
@@ -169,6 +179,20 @@ pub fn install(cx: &Ctx<'_>) -> Result<()> {
             native(Args::hold(cx, args))
         }),
     )?;
-    let fs: Value = prelude.call((native,))?;
+    let fs: Value = prelude.call((native, Func::from(quota_refusal)))?;
     cx.globals().set("fs", fs)
+}
+
+/// The host's latest quota refusal in this call, as `{ rule, reason, fix }`, or `null`.
+fn quota_refusal<'js>(cx: Ctx<'js>) -> Result<Value<'js>> {
+    match crate::palisade::sandbox::capability::refusal("fs") {
+        Some(d) => {
+            let denial = Object::new(cx)?;
+            denial.set("rule", d.rule)?;
+            denial.set("reason", d.reason)?;
+            denial.set("fix", d.fix)?;
+            Ok(denial.into_value())
+        }
+        None => Ok(Value::new_null(cx)),
+    }
 }

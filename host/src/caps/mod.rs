@@ -7,3 +7,4 @@ pub(crate) mod console;
 pub(crate) mod forward;
 pub(crate) mod http;
 pub(crate) mod kv;
+pub(crate) mod quota;

@@ -69,6 +69,8 @@ pub struct Fs {
 pub struct Scratch {
     /// Absolute path the script uses, such as `/scratch`.
     pub guest: String,
+    /// The most bytes the directory may hold, seed included.
+    pub quota: ByteSize,
     /// Host files and directories copied in at the start of each call (a directory's
     /// contents, a file under its own name). Absolute, resolved against the policy's folder.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -84,7 +86,15 @@ pub struct Mount {
     pub guest: String,
     /// `"ro"` or `"rw"`.
     pub mode: MountMode,
+    /// For `rw` mounts: the most bytes the directory may hold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quota: Option<ByteSize>,
 }
+
+/// Default quota of a `rw` mount.
+pub const DEFAULT_MOUNT_QUOTA: ByteSize = ByteSize(256 << 20);
+/// Default quota of the scratch directory (memory-backed on most hosts).
+pub const DEFAULT_SCRATCH_QUOTA: ByteSize = ByteSize(64 << 20);
 
 /// Whether a mount can be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -445,10 +455,22 @@ fn resolve_fs(raw: &raw::RawFs, source: &Source<'_>) -> Result<Fs, PolicyError> 
                 ));
             }
         };
+        let quota = match (mode, m.quota) {
+            (MountMode::Ro, Some(_)) => {
+                return Err(source.error(
+                    &format!("{key}.quota"),
+                    span,
+                    "a read-only mount has no quota; remove it or set mode = \"rw\"",
+                ));
+            }
+            (MountMode::Ro, None) => None,
+            (MountMode::Rw, quota) => Some(quota.unwrap_or(DEFAULT_MOUNT_QUOTA)),
+        };
         mount.push(Mount {
             host,
             guest: guest.clone(),
             mode,
+            quota,
         });
     }
     let scratch = match &raw.scratch {
@@ -489,6 +511,7 @@ fn resolve_fs(raw: &raw::RawFs, source: &Source<'_>) -> Result<Fs, PolicyError> 
             }
             Some(Scratch {
                 guest: s.guest.clone(),
+                quota: s.quota.unwrap_or(DEFAULT_SCRATCH_QUOTA),
                 seed,
             })
         }

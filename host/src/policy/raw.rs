@@ -76,6 +76,7 @@ pub struct RawFs {
 #[serde(deny_unknown_fields)]
 pub struct RawScratch {
     pub guest: String,
+    pub quota: Option<ByteSize>,
     #[serde(default)]
     pub seed: Vec<String>,
 }
@@ -87,6 +88,7 @@ pub struct RawMount {
     pub host: String,
     pub guest: String,
     pub mode: Option<String>,
+    pub quota: Option<ByteSize>,
 }
 
 /// `[http]`: network access.

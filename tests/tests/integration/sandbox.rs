@@ -90,3 +90,41 @@ async fn scratch_directories_do_not_leak_between_concurrent_calls() {
     assert_eq!(output(&escape), r#""EACCES""#);
     assert_eq!(leftover_scratch_dirs(), 0);
 }
+
+#[tokio::test]
+async fn writable_directories_stop_at_their_quota() {
+    let host = scratch_dir("quota");
+    std::fs::write(host.join("existing.bin"), vec![0u8; 3000]).unwrap();
+    let p = policy(&format!(
+        "[[fs.mount]]\nhost = \"{}\"\nguest = \"/data\"\nmode = \"rw\"\nquota = \"4KiB\"\n\
+         [fs.scratch]\nguest = \"/scratch\"\nquota = \"1KiB\"\n",
+        host.display()
+    ));
+    let source = r#"export default async () => {
+      const attempt = (f) => f().then(() => "ok", (e) => [e.code, e.rule, e.fix]);
+      return {
+        small: await attempt(() => fs.writeFile("/scratch/a", "x".repeat(600))),
+        over: await attempt(() => fs.writeFile("/scratch/b", "x".repeat(600))),
+        mountFits: await attempt(() => fs.writeFile("/data/new.bin", "y".repeat(1000))),
+        mountOver: await attempt(() => fs.writeFile("/data/big.bin", "y".repeat(2000))),
+        readBack: (await fs.readFile("/scratch/a", "utf8")).length,
+      };
+    };"#;
+    let outcome = PALISADE
+        .run(&p, &Script::new("quota.js", source), "null")
+        .await;
+    assert_eq!(
+        serde_json::from_str::<Value>(output(&outcome)).unwrap(),
+        json!({
+            "small": "ok",
+            "over": ["ENOSPC", "fs.scratch.quota", "fs.scratch.quota = \"2KiB\""],
+            "mountFits": "ok",
+            "mountOver": ["ENOSPC", "fs.mount[0].quota", "fs.mount[0].quota = \"8KiB\""],
+            "readBack": 600,
+        })
+    );
+    // Nothing past the quota reached the host directory.
+    let big = host.join("big.bin");
+    assert!(!big.exists() || std::fs::metadata(&big).unwrap().len() == 0);
+    assert_eq!(std::fs::metadata(host.join("new.bin")).unwrap().len(), 1000);
+}
