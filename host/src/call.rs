@@ -13,6 +13,7 @@ use crate::kv::KvBackend;
 use crate::limits::MemoryLimiter;
 use crate::policy::Policy;
 use crate::policy::{Clock, MountMode};
+use crate::record::{Tape, TapedMonotonic, TapedRng, TapedWall};
 use crate::scratch::ScratchDir;
 use crate::{Error, GuestLocation, Script};
 use rand::SeedableRng;
@@ -175,6 +176,8 @@ pub(crate) struct Shared {
     pub rate: Option<Arc<RateLimiter>>,
     /// The key-value store, when the policy has a `[kv]` table.
     pub kv: Option<Arc<dyn KvBackend>>,
+    /// Recording or replaying the host's answers, if either.
+    pub tape: Tape,
 }
 
 impl WasiView for CallState {
@@ -194,14 +197,49 @@ impl CallState {
         let mut wasi = WasiCtxBuilder::new();
         wasi.allow_tcp(false).allow_udp(false);
         let determinism = policy.determinism();
-        if let Clock::Fixed(at) = determinism.clock {
-            wasi.wall_clock(FixedClock(at))
-                .monotonic_clock(FixedClock(at));
-        }
-        if let Some(seed) = determinism.seed {
+        let tape = shared.tape.clone();
+        if matches!(tape, Tape::Off) {
+            if let Clock::Fixed(at) = determinism.clock {
+                wasi.wall_clock(FixedClock(at))
+                    .monotonic_clock(FixedClock(at));
+            }
+            if let Some(seed) = determinism.seed {
+                wasi.insecure_random_seed(u128::from(seed))
+                    .secure_random(StdRng::seed_from_u64(seed))
+                    .insecure_random(StdRng::seed_from_u64(seed.rotate_left(32)));
+            }
+        } else {
+            // Recording or replaying: every clock read and random byte goes through the tape.
+            let (wall, monotonic): (
+                Box<dyn HostWallClock + Send>,
+                Box<dyn HostMonotonicClock + Send>,
+            ) = match determinism.clock {
+                Clock::Fixed(at) => (Box::new(FixedClock(at)), Box::new(FixedClock(at))),
+                Clock::Real => (
+                    wasmtime_wasi::clocks::wall_clock(),
+                    wasmtime_wasi::clocks::monotonic_clock(),
+                ),
+            };
+            let seed = determinism.seed.unwrap_or_else(rand::random);
             wasi.insecure_random_seed(u128::from(seed))
-                .secure_random(StdRng::seed_from_u64(seed))
-                .insecure_random(StdRng::seed_from_u64(seed.rotate_left(32)));
+                .wall_clock(TapedWall {
+                    inner: wall,
+                    tape: tape.clone(),
+                })
+                .monotonic_clock(TapedMonotonic {
+                    inner: monotonic,
+                    tape: tape.clone(),
+                })
+                .secure_random(TapedRng::new(
+                    StdRng::seed_from_u64(seed),
+                    tape.clone(),
+                    true,
+                ))
+                .insecure_random(TapedRng::new(
+                    StdRng::seed_from_u64(seed.rotate_left(32)),
+                    tape.clone(),
+                    false,
+                ));
         }
         let audit = AuditLog::new(policy);
         let mut quotas = Quotas::new(audit.clone());
@@ -263,11 +301,21 @@ impl CallState {
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(policy.limits().memory.0),
             console: Console::new(policy.limits().console.0),
-            capabilities: CapabilityState::new(policy, shared.handlers, audit.clone()),
+            capabilities: CapabilityState::new(
+                policy,
+                shared.handlers,
+                audit.clone(),
+                tape.clone(),
+            ),
             config: policy.config().cloned(),
             http_ctx: WasiHttpCtx::new(),
-            http: HttpGate::new(policy.http().cloned(), shared.rate, audit.clone()),
-            kv: KvState::new(policy.kv().cloned(), shared.kv, audit),
+            http: HttpGate::new(
+                policy.http().cloned(),
+                shared.rate,
+                audit.clone(),
+                tape.clone(),
+            ),
+            kv: KvState::new(policy.kv().cloned(), shared.kv, audit, tape),
             quotas,
             _scratch: scratch,
         })
@@ -360,6 +408,14 @@ pub(crate) async fn run(
 ) -> Outcome {
     let Times { started, deadline } = times;
     let limits = *policy.limits();
+    let random_seed = match &shared.tape {
+        Tape::Replay(replay) => replay.transcript.random_seed,
+        tape => {
+            let seed = policy.determinism().seed.unwrap_or_else(rand::random);
+            tape.record(|t| t.random_seed = seed);
+            seed
+        }
+    };
     let mut store = match new_store(runtime, policy, shared, deadline) {
         Ok(store) => store,
         Err(error) => return Outcome::failed(error, policy, started),
@@ -370,7 +426,7 @@ pub(crate) async fn run(
     };
     let env = Environment {
         bridge_global: policy.capabilities().map(|c| c.global.clone()),
-        random_seed: policy.determinism().seed.unwrap_or_else(rand::random),
+        random_seed,
         config: policy.config().is_some(),
         fs: policy
             .fs()

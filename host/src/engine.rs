@@ -7,6 +7,7 @@ use crate::caps::capability::Handler;
 use crate::caps::http::{RateLimiter, rate_limiter};
 use crate::kv::{KvBackend, RedbBackend};
 use crate::policy::{ByteSize, Policy};
+use crate::record::{Replay, TRANSCRIPT_VERSION, Tape, Transcript};
 use crate::{Error, Script};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -253,6 +254,67 @@ impl Palisade {
         entry: &str,
         input: &str,
     ) -> Outcome {
+        self.call_taped(policy, script, entry, input, Tape::Off)
+            .await
+    }
+
+    /// Like [`Palisade::run`], and return the [`Transcript`] of every answer the host gave:
+    /// clock reads, random bytes, capability, key-value and HTTP results.
+    pub async fn run_recorded(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        input: &str,
+    ) -> (Outcome, Transcript) {
+        let transcript = Transcript {
+            version: TRANSCRIPT_VERSION,
+            script: script.name().to_owned(),
+            input: input.to_owned(),
+            policy_sha256: policy.sha256().to_owned(),
+            ..Transcript::default()
+        };
+        let shared = Arc::new(Mutex::new(transcript));
+        let outcome = self
+            .call_taped(
+                policy,
+                script,
+                "default",
+                input,
+                Tape::Record(shared.clone()),
+            )
+            .await;
+        let transcript = shared.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        (outcome, transcript)
+    }
+
+    /// Run `script` again against a recorded [`Transcript`], with its input: every clock read,
+    /// random byte, capability, key-value and HTTP answer comes from the transcript; nothing
+    /// reaches the network, the store or a handler.
+    pub async fn replay(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        transcript: &Transcript,
+    ) -> Outcome {
+        let replay = Arc::new(Replay::new(transcript.clone()));
+        self.call_taped(
+            policy,
+            script,
+            "default",
+            &transcript.input,
+            Tape::Replay(replay),
+        )
+        .await
+    }
+
+    async fn call_taped(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        entry: &str,
+        input: &str,
+        tape: Tape,
+    ) -> Outcome {
         let started = std::time::Instant::now();
         if let Err(error) = call::check_input(policy, input) {
             return Outcome::failed(error, policy, started);
@@ -301,6 +363,7 @@ impl Palisade {
             None => script,
         };
         let kv = match policy.kv() {
+            Some(_) if tape.replaying().is_some() => None,
             Some(_) => match self.kv_backend() {
                 Ok(kv) => Some(kv),
                 Err(detail) => {
@@ -314,6 +377,7 @@ impl Palisade {
             handlers: self.inner.handlers.clone(),
             rate: self.rate_limiter(policy),
             kv,
+            tape,
         };
         let outcome = call::run(
             &runtime,

@@ -27,6 +27,7 @@ mod error;
 pub mod kv;
 mod limits;
 pub mod policy;
+pub mod record;
 mod scratch;
 mod script;
 pub mod snapshot;

@@ -33,6 +33,8 @@ mod network;
 mod policy_files;
 #[path = "integration/precompile.rs"]
 mod precompile;
+#[path = "integration/replay.rs"]
+mod replay;
 #[path = "integration/sandbox.rs"]
 mod sandbox;
 #[path = "integration/timers.rs"]

@@ -7,6 +7,7 @@ use crate::audit::{AuditLog, Decision, truncate};
 use crate::call::CallState;
 use crate::engine::bindings::palisade::sandbox::capability::{self, CallError, Denial};
 use crate::policy::{ByteSize, Capabilities, Policy};
+use crate::record::{CapabilityEvent, Tape};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -31,6 +32,7 @@ pub(crate) struct CapabilityState {
     handlers: Arc<HashMap<String, Handler>>,
     calls: HashMap<String, u32>,
     pub audit: AuditLog,
+    tape: Tape,
 }
 
 /// A capability call in flight: the handler's future, then its result until the guest takes it.
@@ -63,12 +65,18 @@ impl Pollable for PendingCall {
 }
 
 impl CapabilityState {
-    pub fn new(policy: &Policy, handlers: Arc<HashMap<String, Handler>>, audit: AuditLog) -> Self {
+    pub fn new(
+        policy: &Policy,
+        handlers: Arc<HashMap<String, Handler>>,
+        audit: AuditLog,
+        tape: Tape,
+    ) -> Self {
         Self {
             grants: policy.capabilities().cloned(),
             handlers,
             calls: HashMap::new(),
             audit,
+            tape,
         }
     }
 
@@ -115,8 +123,42 @@ impl CapabilityState {
         CallError::Failed(message)
     }
 
-    /// Check a call against the policy and start its handler.
+    /// Check a call against the policy and start its handler; when recording, the result
+    /// goes to the transcript, and when replaying, the recorded result is the answer.
     fn start(&mut self, name: String, payload: String) -> PendingCall {
+        if let Some(replay) = self.tape.replaying() {
+            return PendingCall::done(replayed(replay.capability(), &name, &self.audit));
+        }
+        let mut slot = None;
+        self.tape.record(|t| {
+            slot = Some(t.capabilities.len());
+            t.capabilities.push(CapabilityEvent {
+                name: name.clone(),
+                outcome: "pending".into(),
+                value: String::new(),
+            });
+        });
+        let mut pending = self.start_live(name, payload);
+        if let Some(slot) = slot {
+            let tape = self.tape.clone();
+            let state = std::mem::replace(&mut pending.state, Pending::Taken);
+            let future = async move {
+                let result = match state {
+                    Pending::Running(future) => future.await,
+                    Pending::Done(result) => result,
+                    Pending::Taken => Err(CallError::Failed("no result".into())),
+                };
+                tape.record(|t| {
+                    t.capabilities[slot] = recorded(&t.capabilities[slot].name, &result)
+                });
+                result
+            };
+            pending.state = Pending::Running(Box::pin(future));
+        }
+        pending
+    }
+
+    fn start_live(&mut self, name: String, payload: String) -> PendingCall {
         let started = Instant::now();
         let bytes_in = payload.len() as u64;
         match self.check(&name, &payload, started, bytes_in) {
@@ -268,6 +310,66 @@ impl CapabilityState {
             }
         };
         Ok((handler, value, key))
+    }
+}
+
+/// A result as a transcript records it.
+fn recorded(name: &str, result: &Result<String, CallError>) -> CapabilityEvent {
+    let (outcome, value) = match result {
+        Ok(text) => ("ok", text.clone()),
+        Err(CallError::Denied(d)) => (
+            "denied",
+            serde_json::json!({
+                "capability": d.capability, "rule": d.rule, "reason": d.reason, "fix": d.fix,
+            })
+            .to_string(),
+        ),
+        Err(CallError::Failed(message)) => ("failed", message.clone()),
+    };
+    CapabilityEvent {
+        name: name.to_owned(),
+        outcome: outcome.into(),
+        value,
+    }
+}
+
+/// The recorded answer to a capability call; a recorded denial is recorded again, so that an
+/// uncaught one ends the replayed call as it ended the first time.
+fn replayed(
+    event: Option<CapabilityEvent>,
+    name: &str,
+    audit: &AuditLog,
+) -> Result<String, CallError> {
+    let Some(event) = event.filter(|e| e.name == name) else {
+        return Err(CallError::Failed(format!(
+            "the transcript has no further answer for capability `{name}`"
+        )));
+    };
+    match event.outcome.as_str() {
+        "ok" => Ok(event.value),
+        "denied" => {
+            let d: serde_json::Value = serde_json::from_str(&event.value).unwrap_or_default();
+            let text = |k: &str| d[k].as_str().unwrap_or_default().to_owned();
+            let fix = d["fix"]
+                .as_str()
+                .and_then(|f| f.split_once(" = "))
+                .map(|(k, v)| Fix {
+                    key: k.to_owned(),
+                    value: v.to_owned(),
+                });
+            let rule = text("rule");
+            Err(CallError::Denied(audit.deny(
+                "capability",
+                name,
+                name,
+                &rule,
+                &text("reason"),
+                fix,
+                Instant::now(),
+                0,
+            )))
+        }
+        _ => Err(CallError::Failed(event.value)),
     }
 }
 

@@ -18,6 +18,7 @@
 use crate::Fix;
 use crate::audit::{AuditLog, Decision};
 use crate::policy::{HostError, Http, HttpRule, canonical_host, split_host_port};
+use crate::record::{HttpEvent, Tape, hex, unhex};
 use bytes::{Bytes, BytesMut};
 use governor::{DefaultDirectRateLimiter, Quota};
 use http_body::{Body, Frame};
@@ -66,6 +67,7 @@ pub(crate) struct HttpGate {
     usage: Arc<Usage>,
     audit: AuditLog,
     secrets: Arc<[String]>,
+    tape: Tape,
 }
 
 /// Why the gate refused a request before sending it.
@@ -86,7 +88,12 @@ impl Refusal {
 }
 
 impl HttpGate {
-    pub fn new(policy: Option<Arc<Http>>, rate: Option<Arc<RateLimiter>>, audit: AuditLog) -> Self {
+    pub fn new(
+        policy: Option<Arc<Http>>,
+        rate: Option<Arc<RateLimiter>>,
+        audit: AuditLog,
+        tape: Tape,
+    ) -> Self {
         let secrets: Arc<[String]> = policy
             .as_ref()
             .map_or_else(Vec::new, |p| p.secret_values())
@@ -97,6 +104,7 @@ impl HttpGate {
             usage: Arc::default(),
             audit,
             secrets,
+            tape,
         }
     }
 
@@ -240,7 +248,8 @@ impl HttpGate {
         ))
     }
 
-    fn refuse(&self, target: &str, started: Instant, refusal: Refusal) -> Error {
+    fn refuse(&self, target: &str, started: Instant, refusal: Refusal, slot: Slot) -> Error {
+        slot.deny(&refusal.rule, &refusal.reason, refusal.fix.as_ref());
         self.audit
             .deny_http(target, &refusal.rule, &refusal.reason, refusal.fix, started);
         Error::HttpRequestDenied
@@ -322,10 +331,19 @@ impl WasiHttpHooks for HttpGate {
     > {
         let started = Instant::now();
         let target_text = request.uri().to_string();
+        let method = request.method().to_string();
+        if let Some(replay) = self.tape.replaying() {
+            let event = replay
+                .http()
+                .filter(|e| e.target == target_text && e.method == method);
+            let answer = replayed(event, &target_text, &self.audit, started);
+            return Box::new(async move { answer });
+        }
+        let slot = Slot::reserve(&self.tape, &method, &target_text);
         let (rule, target) = match self.check(&request) {
             Ok(decided) => decided,
             Err(refusal) => {
-                let error = self.refuse(&target_text, started, refusal);
+                let error = self.refuse(&target_text, started, refusal, slot);
                 return Box::new(async move { Err(error) });
             }
         };
@@ -339,6 +357,7 @@ impl WasiHttpHooks for HttpGate {
             audit: self.audit.clone(),
             secrets: self.secrets.clone(),
             started,
+            slot,
         };
         Box::new(send.run(request))
     }
@@ -354,6 +373,7 @@ struct Outgoing {
     audit: AuditLog,
     secrets: Arc<[String]>,
     started: Instant,
+    slot: Slot,
 }
 
 type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
@@ -372,6 +392,7 @@ impl Outgoing {
         if let Err(error) = &result
             && !matches!(error, Error::DestinationIpProhibited)
         {
+            self.slot.fail(error);
             self.audit.record_http(
                 &self.target_text,
                 Decision::Allow,
@@ -494,17 +515,20 @@ impl Outgoing {
                     .any(|net| net.contains(&ip))
             {
                 let prefix = if ip.is_ipv4() { 32 } else { 128 };
+                let reason = format!(
+                    "{host} resolves to {ip}, a private, loopback, link-local or otherwise \
+                     non-public address"
+                );
+                let fix = Fix {
+                    key: "http.allow_private".into(),
+                    value: format!("[\"{ip}/{prefix}\"]"),
+                };
+                self.slot.deny("http.private", &reason, Some(&fix));
                 self.audit.deny_http(
                     &self.target_text,
                     "http.private",
-                    &format!(
-                        "{host} resolves to {ip}, a private, loopback, link-local or otherwise \
-                         non-public address"
-                    ),
-                    Some(Fix {
-                        key: "http.allow_private".into(),
-                        value: format!("[\"{ip}/{prefix}\"]"),
-                    }),
+                    &reason,
+                    Some(fix),
                     self.started,
                 );
                 return Err(Error::DestinationIpProhibited);
@@ -574,6 +598,17 @@ impl Outgoing {
                 *value = http::HeaderValue::from_static(REDACTED);
             }
         }
+        let headers: Vec<(String, String)> = parts
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        self.slot.respond(parts.status.as_u16(), headers);
         let index = self.audit.record_http(
             &self.target_text,
             Decision::Allow,
@@ -590,6 +625,7 @@ impl Outgoing {
             audit: self.audit.clone(),
             index,
             seen: 0,
+            slot: self.slot.clone(),
             done: false,
         };
         Ok(http::Response::from_parts(parts, body.boxed_unsync()))
@@ -776,6 +812,7 @@ struct CountedResponse {
     index: Option<usize>,
     seen: u64,
     done: bool,
+    slot: Slot,
 }
 
 impl Body for CountedResponse {
@@ -783,6 +820,29 @@ impl Body for CountedResponse {
     type Error = Error;
 
     fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let frame = ready!(self.as_mut().step(cx));
+        match &frame {
+            Some(Ok(frame)) => {
+                if let Some(data) = frame.data_ref() {
+                    self.slot.body(data);
+                }
+            }
+            Some(Err(error)) => self.slot.body_error(error),
+            None => {}
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done || self.inner.is_end_stream()
+    }
+}
+
+impl CountedResponse {
+    fn step(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
@@ -815,10 +875,6 @@ impl Body for CountedResponse {
         }
         Poll::Ready(frame)
     }
-
-    fn is_end_stream(&self) -> bool {
-        self.done || self.inner.is_end_stream()
-    }
 }
 
 impl Drop for CountedResponse {
@@ -839,4 +895,180 @@ pub(crate) fn redact(text: &str, secrets: &[String]) -> Option<String> {
         out = out.replace(secret.as_str(), REDACTED);
     }
     Some(out)
+}
+
+/// This request's place in the transcript being recorded, if one is.
+#[derive(Clone)]
+struct Slot(Option<(Tape, usize)>);
+
+impl Slot {
+    fn reserve(tape: &Tape, method: &str, target: &str) -> Slot {
+        let mut slot = None;
+        tape.record(|t| {
+            slot = Some(t.http.len());
+            t.http.push(HttpEvent {
+                method: method.to_owned(),
+                target: target.to_owned(),
+                outcome: "pending".into(),
+                status: 0,
+                headers: Vec::new(),
+                body: String::new(),
+                error: None,
+                rule: None,
+                reason: String::new(),
+                fix: None,
+            });
+        });
+        Slot(slot.map(|i| (tape.clone(), i)))
+    }
+
+    fn edit(&self, f: impl FnOnce(&mut HttpEvent)) {
+        if let Some((tape, i)) = &self.0 {
+            tape.record(|t| f(&mut t.http[*i]));
+        }
+    }
+
+    fn deny(&self, rule: &str, reason: &str, fix: Option<&Fix>) {
+        self.edit(|e| {
+            e.outcome = "denied".into();
+            e.rule = Some(rule.to_owned());
+            e.reason = reason.to_owned();
+            e.fix = fix.map(|f| format!("{} = {}", f.key, f.value));
+        });
+    }
+
+    fn fail(&self, error: &Error) {
+        self.edit(|e| {
+            e.outcome = "failed".into();
+            e.error = Some(kind_of(error).into());
+            e.reason = error.to_string();
+        });
+    }
+
+    fn respond(&self, status: u16, headers: Vec<(String, String)>) {
+        self.edit(|e| {
+            e.outcome = "response".into();
+            e.status = status;
+            e.headers = headers;
+        });
+    }
+
+    fn body(&self, data: &[u8]) {
+        self.edit(|e| e.body.push_str(&hex(data)));
+    }
+
+    fn body_error(&self, error: &Error) {
+        self.edit(|e| {
+            e.error = Some(kind_of(error).into());
+            e.reason = error.to_string();
+        });
+    }
+}
+
+/// The kind of a failure, as `fetch` reports it; stable across the transcript.
+fn kind_of(error: &Error) -> &'static str {
+    match error {
+        Error::DnsError { .. } | Error::DnsTimeout | Error::DestinationNotFound => "dns",
+        Error::ConnectionRefused | Error::DestinationUnavailable => "refused",
+        Error::ConnectionTerminated | Error::HttpResponseIncomplete => "reset",
+        Error::ConnectionTimeout
+        | Error::ConnectionReadTimeout
+        | Error::ConnectionWriteTimeout
+        | Error::HttpResponseTimeout => "timeout",
+        Error::HttpResponseBodySize(_) => "response-too-large",
+        Error::HttpRequestBodySize(_) => "request-too-large",
+        Error::TlsProtocolError | Error::TlsCertificateError | Error::TlsAlertReceived { .. } => {
+            "tls"
+        }
+        Error::HttpResponseContentCoding(_) => "content-coding",
+        _ => "other",
+    }
+}
+
+/// The failure of a kind, for replay.
+fn error_of(kind: &str, reason: &str) -> Error {
+    match kind {
+        "dns" => Error::DnsError {
+            rcode: Some(reason.to_owned()),
+            info_code: None,
+        },
+        "refused" => Error::ConnectionRefused,
+        "reset" => Error::ConnectionTerminated,
+        "timeout" => Error::ConnectionTimeout,
+        "response-too-large" => Error::HttpResponseBodySize(None),
+        "request-too-large" => Error::HttpRequestBodySize(None),
+        "tls" => Error::TlsProtocolError,
+        "content-coding" => Error::HttpResponseContentCoding(None),
+        _ => Error::InternalError(Some(reason.to_owned())),
+    }
+}
+
+type Answer = Result<(http::Response<WasiBody>, IoFuture), Error>;
+
+/// The recorded answer to a request, with no network access.
+fn replayed(event: Option<HttpEvent>, target: &str, audit: &AuditLog, started: Instant) -> Answer {
+    let Some(event) = event else {
+        return Err(Error::InternalError(Some(format!(
+            "the transcript has no further answer for {target}"
+        ))));
+    };
+    match event.outcome.as_str() {
+        "denied" => {
+            let fix = event
+                .fix
+                .as_deref()
+                .and_then(|f| f.split_once(" = "))
+                .map(|(k, v)| Fix {
+                    key: k.to_owned(),
+                    value: v.to_owned(),
+                });
+            let rule = event.rule.as_deref().unwrap_or("http");
+            audit.deny_http(target, rule, &event.reason, fix, started);
+            Err(if rule == "http.private" {
+                Error::DestinationIpProhibited
+            } else {
+                Error::HttpRequestDenied
+            })
+        }
+        "response" => {
+            let mut response = http::Response::builder().status(event.status);
+            for (name, value) in &event.headers {
+                response = response.header(name, value);
+            }
+            let body = Replayed {
+                data: Some(Bytes::from(unhex(&event.body))),
+                error: event.error.as_deref().map(|k| error_of(k, &event.reason)),
+            };
+            let response = response
+                .body(body.boxed_unsync())
+                .map_err(|e| Error::InternalError(Some(e.to_string())))?;
+            audit.record_http(target, Decision::Allow, "replay", started, (0, 0), None);
+            Ok((response, Box::new(async { Ok(()) }) as IoFuture))
+        }
+        _ => Err(error_of(
+            event.error.as_deref().unwrap_or("other"),
+            &event.reason,
+        )),
+    }
+}
+
+/// A recorded response body: its bytes, then the error it ended with, if any.
+struct Replayed {
+    data: Option<Bytes>,
+    error: Option<Error>,
+}
+
+impl Body for Replayed {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        if let Some(data) = self.data.take().filter(|d| !d.is_empty()) {
+            return Poll::Ready(Some(Ok(Frame::data(data))));
+        }
+        Poll::Ready(self.error.take().map(Err))
+    }
 }

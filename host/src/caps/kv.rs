@@ -10,6 +10,7 @@ use crate::call::CallState;
 use crate::engine::bindings::wasi::keyvalue::store::{self, Error as StoreError, KeyResponse};
 use crate::kv::{KvBackend, KvError};
 use crate::policy::{BucketMode, ByteSize, Kv};
+use crate::record::{KvEvent, Tape, hex, unhex};
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::Resource;
@@ -28,6 +29,36 @@ pub(crate) struct KvState {
     policy: Option<Arc<Kv>>,
     backend: Option<Arc<dyn KvBackend>>,
     audit: AuditLog,
+    tape: Tape,
+}
+
+/// A storage result as a transcript holds it.
+trait Taped: Sized {
+    fn put(&self, event: &mut KvEvent);
+    fn take(event: KvEvent) -> Self;
+}
+
+impl Taped for Option<Vec<u8>> {
+    fn put(&self, event: &mut KvEvent) {
+        event.value = self.as_deref().map(hex);
+    }
+    fn take(event: KvEvent) -> Self {
+        event.value.map(|v| unhex(&v))
+    }
+}
+
+impl Taped for () {
+    fn put(&self, _: &mut KvEvent) {}
+    fn take(_: KvEvent) -> Self {}
+}
+
+impl Taped for Vec<String> {
+    fn put(&self, event: &mut KvEvent) {
+        event.keys = self.clone();
+    }
+    fn take(event: KvEvent) -> Self {
+        event.keys
+    }
 }
 
 impl KvState {
@@ -35,11 +66,13 @@ impl KvState {
         policy: Option<Arc<Kv>>,
         backend: Option<Arc<dyn KvBackend>>,
         audit: AuditLog,
+        tape: Tape,
     ) -> Self {
         Self {
             policy,
             backend,
             audit,
+            tape,
         }
     }
 
@@ -50,18 +83,12 @@ impl KvState {
         StoreError::AccessDenied
     }
 
-    fn policy(&self) -> Result<(&Arc<Kv>, &Arc<dyn KvBackend>), StoreError> {
-        match (&self.policy, &self.backend) {
-            (Some(policy), Some(backend)) => Ok((policy, backend)),
-            (None, _) => Err(StoreError::NoSuchStore),
-            (Some(_), None) => Err(StoreError::Other(
-                "no key-value store is configured in this host".into(),
-            )),
-        }
+    fn policy(&self) -> Result<&Arc<Kv>, StoreError> {
+        self.policy.as_ref().ok_or(StoreError::NoSuchStore)
     }
 
     fn check_key(&self, bucket: &Bucket, key: &str) -> Result<(), StoreError> {
-        let (policy, _) = self.policy()?;
+        let policy = self.policy()?;
         if key.is_empty() {
             return Err(StoreError::Other("keys are not empty".into()));
         }
@@ -118,16 +145,63 @@ impl KvState {
         );
     }
 
-    /// Run a storage call on the blocking pool.
-    async fn storage<T: Send + 'static>(
+    /// Run a storage call on the blocking pool; when recording, its result goes to the
+    /// transcript, and when replaying, the recorded result is the answer (no store access).
+    async fn storage<T: Taped + Send + 'static>(
         &self,
+        (op, bucket, key): (&str, &str, &str),
         f: impl FnOnce(&dyn KvBackend, &str) -> Result<T, KvError> + Send + 'static,
     ) -> Result<Result<T, KvError>, StoreError> {
-        let (policy, backend) = self.policy()?;
-        let (backend, namespace) = (backend.clone(), policy.namespace.clone());
-        tokio::task::spawn_blocking(move || f(backend.as_ref(), &namespace))
+        if let Some(replay) = self.tape.replaying() {
+            let event = replay
+                .kv()
+                .filter(|e| e.op == op && e.bucket == bucket && e.key == key)
+                .ok_or_else(|| {
+                    StoreError::Other(
+                        "the transcript has no further answer for this kv operation".into(),
+                    )
+                })?;
+            return Ok(match event.outcome.as_str() {
+                "ok" => Ok(T::take(event)),
+                "too-many-keys" => Err(KvError::TooManyKeys {
+                    limit: event.cursor.unwrap_or(0),
+                }),
+                _ => Err(KvError::Backend(event.message)),
+            });
+        }
+        let policy = self.policy()?;
+        let backend = self.backend.clone().ok_or_else(|| {
+            StoreError::Other("no key-value store is configured in this host".into())
+        })?;
+        let namespace = policy.namespace.clone();
+        let result = tokio::task::spawn_blocking(move || f(backend.as_ref(), &namespace))
             .await
-            .map_err(|e| StoreError::Other(format!("the key-value store failed: {e}")))
+            .map_err(|e| StoreError::Other(format!("the key-value store failed: {e}")))?;
+        self.tape.record(|t| {
+            let mut event = KvEvent {
+                op: op.into(),
+                bucket: bucket.into(),
+                key: key.into(),
+                value: None,
+                keys: Vec::new(),
+                cursor: None,
+                outcome: "ok".into(),
+                message: String::new(),
+            };
+            match &result {
+                Ok(value) => value.put(&mut event),
+                Err(KvError::TooManyKeys { limit }) => {
+                    event.outcome = "too-many-keys".into();
+                    event.cursor = Some(*limit);
+                }
+                Err(KvError::Backend(message)) => {
+                    event.outcome = "other".into();
+                    event.message = message.clone();
+                }
+            }
+            t.kv.push(event);
+        });
+        Ok(result)
     }
 
     fn store_error(&self, bucket: &Bucket, error: KvError) -> StoreError {
@@ -191,7 +265,12 @@ impl store::HostBucket for CallState {
             return Ok(Err(e));
         }
         let (name, k) = (bucket.name.clone(), key.clone());
-        let result = match kv.storage(move |b, ns| b.get(ns, &name, &k)).await {
+        let result = match kv
+            .storage(("get", &bucket.name, &key), move |b, ns| {
+                b.get(ns, &name, &k)
+            })
+            .await
+        {
             Ok(result) => result,
             Err(e) => return Ok(Err(e)),
         };
@@ -223,7 +302,7 @@ impl store::HostBucket for CallState {
         {
             return Ok(Err(e));
         }
-        let (policy, _) = match kv.policy() {
+        let policy = match kv.policy() {
             Ok(p) => p,
             Err(e) => return Ok(Err(e)),
         };
@@ -248,7 +327,9 @@ impl store::HostBucket for CallState {
         let bytes = value.len() as u64;
         let (name, k) = (bucket.name.clone(), key.clone());
         let result = match kv
-            .storage(move |b, ns| b.set(ns, &name, &k, &value, max_keys))
+            .storage(("set", &bucket.name, &key), move |b, ns| {
+                b.set(ns, &name, &k, &value, max_keys)
+            })
             .await
         {
             Ok(result) => result,
@@ -274,7 +355,12 @@ impl store::HostBucket for CallState {
             return Ok(Err(e));
         }
         let (name, k) = (bucket.name.clone(), key.clone());
-        let result = match kv.storage(move |b, ns| b.delete(ns, &name, &k)).await {
+        let result = match kv
+            .storage(("delete", &bucket.name, &key), move |b, ns| {
+                b.delete(ns, &name, &k)
+            })
+            .await
+        {
             Ok(result) => result,
             Err(e) => return Ok(Err(e)),
         };
@@ -301,8 +387,11 @@ impl store::HostBucket for CallState {
         let kv = &self.kv;
         let offset = cursor.unwrap_or(0);
         let name = bucket.name.clone();
+        let shown = offset.to_string();
         let result = match kv
-            .storage(move |b, ns| b.list(ns, &name, offset, PAGE))
+            .storage(("list", &bucket.name, &shown), move |b, ns| {
+                b.list(ns, &name, offset, PAGE)
+            })
             .await
         {
             Ok(result) => result,

@@ -2,6 +2,7 @@
 
 use super::EXIT_USAGE;
 use clap::Args;
+use palisade::record::Transcript;
 use palisade::{Error, Level, Outcome, Palisade, Policy, Script};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -28,6 +29,14 @@ pub struct RunArgs {
     /// Append every gated decision of the call to this file, one JSON object per line.
     #[arg(long, value_name = "PATH")]
     audit_log: Option<PathBuf>,
+    /// Write every answer the host gives this call (clock reads, random bytes, capability,
+    /// key-value and HTTP results) to this file, for `--replay`.
+    #[arg(long, value_name = "PATH", conflicts_with = "replay")]
+    record: Option<PathBuf>,
+    /// Run against a transcript written by `--record`, with its input: nothing reaches the
+    /// network, the key-value store or a capability handler.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["input", "input_file"])]
+    replay: Option<PathBuf>,
 }
 
 fn usage_error(message: String) -> ExitCode {
@@ -47,9 +56,27 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(script) => script,
         Err(e) => return usage_error(format!("cannot read {}: {e}", args.file.display())),
     };
-    let input = match read_input(&args, policy.limits().input.0) {
-        Ok(input) => input,
-        Err(message) => return usage_error(message),
+    let transcript: Option<Transcript> = match &args.replay {
+        Some(path) => {
+            let text = match std::fs::read_to_string(path) {
+                Ok(text) => text,
+                Err(e) => return usage_error(format!("cannot read {}: {e}", path.display())),
+            };
+            match serde_json::from_str(&text) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    return usage_error(format!("{} is not a transcript: {e}", path.display()));
+                }
+            }
+        }
+        None => None,
+    };
+    let input = match &transcript {
+        Some(t) => t.input.clone(),
+        None => match read_input(&args, policy.limits().input.0) {
+            Ok(input) => input,
+            Err(message) => return usage_error(message),
+        },
     };
     let palisade = match Palisade::builder()
         .max_concurrency(1)
@@ -62,14 +89,29 @@ pub fn run(args: RunArgs) -> ExitCode {
         Err(error) => return report_error(&error),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .build();
     let Ok(runtime) = runtime else {
         return report_error(&Error::Internal {
             detail: "cannot start the async runtime".into(),
         });
     };
-    let outcome = runtime.block_on(palisade.run(&policy, &script, &input));
+    let outcome = match (&transcript, &args.record) {
+        (Some(transcript), _) => runtime.block_on(palisade.replay(&policy, &script, transcript)),
+        (None, Some(path)) => {
+            let (outcome, transcript) =
+                runtime.block_on(palisade.run_recorded(&policy, &script, &input));
+            let written = serde_json::to_string_pretty(&transcript)
+                .map_err(std::io::Error::other)
+                .and_then(|text| std::fs::write(path, text));
+            if let Err(e) = written {
+                eprintln!("error: cannot write the transcript {}: {e}", path.display());
+                return ExitCode::from(EXIT_USAGE);
+            }
+            outcome
+        }
+        (None, None) => runtime.block_on(palisade.run(&policy, &script, &input)),
+    };
     if let Some(path) = &args.audit_log
         && let Err(e) = append_audit(path, &outcome)
     {
