@@ -202,3 +202,65 @@ async fn acknowledged_writes_survive_a_process_restart() {
     assert_eq!(run(&read, "null").trim(), "41");
     assert!(data.join("kv.redb").is_file());
 }
+
+#[tokio::test]
+async fn an_acknowledged_write_survives_the_process_being_killed_mid_call() {
+    let data = scratch_dir("kv-crash");
+    let out = data.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let policy_file = data.join("crash.toml");
+    std::fs::write(
+        &policy_file,
+        "[limits]\ntimeout = \"30s\"\nfuel = 1_000_000_000_000\n[kv]\nnamespace = \"crash\"\n\
+         [kv.buckets]\napp = \"rw\"\n[[fs.mount]]\nhost = \"out\"\nguest = \"/out\"\nmode = \"rw\"\n",
+    )
+    .unwrap();
+    let script = data.join("crash.js");
+    std::fs::write(
+        &script,
+        "export default async () => { await kv.set(\"k\", \"acked\"); \
+         await fs.writeFile(\"/out/acked\", \"1\"); for (;;) {} };",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(crate::cli::palisade_bin())
+        .args([
+            "run",
+            script.to_str().unwrap(),
+            "--policy",
+            policy_file.to_str().unwrap(),
+        ])
+        .env("PALISADE_DATA_DIR", &data)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait (at most 60 s) until the script has been told its write succeeded, then kill it.
+    let marker = out.join("acked");
+    for _ in 0..600 {
+        if marker.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(marker.exists(), "the script never reached its marker");
+
+    std::fs::write(data.join("read.js"), "export default () => kv.get(\"k\");").unwrap();
+    let read = std::process::Command::new(crate::cli::palisade_bin())
+        .args([
+            "run",
+            data.join("read.js").to_str().unwrap(),
+            "--policy",
+            policy_file.to_str().unwrap(),
+        ])
+        .env("PALISADE_DATA_DIR", &data)
+        .output()
+        .unwrap();
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    assert_eq!(String::from_utf8(read.stdout).unwrap().trim(), r#""acked""#);
+}
