@@ -490,3 +490,23 @@ async fn a_capability_can_be_forwarded_to_a_local_url() {
     assert_eq!(outcome.audit[0].rule, "capabilities.allow.echo");
     assert_eq!(outcome.audit[0].bytes_out, output(&outcome).len() as u64);
 }
+
+#[tokio::test]
+async fn waiting_on_the_network_counts_against_the_call_deadline() {
+    let up = Upstream::start().await;
+    let p = policy(&format!(
+        "[limits]\ntimeout = \"300ms\"\n[http]\ntimeout = \"20s\"\nallow_private = [\"127.0.0.1/32\", \"::1/128\"]\n\
+         [[http.allow]]\nurl = \"http://localhost:{}/api/\"\n",
+        up.port()
+    ));
+    let outcome = run_js(
+        &p,
+        &format!(
+            "export default async () => (await fetch(\"http://localhost:{}/api/hang\")).text();",
+            up.port()
+        ),
+    )
+    .await;
+    assert_eq!(code(&outcome), "timeout");
+    assert_next_call_works().await;
+}
