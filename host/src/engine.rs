@@ -517,7 +517,10 @@ fn engine_config(s: &Builder, stack: usize) -> Config {
         .total_stacks(slots)
         .max_memory_size(s.max_memory.0 as usize)
         .linear_memory_keep_resident(s.keep_resident.0 as usize)
-        .table_keep_resident(s.keep_resident.0 as usize);
+        .table_keep_resident(s.keep_resident.0 as usize)
+        // Where the kernel has PAGEMAP_SCAN (Linux 6.7+), reset only the pages a call wrote,
+        // rather than the whole kept-resident prefix of each memory.
+        .pagemap_scan(wasmtime::Enabled::Auto);
     let mut config = Config::new();
     config
         .wasm_component_model(true)

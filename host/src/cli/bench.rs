@@ -27,6 +27,13 @@ pub struct BenchArgs {
     /// Tasks in flight for the throughput measurement of w1.
     #[arg(long, default_value_t = 64)]
     concurrency: usize,
+    /// Bytes of each pooled memory kept mapped between calls (`Builder::keep_resident`).
+    #[arg(long, value_name = "SIZE")]
+    keep_resident: Option<palisade::policy::ByteSize>,
+    /// Calls held in flight at once, each awaiting a 1 s host capability, for the resident
+    /// memory per in-flight call (0 skips it).
+    #[arg(long, default_value_t = 1000)]
+    in_flight: usize,
 }
 
 struct Workload {
@@ -87,7 +94,11 @@ pub fn run(args: BenchArgs) -> ExitCode {
             return ExitCode::from(super::EXIT_USAGE);
         }
     };
-    let palisade = match Palisade::builder()
+    let mut builder = Palisade::builder();
+    if let Some(size) = args.keep_resident {
+        builder = builder.keep_resident(size);
+    }
+    let palisade = match builder
         .max_concurrency(args.concurrency.max(1) as u32)
         .bytecode_cache(if args.no_bytecode_cache { 0 } else { 1024 })
         .on_compile(|| {
@@ -199,5 +210,75 @@ pub fn run(args: BenchArgs) -> ExitCode {
             calls as f64 / elapsed.as_secs_f64()
         );
     }
+    if args.in_flight > 0 {
+        match in_flight_memory(&rt, args.in_flight) {
+            Ok((per_call, base, peak)) => println!(
+                "memory: {} calls each awaiting a 1 s host capability: {:.2} MiB resident per \
+                 in-flight call ({:.0} MiB before, {:.0} MiB at the peak)",
+                args.in_flight,
+                per_call / (1 << 20) as f64,
+                base as f64 / (1 << 20) as f64,
+                peak as f64 / (1 << 20) as f64,
+            ),
+            Err(e) => {
+                eprintln!("error: the in-flight memory measurement failed: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     ExitCode::SUCCESS
+}
+
+/// This process's resident memory, from /proc (Linux).
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Resident bytes per call while `n` calls wait on a host capability at once: (per call,
+/// before, peak).
+fn in_flight_memory(rt: &tokio::runtime::Runtime, n: usize) -> Result<(f64, u64, u64), String> {
+    let palisade = Palisade::builder()
+        .max_concurrency(n as u32)
+        .capability("wait", |_| async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Ok(serde_json::Value::Null)
+        })
+        .build()
+        .map_err(|e| e.to_string())?;
+    let policy = Policy::from_toml(
+        "name = \"in-flight\"\n[limits]\ntimeout = \"30s\"\n[capabilities.allow.wait]\n",
+        None,
+    )
+    .map_err(|e| e.to_string())?;
+    let script = Script::new(
+        "wait.js",
+        "export default async () => { await host.wait({}); return 1; };",
+    );
+    // One call first, so that engine, caches and pools are set up before the baseline.
+    let warm = rt.block_on(palisade.run(&policy, &script, "null"));
+    warm.result.map_err(|e| e.to_string())?;
+    let base = resident_bytes().ok_or("no /proc/self/status")?;
+    let palisade = Arc::new(palisade);
+    let peak = rt.block_on(async {
+        let tasks: Vec<_> = (0..n)
+            .map(|_| {
+                let (palisade, policy, script) = (palisade.clone(), policy.clone(), script.clone());
+                tokio::spawn(async move { palisade.run(&policy, &script, "null").await })
+            })
+            .collect();
+        let mut peak = 0;
+        for _ in 0..8 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            peak = peak.max(resident_bytes().unwrap_or(0));
+        }
+        for task in tasks {
+            let outcome = task.await.map_err(|e| e.to_string())?;
+            outcome.result.map_err(|e| format!("{}: {e}", e.code()))?;
+        }
+        Ok::<_, String>(peak)
+    })?;
+    Ok((peak.saturating_sub(base) as f64 / n as f64, base, peak))
 }
