@@ -147,11 +147,16 @@ impl KvBackend for RedbBackend {
         let txn = self.db.begin_read().map_err(backend)?;
         let table = txn.open_table(DATA).map_err(backend)?;
         let mut keys = Vec::new();
-        let range = table.range((namespace, bucket, "")..).map_err(backend)?;
+        // Every key of the bucket sorts before (namespace, bucket + "\0", ""): the range never
+        // reaches another bucket or namespace, whatever the offset.
+        let end = format!("{bucket}\0");
+        let range = table
+            .range((namespace, bucket, "")..(namespace, end.as_str(), ""))
+            .map_err(backend)?;
         for entry in range.skip(usize::try_from(offset).unwrap_or(usize::MAX)) {
             let (k, _) = entry.map_err(backend)?;
-            let (ns, b, key) = k.value();
-            if ns != namespace || b != bucket || keys.len() >= limit {
+            let (_, _, key) = k.value();
+            if keys.len() >= limit {
                 break;
             }
             keys.push(key.to_owned());

@@ -69,19 +69,26 @@ impl Quota {
     }
 }
 
-/// Bytes in the files under `dir`, not following links.
+/// Bytes in the files under `dir`, not following links. Iterative: a script can make the tree
+/// deep, and this runs on the call's fiber stack.
 fn usage(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .map(|entry| match entry.file_type() {
-            Ok(t) if t.is_dir() => usage(&entry.path()),
-            Ok(t) if t.is_file() => entry.metadata().map_or(0, |m| m.len()),
-            _ => 0,
-        })
-        .sum()
+    let mut total = 0u64;
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => pending.push(entry.path()),
+                Ok(t) if t.is_file() => {
+                    total = total.saturating_add(entry.metadata().map_or(0, |m| m.len()));
+                }
+                _ => {}
+            }
+        }
+    }
+    total
 }
 
 /// The call's quotas by guest path, and which quota each open descriptor writes to.
