@@ -55,6 +55,9 @@ const MAX_AUDIT_RECORDS: usize = 1024;
 /// Targets are copied into records and errors; longer ones are cut.
 const MAX_TARGET_BYTES: usize = 2048;
 
+/// Refusal reasons kept per target are cut to this.
+const MAX_REASON_BYTES: usize = 512;
+
 /// One call's audit records and refusals, shared by its gates (capabilities, network), which
 /// may record from background tasks.
 #[derive(Clone)]
@@ -163,7 +166,8 @@ impl AuditLog {
             (bytes_in, 0),
             None,
         );
-        tracing::info!(capability, target, rule, "denied: {reason}");
+        // Debug formatting escapes what a script put in names and URLs (no forged log lines).
+        tracing::info!(capability, target = ?target, rule, "denied: {reason:?}");
         let label = truncate(label, MAX_TARGET_BYTES);
         let denial = Denial {
             capability: label.clone(),
@@ -192,10 +196,12 @@ impl AuditLog {
         fix: Option<Fix>,
         started: Instant,
     ) {
-        let denial = self.deny(capability, target, label, rule, reason, fix, started, 0);
+        let reason = truncate(reason, MAX_REASON_BYTES);
+        let denial = self.deny(capability, target, label, rule, &reason, fix, started, 0);
+        let key = truncate(target, MAX_TARGET_BYTES);
         let mut records = self.lock();
-        if records.refusals.len() < MAX_AUDIT_RECORDS || records.refusals.contains_key(target) {
-            records.refusals.insert(target.to_owned(), denial);
+        if records.refusals.len() < MAX_AUDIT_RECORDS || records.refusals.contains_key(&key) {
+            records.refusals.insert(key, denial);
         }
     }
 
@@ -226,13 +232,27 @@ impl AuditLog {
 
     /// The latest refusal recorded for `target`.
     pub fn refusal(&self, target: &str) -> Option<Denial> {
-        self.lock().refusals.get(target).cloned()
+        self.lock()
+            .refusals
+            .get(&truncate(target, MAX_TARGET_BYTES))
+            .cloned()
     }
 
     /// Add response bytes to a kept record.
     pub fn add_bytes_out(&self, index: usize, bytes: u64) {
         if let Some(record) = self.lock().records.get_mut(index) {
             record.bytes_out += bytes;
+        }
+    }
+
+    /// Replace secret values in the records' errors.
+    pub fn redact(&self, secrets: &[String]) {
+        for record in &mut self.lock().records {
+            if let Some(error) = &record.error
+                && let Some(clean) = crate::caps::http::redact(error, secrets)
+            {
+                record.error = Some(clean);
+            }
         }
     }
 

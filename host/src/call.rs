@@ -448,8 +448,13 @@ pub(crate) async fn run(
     let mut state = store.into_data();
     // Resources (response bodies, pending calls) finish their audit records when dropped.
     drop(std::mem::take(&mut state.table));
-    let audit = state.capabilities.audit.take();
     let secrets = state.http.secrets().clone();
+    let mut result = result;
+    if !secrets.is_empty() {
+        state.capabilities.audit.redact(&secrets);
+        result = redact_result(result, &secrets);
+    }
+    let audit = state.capabilities.audit.take();
     let receipt = Receipt {
         fuel_used,
         wall_time_us: micros(started.elapsed()),
@@ -541,6 +546,34 @@ fn accept_output(policy: &Policy, json: String) -> Result<Box<RawValue>, Error> 
             "guest output is not JSON: {e}"
         )))
     })
+}
+
+/// Replace secret values in the output and in a script's error (a secret can only reach the
+/// script through a response body that echoes it).
+fn redact_result(
+    result: Result<Box<RawValue>, Error>,
+    secrets: &[String],
+) -> Result<Box<RawValue>, Error> {
+    match result {
+        Ok(output) => match redact(output.get(), secrets) {
+            None => Ok(output),
+            Some(clean) => RawValue::from_string(clean).map_err(|_| Error::BadOutput {
+                detail: "the result held a secret value and could not be redacted".into(),
+            }),
+        },
+        Err(Error::GuestException {
+            name,
+            message,
+            stack,
+            location,
+        }) => Err(Error::GuestException {
+            name,
+            message: redact(&message, secrets).unwrap_or(message),
+            stack: stack.map(|s| redact(&s, secrets).unwrap_or(s)),
+            location,
+        }),
+        other => other,
+    }
 }
 
 fn internal(e: wasmtime::Error) -> Error {

@@ -105,9 +105,12 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Hex to bytes; pairs that are not hex digits are skipped (never a panic on odd input).
 pub(crate) fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len() / 2)
-        .filter_map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok())
+    let digit = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    text.as_bytes()
+        .chunks_exact(2)
+        .filter_map(|pair| Some(digit(pair[0])? * 16 + digit(pair[1])?))
         .collect()
 }
 

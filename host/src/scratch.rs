@@ -34,7 +34,9 @@ impl ScratchDir {
             rand::random::<u32>()
         );
         let path = base().join(name);
-        std::fs::create_dir(&path)?;
+        // Only this process's user may look inside.
+        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+            .create(&path)?;
         let dir = ScratchDir { path };
         let mut budget = MAX_SEED_BYTES;
         for source in seed {

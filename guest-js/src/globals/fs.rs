@@ -41,6 +41,7 @@ fn code(kind: ErrorKind) -> &'static str {
         ErrorKind::DirectoryNotEmpty => "ENOTEMPTY",
         ErrorKind::InvalidInput | ErrorKind::InvalidFilename => "EINVAL",
         ErrorKind::StorageFull | ErrorKind::QuotaExceeded => "ENOSPC",
+        ErrorKind::CrossesDevices => "EXDEV",
         _ => "EIO",
     }
 }

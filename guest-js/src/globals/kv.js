@@ -73,8 +73,6 @@
                 const more = i + 1 < page.length || next != null;
                 return { keys, cursor: more ? String(offset + i + 1) : null };
               }
-            } else if (key > prefix) {
-              return { keys, cursor: null };
             }
           }
           if (next == null) return { keys, cursor: null };

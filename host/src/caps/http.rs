@@ -256,11 +256,15 @@ impl HttpGate {
     }
 }
 
-/// A dot segment, or one whose percent-decoding yields a dot segment or a separator.
+/// A dot segment, or one that decodes (once or twice, as some servers do) to a dot segment or
+/// a separator; a `;` parameter (`..;/`, which some servers strip) is ignored when comparing.
 fn unsafe_segment(segment: &str) -> bool {
-    let decoded: Vec<u8> = percent_encoding::percent_decode(segment.as_bytes()).collect();
-    let decoded = decoded.as_slice();
-    decoded == b"." || decoded == b".." || decoded.iter().any(|&b| b == b'/' || b == b'\\')
+    let once: Vec<u8> = percent_encoding::percent_decode(segment.as_bytes()).collect();
+    let twice: Vec<u8> = percent_encoding::percent_decode(&once).collect();
+    [segment.as_bytes(), &once, &twice].iter().any(|form| {
+        let head = form.split(|&b| b == b';').next().unwrap_or(&[]);
+        head == b"." || head == b".." || form.iter().any(|&b| b == b'/' || b == b'\\')
+    })
 }
 
 /// Where an allowed request goes.
@@ -358,6 +362,8 @@ impl WasiHttpHooks for HttpGate {
             secrets: self.secrets.clone(),
             started,
             slot,
+            sent: Arc::default(),
+            head: request.method() == http::Method::HEAD,
         };
         Box::new(send.run(request))
     }
@@ -374,6 +380,10 @@ struct Outgoing {
     secrets: Arc<[String]>,
     started: Instant,
     slot: Slot,
+    /// Request body bytes of this request.
+    sent: Arc<AtomicU64>,
+    /// A HEAD request: its response's `content-length` describes no body.
+    head: bool,
 }
 
 type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
@@ -398,7 +408,7 @@ impl Outgoing {
                 Decision::Allow,
                 &self.target.rule_key,
                 self.started,
-                (self.usage.request_bytes.load(Ordering::SeqCst), 0),
+                (self.sent.load(Ordering::SeqCst), 0),
                 Some(error.to_string()),
             );
         }
@@ -541,6 +551,7 @@ impl Outgoing {
         CountedRequest {
             inner: body,
             usage: self.usage.clone(),
+            sent: self.sent.clone(),
             limit: self.policy.max_request_body.0,
         }
         .boxed_unsync()
@@ -584,7 +595,10 @@ impl Outgoing {
                     .get(http::header::CONTENT_LENGTH)
                     .and_then(|v| v.to_str().ok())
                     .and_then(|v| v.parse::<u64>().ok());
-                if length.is_some_and(|n| n > remaining) {
+                let bodiless = self.head
+                    || matches!(parts.status.as_u16(), 204 | 304)
+                    || parts.status.is_informational();
+                if !bodiless && length.is_some_and(|n| n > remaining) {
                     return Err(Error::HttpResponseBodySize(Some(
                         self.policy.max_response_body.0,
                     )));
@@ -614,7 +628,7 @@ impl Outgoing {
             Decision::Allow,
             &self.target.rule_key,
             self.started,
-            (self.usage.request_bytes.load(Ordering::SeqCst), 0),
+            (self.sent.load(Ordering::SeqCst), 0),
             None,
         );
         let body = CountedResponse {
@@ -769,6 +783,7 @@ impl Body for Decoded {
 struct CountedRequest {
     inner: WasiBody,
     usage: Arc<Usage>,
+    sent: Arc<AtomicU64>,
     limit: u64,
 }
 
@@ -784,6 +799,7 @@ impl Body for CountedRequest {
         if let Some(Ok(frame)) = &frame
             && let Some(data) = frame.data_ref()
         {
+            self.sent.fetch_add(data.len() as u64, Ordering::SeqCst);
             let total = self
                 .usage
                 .request_bytes

@@ -70,21 +70,27 @@ impl Quota {
 }
 
 /// Bytes in the files under `dir`, not following links. Iterative: a script can make the tree
-/// deep, and this runs on the call's fiber stack.
+/// deep, and this runs on the call's fiber stack. A part of the tree that cannot be measured
+/// (a path too long to open) makes the directory count as full: the quota fails closed.
 fn usage(dir: &Path) -> u64 {
     let mut total = 0u64;
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
+            return u64::MAX;
         };
-        for entry in entries.filter_map(Result::ok) {
+        for entry in entries {
+            let Ok(entry) = entry else {
+                return u64::MAX;
+            };
             match entry.file_type() {
                 Ok(t) if t.is_dir() => pending.push(entry.path()),
-                Ok(t) if t.is_file() => {
-                    total = total.saturating_add(entry.metadata().map_or(0, |m| m.len()));
-                }
-                _ => {}
+                Ok(t) if t.is_file() => match entry.metadata() {
+                    Ok(m) => total = total.saturating_add(m.len()),
+                    Err(_) => return u64::MAX,
+                },
+                Ok(_) => {}
+                Err(_) => return u64::MAX,
             }
         }
     }
@@ -269,10 +275,22 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         |mut store, (fd, buffer, offset): (Resource<Descriptor>, Vec<u8>, u64)| {
             Box::new(async move {
                 let state = store.data_mut();
-                if let Some(quota) = state.quotas.of(&fd)
-                    && !quota.reserve(buffer.len() as u64)
-                {
-                    return Ok((Err(ErrorCode::InsufficientSpace),));
+                if let Some(quota) = state.quotas.of(&fd) {
+                    // A write past the end grows the file to offset + length.
+                    let size = match HostDescriptor::stat(
+                        &mut state.filesystem(),
+                        Resource::new_borrow(fd.rep()),
+                    )
+                    .await
+                    {
+                        Ok(stat) => stat.size,
+                        Err(e) => return Ok((Err(code(state, e)?),)),
+                    };
+                    let end = offset.saturating_add(buffer.len() as u64);
+                    let bytes = end.saturating_sub(size).max(buffer.len() as u64);
+                    if !quota.reserve(bytes) {
+                        return Ok((Err(ErrorCode::InsufficientSpace),));
+                    }
                 }
                 let written =
                     HostDescriptor::write(&mut state.filesystem(), fd, buffer, offset).await;
@@ -310,8 +328,62 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
             })
         },
     )?;
+    // Moving or linking a file between directories with different quotas would move bytes past
+    // the destination's quota: refused as a cross-device move (`EXDEV`), which programs answer
+    // by copying.
+    types.func_wrap_async(
+        "[method]descriptor.rename-at",
+        |mut store, (fd, old, new_fd, new): (Resource<Descriptor>, String, Resource<Descriptor>, String)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                if !same_quota(&state.quotas, &fd, &new_fd) {
+                    return Ok((Err(ErrorCode::CrossDevice),));
+                }
+                let done =
+                    HostDescriptor::rename_at(&mut state.filesystem(), fd, old, new_fd, new).await;
+                Ok((match done {
+                    Ok(()) => Ok(()),
+                    Err(e) => Err(code(state, e)?),
+                },))
+            })
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.link-at",
+        |mut store,
+         (fd, flags, old, new_fd, new): (
+            Resource<Descriptor>,
+            PathFlags,
+            String,
+            Resource<Descriptor>,
+            String,
+        )| {
+            Box::new(async move {
+                let state = store.data_mut();
+                if !same_quota(&state.quotas, &fd, &new_fd) {
+                    return Ok((Err(ErrorCode::CrossDevice),));
+                }
+                let done =
+                    HostDescriptor::link_at(&mut state.filesystem(), fd, flags, old, new_fd, new)
+                        .await;
+                Ok((match done {
+                    Ok(()) => Ok(()),
+                    Err(e) => Err(code(state, e)?),
+                },))
+            })
+        },
+    )?;
     linker.allow_shadowing(false);
     Ok(())
+}
+
+/// Whether two descriptors write to the same quota (or both to none).
+fn same_quota(quotas: &Quotas, a: &Resource<Descriptor>, b: &Resource<Descriptor>) -> bool {
+    match (quotas.of(a), quotas.of(b)) {
+        (None, None) => true,
+        (Some(x), Some(y)) => Arc::ptr_eq(&x, &y),
+        _ => false,
+    }
 }
 
 fn fs_preopens(state: &mut CallState) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {

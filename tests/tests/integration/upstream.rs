@@ -154,6 +154,10 @@ async fn route(req: Request<Incoming>, state: &State) -> Response<Out> {
             }
             response
         }
+        "/api/echo-auth" => json(
+            StatusCode::OK,
+            serde_json::json!({ "authorization": authorization }).to_string(),
+        ),
         "/api/redirect" => Response::builder()
             .status(StatusCode::FOUND)
             .header("location", to.unwrap_or_else(|| "/api/hello".into()))
