@@ -48,6 +48,14 @@ pub trait KvBackend: Send + Sync + 'static {
 const DATA: TableDefinition<(&str, &str, &str), &[u8]> = TableDefinition::new("data");
 const COUNTS: TableDefinition<&str, u64> = TableDefinition::new("key_counts");
 
+/// Keys the namespace holds.
+fn count(counts: &redb::Table<&str, u64>, namespace: &str) -> Result<u64, KvError> {
+    Ok(counts
+        .get(namespace)
+        .map_err(backend)?
+        .map_or(0, |c| c.value()))
+}
+
 /// The default backend: one redb file. Each write is its own transaction, committed with
 /// redb's default durability (fsync before the commit returns).
 pub struct RedbBackend {
@@ -100,10 +108,7 @@ impl KvBackend for RedbBackend {
                 .map_err(backend)?
                 .is_some();
             if !exists {
-                let count = counts
-                    .get(namespace)
-                    .map_err(backend)?
-                    .map_or(0, |c| c.value());
+                let count = count(&counts, namespace)?;
                 if count >= max_keys {
                     return Err(KvError::TooManyKeys { limit: max_keys });
                 }
@@ -125,10 +130,7 @@ impl KvBackend for RedbBackend {
                 .is_some();
             if removed {
                 let mut counts = txn.open_table(COUNTS).map_err(backend)?;
-                let count = counts
-                    .get(namespace)
-                    .map_err(backend)?
-                    .map_or(0, |c| c.value());
+                let count = count(&counts, namespace)?;
                 counts
                     .insert(namespace, count.saturating_sub(1))
                     .map_err(backend)?;

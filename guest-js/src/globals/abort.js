@@ -2,7 +2,7 @@
  * `EventTarget`, `Event`, `AbortController` and `AbortSignal` for Palisade guests, after the DOM
  * standard. Targets are never in a tree, so dispatch runs a target's own listeners only
  * (capturing ones first, as at the target phase). `AbortSignal.timeout` schedules with the
- * guest's `setTimeout`. Also installs a minimal `DOMException` when the engine has none.
+ * guest's `setTimeout`.
  */
 (() => {
   "use strict";
@@ -10,27 +10,6 @@
   const defineGlobal = (name, value) =>
     Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
 
-  if (typeof globalThis.DOMException !== "function") {
-    const CODES = {
-      __proto__: null, IndexSizeError: 1, HierarchyRequestError: 3, WrongDocumentError: 4,
-      InvalidCharacterError: 5, NoModificationAllowedError: 7, NotFoundError: 8, NotSupportedError: 9,
-      InUseAttributeError: 10, InvalidStateError: 11, SyntaxError: 12, InvalidModificationError: 13,
-      NamespaceError: 14, InvalidAccessError: 15, TypeMismatchError: 17, SecurityError: 18,
-      NetworkError: 19, AbortError: 20, URLMismatchError: 21, QuotaExceededError: 22,
-      TimeoutError: 23, InvalidNodeTypeError: 24, DataCloneError: 25,
-    };
-    class DOMException extends Error {
-      #name;
-      constructor(message = "", name = "Error") {
-        super(`${message}`);
-        this.#name = `${name}`;
-      }
-      get name() { return this.#name; }
-      get code() { return CODES[this.#name] ?? 0; }
-    }
-    Object.defineProperty(DOMException.prototype, Symbol.toStringTag, { value: "DOMException", configurable: true });
-    defineGlobal("DOMException", DOMException);
-  }
 
   const requireArgs = (args, count, what) => {
     if (args.length < count) {

@@ -15,7 +15,7 @@ const PRELUDE: &str = r#"
     if (ok) return value;
     // A write the host refused for a quota reaches the guest's libc as a plain I/O error; the
     // host's record says what happened.
-    const denial = code === "EIO" && name === "writeFile" ? refusal() : null;
+    const denial = code === "EIO" && name === "writeFile" ? refusal("fs") : null;
     if (denial) {
       const error = new Error(`ENOSPC: ${denial.reason}`);
       Object.assign(error, { code: "ENOSPC", rule: denial.rule, fix: denial.fix ?? null });
@@ -180,20 +180,6 @@ pub fn install(cx: &Ctx<'_>) -> Result<()> {
             native(Args::hold(cx, args))
         }),
     )?;
-    let fs: Value = prelude.call((native, Func::from(quota_refusal)))?;
+    let fs: Value = prelude.call((native, Func::from(crate::globals::io::refusal)))?;
     cx.globals().set("fs", fs)
-}
-
-/// The host's latest quota refusal in this call, as `{ rule, reason, fix }`, or `null`.
-fn quota_refusal<'js>(cx: Ctx<'js>) -> Result<Value<'js>> {
-    match crate::palisade::sandbox::capability::refusal("fs") {
-        Some(d) => {
-            let denial = Object::new(cx)?;
-            denial.set("rule", d.rule)?;
-            denial.set("reason", d.reason)?;
-            denial.set("fix", d.fix)?;
-            Ok(denial.into_value())
-        }
-        None => Ok(Value::new_null(cx)),
-    }
 }

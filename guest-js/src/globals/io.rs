@@ -6,7 +6,7 @@
 //! Operations live here, keyed by a number; the JS side (`fetch`, the capability bridge) holds
 //! the promise callbacks under the same number and is told through `onReady(id, result)`.
 
-use crate::palisade::sandbox::capability::{self, CallError, PendingCall};
+use crate::palisade::sandbox::capability::{self, CallError, Denial, PendingCall};
 use crate::wasi::http::outgoing_handler;
 use crate::wasi::http::types::{
     ErrorCode, Fields, FutureIncomingResponse, IncomingBody, IncomingResponse, Method,
@@ -321,6 +321,25 @@ fn body_step<'js>(cx: &Ctx<'js>, read: &mut BodyRead) -> Result<Option<Value<'js
     }
 }
 
+/// A host denial as the JS object `PolicyDeniedError` is built from.
+fn denial_object<'js>(cx: &Ctx<'js>, d: Denial) -> Result<Value<'js>> {
+    let denial = Object::new(cx.clone())?;
+    denial.set("capability", d.capability)?;
+    denial.set("rule", d.rule)?;
+    denial.set("reason", d.reason)?;
+    denial.set("fix", d.fix)?;
+    Ok(denial.into_value())
+}
+
+/// The host's latest refusal for `target` (a URL, `kv:BUCKET`, `fs`) as a denial object, or
+/// `null`.
+pub fn refusal<'js>(cx: Ctx<'js>, target: String) -> Result<Value<'js>> {
+    match capability::refusal(&target) {
+        Some(d) => denial_object(&cx, d),
+        None => Ok(Value::new_null(cx)),
+    }
+}
+
 fn capability_value<'js>(cx: &Ctx<'js>, pending: &PendingCall) -> Result<Option<Value<'js>>> {
     let Some(result) = pending.get() else {
         return Ok(None);
@@ -328,14 +347,9 @@ fn capability_value<'js>(cx: &Ctx<'js>, pending: &PendingCall) -> Result<Option<
     let (status, text) = match result {
         Ok(text) => (0, text),
         Err(CallError::Denied(d)) => {
-            let denial = Object::new(cx.clone())?;
-            denial.set("capability", d.capability)?;
-            denial.set("rule", d.rule)?;
-            denial.set("reason", d.reason)?;
-            denial.set("fix", d.fix)?;
             let out = Array::new(cx.clone())?;
             out.set(0, 1)?;
-            out.set(1, denial)?;
+            out.set(1, denial_object(cx, d)?)?;
             return Ok(Some(out.into_value()));
         }
         Err(CallError::Failed(message)) => (2, message),

@@ -4,10 +4,9 @@
 //! bytes (`getBytes`; `set` of a `Uint8Array`). The host decides every operation; a refusal
 //! (an ungranted bucket, a write to a read-only one, a quota) is a `PolicyDeniedError`.
 
-use crate::palisade::sandbox::capability::refusal;
 use crate::wasi::keyvalue::store::{Bucket, Error as StoreError, open};
 use javy::quickjs::prelude::Func;
-use javy::quickjs::{Array, Ctx, Function, Object, Persistent, Result, TypedArray, Value};
+use javy::quickjs::{Array, Ctx, Function, Persistent, Result, TypedArray, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -106,20 +105,6 @@ fn kv_list<'js>(cx: Ctx<'js>, bucket: String, offset: f64) -> Result<Value<'js>>
     })
 }
 
-fn kv_refusal<'js>(cx: Ctx<'js>, target: String) -> Result<Value<'js>> {
-    match refusal(&target) {
-        Some(d) => {
-            let denial = Object::new(cx)?;
-            denial.set("capability", d.capability)?;
-            denial.set("rule", d.rule)?;
-            denial.set("reason", d.reason)?;
-            denial.set("fix", d.fix)?;
-            Ok(denial.into_value())
-        }
-        None => Ok(Value::new_null(cx)),
-    }
-}
-
 const PRELUDE: &str = include_str!("kv.js");
 
 /// Evaluate the prelude and keep its factory. Runs once, before the snapshot.
@@ -128,7 +113,7 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let make: Function = prelude.call((
         Func::from(kv_op),
         Func::from(kv_list),
-        Func::from(kv_refusal),
+        Func::from(crate::globals::io::refusal),
     ))?;
     MAKE_KV.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, make)));
     Ok(())

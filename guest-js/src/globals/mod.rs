@@ -16,6 +16,7 @@ use javy::quickjs::{Ctx, Result};
 
 /// Plain-JS globals, in load order (each is an IIFE that defines its globals).
 const SCRIPTS: &[(&str, &str)] = &[
+    ("dom_exception.js", include_str!("dom_exception.js")),
     ("abort.js", include_str!("abort.js")),
     ("structured_clone.js", include_str!("structured_clone.js")),
     ("url_search_params.js", include_str!("url_search_params.js")),

@@ -1,8 +1,7 @@
 /**
  * `structuredClone` for Palisade guests: the HTML structured clone algorithm over the types
  * QuickJS has. Objects are walked with an explicit stack, so deep nesting cannot overflow the
- * engine's call stack. Transfer lists are not supported: a non-empty one throws. Also installs
- * a minimal `DOMException` when the engine has none.
+ * engine's call stack. Transfer lists are not supported: a non-empty one throws.
  */
 (() => {
   "use strict";
@@ -10,27 +9,6 @@
   const defineGlobal = (name, value) =>
     Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
 
-  if (typeof globalThis.DOMException !== "function") {
-    const CODES = {
-      __proto__: null, IndexSizeError: 1, HierarchyRequestError: 3, WrongDocumentError: 4,
-      InvalidCharacterError: 5, NoModificationAllowedError: 7, NotFoundError: 8, NotSupportedError: 9,
-      InUseAttributeError: 10, InvalidStateError: 11, SyntaxError: 12, InvalidModificationError: 13,
-      NamespaceError: 14, InvalidAccessError: 15, TypeMismatchError: 17, SecurityError: 18,
-      NetworkError: 19, AbortError: 20, URLMismatchError: 21, QuotaExceededError: 22,
-      TimeoutError: 23, InvalidNodeTypeError: 24, DataCloneError: 25,
-    };
-    class DOMException extends Error {
-      #name;
-      constructor(message = "", name = "Error") {
-        super(`${message}`);
-        this.#name = `${name}`;
-      }
-      get name() { return this.#name; }
-      get code() { return CODES[this.#name] ?? 0; }
-    }
-    Object.defineProperty(DOMException.prototype, Symbol.toStringTag, { value: "DOMException", configurable: true });
-    defineGlobal("DOMException", DOMException);
-  }
 
   const dataCloneError = (message) => new globalThis.DOMException(message, "DataCloneError");
 

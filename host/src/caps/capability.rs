@@ -166,34 +166,23 @@ impl CapabilityState {
             Ok((handler, value, key)) => {
                 let audit = self.audit.clone();
                 let future = async move {
-                    let result = handler(value).await;
-                    match result.and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string()))
-                    {
-                        Ok(text) => {
-                            audit.record(
-                                "capability",
-                                &name,
-                                Decision::Allow,
-                                &key,
-                                started,
-                                (bytes_in, text.len() as u64),
-                                None,
-                            );
-                            Ok(text)
-                        }
-                        Err(message) => {
-                            audit.record(
-                                "capability",
-                                &name,
-                                Decision::Allow,
-                                &key,
-                                started,
-                                (bytes_in, 0),
-                                Some(message.clone()),
-                            );
-                            Err(CallError::Failed(message))
-                        }
-                    }
+                    let result = handler(value)
+                        .await
+                        .and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string()));
+                    let (bytes_out, error) = match &result {
+                        Ok(text) => (text.len() as u64, None),
+                        Err(message) => (0, Some(message.clone())),
+                    };
+                    audit.record(
+                        "capability",
+                        &name,
+                        Decision::Allow,
+                        &key,
+                        started,
+                        (bytes_in, bytes_out),
+                        error,
+                    );
+                    result.map_err(CallError::Failed)
                 };
                 PendingCall {
                     state: Pending::Running(Box::pin(future)),

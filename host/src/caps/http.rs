@@ -310,10 +310,13 @@ pub(crate) fn is_non_public(ip: IpAddr) -> bool {
         "fec0::/10",
         "ff00::/8",
     ];
-    BLOCKED
-        .iter()
-        .map(|net| net.parse::<IpNet>().expect("the blocked ranges parse"))
-        .any(|net| net.contains(&ip))
+    static NETS: std::sync::LazyLock<Vec<IpNet>> = std::sync::LazyLock::new(|| {
+        BLOCKED
+            .iter()
+            .map(|net| net.parse().expect("the blocked ranges parse"))
+            .collect()
+    });
+    NETS.iter().any(|net| net.contains(&ip))
 }
 
 impl WasiHttpHooks for HttpGate {
