@@ -29,6 +29,10 @@ impl Runner for Component {
         run::compile(&name, &source)
     }
 
+    fn preload(name: String, source: String) -> Result<(), Error> {
+        run::preload(&name, &source)
+    }
+
     fn run(
         name: String,
         module: Module,

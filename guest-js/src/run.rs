@@ -4,12 +4,19 @@ use crate::errors::{exception, syntax};
 use crate::exports::palisade::sandbox::runner::{Environment, Error, Module as Source};
 use crate::globals;
 use crate::wasi::clocks::monotonic_clock::subscribe_duration;
-use javy::quickjs::{CatchResultExt, Ctx, Function, Module, Value};
+use javy::quickjs::{CatchResultExt, Ctx, Function, Module, Object, Persistent, Value};
 use javy::{Config, Runtime};
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 
 thread_local! {
     static RUNTIME: OnceCell<Runtime> = const { OnceCell::new() };
+    /// The module `preload` evaluated, held in the snapshot of a compiled script.
+    static PRELOADED: RefCell<Option<Preloaded>> = const { RefCell::new(None) };
+}
+
+struct Preloaded {
+    name: String,
+    namespace: Persistent<Object<'static>>,
 }
 
 /// QuickJS collects cycles once this many bytes were allocated since the last collection.
@@ -34,6 +41,10 @@ fn with_runtime<R>(f: impl FnOnce(&Runtime) -> R) -> R {
 /// Create the runtime. Called once, before the snapshot is taken.
 pub fn init() {
     with_runtime(|_| ());
+    // fastrand's thread-local generator seeds itself from the monotonic clock when first
+    // touched; touch it here (the snapshot's clock reads zero), so that no later seeding reads
+    // a clock. Every call seeds it again.
+    fastrand::seed(0);
 }
 
 /// Compile a module to bytecode.
@@ -84,31 +95,24 @@ pub fn run(
                     .catch(&cx)
                     .map_err(|e| Error::Exception(exception(&cx, e)))?;
             }
-            let declared = match source {
-                Source::Source(text) => Module::declare(cx.clone(), name, text),
-                // SAFETY: the host passes only bytecode that `compile` of this same guest build
-                // produced; user-supplied bytes never reach this call.
-                Source::Bytecode(bytes) => unsafe { Module::load(cx.clone(), &bytes) },
-            }
-            .catch(&cx)
-            .map_err(|e| syntax(&cx, e))?;
-
-            let (module, evaluation) = declared
-                .eval()
-                .catch(&cx)
-                .map_err(|e| Error::Exception(exception(&cx, e)))?;
             let real_clock = !env.fixed_clock;
-            settle(
-                &cx,
-                Value::from_promise(evaluation),
-                "module evaluation",
-                real_clock,
-            )?;
-
-            let namespace = module
-                .namespace()
-                .catch(&cx)
-                .map_err(|e| Error::Exception(exception(&cx, e)))?;
+            let namespace = match source {
+                Source::Preloaded => preloaded(&cx, name)?,
+                Source::Source(text) => {
+                    let declared = Module::declare(cx.clone(), name, text)
+                        .catch(&cx)
+                        .map_err(|e| syntax(&cx, e))?;
+                    evaluate(&cx, declared, real_clock)?
+                }
+                Source::Bytecode(bytes) => {
+                    // SAFETY: the host passes only bytecode that `compile` of this same guest
+                    // build produced; user-supplied bytes never reach this call.
+                    let declared = unsafe { Module::load(cx.clone(), &bytes) }
+                        .catch(&cx)
+                        .map_err(|e| syntax(&cx, e))?;
+                    evaluate(&cx, declared, real_clock)?
+                }
+            };
             if !namespace.contains_key(entry).unwrap_or(false) {
                 return Err(Error::MissingExport(format!(
                     "module `{name}` has no export named `{entry}`"
@@ -131,6 +135,90 @@ pub fn run(
             };
             let result = settle(&cx, result, "the result promise", real_clock)?;
             to_json(&cx, result)
+        })
+    })
+}
+
+/// Evaluate a declared module, run its top level to completion and return its namespace.
+fn evaluate<'js>(
+    cx: &Ctx<'js>,
+    declared: Module<'js>,
+    real_clock: bool,
+) -> Result<Object<'js>, Error> {
+    let thrown = |e| Error::Exception(exception(cx, e));
+    let (module, evaluation) = declared.eval().catch(cx).map_err(thrown)?;
+    settle(
+        cx,
+        Value::from_promise(evaluation),
+        "module evaluation",
+        real_clock,
+    )?;
+    module.namespace().catch(cx).map_err(thrown)
+}
+
+/// The namespace of the module evaluated by `preload`.
+fn preloaded<'js>(cx: &Ctx<'js>, name: &str) -> Result<Object<'js>, Error> {
+    let held = PRELOADED.with(|p| {
+        p.borrow()
+            .as_ref()
+            .map(|p| (p.name.clone(), p.namespace.clone()))
+    });
+    match held {
+        Some((held, namespace)) if held == name => namespace
+            .restore(cx)
+            .catch(cx)
+            .map_err(|e| Error::Exception(exception(cx, e))),
+        Some((held, _)) => Err(Error::MissingExport(format!(
+            "this component holds the module `{held}`, not `{name}`"
+        ))),
+        None => Err(Error::MissingExport(
+            "this component holds no preloaded module".to_owned(),
+        )),
+    }
+}
+
+/// Evaluate a module once, before the snapshot of a compiled script is taken, and keep its
+/// namespace. Its top level may define things and run promise jobs; anything whose result
+/// would be frozen into every later call (random numbers, timers, host calls, which the host
+/// refuses while snapshotting) fails the compile.
+pub fn preload(name: &str, source: &str) -> Result<(), Error> {
+    // A changed seed afterwards means the top level drew from the generator.
+    const UNTOUCHED: u64 = 0x5041_4c49_5341_4445;
+    fastrand::seed(UNTOUCHED);
+    let seed = fastrand::get_seed();
+    with_runtime(|rt| {
+        rt.context().with(|cx| {
+            let thrown = |e| Error::Exception(exception(&cx, e));
+            let declared = Module::declare(cx.clone(), name, source)
+                .catch(&cx)
+                .map_err(|e| syntax(&cx, e))?;
+            let (module, evaluation) = declared.eval().catch(&cx).map_err(thrown)?;
+            while cx.execute_pending_job() {}
+            match evaluation.result::<Value>() {
+                Some(result) => result.catch(&cx).map_err(thrown).map(drop)?,
+                None => {
+                    return Err(Error::NotCompilable(format!(
+                        "the top level of `{name}` is still waiting after its promise jobs \
+                         ran; a compiled script's top level must finish without timers or host \
+                         calls"
+                    )));
+                }
+            }
+            if fastrand::get_seed() != seed {
+                return Err(Error::NotCompilable(format!(
+                    "the top level of `{name}` called Math.random(), whose values would be the \
+                     same in every call; draw them inside the exported function"
+                )));
+            }
+            let namespace = module.namespace().catch(&cx).map_err(thrown)?;
+            let namespace = Persistent::save(&cx, namespace);
+            PRELOADED.with(|p| {
+                *p.borrow_mut() = Some(Preloaded {
+                    name: name.to_owned(),
+                    namespace,
+                })
+            });
+            Ok(())
         })
     })
 }

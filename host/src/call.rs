@@ -364,7 +364,9 @@ fn new_store(
 ) -> Result<Store<CallState>, Error> {
     let mut store = Store::new(&runtime.engine, CallState::new(policy, shared)?);
     store.limiter(|state| &mut state.limiter);
-    store.set_fuel(policy.limits().fuel).map_err(internal)?;
+    if runtime.fuel {
+        store.set_fuel(policy.limits().fuel).map_err(internal)?;
+    }
     // Each epoch tick: past the deadline, trap; otherwise yield to the executor so that a
     // CPU-bound guest cannot starve other tasks, and check again at the next tick.
     store.epoch_deadline_callback(move |_| {
@@ -421,6 +423,7 @@ pub(crate) async fn run(
         Err(error) => return Outcome::failed(error, policy, started),
     };
     let module = match script.bytecode() {
+        _ if script.is_compiled() => Module::Preloaded,
         Some(bytecode) => Module::Bytecode(bytecode.to_vec()),
         None => Module::Source(script.source().to_owned()),
     };
@@ -444,7 +447,10 @@ pub(crate) async fn run(
     .await
     .and_then(|json| accept_output(policy, json));
 
-    let fuel_used = limits.fuel - store.get_fuel().unwrap_or(0);
+    let fuel_used = match store.get_fuel() {
+        Ok(left) => limits.fuel - left,
+        Err(_) => 0,
+    };
     let mut state = store.into_data();
     // Resources (response bodies, pending calls) finish their audit records when dropped.
     drop(std::mem::take(&mut state.table));
@@ -629,6 +635,11 @@ fn classify_guest(error: runner::Error, state: &CallState, policy: &Policy) -> E
     {
         return denial;
     }
+    guest_error(error)
+}
+
+/// The host error for an error the guest returned.
+pub(crate) fn guest_error(error: runner::Error) -> Error {
     let location = |l: Option<runner::Location>| {
         l.map(|l| GuestLocation {
             line: l.line,
@@ -651,5 +662,6 @@ fn classify_guest(error: runner::Error, state: &CallState, policy: &Policy) -> E
         runner::Error::BadOutput(detail) => Error::BadOutput { detail },
         runner::Error::InvalidInput(detail) => Error::InvalidInput { detail, fix: None },
         runner::Error::MissingExport(detail) => Error::MissingExport { detail },
+        runner::Error::NotCompilable(detail) => Error::NotCompilable { detail },
     }
 }

@@ -40,6 +40,21 @@ pub(crate) mod bindings {
 /// The pre-initialized guest component, built by `cargo xtask guest` from `guest-js/`.
 const GUEST: &[u8] = include_bytes!("../guest/palisade-guest.wasm");
 
+/// Compiled scripts whose machine code and linked `InstancePre` stay loaded per engine.
+const COMPILED_SCRIPTS: usize = 32;
+
+/// The SHA-256 of the embedded guest, in hex: compiled scripts name the guest they extend.
+pub(crate) fn guest_sha256() -> &'static str {
+    static SHA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SHA.get_or_init(|| {
+        use sha2::Digest;
+        sha2::Sha256::digest(GUEST)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    })
+}
+
 /// How often the epoch ticker advances every engine's epoch. Deadlines are checked at each
 /// tick, so a call overruns its timeout by at most about one tick.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
@@ -60,6 +75,7 @@ pub struct Builder {
     on_compile: Arc<dyn Fn() + Send + Sync>,
     handlers: HashMap<String, Handler>,
     kv: KvSetting,
+    fuel: bool,
 }
 
 /// Where the key-value store comes from.
@@ -83,6 +99,7 @@ impl Default for Builder {
             on_compile: Arc::new(|| {}),
             handlers: HashMap::new(),
             kv: KvSetting::Path(crate::cache::default_data_dir().join("kv.redb")),
+            fuel: true,
         }
     }
 }
@@ -156,6 +173,15 @@ impl Builder {
         self
     }
 
+    /// Meter fuel (default on). Off, policies' `limits.fuel` is not enforced and receipts
+    /// report no fuel; the deadline and the memory limit still hold. For measuring what
+    /// metering costs (`palisade bench --no-fuel`); leave it on in production, since fuel is
+    /// what bounds work inside long-running builtins between epoch checks.
+    pub fn fuel_metering(mut self, on: bool) -> Self {
+        self.fuel = on;
+        self
+    }
+
     /// Called before the one-time compilation of the guest (a cache miss), for progress output.
     pub fn on_compile(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.on_compile = Arc::new(f);
@@ -170,6 +196,9 @@ impl Builder {
             admission: Arc::new(Semaphore::new(self.max_concurrency as usize)),
             bytecode: BytecodeCache::new(self.bytecode_cache),
             runtimes: Mutex::new(HashMap::new()),
+            compiled: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(COMPILED_SCRIPTS).expect("non-zero"),
+            )),
             tickers: Mutex::new(Vec::new()),
             rates: Mutex::new(HashMap::new()),
             kv: std::sync::OnceLock::new(),
@@ -195,6 +224,8 @@ struct Inner {
     bytecode: Option<BytecodeCache>,
     /// One engine per wasm stack size: wasmtime fixes the stack limit per engine.
     runtimes: Mutex<HashMap<u64, Arc<Runtime>>>,
+    /// Compiled scripts, by stack size and the component's SHA-256.
+    compiled: Mutex<lru::LruCache<CompiledKey, Arc<Runtime>>>,
     /// The engines the epoch ticker advances; its own lock, so that it never waits on a build.
     tickers: Mutex<Vec<EngineWeak>>,
     /// Request rate limiters by policy SHA-256: a policy's `http.rate` spans all its calls.
@@ -203,10 +234,15 @@ struct Inner {
     kv: std::sync::OnceLock<Result<Arc<dyn KvBackend>, String>>,
 }
 
+/// A compiled script's runtime: the stack size of its engine and the component's SHA-256.
+type CompiledKey = (u64, [u8; 32]);
+
 /// One engine with its linked, ready-to-instantiate guest.
 pub(crate) struct Runtime {
     pub engine: Engine,
     pub pre: bindings::SandboxPre<CallState>,
+    /// Whether the engine meters fuel ([`Builder::fuel_metering`]).
+    pub fuel: bool,
 }
 
 impl Palisade {
@@ -228,8 +264,17 @@ impl Palisade {
 
     /// Compile `script` to QuickJS bytecode once, under `policy`'s limits, so that later calls
     /// skip parsing. A syntax error is reported here, as `guest_syntax`.
+    ///
+    /// For a compiled script ([`Script::from_component`]) this loads its component for this
+    /// machine instead (from the on-disk cache, or compiling it there), so that the first call
+    /// does not wait for it.
     pub async fn precompile(&self, policy: &Policy, script: &Script) -> Result<Script, Error> {
         let runtime = self.inner.runtime(policy.limits().stack)?;
+        if let Some(compiled) = script.compiled() {
+            self.compiled_runtime(&runtime, policy.limits().stack, compiled)
+                .await?;
+            return Ok(script.clone());
+        }
         let permit = tokio::time::timeout(
             self.inner.settings.queue_timeout,
             self.inner.admission.clone().acquire_owned(),
@@ -244,6 +289,92 @@ impl Palisade {
         let bytecode = call::compile(&runtime, policy, script, deadline).await;
         drop(permit);
         Ok(script.with_bytecode(bytecode?.into()))
+    }
+
+    /// Compile `script` into a component of its own: the guest snapshotted again after
+    /// evaluating the module, so that a call only invokes its export. Load the result with
+    /// [`Script::from_component`]; `palisade compile` writes it to a file.
+    ///
+    /// The module's top level runs once, here, under `policy`'s fuel and memory limits, with
+    /// no clock, random source, timer or host capability: whatever it computed would be frozen
+    /// into every call, so such uses fail with `not_compilable`. Takes a few seconds of CPU
+    /// (the guest is compiled by Cranelift to run the top level).
+    pub async fn compile(&self, policy: &Policy, script: &Script) -> Result<Vec<u8>, Error> {
+        if let Some(compiled) = script.compiled() {
+            return Ok(compiled.wasm.to_vec());
+        }
+        let limits = *policy.limits();
+        let (name, source) = (script.name().to_owned(), script.source().to_owned());
+        let handle = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            let mut wasm = handle.block_on(crate::snapshot::preload(
+                GUEST,
+                &name,
+                &source,
+                limits.fuel,
+                usize::try_from(limits.memory.0).unwrap_or(usize::MAX),
+            ))?;
+            let marker = crate::script::Marker {
+                format: crate::script::MARKER_FORMAT,
+                guest: guest_sha256().to_owned(),
+                name,
+                source,
+            };
+            crate::script::add_marker(&mut wasm, &marker);
+            Ok(wasm)
+        })
+        .await
+        .map_err(|e| Error::Internal {
+            detail: format!("the compile task failed: {e}"),
+        })?
+    }
+
+    /// The runtime of a compiled script: its component compiled for this machine (cached on
+    /// disk like the guest) and linked, kept in memory for later calls.
+    async fn compiled_runtime(
+        &self,
+        base: &Arc<Runtime>,
+        stack: ByteSize,
+        compiled: &crate::script::Compiled,
+    ) -> Result<Arc<Runtime>, Error> {
+        let key = (stack.0, compiled.sha256);
+        let lock = || {
+            self.inner
+                .compiled
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+        };
+        if let Some(runtime) = lock().get(&key) {
+            return Ok(runtime.clone());
+        }
+        let engine = base.engine.clone();
+        let wasm = compiled.wasm.clone();
+        let settings = self.inner.settings.clone();
+        // Compiling takes seconds of CPU on a cache miss: off the async workers.
+        let runtime = tokio::task::spawn_blocking(move || -> wasmtime::Result<Runtime> {
+            let component = crate::cache::load(
+                &engine,
+                &wasm,
+                settings.cache_dir.as_deref(),
+                &*settings.on_compile,
+            )?;
+            let pre = instance_pre(&engine, &component)?;
+            Ok(Runtime {
+                engine,
+                pre,
+                fuel: settings.fuel,
+            })
+        })
+        .await
+        .map_err(|e| Error::Internal {
+            detail: format!("the compile task failed: {e}"),
+        })?
+        .map_err(|e: wasmtime::Error| Error::InvalidComponent {
+            detail: format!("it does not load: {e:#}"),
+        })?;
+        let runtime = Arc::new(runtime);
+        lock().put(key, runtime.clone());
+        Ok(runtime)
     }
 
     /// Run a named export of `script` with `input` (JSON text) under `policy`.
@@ -351,6 +482,18 @@ impl Palisade {
         // The deadline runs from here, once a slot is held: a compile on a bytecode-cache miss
         // and the run share it.
         let deadline = std::time::Instant::now() + policy.limits().timeout.0;
+        let runtime = match script.compiled() {
+            Some(compiled) => {
+                match self
+                    .compiled_runtime(&runtime, policy.limits().stack, compiled)
+                    .await
+                {
+                    Ok(runtime) => runtime,
+                    Err(error) => return Outcome::failed(error, policy, started),
+                }
+            }
+            None => runtime,
+        };
         let cached;
         let script = match self
             .cached_bytecode(&runtime, policy, script, deadline)
@@ -427,7 +570,7 @@ impl Palisade {
         deadline: std::time::Instant,
     ) -> Option<Arc<[u8]>> {
         let cache = self.inner.bytecode.as_ref()?;
-        if script.is_precompiled() {
+        if script.is_precompiled() || script.is_compiled() {
             return None;
         }
         let key = BytecodeCache::key(script);
@@ -477,7 +620,30 @@ impl Inner {
         let s = &self.settings;
         let engine = Engine::new(&engine_config(s, stack.0 as usize))?;
         let component = crate::cache::load(&engine, GUEST, s.cache_dir.as_deref(), &*s.on_compile)?;
-        let mut linker: Linker<CallState> = Linker::new(&engine);
+        let pre = instance_pre(&engine, &component)?;
+        Ok(Runtime {
+            engine,
+            pre,
+            fuel: s.fuel,
+        })
+    }
+
+    fn tick(&self) {
+        let engines = self.tickers.lock().unwrap_or_else(|e| e.into_inner());
+        for engine in engines.iter().filter_map(EngineWeak::upgrade) {
+            engine.increment_epoch();
+        }
+    }
+}
+
+/// Link a guest component (the embedded guest or a compiled script) against the host's
+/// imports, ready to instantiate.
+fn instance_pre(
+    engine: &Engine,
+    component: &wasmtime::component::Component,
+) -> wasmtime::Result<bindings::SandboxPre<CallState>> {
+    {
+        let mut linker: Linker<CallState> = Linker::new(engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         crate::caps::quota::add_to_linker(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
@@ -493,15 +659,7 @@ impl Inner {
             &mut linker,
             |s| s,
         )?;
-        let pre = bindings::SandboxPre::new(linker.instantiate_pre(&component)?)?;
-        Ok(Runtime { engine, pre })
-    }
-
-    fn tick(&self) {
-        let engines = self.tickers.lock().unwrap_or_else(|e| e.into_inner());
-        for engine in engines.iter().filter_map(EngineWeak::upgrade) {
-            engine.increment_epoch();
-        }
+        bindings::SandboxPre::new(linker.instantiate_pre(component)?)
     }
 }
 
@@ -524,7 +682,7 @@ fn engine_config(s: &Builder, stack: usize) -> Config {
     let mut config = Config::new();
     config
         .wasm_component_model(true)
-        .consume_fuel(true)
+        .consume_fuel(s.fuel)
         .epoch_interruption(true)
         .memory_init_cow(true)
         .max_wasm_stack(stack)

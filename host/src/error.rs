@@ -95,6 +95,13 @@ pub enum Error {
     /// The result has no JSON form (BigInt, cycle, function, symbol).
     #[error("the result is not JSON: {detail}")]
     BadOutput { detail: String },
+    /// `palisade compile`: the module's top level does something that a snapshot would freeze
+    /// into every call (a clock read, random numbers, a timer, a host call).
+    #[error("cannot compile: {detail}")]
+    NotCompilable { detail: String },
+    /// A `.wasm` file that is not a script compiled by this build of Palisade.
+    #[error("not a compiled script for this Palisade: {detail}")]
+    InvalidComponent { detail: String },
     /// The policy is invalid, or asks for more than this Palisade instance was built for.
     #[error("invalid policy: {0}")]
     InvalidPolicy(PolicyError),
@@ -125,6 +132,8 @@ const TABLE: &[(&str, i32, u16)] = &[
     ("bad_output", 14, 422),
     ("invalid_input", 15, 400),
     ("output_too_large", 16, 422),
+    ("not_compilable", 17, 422),
+    ("invalid_component", 18, 400),
     ("fuel_exhausted", 20, 429),
     ("timeout", 21, 408),
     ("memory_limit", 22, 429),
@@ -150,6 +159,8 @@ impl Error {
             Error::GuestDeadlock { .. } => "guest_deadlock",
             Error::MissingExport { .. } => "missing_export",
             Error::BadOutput { .. } => "bad_output",
+            Error::NotCompilable { .. } => "not_compilable",
+            Error::InvalidComponent { .. } => "invalid_component",
             Error::InvalidPolicy(_) => "invalid_policy",
             Error::PolicyDenied { .. } => "policy_denied",
             Error::CapacityExhausted { .. } => "capacity_exhausted",

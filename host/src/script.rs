@@ -1,5 +1,9 @@
-//! A script: an ES module's name and source.
+//! A script: an ES module's name and source, or a script compiled into a component of its own.
 
+use crate::Error;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -11,7 +15,40 @@ pub struct Script {
     /// QuickJS bytecode from [`crate::Palisade::precompile`]: produced in this process by the
     /// embedded guest, never taken from outside.
     bytecode: Option<Arc<[u8]>>,
+    /// The component from [`crate::Palisade::compile`], with the module already evaluated.
+    compiled: Option<Compiled>,
 }
+
+/// A compiled script's component and its SHA-256, which keys the host's caches.
+#[derive(Clone)]
+pub(crate) struct Compiled {
+    pub wasm: Arc<[u8]>,
+    pub sha256: [u8; 32],
+}
+
+impl fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compiled")
+            .field("bytes", &self.wasm.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The custom section that marks a component as a script compiled by Palisade.
+pub(crate) const MARKER_SECTION: &str = "palisade-compiled";
+
+/// The contents of the marker section.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Marker {
+    /// Format of this section.
+    pub format: u32,
+    /// SHA-256 of the guest the script was compiled into.
+    pub guest: String,
+    pub name: String,
+    pub source: String,
+}
+
+pub(crate) const MARKER_FORMAT: u32 = 1;
 
 impl Script {
     /// A script from its source text; `name` appears in stack traces and error locations.
@@ -20,7 +57,32 @@ impl Script {
             name: name.into(),
             source: source.into(),
             bytecode: None,
+            compiled: None,
         }
+    }
+
+    /// A script compiled by [`crate::Palisade::compile`] (or `palisade compile`): a component
+    /// whose snapshot already holds the evaluated module. Fails with `invalid_component` when
+    /// `wasm` is not one, or was compiled by another build of Palisade.
+    pub fn from_component(wasm: impl Into<Arc<[u8]>>) -> Result<Self, Error> {
+        let wasm = wasm.into();
+        let marker = read_marker(&wasm)?;
+        if marker.format != MARKER_FORMAT || marker.guest != crate::engine::guest_sha256() {
+            return Err(Error::InvalidComponent {
+                detail: format!(
+                    "`{}` was compiled by another build of Palisade; compile it again with \
+                     `palisade compile`",
+                    marker.name
+                ),
+            });
+        }
+        let sha256 = Sha256::digest(&wasm).into();
+        Ok(Self {
+            name: marker.name.into(),
+            source: marker.source.into(),
+            bytecode: None,
+            compiled: Some(Compiled { wasm, sha256 }),
+        })
     }
 
     /// Read a script from a file; its file name becomes the module name.
@@ -37,6 +99,15 @@ impl Script {
     /// The module name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether the script is a compiled component ([`Script::from_component`]).
+    pub fn is_compiled(&self) -> bool {
+        self.compiled.is_some()
+    }
+
+    pub(crate) fn compiled(&self) -> Option<&Compiled> {
+        self.compiled.as_ref()
     }
 
     /// The module source.
@@ -59,4 +130,48 @@ impl Script {
             ..self.clone()
         }
     }
+}
+
+/// The marker section of a compiled script's component.
+fn read_marker(wasm: &[u8]) -> Result<Marker, Error> {
+    let invalid = |detail: String| Error::InvalidComponent { detail };
+    if !wasmparser::Parser::is_component(wasm) {
+        return Err(invalid(
+            "the file is not a WebAssembly component (compile scripts with `palisade compile`)"
+                .to_owned(),
+        ));
+    }
+    // Only the outermost component's sections count; nested modules and components are skipped.
+    let mut depth = 0usize;
+    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+        let payload = payload.map_err(|e| invalid(format!("the component does not parse: {e}")))?;
+        match payload {
+            wasmparser::Payload::ModuleSection { .. }
+            | wasmparser::Payload::ComponentSection { .. } => depth += 1,
+            wasmparser::Payload::End(_) => depth = depth.saturating_sub(1),
+            wasmparser::Payload::CustomSection(section)
+                if depth == 0 && section.name() == MARKER_SECTION =>
+            {
+                return serde_json::from_slice(section.data()).map_err(|e| {
+                    invalid(format!("its `{MARKER_SECTION}` section is invalid: {e}"))
+                });
+            }
+            _ => {}
+        }
+    }
+    Err(invalid(format!(
+        "the component has no `{MARKER_SECTION}` section: it is not a script compiled by \
+         `palisade compile`"
+    )))
+}
+
+/// Append the marker section to a compiled script's component.
+pub(crate) fn add_marker(wasm: &mut Vec<u8>, marker: &Marker) {
+    let data = serde_json::to_vec(marker).expect("the marker serializes");
+    let section = wasm_encoder::CustomSection {
+        name: MARKER_SECTION.into(),
+        data: data.into(),
+    };
+    use wasm_encoder::ComponentSection as _;
+    section.append_to_component(wasm);
 }

@@ -7,14 +7,20 @@
 //! read zero, so that the snapshot bytes are reproducible, and any read is counted: QuickJS's
 //! `JS_NewContext` reads the wall clock exactly once, to seed the state of its built-in
 //! `Math.random`, which javy replaces with a generator seeded at first use after the snapshot
-//! (so `Math.random()` differs between calls; the test suite checks it). Any other read fails
-//! the snapshot.
+//! (so `Math.random()` differs between calls; the test suite checks it), and fastrand reads the
+//! monotonic clock once when its generator is first touched, just before the guest seeds it.
+//! Any other read fails the snapshot.
+//!
+//! `palisade compile` snapshots that component a second time, after its `preload` export
+//! evaluated one script's module (see [`preload`]); there no clock or random read is allowed.
 
+use crate::Error;
+use crate::engine::bindings::Sandbox;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use wasmtime::component::{Linker, ResourceTable, ResourceType};
-use wasmtime::{Config, Engine, Store};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{
     HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
 };
@@ -26,6 +32,49 @@ struct SnapshotState {
     table: ResourceTable,
     http: WasiHttpCtx,
     no_network: NoNetwork,
+    limits: StoreLimits,
+}
+
+impl SnapshotState {
+    /// WASI whose clocks and secure random bytes are tripwires counted in `reads`.
+    fn new(reads: &Reads, limits: StoreLimits) -> Self {
+        let wasi = WasiCtxBuilder::new()
+            .wall_clock(Tripwire(reads.wall.clone()))
+            .monotonic_clock(Tripwire(reads.monotonic.clone()))
+            .secure_random(Tripwire(reads.random.clone()))
+            // Rust's std seeds its HashMap keys from `insecure-seed` when QuickJS's Rust
+            // bindings build their class registry; a fixed seed keeps the snapshot
+            // reproducible. Those maps are keyed by Palisade's own type ids, never by script data.
+            .insecure_random_seed(SNAPSHOT_INSECURE_SEED)
+            .allow_tcp(false)
+            .allow_udp(false)
+            .build();
+        Self {
+            wasi,
+            table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            no_network: NoNetwork,
+            limits,
+        }
+    }
+}
+
+/// What the guest read while being snapshotted.
+#[derive(Default)]
+struct Reads {
+    wall: Arc<AtomicUsize>,
+    monotonic: Arc<AtomicUsize>,
+    random: Arc<AtomicUsize>,
+}
+
+impl Reads {
+    fn counts(&self) -> (usize, usize, usize) {
+        (
+            self.wall.load(Ordering::SeqCst),
+            self.monotonic.load(Ordering::SeqCst),
+            self.random.load(Ordering::SeqCst),
+        )
+    }
 }
 
 /// Network hooks that refuse every request: nothing leaves the host during the snapshot.
@@ -71,7 +120,7 @@ impl WasiView for SnapshotState {
     }
 }
 
-/// A clock that reads zero and counts its reads.
+/// A clock that reads zero, or a random source that yields zeros, and counts its reads.
 #[derive(Clone)]
 struct Tripwire(Arc<AtomicUsize>);
 
@@ -103,94 +152,208 @@ impl HostMonotonicClock for Tripwire {
     }
 }
 
+impl rand::TryRng for Tripwire {
+    type Error = std::convert::Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        self.read();
+        Ok(0)
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        self.read();
+        Ok(0)
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        self.read();
+        dst.fill(0);
+        Ok(())
+    }
+}
+
 /// The `wasi:random/insecure-seed` value seen during pre-initialization.
 const SNAPSHOT_INSECURE_SEED: u128 = 0x5041_4c49_5341_4445; // "PALISADE"
 
 /// Wall-clock reads allowed during pre-initialization: QuickJS's unused `Math.random` seed.
 const EXPECTED_WALL_CLOCK_READS: usize = 1;
 
+/// Monotonic-clock reads allowed during pre-initialization: fastrand seeding its generator
+/// when first touched, before the guest sets the seed (every call sets it again).
+const EXPECTED_MONOTONIC_READS: usize = 1;
+
+/// The imports a snapshot may reach: WASI with tripwire clocks, wasi:http that refuses every
+/// request, and Palisade's own interfaces, which trap: nothing may reach the host.
+fn linker(engine: &Engine) -> wasmtime::Result<Linker<SnapshotState>> {
+    let mut linker: Linker<SnapshotState> = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    linker
+        .instance("palisade:sandbox/capability@0.1.0")?
+        .resource("pending-call", ResourceType::host::<()>(), |_, _| Ok(()))?;
+    linker
+        .instance("wasi:keyvalue/store@0.2.0-draft")?
+        .resource("bucket", ResourceType::host::<u8>(), |_, _| Ok(()))?;
+    for (interface, function) in [
+        ("palisade:sandbox/console@0.1.0", "log"),
+        ("palisade:sandbox/capability@0.1.0", "call"),
+        ("palisade:sandbox/capability@0.1.0", "refusal"),
+        (
+            "palisade:sandbox/capability@0.1.0",
+            "[method]pending-call.subscribe",
+        ),
+        (
+            "palisade:sandbox/capability@0.1.0",
+            "[method]pending-call.get",
+        ),
+        ("wasi:config/store@0.2.0-rc.1", "get"),
+        ("wasi:config/store@0.2.0-rc.1", "get-all"),
+        ("wasi:keyvalue/store@0.2.0-draft", "open"),
+        ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.get"),
+        ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.set"),
+        ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.delete"),
+        ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.exists"),
+        (
+            "wasi:keyvalue/store@0.2.0-draft",
+            "[method]bucket.list-keys",
+        ),
+    ] {
+        linker
+            .instance(interface)?
+            .func_new(function, move |_store, _ty, _params, _results| {
+                wasmtime::bail!("{interface}#{function} {HOST_CALL_REFUSED}")
+            })?;
+    }
+    Ok(linker)
+}
+
+/// The end of the trap message of a host call made while snapshotting.
+const HOST_CALL_REFUSED: &str = "called during pre-initialization";
+
+fn wizer() -> Wizer {
+    let mut wizer = Wizer::new();
+    // Removing the export breaks the component's references to it (wasmtime-wizer 48); the
+    // host never calls it, and calling it again would only find the runtime already built.
+    wizer.keep_init_func(true);
+    wizer
+}
+
 /// Pre-initialize a guest component built from `guest-js/`.
 pub async fn preinitialize(component: &[u8]) -> wasmtime::Result<Vec<u8>> {
     let engine = Engine::new(&Config::new())?;
-    let wall_reads = Arc::new(AtomicUsize::new(0));
-    let monotonic_reads = Arc::new(AtomicUsize::new(0));
-    let wasi = WasiCtxBuilder::new()
-        .wall_clock(Tripwire(wall_reads.clone()))
-        .monotonic_clock(Tripwire(monotonic_reads.clone()))
-        // Rust's std seeds its HashMap keys from `insecure-seed` when QuickJS's Rust bindings
-        // build their class registry; a fixed seed keeps the snapshot reproducible. Those maps
-        // are keyed by Palisade's own type ids, never by script data.
-        .insecure_random_seed(SNAPSHOT_INSECURE_SEED)
-        .allow_tcp(false)
-        .allow_udp(false)
-        .build();
-    let mut store = Store::new(
-        &engine,
-        SnapshotState {
-            wasi,
-            table: ResourceTable::new(),
-            http: WasiHttpCtx::new(),
-            no_network: NoNetwork,
-        },
-    );
-    let (bytes, _) = Wizer::new()
-        // Removing the export breaks the component's references to it (wasmtime-wizer 48); the host
-        // never calls it, and calling it again would only find the runtime already built.
-        .keep_init_func(true)
+    let reads = Reads::default();
+    let mut store = Store::new(&engine, SnapshotState::new(&reads, StoreLimits::default()));
+    let (bytes, _) = wizer()
         .run_component(&mut store, component, async |store, component| {
-            let mut linker: Linker<SnapshotState> = Linker::new(store.engine());
-            wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-            wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-            // Palisade's own imports trap: nothing may reach the host during the snapshot.
-            linker
-                .instance("palisade:sandbox/capability@0.1.0")?
-                .resource("pending-call", ResourceType::host::<()>(), |_, _| Ok(()))?;
-            linker
-                .instance("wasi:keyvalue/store@0.2.0-draft")?
-                .resource("bucket", ResourceType::host::<u8>(), |_, _| Ok(()))?;
-            for (interface, function) in [
-                ("palisade:sandbox/console@0.1.0", "log"),
-                ("palisade:sandbox/capability@0.1.0", "call"),
-                ("palisade:sandbox/capability@0.1.0", "refusal"),
-                (
-                    "palisade:sandbox/capability@0.1.0",
-                    "[method]pending-call.subscribe",
-                ),
-                (
-                    "palisade:sandbox/capability@0.1.0",
-                    "[method]pending-call.get",
-                ),
-                ("wasi:config/store@0.2.0-rc.1", "get"),
-                ("wasi:config/store@0.2.0-rc.1", "get-all"),
-                ("wasi:keyvalue/store@0.2.0-draft", "open"),
-                ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.get"),
-                ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.set"),
-                ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.delete"),
-                ("wasi:keyvalue/store@0.2.0-draft", "[method]bucket.exists"),
-                (
-                    "wasi:keyvalue/store@0.2.0-draft",
-                    "[method]bucket.list-keys",
-                ),
-            ] {
-                linker.instance(interface)?.func_new(
-                    function,
-                    move |_store, _ty, _params, _results| {
-                        wasmtime::bail!("{interface}#{function} called during pre-initialization")
-                    },
-                )?;
-            }
-            linker.instantiate_async(store, component).await
+            linker(store.engine())?
+                .instantiate_async(store, component)
+                .await
         })
         .await?;
-    let (wall, monotonic) = (
-        wall_reads.load(Ordering::SeqCst),
-        monotonic_reads.load(Ordering::SeqCst),
-    );
-    if wall > EXPECTED_WALL_CLOCK_READS || monotonic > 0 {
+    let (wall, monotonic, random) = reads.counts();
+    if wall > EXPECTED_WALL_CLOCK_READS || monotonic > EXPECTED_MONOTONIC_READS || random > 0 {
         wasmtime::bail!(
-            "the guest read a clock during pre-initialization ({wall} wall-clock, {monotonic} \
-             monotonic reads); the snapshot would freeze it"
+            "the guest read a clock or random bytes during pre-initialization ({wall} \
+             wall-clock, {monotonic} monotonic, {random} random reads); the snapshot would \
+             freeze them"
         );
+    }
+    Ok(bytes)
+}
+
+/// Snapshot `guest` (the pre-initialized Palisade guest) again with the module `name`
+/// evaluated by its `preload` export, under `fuel` and a `memory` limit. The result is a
+/// component whose calls skip loading and evaluating the module.
+pub(crate) async fn preload(
+    guest: &[u8],
+    name: &str,
+    source: &str,
+    fuel: u64,
+    memory: usize,
+) -> Result<Vec<u8>, Error> {
+    let internal = |e: wasmtime::Error| Error::Internal {
+        detail: format!("compiling a script: {e:#}"),
+    };
+    let mut config = Config::new();
+    config.consume_fuel(true);
+    let engine = Engine::new(&config).map_err(internal)?;
+    let reads = Reads::default();
+    let limits = StoreLimitsBuilder::new().memory_size(memory).build();
+    let mut store = Store::new(&engine, SnapshotState::new(&reads, limits));
+    store.limiter(|state| &mut state.limits);
+    store.set_fuel(fuel).map_err(internal)?;
+    let mut refused = None;
+    let mut trapped = None;
+    let snapshot = wizer()
+        .run_component(&mut store, guest, async |store, component| {
+            let instance = linker(store.engine())?
+                .instantiate_async(&mut *store, component)
+                .await?;
+            let sandbox = Sandbox::new(&mut *store, &instance)?;
+            match sandbox
+                .palisade_sandbox_runner()
+                .call_preload(&mut *store, name, source)
+                .await
+            {
+                Ok(Ok(())) => Ok(instance),
+                Ok(Err(error)) => {
+                    refused = Some(error);
+                    wasmtime::bail!("the module did not preload")
+                }
+                Err(trap) => {
+                    let message = format!("{trap:#}");
+                    trapped = Some(trap);
+                    wasmtime::bail!("the module trapped while preloading: {message}")
+                }
+            }
+        })
+        .await;
+    let top = format!("the top level of `{name}`");
+    if let Some(error) = refused {
+        return Err(crate::call::guest_error(error));
+    }
+    if let Some(trap) = trapped {
+        if store.get_fuel().ok() == Some(0) {
+            return Err(Error::FuelExhausted { budget: fuel });
+        }
+        let message = format!("{trap:#}");
+        if let Some(import) = message
+            .split_whitespace()
+            .find(|word| word.contains('#'))
+            .filter(|_| message.contains(HOST_CALL_REFUSED))
+        {
+            return Err(Error::NotCompilable {
+                detail: format!(
+                    "{top} called the host ({import}) while being compiled; only the exported \
+                     function may log, fetch or use a capability"
+                ),
+            });
+        }
+        return Err(Error::GuestException {
+            name: "RuntimeError".to_owned(),
+            message,
+            stack: None,
+            location: None,
+        });
+    }
+    let (bytes, _) = snapshot.map_err(internal)?;
+    let (wall, monotonic, random) = reads.counts();
+    if wall > 0 || monotonic > 0 {
+        return Err(Error::NotCompilable {
+            detail: format!(
+                "{top} read the clock (Date.now(), new Date(), performance.now() or a timer), \
+                 whose value would be the same in every call; read it inside the exported \
+                 function"
+            ),
+        });
+    }
+    if random > 0 {
+        return Err(Error::NotCompilable {
+            detail: format!(
+                "{top} drew random bytes (crypto.getRandomValues() or crypto.randomUUID()), \
+                 which would be the same in every call; draw them inside the exported function"
+            ),
+        });
     }
     Ok(bytes)
 }

@@ -19,8 +19,15 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Compile each workload to bytecode once, before measuring (`Palisade::precompile`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "compiled")]
     precompile: bool,
+    /// Compile each workload into a component of its own first (`palisade compile`), so that a
+    /// call only invokes the export of the already evaluated module.
+    #[arg(long)]
+    compiled: bool,
+    /// Turn fuel metering off (`Builder::fuel_metering`), to measure what it costs.
+    #[arg(long)]
+    no_fuel: bool,
     /// Turn the in-memory bytecode cache off: every call parses its source.
     #[arg(long)]
     no_bytecode_cache: bool,
@@ -94,7 +101,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
             return ExitCode::from(super::EXIT_USAGE);
         }
     };
-    let mut builder = Palisade::builder();
+    let mut builder = Palisade::builder().fuel_metering(!args.no_fuel);
     if let Some(size) = args.keep_resident {
         builder = builder.keep_resident(size);
     }
@@ -117,6 +124,22 @@ pub fn run(args: BenchArgs) -> ExitCode {
         .enable_time()
         .build()
         .expect("tokio starts");
+    if args.compiled {
+        for w in &mut workloads {
+            eprintln!("palisade: compiling {} into a component…", w.name);
+            let compiled = rt
+                .block_on(palisade.compile(&policy, &w.script))
+                .and_then(palisade::Script::from_component)
+                .and_then(|script| rt.block_on(palisade.precompile(&policy, &script)));
+            match compiled {
+                Ok(script) => w.script = script,
+                Err(e) => {
+                    eprintln!("error: {} does not compile: {}: {e}", w.name, e.code());
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    }
     if args.precompile {
         for w in &mut workloads {
             match rt.block_on(palisade.precompile(&policy, &w.script)) {

@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch.
 
 mod bench;
+mod compile;
 mod policy;
 mod run;
 
@@ -19,6 +20,9 @@ struct Cli {
 enum Command {
     /// Run a script's default export with JSON input under a policy.
     Run(run::RunArgs),
+    /// Compile a script into a component of its own, its module already evaluated, so that
+    /// each call only invokes its export.
+    Compile(compile::CompileArgs),
     /// Measure calls on the benchmark workloads (use a release build).
     Bench(bench::BenchArgs),
     /// Work with policy files.
@@ -43,6 +47,7 @@ pub fn main() -> ExitCode {
         .init();
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Compile(args) => compile::run(args),
         Command::Policy(command) => policy::run(command),
         Command::Bench(args) => bench::run(args),
     }

@@ -10,7 +10,8 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The script: an ES module whose default export is called with the input.
+    /// The script: an ES module whose default export is called with the input, or a `.wasm`
+    /// component written by `palisade compile`.
     file: PathBuf,
     /// JSON input. Without `--input` or `--input-file`, input is read from stdin when stdin is
     /// not a terminal, and is `null` otherwise.
@@ -39,7 +40,23 @@ pub struct RunArgs {
     replay: Option<PathBuf>,
 }
 
-fn usage_error(message: String) -> ExitCode {
+/// An ES module, or a component compiled by `palisade compile` (told apart by its first bytes).
+pub(super) fn load_script(path: &std::path::Path) -> Result<Script, ExitCode> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| usage_error(format!("cannot read {}: {e}", path.display())))?;
+    if bytes.starts_with(b"\0asm") {
+        return Script::from_component(bytes).map_err(|error| report_error(&error));
+    }
+    let source = String::from_utf8(bytes)
+        .map_err(|_| usage_error(format!("{} is not UTF-8 text", path.display())))?;
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Ok(Script::new(name, source))
+}
+
+pub(super) fn usage_error(message: String) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(EXIT_USAGE)
 }
@@ -52,9 +69,9 @@ pub fn run(args: RunArgs) -> ExitCode {
         },
         None => Policy::builtin_default(),
     };
-    let script = match Script::from_file(&args.file) {
+    let script = match load_script(&args.file) {
         Ok(script) => script,
-        Err(e) => return usage_error(format!("cannot read {}: {e}", args.file.display())),
+        Err(code) => return code,
     };
     let transcript: Option<Transcript> = match &args.replay {
         Some(path) => {
@@ -220,7 +237,7 @@ fn printable(text: &str) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
-fn report_error(error: &Error) -> ExitCode {
+pub(super) fn report_error(error: &Error) -> ExitCode {
     eprintln!("error[{}]: {}", error.code(), printable(&error.to_string()));
     if let Error::GuestException {
         stack: Some(stack), ..

@@ -1,0 +1,102 @@
+//! `palisade compile FILE.js -o FILE.wasm`.
+
+use super::run::{report_error, usage_error};
+use clap::Args;
+use palisade::{Error, Palisade, Policy, Script};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct CompileArgs {
+    /// The script: an ES module whose top level only defines things (no clock, random numbers,
+    /// timers or host calls: those belong in the exported functions).
+    file: PathBuf,
+    /// Where to write the component; `FILE` with the extension `.wasm` when absent.
+    #[arg(short, long, value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// Policy whose `limits.fuel` and `limits.memory` bound the module's top level while it is
+    /// evaluated; the built-in default when absent. Calls run under the policy given to `run`.
+    #[arg(long, value_name = "PATH")]
+    policy: Option<PathBuf>,
+}
+
+pub fn run(args: CompileArgs) -> ExitCode {
+    let policy = match &args.policy {
+        Some(path) => match Policy::from_file(path) {
+            Ok(policy) => policy,
+            Err(error) => return report_error(&Error::InvalidPolicy(error)),
+        },
+        None => Policy::builtin_default(),
+    };
+    let source = match std::fs::read_to_string(&args.file) {
+        Ok(source) => source,
+        Err(e) => return usage_error(format!("cannot read {}: {e}", args.file.display())),
+    };
+    let name = args.file.file_name().map_or_else(
+        || args.file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| args.file.with_extension("wasm"));
+    if output == args.file {
+        return usage_error(format!(
+            "the output {} would overwrite the script; pass another path with -o",
+            output.display()
+        ));
+    }
+    let palisade = match Palisade::builder()
+        .max_concurrency(1)
+        .on_compile(|| eprintln!("palisade: compiling for this machine (once; cached afterwards)…"))
+        .build()
+    {
+        Ok(palisade) => palisade,
+        Err(error) => return report_error(&error),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            return report_error(&Error::Internal {
+                detail: format!("cannot start the async runtime: {e}"),
+            });
+        }
+    };
+    eprintln!("palisade: evaluating {name} and snapshotting it…");
+    let script = Script::new(name, source);
+    let wasm = match runtime.block_on(palisade.compile(&policy, &script)) {
+        Ok(wasm) => wasm,
+        Err(error) => return report_error(&error),
+    };
+    if let Err(e) = write_atomically(&output, &wasm) {
+        return usage_error(format!("cannot write {}: {e}", output.display()));
+    }
+    // Load the component for this machine now, so that the first `run` does not wait for it.
+    let compiled = Script::from_component(wasm.clone())
+        .and_then(|compiled| runtime.block_on(palisade.precompile(&policy, &compiled)));
+    if let Err(error) = compiled {
+        return report_error(&error);
+    }
+    eprintln!(
+        "palisade: wrote {} ({} bytes); run it with `palisade run {}`",
+        output.display(),
+        wasm.len(),
+        output.display()
+    );
+    ExitCode::SUCCESS
+}
+
+/// Write through a temporary file in the same folder, so that a reader never sees half a file.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
