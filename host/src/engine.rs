@@ -306,13 +306,16 @@ impl Palisade {
         let limits = *policy.limits();
         let (name, source) = (script.name().to_owned(), script.source().to_owned());
         let handle = tokio::runtime::Handle::current();
+        let settings = self.inner.settings.clone();
         tokio::task::spawn_blocking(move || {
             let mut wasm = handle.block_on(crate::snapshot::preload(
                 GUEST,
+                settings.cache_dir.as_deref(),
+                &*settings.on_compile,
                 &name,
                 &source,
                 limits.fuel,
-                usize::try_from(limits.memory.0).unwrap_or(usize::MAX),
+                limits.memory,
             ))?;
             let marker = crate::script::Marker {
                 format: crate::script::MARKER_FORMAT,
@@ -479,9 +482,8 @@ impl Palisade {
                     return Outcome::failed(error, policy, started);
                 }
             };
-        // The deadline runs from here, once a slot is held: a compile on a bytecode-cache miss
-        // and the run share it.
-        let deadline = std::time::Instant::now() + policy.limits().timeout.0;
+        // A compiled script's component is compiled for this machine on its first call (or
+        // loaded from the disk cache) before its deadline starts: that is host work.
         let runtime = match script.compiled() {
             Some(compiled) => {
                 match self
@@ -494,6 +496,9 @@ impl Palisade {
             }
             None => runtime,
         };
+        // The deadline runs from here, once a slot is held: a compile on a bytecode-cache miss
+        // and the run share it.
+        let deadline = std::time::Instant::now() + policy.limits().timeout.0;
         let cached;
         let script = match self
             .cached_bytecode(&runtime, policy, script, deadline)

@@ -16,28 +16,35 @@
 
 use crate::Error;
 use crate::engine::bindings::Sandbox;
+use crate::limits::MemoryLimiter;
+use crate::policy::ByteSize;
 use std::sync::Arc;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use wasmtime::component::InstancePre;
 use wasmtime::component::{Linker, ResourceTable, ResourceType};
-use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime::{Config, Engine, Store, Trap};
 use wasmtime_wasi::{
     HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
 };
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 use wasmtime_wizer::Wizer;
+use wasmtime_wizer::{ComponentContext, WasmtimeWizerComponent};
 
 struct SnapshotState {
     wasi: WasiCtx,
     table: ResourceTable,
     http: WasiHttpCtx,
     no_network: NoNetwork,
-    limits: StoreLimits,
+    limits: MemoryLimiter,
+    /// The Palisade import the guest called, which trapped.
+    host_call: Option<(&'static str, &'static str)>,
 }
 
 impl SnapshotState {
     /// WASI whose clocks and secure random bytes are tripwires counted in `reads`.
-    fn new(reads: &Reads, limits: StoreLimits) -> Self {
+    fn new(reads: &Reads, limits: MemoryLimiter) -> Self {
         let wasi = WasiCtxBuilder::new()
             .wall_clock(Tripwire(reads.wall.clone()))
             .monotonic_clock(Tripwire(reads.monotonic.clone()))
@@ -55,6 +62,7 @@ impl SnapshotState {
             http: WasiHttpCtx::new(),
             no_network: NoNetwork,
             limits,
+            host_call: None,
         }
     }
 }
@@ -218,17 +226,16 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<SnapshotState>> {
             "[method]bucket.list-keys",
         ),
     ] {
-        linker
-            .instance(interface)?
-            .func_new(function, move |_store, _ty, _params, _results| {
-                wasmtime::bail!("{interface}#{function} {HOST_CALL_REFUSED}")
-            })?;
+        linker.instance(interface)?.func_new(
+            function,
+            move |mut store, _ty, _params, _results| {
+                store.data_mut().host_call = Some((interface, function));
+                wasmtime::bail!("{interface}#{function} called during pre-initialization")
+            },
+        )?;
     }
     Ok(linker)
 }
-
-/// The end of the trap message of a host call made while snapshotting.
-const HOST_CALL_REFUSED: &str = "called during pre-initialization";
 
 fn wizer() -> Wizer {
     let mut wizer = Wizer::new();
@@ -242,7 +249,10 @@ fn wizer() -> Wizer {
 pub async fn preinitialize(component: &[u8]) -> wasmtime::Result<Vec<u8>> {
     let engine = Engine::new(&Config::new())?;
     let reads = Reads::default();
-    let mut store = Store::new(&engine, SnapshotState::new(&reads, StoreLimits::default()));
+    let mut store = Store::new(
+        &engine,
+        SnapshotState::new(&reads, MemoryLimiter::new(u64::MAX)),
+    );
     let (bytes, _) = wizer()
         .run_component(&mut store, component, async |store, component| {
             linker(store.engine())?
@@ -261,82 +271,115 @@ pub async fn preinitialize(component: &[u8]) -> wasmtime::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The instrumented guest, compiled and linked once per process for every `preload`.
+struct Preloader {
+    engine: Engine,
+    context: ComponentContext<'static>,
+    pre: InstancePre<SnapshotState>,
+}
+
+impl Preloader {
+    fn get(
+        guest: &'static [u8],
+        cache_dir: Option<&std::path::Path>,
+        on_compile: &dyn Fn(),
+    ) -> Result<&'static Preloader, Error> {
+        static PRELOADER: OnceLock<Result<Preloader, String>> = OnceLock::new();
+        PRELOADER
+            .get_or_init(|| {
+                let build = || -> wasmtime::Result<Preloader> {
+                    let mut config = Config::new();
+                    config.consume_fuel(true);
+                    let engine = Engine::new(&config)?;
+                    let (context, instrumented) = wizer().instrument_component(guest)?;
+                    let component =
+                        crate::cache::load(&engine, &instrumented, cache_dir, on_compile)?;
+                    let pre = linker(&engine)?.instantiate_pre(&component)?;
+                    Ok(Preloader {
+                        engine,
+                        context,
+                        pre,
+                    })
+                };
+                build().map_err(|e| format!("{e:#}"))
+            })
+            .as_ref()
+            .map_err(|detail| Error::Internal {
+                detail: format!("preparing to compile scripts: {detail}"),
+            })
+    }
+}
+
 /// Snapshot `guest` (the pre-initialized Palisade guest) again with the module `name`
 /// evaluated by its `preload` export, under `fuel` and a `memory` limit. The result is a
-/// component whose calls skip loading and evaluating the module.
+/// component whose calls skip loading and evaluating the module. The first call in a
+/// process loads the instrumented guest (compiled once per machine, cached in `cache_dir`);
+/// later ones only instantiate it.
 pub(crate) async fn preload(
-    guest: &[u8],
+    guest: &'static [u8],
+    cache_dir: Option<&std::path::Path>,
+    on_compile: &dyn Fn(),
     name: &str,
     source: &str,
     fuel: u64,
-    memory: usize,
+    memory: ByteSize,
 ) -> Result<Vec<u8>, Error> {
     let internal = |e: wasmtime::Error| Error::Internal {
         detail: format!("compiling a script: {e:#}"),
     };
-    let mut config = Config::new();
-    config.consume_fuel(true);
-    let engine = Engine::new(&config).map_err(internal)?;
+    let preloader = Preloader::get(guest, cache_dir, on_compile)?;
     let reads = Reads::default();
-    let limits = StoreLimitsBuilder::new().memory_size(memory).build();
-    let mut store = Store::new(&engine, SnapshotState::new(&reads, limits));
+    let limits = MemoryLimiter::new(memory.0);
+    let mut store = Store::new(&preloader.engine, SnapshotState::new(&reads, limits));
     store.limiter(|state| &mut state.limits);
     store.set_fuel(fuel).map_err(internal)?;
-    let mut refused = None;
-    let mut trapped = None;
-    let snapshot = wizer()
-        .run_component(&mut store, guest, async |store, component| {
-            let instance = linker(store.engine())?
-                .instantiate_async(&mut *store, component)
-                .await?;
-            let sandbox = Sandbox::new(&mut *store, &instance)?;
-            match sandbox
-                .palisade_sandbox_runner()
-                .call_preload(&mut *store, name, source)
-                .await
-            {
-                Ok(Ok(())) => Ok(instance),
-                Ok(Err(error)) => {
-                    refused = Some(error);
-                    wasmtime::bail!("the module did not preload")
-                }
-                Err(trap) => {
-                    let message = format!("{trap:#}");
-                    trapped = Some(trap);
-                    wasmtime::bail!("the module trapped while preloading: {message}")
-                }
-            }
-        })
+    let instance = preloader
+        .pre
+        .instantiate_async(&mut store)
+        .await
+        .map_err(internal)?;
+    let sandbox = Sandbox::new(&mut store, &instance).map_err(internal)?;
+    let preloaded = sandbox
+        .palisade_sandbox_runner()
+        .call_preload(&mut store, name, source)
         .await;
     let top = format!("the top level of `{name}`");
-    if let Some(error) = refused {
-        return Err(crate::call::guest_error(error));
+    if preloaded.as_ref().map_or(true, Result::is_err) && store.data().limits.denied() {
+        return Err(Error::MemoryLimit { limit: memory });
     }
-    if let Some(trap) = trapped {
-        if store.get_fuel().ok() == Some(0) {
-            return Err(Error::FuelExhausted { budget: fuel });
-        }
-        let message = format!("{trap:#}");
-        if let Some(import) = message
-            .split_whitespace()
-            .find(|word| word.contains('#'))
-            .filter(|_| message.contains(HOST_CALL_REFUSED))
-        {
-            return Err(Error::NotCompilable {
-                detail: format!(
-                    "{top} called the host ({import}) while being compiled; only the exported \
-                     function may log, fetch or use a capability"
-                ),
+    match preloaded {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => return Err(crate::call::guest_error(error)),
+        Err(trap) => {
+            if trap.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel) {
+                return Err(Error::FuelExhausted { budget: fuel });
+            }
+            if let Some((interface, function)) = store.data().host_call {
+                return Err(Error::NotCompilable {
+                    detail: format!(
+                        "{top} called the host ({interface}#{function}) while being compiled; only the \
+                         exported function may log, fetch or use a capability"
+                    ),
+                });
+            }
+            return Err(Error::GuestException {
+                name: "RuntimeError".to_owned(),
+                message: format!("{trap:#}"),
+                stack: None,
+                location: None,
             });
         }
-        return Err(Error::GuestException {
-            name: "RuntimeError".to_owned(),
-            message,
-            stack: None,
-            location: None,
-        });
     }
-    let (bytes, _) = snapshot.map_err(internal)?;
+    let bytes = wizer()
+        .snapshot_component(
+            &preloader.context,
+            &mut WasmtimeWizerComponent {
+                store: &mut store,
+                instance,
+            },
+        )
+        .await
+        .map_err(internal)?;
     let (wall, monotonic, random) = reads.counts();
     if wall > 0 || monotonic > 0 {
         return Err(Error::NotCompilable {

@@ -9,6 +9,8 @@ mod upstream;
 mod capabilities;
 #[path = "integration/cli.rs"]
 mod cli;
+#[path = "integration/compiled.rs"]
+mod compiled;
 #[path = "integration/concurrency.rs"]
 mod concurrency;
 #[path = "integration/config.rs"]

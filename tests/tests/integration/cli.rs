@@ -252,3 +252,43 @@ fn audit_log_appends_every_decision_as_json_lines() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn compile_writes_a_component_that_run_accepts() {
+    let dir = crate::support::scratch_dir("cli-compile");
+    let wasm = dir.join("echo.wasm");
+    let wasm_arg = wasm.to_str().unwrap();
+    let o = palisade(
+        &["compile", "tests/fixtures/js/echo.js", "-o", wasm_arg],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("wrote"), "{}", stderr(&o));
+    let o = palisade(&["run", wasm_arg, "--input", "[1, 2]"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "{\"got\":[1,2]}\n");
+
+    let top = dir.join("clock.js");
+    std::fs::write(&top, "const t = Date.now();\nexport default () => t;\n").unwrap();
+    let o = palisade(&["compile", top.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(17), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error[not_compilable]"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !dir.join("clock.wasm").exists(),
+        "nothing is written on failure"
+    );
+
+    let fake = dir.join("fake.wasm");
+    std::fs::write(&fake, b"\0asm\x01\0\0\0").unwrap();
+    let o = palisade(&["run", fake.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(18), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error[invalid_component]"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,5 +1,6 @@
-//! A deterministic performance guard: the fuel each benchmark workload uses stays within ±3%
-//! of the recorded value in `tests/fixtures/fuel.json` (`BLESS=1` records new values, to be
+//! A deterministic performance guard: the fuel each benchmark workload uses, from source and
+//! compiled into a component (`palisade compile`), stays within ±3% of the recorded value in
+//! `tests/fixtures/fuel.json` (`BLESS=1` records new values, to be
 //! committed with the change that moved them and its benchmark figures).
 
 use crate::support::*;
@@ -19,11 +20,18 @@ async fn workload_fuel_stays_within_three_percent() {
             read("main.js")
         );
         let script = Script::new(format!("{name}.js"), source);
-        let outcome = PALISADE.run(&p, &script, &read("input.json")).await;
-        let got: serde_json::Value = serde_json::from_str(output(&outcome)).unwrap();
+        let compiled = PALISADE.compile(&p, &script).await.unwrap();
+        let compiled = Script::from_component(compiled).unwrap();
         let expected: serde_json::Value = serde_json::from_str(&read("expected.json")).unwrap();
-        assert_eq!(got, expected, "{name}");
-        measured.insert(name.to_owned(), outcome.receipt.fuel_used);
+        for (key, script) in [
+            (name.to_owned(), script),
+            (format!("{name}.compiled"), compiled),
+        ] {
+            let outcome = PALISADE.run(&p, &script, &read("input.json")).await;
+            let got: serde_json::Value = serde_json::from_str(output(&outcome)).unwrap();
+            assert_eq!(got, expected, "{key}");
+            measured.insert(key, outcome.receipt.fuel_used);
+        }
     }
     let path = root().join("tests/fixtures/fuel.json");
     if std::env::var_os("BLESS").is_some() {

@@ -1,0 +1,172 @@
+//! Scripts compiled into components of their own (`Palisade::compile`, `palisade compile`):
+//! the same results as their source, fresh state per call, the same limits, and typed refusals
+//! for top levels that a snapshot would freeze and for files that are not compiled scripts.
+
+use crate::support::*;
+use palisade::{Error, Policy, Script};
+
+async fn compile(source: &str) -> Result<Vec<u8>, Error> {
+    PALISADE
+        .compile(&Policy::builtin_default(), &Script::new("top.js", source))
+        .await
+}
+
+async fn compiled_fixture(name: &str) -> Script {
+    let wasm = PALISADE
+        .compile(&Policy::builtin_default(), &fixture(name))
+        .await
+        .expect("the fixture compiles");
+    Script::from_component(wasm).expect("a compiled script loads")
+}
+
+#[tokio::test]
+async fn compiled_scripts_give_their_source_results_with_fresh_state() {
+    let p = Policy::builtin_default();
+    let source = fixture("stateful_top_level.js");
+    let compiled = compiled_fixture("stateful_top_level.js").await;
+    assert!(compiled.is_compiled() && !source.is_compiled());
+    assert_eq!(compiled.name(), "stateful_top_level.js");
+    assert_eq!(compiled.source(), source.source());
+    let input = r#"{"n":12,"name":"Ada"}"#;
+    let expected = r#"{"calls":1,"square":144,"greeting":"Hello, Ada!","ready":"ready"}"#;
+    let from_source = PALISADE.run(&p, &source, input).await;
+    assert_eq!(output(&from_source), expected);
+    for _ in 0..3 {
+        // The counter the top level defined starts from its snapshot value at every call.
+        let outcome = PALISADE.run(&p, &compiled, input).await;
+        assert_eq!(output(&outcome), expected);
+        assert_eq!(outcome.logs.len(), 1);
+        assert_eq!(outcome.logs[0].message, "call 1");
+        assert!(
+            outcome.receipt.fuel_used < from_source.receipt.fuel_used,
+            "a compiled script skips loading and evaluating its module ({} vs {})",
+            outcome.receipt.fuel_used,
+            from_source.receipt.fuel_used
+        );
+    }
+    // Other exports; the clock and random numbers work inside them.
+    let spin = PALISADE.call(&p, &compiled, "spin", "null").await;
+    assert_eq!(output(&spin), r#"{"random":"number","now":"number"}"#);
+    let missing = PALISADE.call(&p, &compiled, "absent", "null").await;
+    assert_eq!(code(&missing), "missing_export");
+    // Precompiling a compiled script loads it; the script is unchanged.
+    let again = PALISADE.precompile(&p, &compiled).await.unwrap();
+    assert_eq!(output(&PALISADE.run(&p, &again, input).await), expected);
+}
+
+#[tokio::test]
+async fn compiled_scripts_run_under_the_callers_policy_limits() {
+    let compiled = compiled_fixture("stateful_top_level.js").await;
+    let tight = policy("[limits]\nfuel = 5_000_000\n");
+    let looping = PALISADE.call(&tight, &compiled, "spin", r#""loop""#).await;
+    assert_eq!(code(&looping), "fuel_exhausted");
+    let short = policy("[limits]\ntimeout = \"50ms\"\nfuel = 100_000_000_000\n");
+    let looping = PALISADE.call(&short, &compiled, "spin", r#""loop""#).await;
+    assert_eq!(code(&looping), "timeout");
+    let outcome = PALISADE
+        .run(&Policy::builtin_default(), &compiled, r#"{"n":1}"#)
+        .await;
+    assert_eq!(
+        output(&outcome),
+        r#"{"calls":1,"square":1,"greeting":"Hello, undefined!","ready":"ready"}"#
+    );
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn top_levels_that_a_snapshot_would_freeze_are_not_compilable() {
+    for (what, top) in [
+        ("wall clock", "const t = Date.now();"),
+        ("date", "const d = new Date();"),
+        ("Math.random", "const r = Math.random();"),
+        ("random bytes", "crypto.getRandomValues(new Uint8Array(8));"),
+        ("random UUID", "const id = crypto.randomUUID();"),
+        ("timer", "setTimeout(() => {}, 1);"),
+        ("console", "console.log('at the top');"),
+        ("fetch", "await fetch('http://127.0.0.1:9/');"),
+        ("pending forever", "await new Promise(() => {});"),
+    ] {
+        let error = compile(&format!("{top}\nexport default () => 1;\n"))
+            .await
+            .expect_err(what);
+        assert_eq!(error.code(), "not_compilable", "{what}: {error}");
+    }
+}
+
+#[tokio::test]
+async fn top_level_errors_and_limits_keep_their_codes() {
+    let error = compile("export default (").await.unwrap_err();
+    assert_eq!(error.code(), "guest_syntax");
+    let error = compile("throw new TypeError('at the top');")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, Error::GuestException { name, message, .. }
+            if name == "TypeError" && message == "at the top"),
+        "{error:?}"
+    );
+    let tight = policy("[limits]\nfuel = 5_000_000\n");
+    let error = PALISADE
+        .compile(&tight, &Script::new("loop.js", "for (;;) {}"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "fuel_exhausted");
+    let small = policy("[limits]\nmemory = \"8MiB\"\n");
+    let error = PALISADE
+        .compile(
+            &small,
+            &Script::new(
+                "big.js",
+                "const a = []; for (;;) a.push(new Array(1e5).fill(1));",
+            ),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "memory_limit", "{error}");
+}
+
+#[tokio::test]
+async fn files_that_are_not_compiled_scripts_are_refused() {
+    let wasm = compile("export default (x) => x;").await.unwrap();
+    let refused = |bytes: Vec<u8>| Script::from_component(bytes).unwrap_err().code();
+    assert_eq!(refused(b"export default 1;".to_vec()), "invalid_component");
+    // A core module, not a component.
+    assert_eq!(refused(b"\0asm\x01\0\0\0".to_vec()), "invalid_component");
+    // Cut short.
+    assert_eq!(
+        refused(wasm[..wasm.len() / 2].to_vec()),
+        "invalid_component"
+    );
+    // Without the marker section (renamed).
+    let marker_at = wasm
+        .windows(b"palisade-compiled".len())
+        .rposition(|w| w == b"palisade-compiled")
+        .unwrap();
+    let mut unmarked = wasm.clone();
+    unmarked[marker_at..marker_at + 17].copy_from_slice(b"palisade-renamed!");
+    let error = Script::from_component(unmarked).unwrap_err();
+    assert_eq!(error.code(), "invalid_component");
+    assert!(
+        error.to_string().contains("no `palisade-compiled` section"),
+        "{error}"
+    );
+    // Compiled by another build of the guest.
+    let text = String::from_utf8_lossy(&wasm[marker_at..]).into_owned();
+    let guest = text.split("\"guest\":\"").nth(1).unwrap()[..64].to_owned();
+    let mut other = wasm.clone();
+    let at = marker_at
+        + wasm[marker_at..]
+            .windows(64)
+            .position(|w| w == guest.as_bytes())
+            .unwrap();
+    other[at..at + 64].copy_from_slice(&[b'0'; 64]);
+    let error = Script::from_component(other).unwrap_err();
+    assert_eq!(error.code(), "invalid_component");
+    assert!(error.to_string().contains("another build"), "{error}");
+    // The untouched component loads and runs.
+    let script = Script::from_component(wasm).unwrap();
+    let outcome = PALISADE
+        .run(&Policy::builtin_default(), &script, "[1]")
+        .await;
+    assert_eq!(output(&outcome), "[1]");
+}
