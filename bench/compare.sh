@@ -23,6 +23,8 @@ out=$(mktemp -d)
 echo "compare: palisade" >&2
 ./target/release/palisade bench --calls "$calls" > "$out/palisade.md"
 ./target/release/palisade bench --calls "$calls" --precompile --only w1,w2,w4 --in-flight 0 > "$out/palisade-precompiled.md"
+./target/release/palisade bench --calls "$calls" --compiled --in-flight 0 > "$out/palisade-compiled.md"
+./target/release/palisade bench --calls "$calls" --no-fuel --only w2,w3 --in-flight 0 > "$out/palisade-no-fuel.md"
 for peer in qjs sw-quickjs ivm; do
   for w in w1 w2 w3 w4; do
     n=$calls; [ "$w" = w3 ] && n=$((calls / 10))
@@ -37,6 +39,12 @@ cat "$out/palisade.md"
 echo
 echo "## Palisade, scripts precompiled to bytecode"
 cat "$out/palisade-precompiled.md"
+echo
+echo "## Palisade, scripts compiled into components (palisade compile)"
+cat "$out/palisade-compiled.md"
+echo
+echo "## Palisade without fuel metering (what metering costs)"
+cat "$out/palisade-no-fuel.md"
 echo
 echo "## Peers (fresh context per call)"
 echo
