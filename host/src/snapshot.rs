@@ -380,6 +380,7 @@ pub(crate) async fn preload(
         )
         .await
         .map_err(internal)?;
+    let bytes = drop_spent_segments(&bytes).unwrap_or(bytes);
     let (wall, monotonic, random) = reads.counts();
     if wall > 0 || monotonic > 0 {
         return Err(Error::NotCompilable {
@@ -399,4 +400,234 @@ pub(crate) async fn preload(
         });
     }
     Ok(bytes)
+}
+
+/// Remove the data segments that a second snapshot leaves behind, or `None` when there are
+/// none (or the component has a shape this does not handle, in which case it is kept as is).
+///
+/// wasmtime-wizer turns every active data segment of its input into an empty passive segment,
+/// so that the indices instructions may use keep their meaning; a compiled script, being the
+/// snapshot of a snapshot, carries one per segment of the guest's snapshot (about 9,000), and
+/// wasmtime sets up each passive segment at every instantiation. An empty passive segment that
+/// no `memory.init` or `data.drop` can reach (its index is above every index those use) is
+/// removed; removing it shifts only the indices of segments that no instruction names.
+fn drop_spent_segments(component: &[u8]) -> Option<Vec<u8>> {
+    use wasmparser::{Parser, Payload};
+    let mut depth = 0usize;
+    let mut replacements = Vec::new();
+    for payload in Parser::new(0).parse_all(component) {
+        match payload.ok()? {
+            Payload::ModuleSection {
+                unchecked_range, ..
+            } => {
+                if depth == 0
+                    && let Some(module) = compact_module(&component[unchecked_range.clone()])
+                {
+                    replacements.push((unchecked_range, module));
+                }
+                depth += 1;
+            }
+            Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if replacements.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(component.len());
+    let mut copied = 0;
+    for (range, module) in replacements {
+        // The section header (id 1, then the LEB128 size) ends where the module starts.
+        let header = (2..=6)
+            .filter_map(|n| range.start.checked_sub(n))
+            .find(|&start| {
+                let mut size = wasmparser::BinaryReader::new(&component[start + 1..range.start], 0);
+                component[start] == 1
+                    && size.read_var_u32().ok() == u32::try_from(range.len()).ok()
+                    && size.eof()
+            })?;
+        out.extend_from_slice(&component[copied..header]);
+        wasm_encoder::ComponentSection::append_to_component(
+            &wasm_encoder::RawSection {
+                id: 1,
+                data: &module,
+            },
+            &mut out,
+        );
+        copied = range.end;
+    }
+    out.extend_from_slice(&component[copied..]);
+    Some(out)
+}
+
+/// A core module without its unreachable empty passive data segments, or `None`.
+fn compact_module(module: &[u8]) -> Option<Vec<u8>> {
+    use wasmparser::{DataKind, Operator, Parser, Payload};
+    let mut highest_used = None::<u32>;
+    let mut segments = Vec::new();
+    for payload in Parser::new(0).parse_all(module) {
+        match payload.ok()? {
+            Payload::CodeSectionEntry(body) => {
+                for op in body.get_operators_reader().ok()? {
+                    if let Operator::MemoryInit { data_index, .. }
+                    | Operator::DataDrop { data_index } = op.ok()?
+                    {
+                        highest_used = highest_used.max(Some(data_index));
+                    }
+                }
+            }
+            Payload::DataSection(reader) => {
+                for data in reader {
+                    let data = data.ok()?;
+                    let spent = matches!(data.kind, DataKind::Passive) && data.data.is_empty();
+                    segments.push((data.range, spent));
+                }
+            }
+            _ => {}
+        }
+    }
+    let removable =
+        |index: usize| segments[index].1 && highest_used.is_none_or(|used| index > used as usize);
+    let kept: Vec<_> = (0..segments.len()).filter(|&i| !removable(i)).collect();
+    if kept.len() == segments.len() {
+        return None;
+    }
+    let mut out = wasm_encoder::Module::new();
+    for payload in Parser::new(0).parse_all(module) {
+        let payload = payload.ok()?;
+        let Some((id, range)) = payload.as_section() else {
+            continue;
+        };
+        match payload {
+            Payload::DataSection(_) => {
+                let mut section = wasm_encoder::DataSection::new();
+                for &i in &kept {
+                    section.raw(&module[segments[i].0.clone()]);
+                }
+                out.section(&section);
+            }
+            Payload::DataCountSection { .. } => {
+                out.section(&wasm_encoder::DataCountSection {
+                    count: u32::try_from(kept.len()).ok()?,
+                });
+            }
+            _ => {
+                out.section(&wasm_encoder::RawSection {
+                    id,
+                    data: &module[range],
+                });
+            }
+        }
+    }
+    Some(out.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_encoder::{
+        CodeSection, Component, ConstExpr, DataCountSection, DataSection, Function,
+        FunctionSection, Instruction, MemArg, MemorySection, MemoryType, ModuleSection,
+        TypeSection,
+    };
+
+    /// A module whose code uses data segment 1; segments: 0 empty passive, 1 passive "x",
+    /// 2 empty passive, 3 active "y".
+    fn module() -> wasm_encoder::Module {
+        let mut types = TypeSection::new();
+        types.ty().function([], []);
+        let mut functions = FunctionSection::new();
+        functions.function(0);
+        let mut memories = MemorySection::new();
+        memories.memory(MemoryType {
+            minimum: 1,
+            maximum: None,
+            memory64: false,
+            shared: false,
+            page_size_log2: None,
+        });
+        let mut body = Function::new([]);
+        body.instruction(&Instruction::I32Const(0))
+            .instruction(&Instruction::I32Const(0))
+            .instruction(&Instruction::I32Const(1))
+            .instruction(&Instruction::MemoryInit {
+                mem: 0,
+                data_index: 1,
+            })
+            .instruction(&Instruction::I32Const(0))
+            .instruction(&Instruction::I32Load(MemArg {
+                offset: 8,
+                align: 2,
+                memory_index: 0,
+            }))
+            .instruction(&Instruction::Drop)
+            .instruction(&Instruction::End);
+        let mut code = CodeSection::new();
+        code.function(&body);
+        let mut data = DataSection::new();
+        data.passive([])
+            .passive(*b"x")
+            .passive([])
+            .active(0, &ConstExpr::i32_const(8), *b"y");
+        let mut module = wasm_encoder::Module::new();
+        module
+            .section(&types)
+            .section(&functions)
+            .section(&memories)
+            .section(&DataCountSection { count: 4 })
+            .section(&code)
+            .section(&data);
+        module
+    }
+
+    fn segments(module: &[u8]) -> Vec<(bool, Vec<u8>)> {
+        let mut out = Vec::new();
+        for payload in wasmparser::Parser::new(0).parse_all(module) {
+            if let wasmparser::Payload::DataSection(reader) = payload.unwrap() {
+                for data in reader {
+                    let data = data.unwrap();
+                    let passive = matches!(data.kind, wasmparser::DataKind::Passive);
+                    out.push((passive, data.data.to_vec()));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn spent_segments_go_and_segments_code_can_reach_stay() {
+        let original = module().finish();
+        let compacted = compact_module(&original).expect("one segment is spent");
+        wasmparser::Validator::new()
+            .validate_all(&compacted)
+            .expect("the compacted module is valid");
+        assert_eq!(
+            segments(&compacted),
+            [
+                (true, vec![]),
+                (true, b"x".to_vec()),
+                (false, b"y".to_vec())
+            ]
+        );
+        // Nothing left to drop the second time.
+        assert!(compact_module(&compacted).is_none());
+
+        let mut component = Component::new();
+        component.section(&ModuleSection(&module()));
+        let rewritten = drop_spent_segments(&component.finish()).expect("rewritten");
+        wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+            .validate_all(&rewritten)
+            .expect("the rewritten component is valid");
+        let mut nested = None;
+        for payload in wasmparser::Parser::new(0).parse_all(&rewritten) {
+            if let wasmparser::Payload::ModuleSection {
+                unchecked_range, ..
+            } = payload.unwrap()
+            {
+                nested = Some(rewritten[unchecked_range].to_vec());
+            }
+        }
+        assert_eq!(nested.unwrap(), compacted);
+    }
 }
