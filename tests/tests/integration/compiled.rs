@@ -170,3 +170,39 @@ async fn files_that_are_not_compiled_scripts_are_refused() {
         .await;
     assert_eq!(output(&outcome), "[1]");
 }
+
+#[tokio::test]
+async fn compiled_scripts_get_the_globals_of_the_callers_policy() {
+    // The top level runs before any policy's globals exist; the export sees the caller's.
+    let wasm = compile(
+        "const key = 'compiled/counter';\n\
+         export default async () => {\n\
+           const n = Number((await kv.get(key)) ?? 0) + 1;\n\
+           await kv.set(key, String(n));\n\
+           return { n, hasKv: typeof kv, hasFetch: typeof fetch };\n\
+         };\n",
+    )
+    .await
+    .unwrap();
+    let script = Script::from_component(wasm).unwrap();
+    let with_kv = policy("[kv]\nnamespace = \"compiled\"\n[kv.buckets]\napp = \"rw\"\n");
+    let first = PALISADE.run(&with_kv, &script, "null").await;
+    let second = PALISADE.run(&with_kv, &script, "null").await;
+    assert_eq!(
+        output(&first),
+        r#"{"n":1,"hasKv":"object","hasFetch":"function"}"#
+    );
+    assert_eq!(
+        output(&second),
+        r#"{"n":2,"hasKv":"object","hasFetch":"function"}"#
+    );
+    // Without `[kv]` the global is absent: a ReferenceError, as from source.
+    let without = PALISADE
+        .run(&Policy::builtin_default(), &script, "null")
+        .await;
+    assert!(
+        matches!(without.error(), Some(Error::GuestException { name, .. }) if name == "ReferenceError"),
+        "{:?}",
+        without.result
+    );
+}
