@@ -22,9 +22,9 @@ cargo build --release --locked -q -p palisade
 out=$(mktemp -d)
 echo "compare: palisade" >&2
 ./target/release/palisade bench --calls "$calls" > "$out/palisade.md"
-./target/release/palisade bench --calls "$calls" --precompile --only w1,w2,w4 --in-flight 0 > "$out/palisade-precompiled.md"
-./target/release/palisade bench --calls "$calls" --compiled --in-flight 0 > "$out/palisade-compiled.md"
-./target/release/palisade bench --calls "$calls" --no-fuel --only w2,w3 --in-flight 0 > "$out/palisade-no-fuel.md"
+./target/release/palisade bench --calls "$calls" --precompile --only w1,w2,w4 --in-flight 0 --one-shot-runs 0 > "$out/palisade-precompiled.md"
+./target/release/palisade bench --calls "$calls" --compiled --in-flight 0 --one-shot-runs 0 > "$out/palisade-compiled.md"
+./target/release/palisade bench --calls "$calls" --no-fuel --only w2,w3 --in-flight 0 --one-shot-runs 0 > "$out/palisade-no-fuel.md"
 for peer in qjs sw-quickjs ivm; do
   for w in w1 w2 w3 w4; do
     n=$calls; [ "$w" = w3 ] && n=$((calls / 10))

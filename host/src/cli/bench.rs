@@ -41,6 +41,10 @@ pub struct BenchArgs {
     /// memory per in-flight call (0 skips it).
     #[arg(long, default_value_t = 1000)]
     in_flight: usize,
+    /// Runs of `palisade run examples/hello.js` (this binary, warm cache, from the current
+    /// folder) timed for the one-shot wall time (0 skips it).
+    #[arg(long, default_value_t = 20)]
+    one_shot_runs: usize,
 }
 
 struct Workload {
@@ -154,50 +158,35 @@ pub fn run(args: BenchArgs) -> ExitCode {
 
     println!("| workload | calls | median µs | p99 µs | calls/s (1 task) | fuel/call |");
     println!("|---|---|---|---|---|---|");
+    let mut medians = std::collections::HashMap::new();
     for w in &workloads {
         let calls = if w.name == "w3" {
             (args.calls / 10).max(10)
         } else {
             args.calls
         };
-        let warmup = (calls / 10).max(5);
-        let mut times = Vec::with_capacity(calls);
-        let mut fuel = 0;
-        for i in 0..warmup + calls {
-            let started = Instant::now();
-            let outcome = rt.block_on(palisade.run(&policy, &w.script, &w.input));
-            let elapsed = started.elapsed();
-            match &outcome.result {
-                Ok(output) => {
-                    let got: serde_json::Value =
-                        serde_json::from_str(output.get()).expect("output is JSON");
-                    if got != w.expected {
-                        eprintln!("error: {} returned {got}, expected {}", w.name, w.expected);
-                        return ExitCode::FAILURE;
-                    }
-                }
-                Err(e) => {
-                    eprintln!("error: {} failed: {}: {e}", w.name, e.code());
-                    return ExitCode::FAILURE;
-                }
+        let m = match measure(&rt, &palisade, &policy, w, calls) {
+            Ok(m) => m,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return ExitCode::FAILURE;
             }
-            if i >= warmup {
-                times.push(elapsed);
-                fuel = outcome.receipt.fuel_used;
-            }
-        }
-        let total: Duration = times.iter().sum();
-        times.sort();
+        };
         println!(
             "| {} | {} | {:.1} | {:.1} | {:.0} | {} |",
             w.name,
             calls,
-            us(percentile(&times, 0.5)),
-            us(percentile(&times, 0.99)),
-            calls as f64 / total.as_secs_f64(),
-            fuel
+            us(m.median),
+            us(m.p99),
+            m.calls_per_s,
+            m.fuel
         );
+        medians.insert(w.name.clone(), m.median);
     }
+    let mut summary = Summary {
+        medians,
+        ..Summary::default()
+    };
 
     if let Some(w1) = workloads.iter().find(|w| w.name == "w1") {
         let calls = args.calls * 5;
@@ -227,29 +216,229 @@ pub fn run(args: BenchArgs) -> ExitCode {
         });
         let elapsed = started.elapsed();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let per_s = calls as f64 / elapsed.as_secs_f64();
         println!(
-            "\nthroughput: w1, {} tasks on {threads} threads: {:.0} calls/s",
+            "\nthroughput: w1, {} tasks on {threads} threads: {per_s:.0} calls/s",
             args.concurrency,
-            calls as f64 / elapsed.as_secs_f64()
         );
+        summary.throughput = Some(per_s);
     }
     if args.in_flight > 0 {
         match in_flight_memory(&rt, args.in_flight) {
-            Ok((per_call, base, peak)) => println!(
-                "memory: {} calls each awaiting a 1 s host capability: {:.2} MiB resident per \
-                 in-flight call ({:.0} MiB before, {:.0} MiB at the peak)",
-                args.in_flight,
-                per_call / (1 << 20) as f64,
-                base as f64 / (1 << 20) as f64,
-                peak as f64 / (1 << 20) as f64,
-            ),
+            Ok((per_call, base, peak)) => {
+                println!(
+                    "memory: {} calls each awaiting a 1 s host capability: {:.2} MiB resident \
+                     per in-flight call ({:.0} MiB before, {:.0} MiB at the peak)",
+                    args.in_flight,
+                    per_call / (1 << 20) as f64,
+                    base as f64 / (1 << 20) as f64,
+                    peak as f64 / (1 << 20) as f64,
+                );
+                summary.memory_per_call = Some(per_call);
+            }
             Err(e) => {
                 eprintln!("error: the in-flight memory measurement failed: {e}");
                 return ExitCode::FAILURE;
             }
         }
     }
+    if !args.no_fuel
+        && let Some(w3) = workloads.iter().find(|w| w.name == "w3")
+    {
+        let unmetered = Palisade::builder()
+            .fuel_metering(false)
+            .max_concurrency(4)
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|p| measure(&rt, &p, &policy, w3, (args.calls / 10).max(10)));
+        match unmetered {
+            Ok(m) => {
+                println!("w3 without fuel metering: {:.1} µs median", us(m.median));
+                summary.w3_unmetered = Some(m.median);
+            }
+            Err(message) => {
+                eprintln!("error: w3 without fuel metering: {message}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if args.one_shot_runs > 0 && !Path::new("examples/hello.js").is_file() {
+        eprintln!("note: no examples/hello.js here; the one-shot measurement is skipped");
+    } else if args.one_shot_runs > 0 {
+        match one_shot(args.one_shot_runs) {
+            Ok((median, mean)) => {
+                println!(
+                    "one-shot: `palisade run examples/hello.js`, {} runs: median {:.1} ms, mean \
+                     {:.1} ms",
+                    args.one_shot_runs,
+                    ms(median),
+                    ms(mean)
+                );
+                summary.one_shot = Some(median);
+            }
+            Err(message) => {
+                eprintln!("error: the one-shot measurement failed: {message}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    summary.print();
     ExitCode::SUCCESS
+}
+
+/// Median, p99, rate and fuel of one workload run `calls` times, one call at a time.
+struct Measured {
+    median: Duration,
+    p99: Duration,
+    calls_per_s: f64,
+    fuel: u64,
+}
+
+fn measure(
+    rt: &tokio::runtime::Runtime,
+    palisade: &Palisade,
+    policy: &Policy,
+    w: &Workload,
+    calls: usize,
+) -> Result<Measured, String> {
+    let warmup = (calls / 10).max(5);
+    let mut times = Vec::with_capacity(calls);
+    let mut fuel = 0;
+    for i in 0..warmup + calls {
+        let started = Instant::now();
+        let outcome = rt.block_on(palisade.run(policy, &w.script, &w.input));
+        let elapsed = started.elapsed();
+        let output = outcome
+            .result
+            .map_err(|e| format!("{} failed: {}: {e}", w.name, e.code()))?;
+        let got: serde_json::Value = serde_json::from_str(output.get()).expect("output is JSON");
+        if got != w.expected {
+            return Err(format!(
+                "{} returned {got}, expected {}",
+                w.name, w.expected
+            ));
+        }
+        if i >= warmup {
+            times.push(elapsed);
+            fuel = outcome.receipt.fuel_used;
+        }
+    }
+    let total: Duration = times.iter().sum();
+    times.sort();
+    Ok(Measured {
+        median: percentile(&times, 0.5),
+        p99: percentile(&times, 0.99),
+        calls_per_s: calls as f64 / total.as_secs_f64(),
+        fuel,
+    })
+}
+
+/// Median and mean wall time of `palisade run examples/hello.js` in a new process (this
+/// binary, its compiled-guest cache warm after the first run).
+fn one_shot(runs: usize) -> Result<(Duration, Duration), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..runs + 2 {
+        let started = Instant::now();
+        let out = std::process::Command::new(&exe)
+            .args(["run", "examples/hello.js", "--input", r#"{"name":"bench"}"#])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map_err(|e| e.to_string())?;
+        let elapsed = started.elapsed();
+        if !out.success() {
+            return Err(format!("palisade run examples/hello.js exited with {out}"));
+        }
+        if i >= 2 {
+            times.push(elapsed);
+        }
+    }
+    let mean = times.iter().sum::<Duration>() / runs as u32;
+    times.sort();
+    Ok((percentile(&times, 0.5), mean))
+}
+
+/// The figures the speed targets name, gathered while measuring.
+#[derive(Default)]
+struct Summary {
+    medians: std::collections::HashMap<String, Duration>,
+    throughput: Option<f64>,
+    memory_per_call: Option<f64>,
+    w3_unmetered: Option<Duration>,
+    one_shot: Option<Duration>,
+}
+
+impl Summary {
+    fn print(&self) {
+        let na = || "not measured".to_owned();
+        let median = |name: &str, unit_ms: bool| {
+            self.medians.get(name).map_or_else(na, |d| {
+                if unit_ms {
+                    format!("{:.2} ms", ms(*d))
+                } else {
+                    format!("{:.1} µs", us(*d))
+                }
+            })
+        };
+        let fuel_cost = match (self.medians.get("w3"), self.w3_unmetered) {
+            (Some(metered), Some(unmetered)) => format!(
+                "{:+.0}% ({:.1} ms metered, {:.1} ms not)",
+                (metered.as_secs_f64() / unmetered.as_secs_f64() - 1.0) * 100.0,
+                ms(*metered),
+                ms(unmetered)
+            ),
+            _ => na(),
+        };
+        let rows = [
+            (
+                "trivial call (w1), fresh instance, median",
+                "≤ 15 µs".to_owned(),
+                median("w1", false),
+            ),
+            (
+                "throughput, trivial calls, all cores",
+                "≥ 60,000 calls/s".to_owned(),
+                self.throughput
+                    .map_or_else(na, |t| format!("{t:.0} calls/s")),
+            ),
+            (
+                "transform (w2), median",
+                "≤ 0.5 ms".to_owned(),
+                median("w2", true),
+            ),
+            (
+                "fib(25) (w3), median",
+                "≤ quickjs-emscripten fresh (bench/compare.sh)".to_owned(),
+                median("w3", true),
+            ),
+            (
+                "`palisade run hello.js` one-shot, warm cache, wall",
+                "≤ 20 ms".to_owned(),
+                self.one_shot
+                    .map_or_else(na, |d| format!("{:.1} ms", ms(d))),
+            ),
+            (
+                "resident memory per in-flight call",
+                "≤ 4 MiB".to_owned(),
+                self.memory_per_call
+                    .map_or_else(na, |b| format!("{:.2} MiB", b / (1 << 20) as f64)),
+            ),
+            (
+                "fuel metering overhead on w3",
+                "measured".to_owned(),
+                fuel_cost,
+            ),
+        ];
+        println!("\n| measure | target | Palisade |\n|---|---|---|");
+        for (measure, target, value) in rows {
+            println!("| {measure} | {target} | {value} |");
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// This process's resident memory, from /proc (Linux).

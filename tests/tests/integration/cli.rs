@@ -292,3 +292,51 @@ fn compile_writes_a_component_that_run_accepts() {
         stderr(&o)
     );
 }
+
+#[test]
+fn bench_prints_the_speed_targets_table() {
+    let o = palisade(
+        &[
+            "bench",
+            "--calls",
+            "20",
+            "--only",
+            "w1,w3",
+            "--concurrency",
+            "4",
+            "--in-flight",
+            "10",
+            "--one-shot-runs",
+            "2",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    for row in [
+        "| w1 | 20 |",
+        "| w3 | 10 |",
+        "throughput: w1, 4 tasks",
+        "memory: 10 calls",
+        "w3 without fuel metering:",
+        "one-shot: `palisade run examples/hello.js`, 2 runs",
+        "| trivial call (w1), fresh instance, median | ≤ 15 µs |",
+        "| fuel metering overhead on w3 | measured | ",
+    ] {
+        assert!(out.contains(row), "missing {row:?} in:\n{out}");
+    }
+    for measured in [
+        "| trivial call (w1), fresh instance, median |",
+        "| `palisade run hello.js` one-shot, warm cache, wall |",
+        "| resident memory per in-flight call |",
+        "| fuel metering overhead on w3 |",
+    ] {
+        let row = out.lines().find(|l| l.starts_with(measured)).unwrap();
+        assert!(!row.contains("not measured"), "{row}");
+    }
+    // w2 was not run.
+    assert!(
+        out.contains("| transform (w2), median | ≤ 0.5 ms | not measured |"),
+        "{out}"
+    );
+}
