@@ -48,10 +48,7 @@ pub(crate) fn guest_sha256() -> &'static str {
     static SHA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SHA.get_or_init(|| {
         use sha2::Digest;
-        sha2::Sha256::digest(GUEST)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::record::hex(&sha2::Sha256::digest(GUEST))
     })
 }
 
@@ -297,8 +294,9 @@ impl Palisade {
     ///
     /// The module's top level runs once, here, under `policy`'s fuel and memory limits, with
     /// no clock, random source, timer or host capability: whatever it computed would be frozen
-    /// into every call, so such uses fail with `not_compilable`. Takes a few seconds of CPU
-    /// (the guest is compiled by Cranelift to run the top level).
+    /// into every call, so such uses fail with `not_compilable`. The first compile on a machine
+    /// compiles the instrumented guest with Cranelift (about a second, then cached on disk);
+    /// later ones take tens of milliseconds.
     pub async fn compile(&self, policy: &Policy, script: &Script) -> Result<Vec<u8>, Error> {
         if let Some(compiled) = script.compiled() {
             return Ok(compiled.wasm.to_vec());
@@ -647,25 +645,23 @@ fn instance_pre(
     engine: &Engine,
     component: &wasmtime::component::Component,
 ) -> wasmtime::Result<bindings::SandboxPre<CallState>> {
-    {
-        let mut linker: Linker<CallState> = Linker::new(engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        crate::caps::quota::add_to_linker(&mut linker)?;
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-        // WASI and wasi:http are linked above; Palisade's own interfaces and wasi:config here.
-        use bindings::palisade::sandbox::{capability, console};
-        console::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
-        capability::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
-        bindings::wasi::config::store::add_to_linker::<CallState, HasSelf<CallState>>(
-            &mut linker,
-            |s| s,
-        )?;
-        bindings::wasi::keyvalue::store::add_to_linker::<CallState, HasSelf<CallState>>(
-            &mut linker,
-            |s| s,
-        )?;
-        bindings::SandboxPre::new(linker.instantiate_pre(component)?)
-    }
+    let mut linker: Linker<CallState> = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    crate::caps::quota::add_to_linker(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    // WASI and wasi:http are linked above; Palisade's own interfaces and wasi:config here.
+    use bindings::palisade::sandbox::{capability, console};
+    console::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+    capability::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+    bindings::wasi::config::store::add_to_linker::<CallState, HasSelf<CallState>>(
+        &mut linker,
+        |s| s,
+    )?;
+    bindings::wasi::keyvalue::store::add_to_linker::<CallState, HasSelf<CallState>>(
+        &mut linker,
+        |s| s,
+    )?;
+    bindings::SandboxPre::new(linker.instantiate_pre(component)?)
 }
 
 fn engine_config(s: &Builder, stack: usize) -> Config {

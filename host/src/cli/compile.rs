@@ -1,8 +1,8 @@
 //! `palisade compile FILE.js -o FILE.wasm`.
 
-use super::run::{report_error, usage_error};
+use super::run::{load_policy, report_error, usage_error};
 use clap::Args;
-use palisade::{Error, Palisade, Policy, Script};
+use palisade::{Error, Palisade, Script};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -21,21 +21,14 @@ pub struct CompileArgs {
 }
 
 pub fn run(args: CompileArgs) -> ExitCode {
-    let policy = match &args.policy {
-        Some(path) => match Policy::from_file(path) {
-            Ok(policy) => policy,
-            Err(error) => return report_error(&Error::InvalidPolicy(error)),
-        },
-        None => Policy::builtin_default(),
+    let policy = match load_policy(args.policy.as_deref()) {
+        Ok(policy) => policy,
+        Err(code) => return code,
     };
-    let source = match std::fs::read_to_string(&args.file) {
-        Ok(source) => source,
+    let script = match Script::from_file(&args.file) {
+        Ok(script) => script,
         Err(e) => return usage_error(format!("cannot read {}: {e}", args.file.display())),
     };
-    let name = args.file.file_name().map_or_else(
-        || args.file.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
     let output = args
         .output
         .clone()
@@ -66,8 +59,10 @@ pub fn run(args: CompileArgs) -> ExitCode {
             });
         }
     };
-    eprintln!("palisade: evaluating {name} and snapshotting it…");
-    let script = Script::new(name, source);
+    eprintln!(
+        "palisade: evaluating {} and snapshotting it…",
+        script.name()
+    );
     let wasm = match runtime.block_on(palisade.compile(&policy, &script)) {
         Ok(wasm) => wasm,
         Err(error) => return report_error(&error),

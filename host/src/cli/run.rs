@@ -40,20 +40,27 @@ pub struct RunArgs {
     replay: Option<PathBuf>,
 }
 
+/// The policy file at `path`, or the built-in default.
+pub(super) fn load_policy(path: Option<&std::path::Path>) -> Result<Policy, ExitCode> {
+    match path {
+        Some(path) => Policy::from_file(path).map_err(|e| report_error(&Error::InvalidPolicy(e))),
+        None => Ok(Policy::builtin_default()),
+    }
+}
+
 /// An ES module, or a component compiled by `palisade compile` (told apart by its first bytes).
-pub(super) fn load_script(path: &std::path::Path) -> Result<Script, ExitCode> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| usage_error(format!("cannot read {}: {e}", path.display())))?;
-    if bytes.starts_with(b"\0asm") {
+fn load_script(path: &std::path::Path) -> Result<Script, ExitCode> {
+    let unreadable =
+        |e: std::io::Error| usage_error(format!("cannot read {}: {e}", path.display()));
+    let mut magic = [0; 4];
+    let is_component = std::fs::File::open(path)
+        .and_then(|mut file| file.read_exact(&mut magic))
+        .is_ok_and(|()| &magic == b"\0asm");
+    if is_component {
+        let bytes = std::fs::read(path).map_err(unreadable)?;
         return Script::from_component(bytes).map_err(|error| report_error(&error));
     }
-    let source = String::from_utf8(bytes)
-        .map_err(|_| usage_error(format!("{} is not UTF-8 text", path.display())))?;
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    Ok(Script::new(name, source))
+    Script::from_file(path).map_err(unreadable)
 }
 
 pub(super) fn usage_error(message: String) -> ExitCode {
@@ -62,12 +69,9 @@ pub(super) fn usage_error(message: String) -> ExitCode {
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
-    let policy = match &args.policy {
-        Some(path) => match Policy::from_file(path) {
-            Ok(policy) => policy,
-            Err(error) => return report_error(&Error::InvalidPolicy(error)),
-        },
-        None => Policy::builtin_default(),
+    let policy = match load_policy(args.policy.as_deref()) {
+        Ok(policy) => policy,
+        Err(code) => return code,
     };
     let script = match load_script(&args.file) {
         Ok(script) => script,

@@ -338,7 +338,7 @@ impl Policy {
         Ok(Policy {
             name,
             description: raw.description,
-            sha256: hex(&Sha256::digest(text.as_bytes())),
+            sha256: crate::record::hex(&Sha256::digest(text.as_bytes())),
             limits,
             http,
             kv,
@@ -567,10 +567,6 @@ fn resolve_determinism(
         clock,
         seed: raw.seed,
     })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Default limits, the values written in `policies/default.toml`.
