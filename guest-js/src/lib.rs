@@ -6,6 +6,7 @@
 
 mod errors;
 mod globals;
+mod json;
 mod run;
 
 use exports::palisade::sandbox::runner::{Environment, Error, Guest as Runner, Module};

@@ -125,8 +125,7 @@ pub fn run(
 
             let result = match export.as_function() {
                 Some(function) => {
-                    let arg = cx
-                        .json_parse(input)
+                    let arg = crate::json::parse(&cx, input)
                         .catch(&cx)
                         .map_err(|e| Error::InvalidInput(exception(&cx, e).message))?;
                     call(&cx, function, arg)?

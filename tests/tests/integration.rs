@@ -23,6 +23,8 @@ mod files;
 mod fuel_guard;
 #[path = "integration/guest_errors.rs"]
 mod guest_errors;
+#[path = "integration/input.rs"]
+mod input;
 #[path = "integration/isolation.rs"]
 mod isolation;
 #[path = "integration/kv.rs"]

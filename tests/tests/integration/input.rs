@@ -1,0 +1,118 @@
+//! The call's JSON input reaches the script as the values `JSON.parse` gives, with whole
+//! numbers stored as integers (the interpreter's fast paths) rather than doubles.
+
+use crate::support::*;
+use serde_json::{Value, json};
+
+/// Compares the input the script was handed with `JSON.parse` of the same text, deeply:
+/// `Object.is` on every leaf, own keys in order, prototypes and property attributes.
+const COMPARE: &str = r#"
+function same(a, b, path, diffs) {
+  if (typeof a !== typeof b || (typeof a !== "object" && !Object.is(a, b)) || (a === null) !== (b === null)) {
+    diffs.push(path);
+    return;
+  }
+  if (typeof a !== "object" || a === null) return;
+  if (Array.isArray(a) !== Array.isArray(b) || Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) {
+    diffs.push(path + " (kind)");
+    return;
+  }
+  const ka = Reflect.ownKeys(a), kb = Reflect.ownKeys(b);
+  if (JSON.stringify(ka) !== JSON.stringify(kb)) {
+    diffs.push(path + " keys " + JSON.stringify(ka) + " vs " + JSON.stringify(kb));
+    return;
+  }
+  for (const k of ka) {
+    const da = Object.getOwnPropertyDescriptor(a, k), db = Object.getOwnPropertyDescriptor(b, k);
+    if (da.writable !== db.writable || da.enumerable !== db.enumerable || da.configurable !== db.configurable) {
+      diffs.push(path + "." + k + " (attributes)");
+    }
+    same(a[k], b[k], path + "." + k, diffs);
+  }
+}
+export default (input) => {
+  const diffs = [];
+  same(input.value, JSON.parse(input.text), "$", diffs);
+  return diffs;
+};
+"#;
+
+/// Runs COMPARE on `text` and returns the paths where the two readings differ.
+async fn differences(text: &str) -> Value {
+    let input = format!(
+        r#"{{"text":{},"value":{text}}}"#,
+        serde_json::to_string(text).unwrap()
+    );
+    let outcome = run_source(COMPARE, &input).await;
+    serde_json::from_str(output(&outcome)).unwrap()
+}
+
+#[tokio::test]
+async fn input_reads_exactly_as_json_parse() {
+    let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+    let cases = [
+        r#"{"a":1,"b":-2,"c":2147483647,"d":-2147483648,"e":2147483648,"f":-2147483649}"#,
+        r#"{"negzero":-0,"negzerof":-0.0,"zerof":0.0,"whole":25.0,"exp":1e3,"neg":-1E-2}"#,
+        r#"[9007199254740993, 18446744073709551615, 18446744073709551616, 123456789012345678901234567890]"#,
+        r#"[0.1, 0.30000000000000004, 5e-324, 1.7976931348623157e308, 2.2250738585072011e-308]"#,
+        r#"[1e400, -1e400, 1e-400]"#,
+        r#"{"b":1,"2":2,"1":3,"a":4,"01":5,"4294967295":6,"4294967294":7}"#,
+        r#"{"a":1,"b":2,"a":3}"#,
+        r#"{"__proto__":{"polluted":true},"constructor":1,"toString":2}"#,
+        r#"["\u0000","\ud83d\ude00","é","\"\\\/\b\f\n\r\t","\u2028\u2029",""]"#,
+        r#"["\ud800", "\udc00x", "a\ud83d"]"#,
+        r#"{"":{"":[[],{}]},"nested":[{"x":[1,[2,[3,{"y":null}]]]}],"t":true,"f":false}"#,
+        deep.as_str(),
+        "  \n\t 42 \r\n ",
+        r#""just a string""#,
+        "null",
+    ];
+    for text in cases {
+        assert_eq!(differences(text).await, json!([]), "input {text}");
+    }
+}
+
+#[tokio::test]
+async fn input_ignores_setters_a_script_put_on_the_prototypes() {
+    let outcome = run_source(
+        r#"globalThis.hits = "";
+        Object.defineProperty(Object.prototype, "x", { set(v) { hits += "x=" + v; }, configurable: true });
+        Object.defineProperty(Array.prototype, "0", { set(v) { hits += "0=" + v; }, configurable: true });
+        export default (input) => ({
+          hits,
+          ownX: Object.hasOwn(input.o, "x") && input.o.x,
+          own0: Object.hasOwn(input.a, 0) && input.a[0],
+          proto: Object.getPrototypeOf(input.p) === Object.prototype && Object.hasOwn(input.p, "__proto__"),
+        });"#,
+        r#"{"o":{"x":1},"a":[7],"p":{"__proto__":null}}"#,
+    )
+    .await;
+    assert_eq!(
+        serde_json::from_str::<Value>(output(&outcome)).unwrap(),
+        json!({"hits": "", "ownX": 1, "own0": 7, "proto": true})
+    );
+}
+
+/// Whole numbers arrive as integers: `fib(input.n)` costs what `fib(20)` with a literal costs.
+/// Read as doubles (what QuickJS's own `JSON.parse` gives), every `n - 1` and `n < 2` takes
+/// the interpreter's slow path and the same call used 1.55× the fuel.
+#[tokio::test]
+async fn whole_numbers_in_the_input_run_on_the_integer_fast_path() {
+    let fib = "function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }";
+    let from_input = run_source(
+        &format!("{fib} export default (input) => fib(input.n);"),
+        r#"{"n":20}"#,
+    )
+    .await;
+    let literal = run_source(&format!("{fib} export default () => fib(20);"), "null").await;
+    assert_eq!(output(&from_input), "6765");
+    assert_eq!(output(&literal), "6765");
+    let (a, b) = (
+        from_input.receipt.fuel_used as f64,
+        literal.receipt.fuel_used as f64,
+    );
+    assert!(
+        (a / b - 1.0).abs() < 0.02,
+        "fuel from the input {a}, from a literal {b}"
+    );
+}
