@@ -689,6 +689,8 @@ fn engine_config(s: &Builder, stack: usize) -> Config {
         .max_wasm_stack(stack)
         .async_stack_size(stack + HOST_STACK_ROOM)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    // For profiling (docs/bench.md): wasmtime writes /tmp/perf-PID.map so that `perf` names
+    // the guest's functions.
     if std::env::var_os("PALISADE_PERFMAP").is_some() {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
