@@ -50,6 +50,12 @@ async fn differences(text: &str) -> Value {
 #[tokio::test]
 async fn input_reads_exactly_as_json_parse() {
     let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+    // More distinct key sequences than the reader keeps shapes for.
+    let sequences = (0..40)
+        .map(|i| format!(r#"{{"p{i}":{i},"q{i}":[{i}],"r":{{"p{i}":{i},"s":-{i}}}}}"#))
+        .collect::<Vec<_>>()
+        .join(",");
+    let sequences = format!("[{sequences}]");
     let cases = [
         r#"{"a":1,"b":-2,"c":2147483647,"d":-2147483648,"e":2147483648,"f":-2147483649}"#,
         r#"{"negzero":-0,"negzerof":-0.0,"zerof":0.0,"whole":25.0,"exp":1e3,"neg":-1E-2}"#,
@@ -58,11 +64,17 @@ async fn input_reads_exactly_as_json_parse() {
         r#"[1e400, -1e400, 1e-400]"#,
         r#"{"b":1,"2":2,"1":3,"a":4,"01":5,"4294967295":6,"4294967294":7}"#,
         r#"{"a":1,"b":2,"a":3}"#,
+        // Keys that are not ASCII, beside Latin-1 keys whose UTF-8 bytes they share.
+        r#"{"Ã©":1,"é":2,"\u00c3\u00a9x":3,"éx":4,"ÿ":5,"ğ":6,"😀":7}"#,
+        // Rows that share key sequences, with the sequences' prefixes, a duplicate key, a
+        // reordering and a row wider than the shapes kept alive.
+        r#"[{"a":1,"b":2,"c":3},{"a":4,"b":5,"c":6},{"a":7},{"a":8,"b":9},{"a":1,"b":2,"a":3},{"c":1,"b":2,"a":3},{"a":{"a":1,"b":2},"b":[{"a":1,"b":2}]},{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9},{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9}]"#,
         r#"{"__proto__":{"polluted":true},"constructor":1,"toString":2}"#,
         r#"["\u0000","\ud83d\ude00","é","\"\\\/\b\f\n\r\t","\u2028\u2029",""]"#,
         r#"["\ud800", "\udc00x", "a\ud83d"]"#,
         r#"{"":{"":[[],{}]},"nested":[{"x":[1,[2,[3,{"y":null}]]]}],"t":true,"f":false}"#,
         deep.as_str(),
+        sequences.as_str(),
         "  \n\t 42 \r\n ",
         r#""just a string""#,
         "null",
