@@ -355,6 +355,10 @@ impl std::fmt::Display for DeadlineExceeded {
 
 impl std::error::Error for DeadlineExceeded {}
 
+/// Guest code yields to the executor each time it has used this much fuel (about half a
+/// millisecond of QuickJS interpreting here), and the call's deadline is checked then.
+pub(crate) const FUEL_SLICE: u64 = 10_000_000;
+
 /// A store with the policy's limits: fuel, memory limiter, and the wall-clock deadline.
 fn new_store(
     runtime: &Runtime,
@@ -365,23 +369,29 @@ fn new_store(
     let mut store = Store::new(&runtime.engine, CallState::new(policy, shared)?);
     store.limiter(|state| &mut state.limiter);
     if runtime.fuel {
+        // Every FUEL_SLICE the guest yields, so that a CPU-bound guest cannot starve other
+        // tasks; `guarded` checks the deadline each time the call is polled again.
         store.set_fuel(policy.limits().fuel).map_err(internal)?;
+        store
+            .fuel_async_yield_interval(Some(FUEL_SLICE))
+            .map_err(internal)?;
+    } else {
+        // Each epoch tick: past the deadline, trap; otherwise yield likewise.
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= deadline {
+                Err(DeadlineExceeded.into())
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        store.set_epoch_deadline(1);
     }
-    // Each epoch tick: past the deadline, trap; otherwise yield to the executor so that a
-    // CPU-bound guest cannot starve other tasks, and check again at the next tick.
-    store.epoch_deadline_callback(move |_| {
-        if Instant::now() >= deadline {
-            Err(DeadlineExceeded.into())
-        } else {
-            Ok(UpdateDeadline::Yield(1))
-        }
-    });
-    store.set_epoch_deadline(1);
     Ok(store)
 }
 
-/// Run `invoke` against the store under the deadline and classify how it ended. The epoch
-/// callback stops guest code; the outer timeout also bounds time spent waiting on the host.
+/// Run `invoke` against the store under the deadline and classify how it ended. Guest code
+/// yields every fuel slice (or epoch tick), and each time the call is polled again past the
+/// deadline it ends; the outer timeout also bounds time spent waiting on the host.
 async fn guarded<T>(
     store: &mut Store<CallState>,
     policy: &Policy,
@@ -389,11 +399,24 @@ async fn guarded<T>(
     invoke: impl AsyncFnOnce(&mut Store<CallState>) -> wasmtime::Result<Result<T, runner::Error>>,
 ) -> Result<T, Error> {
     let remaining = deadline.saturating_duration_since(Instant::now());
-    match tokio::time::timeout(remaining, invoke(store)).await {
-        Ok(Ok(Ok(value))) => Ok(value),
-        Ok(Ok(Err(guest_error))) => Err(classify_guest(guest_error, store.data(), policy)),
-        Ok(Err(trap)) => Err(classify_trap(trap, &store.data().limiter, policy)),
-        Err(_elapsed) => Err(Error::Timeout {
+    let ended = {
+        let mut call = std::pin::pin!(invoke(store));
+        let checked = std::future::poll_fn(|cx| {
+            if Instant::now() >= deadline {
+                return std::task::Poll::Ready(None);
+            }
+            call.as_mut().poll(cx).map(Some)
+        });
+        tokio::time::timeout(remaining, checked)
+            .await
+            .ok()
+            .flatten()
+    };
+    match ended {
+        Some(Ok(Ok(value))) => Ok(value),
+        Some(Ok(Err(guest_error))) => Err(classify_guest(guest_error, store.data(), policy)),
+        Some(Err(trap)) => Err(classify_trap(trap, &store.data().limiter, policy)),
+        None => Err(Error::Timeout {
             limit: policy.limits().timeout,
         }),
     }

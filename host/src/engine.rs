@@ -1,5 +1,5 @@
 //! Long-lived state: wasmtime engines, the compiled guest, linkers, `InstancePre`s, the epoch
-//! ticker and the admission limit. Built once per process and shared by every call.
+//! ticker (without fuel metering) and the admission limit. Built once per process and shared by every call.
 
 use crate::bytecode::BytecodeCache;
 use crate::call::{self, CallState, Outcome};
@@ -52,8 +52,9 @@ pub(crate) fn guest_sha256() -> &'static str {
     })
 }
 
-/// How often the epoch ticker advances every engine's epoch. Deadlines are checked at each
-/// tick, so a call overruns its timeout by at most about one tick.
+/// How often the epoch ticker advances every engine's epoch, when fuel is not metered.
+/// Deadlines are then checked at each tick, so a call overruns its timeout by at most about
+/// one tick.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// Host functions (WASI, console) run on the same fiber stack as the guest; this is the room
@@ -171,9 +172,10 @@ impl Builder {
     }
 
     /// Meter fuel (default on). Off, policies' `limits.fuel` is not enforced and receipts
-    /// report no fuel; the deadline and the memory limit still hold. For measuring what
-    /// metering costs (`palisade bench --no-fuel`); leave it on in production, since fuel is
-    /// what bounds work inside long-running builtins between epoch checks.
+    /// report no fuel; the deadline (checked at epoch ticks instead of fuel slices) and the
+    /// memory limit still hold. For measuring what metering costs against epoch-only
+    /// interruption (`palisade bench --no-fuel`); leave it on in production: `limits.fuel` is a
+    /// policy promise.
     pub fn fuel_metering(mut self, on: bool) -> Self {
         self.fuel = on;
         self
@@ -185,7 +187,8 @@ impl Builder {
         self
     }
 
-    /// Build the engine for the default policy's stack size and start the epoch ticker.
+    /// Build the engine for the default policy's stack size (and, without fuel metering, start
+    /// the epoch ticker).
     pub fn build(self) -> Result<Palisade, Error> {
         let handlers = Arc::new(self.handlers.clone());
         let inner = Arc::new(Inner {
@@ -202,7 +205,9 @@ impl Builder {
             settings: self,
         });
         inner.runtime(Policy::builtin_default().limits().stack)?;
-        spawn_ticker(Arc::downgrade(&inner));
+        if !inner.settings.fuel {
+            spawn_ticker(Arc::downgrade(&inner));
+        }
         Ok(Palisade { inner })
     }
 }
@@ -684,7 +689,10 @@ fn engine_config(s: &Builder, stack: usize) -> Config {
     config
         .wasm_component_model(true)
         .consume_fuel(s.fuel)
-        .epoch_interruption(true)
+        // With fuel metered, the guest yields every `call::FUEL_SLICE` of fuel and the deadline
+        // is checked then; epoch checks would add a second test at every loop header (12–15%
+        // of fib(25)). Without fuel, the epoch ticker interrupts the guest instead.
+        .epoch_interruption(!s.fuel)
         .memory_init_cow(true)
         .max_wasm_stack(stack)
         .async_stack_size(stack + HOST_STACK_ROOM)

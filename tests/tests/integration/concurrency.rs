@@ -63,7 +63,7 @@ async fn past_the_admission_limit_calls_wait_then_fail_with_capacity_exhausted()
     assert_eq!(output(&after), r#"{"got":1}"#, "the slot is free again");
 }
 
-/// On a single-threaded executor, a CPU-bound guest yields at every epoch tick, so a short call
+/// On a single-threaded executor, a CPU-bound guest yields after every fuel slice, so a short call
 /// started after it finishes while the loop is still running.
 #[tokio::test(flavor = "current_thread")]
 async fn a_cpu_bound_guest_does_not_starve_other_tasks() {

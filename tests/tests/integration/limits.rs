@@ -1,7 +1,7 @@
 //! Every limit ends the call with its own code, carries its fix, and the next call works.
 
 use crate::support::*;
-use palisade::{Error, Policy};
+use palisade::{Error, Palisade, Policy};
 
 #[tokio::test]
 async fn fuel_budget_ends_an_infinite_loop() {
@@ -24,6 +24,27 @@ async fn deadline_ends_an_infinite_loop() {
     assert_eq!(code(&outcome), "timeout");
     assert_eq!(outcome.error().unwrap().fix().unwrap().value, "\"200ms\"");
     assert_next_call_works().await;
+}
+
+/// Without fuel metering the guest has no fuel slices to yield at; the epoch ticker
+/// interrupts it instead, and the deadline still holds.
+#[tokio::test]
+async fn deadline_ends_an_infinite_loop_without_fuel_metering() {
+    let unmetered = Palisade::builder()
+        .max_concurrency(2)
+        .fuel_metering(false)
+        .build()
+        .expect("Palisade starts");
+    let p = policy("[limits]\ntimeout = \"100ms\"\n");
+    let outcome = unmetered
+        .run(&p, &fixture("infinite_loop.js"), "null")
+        .await;
+    assert_eq!(code(&outcome), "timeout");
+    assert_eq!(outcome.receipt.fuel_used, 0);
+    let after = unmetered
+        .run(&Policy::builtin_default(), &fixture("echo.js"), "1")
+        .await;
+    assert_eq!(output(&after), r#"{"got":1}"#);
 }
 
 #[tokio::test]
