@@ -25,6 +25,18 @@ echo "compare: palisade" >&2
 ./target/release/palisade bench --calls "$calls" --precompile --only w1,w2,w4 --in-flight 0 --one-shot-runs 0 > "$out/palisade-precompiled.md"
 ./target/release/palisade bench --calls "$calls" --compiled --in-flight 0 --one-shot-runs 0 > "$out/palisade-compiled.md"
 ./target/release/palisade bench --calls "$calls" --no-fuel --only w2,w3 --in-flight 0 --one-shot-runs 0 > "$out/palisade-no-fuel.md"
+# This machine's speed drifts by up to 2× over minutes, so the w3 comparison with
+# quickjs-emscripten is also made in alternating rounds, each pair a few seconds apart.
+rounds=${ROUNDS:-5}
+for round in $(seq "$rounds"); do
+  echo "compare: w3 round $round of $rounds" >&2
+  p=$(./target/release/palisade bench --calls 500 --only w3 --in-flight 0 --one-shot-runs 0 |
+    awk -F'|' '$2 == " w3 " { gsub(/ /, "", $4); print $4 }')
+  q=$(cd "$harness" && node bench.mjs --peer qjs --workload w3 --mode fresh --n 50 --warmup 5 |
+    node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).median_us.toFixed(1)')
+  if [ -z "$p" ] || [ -z "$q" ]; then echo "compare: w3 round $round failed" >&2; continue; fi
+  echo "| $round | $p | $q | $(node -pe "($p / $q).toFixed(2)") |" >> "$out/w3-rounds.md"
+done
 for peer in qjs sw-quickjs ivm; do
   for w in w1 w2 w3 w4; do
     n=$calls; [ "$w" = w3 ] && n=$((calls / 10))
@@ -47,6 +59,15 @@ echo "## Palisade without fuel metering (what metering costs)"
 cat "$out/palisade-no-fuel.md"
 echo
 echo "## Peers (fresh context per call)"
+echo
+echo "## fib(25) (w3), Palisade and quickjs-emscripten in alternating rounds (medians, µs)"
+echo
+echo "| round | Palisade | quickjs-emscripten | ratio |"
+echo "|---|---|---|---|"
+cat "$out/w3-rounds.md"
+awk -F'|' '{ p = $3 + 0; q = $4 + 0; if (!bp || p < bp) bp = p; if (!bq || q < bq) bq = q }
+  END { if (bp && bq) printf "\nFastest round of each: Palisade %.1f µs, quickjs-emscripten %.1f µs, ratio %.2f\n", bp, bq, bp / bq }' \
+  "$out/w3-rounds.md"
 echo
 echo "| peer | workload | calls | median µs | p99 µs | calls/s |"
 echo "|---|---|---|---|---|---|"
