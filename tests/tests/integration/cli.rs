@@ -308,6 +308,8 @@ fn bench_prints_the_speed_targets_table() {
             "10",
             "--one-shot-runs",
             "2",
+            "--rounds",
+            "2",
         ],
         None,
     );
@@ -316,7 +318,9 @@ fn bench_prints_the_speed_targets_table() {
     for row in [
         "| w1 | 20 |",
         "| w3 | 10 |",
-        "throughput: w1, 4 tasks",
+        "medians by round, µs (the table shows each workload's fastest):",
+        "throughput: w1, 4 tasks on ",
+        "calls/s, fastest of 2 rounds",
         "memory: 10 calls",
         "w3 without fuel metering:",
         "one-shot: `palisade run examples/hello.js`, 2 runs",
@@ -333,6 +337,27 @@ fn bench_prints_the_speed_targets_table() {
     ] {
         let row = out.lines().find(|l| l.starts_with(measured)).unwrap();
         assert!(!row.contains("not measured"), "{row}");
+    }
+    // Two medians per workload, the table's the smaller.
+    for (name, row) in [("w1", "| w1 | 20 | "), ("w3", "| w3 | 10 | ")] {
+        let by_round = out
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("- {name}: ")))
+            .unwrap_or_else(|| panic!("no rounds for {name} in:\n{out}"));
+        let medians: Vec<f64> = by_round.split(" / ").map(|m| m.parse().unwrap()).collect();
+        assert_eq!(medians.len(), 2, "{by_round}");
+        let shown: f64 = out
+            .lines()
+            .find_map(|l| l.strip_prefix(row))
+            .and_then(|rest| rest.split(" | ").next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            shown,
+            medians.iter().cloned().fold(f64::MAX, f64::min),
+            "{out}"
+        );
     }
     // w2 was not run.
     assert!(
