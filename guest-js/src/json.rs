@@ -14,7 +14,8 @@
 //!
 //! The values are built with QuickJS's C API directly: rquickjs's wrappers take a reference on
 //! the context for every value, which was a tenth of the time of a 1,000-row input. Arrays are
-//! made whole from their elements (`JS_NewArrayFrom`).
+//! made whole from their first elements (`JS_NewArrayFrom`) and appended to past GATHERED, so
+//! that a long array is never held twice.
 
 use javy::quickjs::{Ctx, Value, qjs};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -57,6 +58,33 @@ impl Builder {
     fn new_object(&self) -> Option<Owned> {
         // SAFETY: the context is live for the whole parse.
         self.owned(unsafe { qjs::JS_NewObject(self.ctx) })
+    }
+
+    /// An array of the gathered elements, made whole (`JS_NewArrayFrom`).
+    fn array_from(&self, gathered: &mut Elements) -> Option<Owned> {
+        let values = mem::take(&mut gathered.values);
+        // At most GATHERED values.
+        let count = values.len() as i32;
+        // SAFETY: `JS_NewArrayFrom` takes ownership of the `count` values, even when it fails;
+        // the vector only gives back its buffer afterwards.
+        let array = unsafe { qjs::JS_NewArrayFrom(self.ctx, count, values.as_ptr()) };
+        drop(values);
+        self.owned(array)
+    }
+
+    /// Define element `index` of `array`, as `JSON.parse` does.
+    fn define_index(&self, array: &Owned, index: u32, value: Owned) -> bool {
+        // SAFETY: `JS_DefinePropertyValueUint32` takes ownership of the value, even when it
+        // fails.
+        unsafe {
+            qjs::JS_DefinePropertyValueUint32(
+                self.ctx,
+                array.value,
+                index,
+                value.into_raw(),
+                qjs::JS_PROP_C_W_E as i32,
+            ) >= 0
+        }
     }
 
     /// Define `key` on `object` as `JSON.parse` does (writable, enumerable, configurable).
@@ -170,21 +198,38 @@ impl<'de> Visitor<'de> for ValueSeed {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Owned, A::Error> {
-        let ctx = self.0.ctx;
-        let mut elements = Elements {
-            ctx,
-            values: Vec::with_capacity(seq.size_hint().unwrap_or(0)),
+        let mut gathered = Elements {
+            ctx: self.0.ctx,
+            values: Vec::new(),
         };
+        let mut array = None;
+        let mut index = 0u32;
         while let Some(element) = seq.next_element_seed(ValueSeed(self.0))? {
-            elements.values.push(element.into_raw());
+            match &array {
+                // Past the first GATHERED elements, appended one by one: QuickJS grows its own
+                // storage, and no second copy of a long array's values is held.
+                Some(array) => {
+                    if !self.0.define_index(array, index, element) {
+                        return Err(failed());
+                    }
+                }
+                None => {
+                    gathered.values.push(element.into_raw());
+                    if gathered.values.len() == GATHERED {
+                        array = Some(
+                            self.0
+                                .array_from(&mut gathered)
+                                .ok_or_else(failed::<A::Error>)?,
+                        );
+                    }
+                }
+            }
+            index = index.checked_add(1).ok_or_else(failed::<A::Error>)?;
         }
-        let values = mem::take(&mut elements.values);
-        let count = i32::try_from(values.len()).map_err(|_| failed::<A::Error>())?;
-        // SAFETY: `JS_NewArrayFrom` takes ownership of the `count` values, even when it fails;
-        // the vector only gives back its buffer afterwards.
-        let array = unsafe { qjs::JS_NewArrayFrom(ctx, count, values.as_ptr()) };
-        drop(values);
-        self.0.owned(array).ok_or_else(failed)
+        match array {
+            Some(array) => Ok(array),
+            None => self.0.array_from(&mut gathered).ok_or_else(failed),
+        }
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Owned, A::Error> {
@@ -198,6 +243,10 @@ impl<'de> Visitor<'de> for ValueSeed {
         Ok(object)
     }
 }
+
+/// An array's first elements are gathered and made into the array at once; longer arrays are
+/// then appended to, so that the gathered copy stays small (32 KiB).
+const GATHERED: usize = 4096;
 
 /// Elements read so far; freed if the array is never made.
 struct Elements {
