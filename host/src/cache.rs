@@ -4,6 +4,7 @@
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -83,9 +84,72 @@ fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
     unsafe { Component::deserialize_file(engine, path) }
 }
 
+/// Write an entry under a name of its own, then rename it into place: a reader only ever maps
+/// a complete file. Two threads may compile the same guest at once (two engines of one
+/// configuration, or two `Palisade`s in one process); each writes its own temporary file, since
+/// a shared one would be truncated under the other's rename and a mapped, truncated file
+/// faults.
 fn store(dir: &Path, path: &Path, compiled: &[u8]) -> std::io::Result<()> {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     std::fs::create_dir_all(dir)?;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, compiled)?;
-    std::fs::rename(&tmp, path)
+    let write = WRITES.fetch_add(1, Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp{}-{write}", std::process::id()));
+    let written = std::fs::write(&tmp, compiled).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::store;
+
+    /// Writers racing on one entry never let a reader see a partial file.
+    #[test]
+    fn concurrent_writers_leave_only_complete_entries() {
+        let dir = std::env::temp_dir().join(format!("palisade-cache-race-{}", std::process::id()));
+        let path = dir.join("entry.cwasm");
+        const LEN: usize = 1 << 20;
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Ok(bytes) = std::fs::read(&path) {
+                        assert_eq!(bytes.len(), LEN, "a partial entry was visible");
+                        assert!(
+                            bytes.iter().all(|&b| b == bytes[0]),
+                            "a mixed entry was visible"
+                        );
+                    }
+                }
+            });
+            let writers: Vec<_> = (1..=4u8)
+                .map(|writer| {
+                    let (dir, path) = (&dir, &path);
+                    scope.spawn(move || {
+                        (0..20).try_for_each(|_| store(dir, path, &vec![writer; LEN]))
+                    })
+                })
+                .collect();
+            let written: Vec<_> = writers.into_iter().map(|w| w.join()).collect();
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            let read = reader.join();
+            for result in written {
+                result
+                    .expect("a writer panicked")
+                    .expect("every write succeeds");
+            }
+            if let Err(panic) = read {
+                std::panic::resume_unwind(panic);
+            }
+        });
+        let leftovers: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n != "entry.cwasm")
+            .collect();
+        assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
