@@ -56,6 +56,20 @@ async fn input_reads_exactly_as_json_parse() {
         .collect::<Vec<_>>()
         .join(",");
     let sequences = format!("[{sequences}]");
+    // Arrays longer than the reader gathers before making the array (4,096), at the top and
+    // nested, with objects, doubles and -0 among the appended elements.
+    let long = |n: usize| {
+        let items: Vec<String> = (0..n)
+            .map(|i| match i % 4 {
+                0 => format!(r#"{{"i":{i}}}"#),
+                1 => format!("{i}.5"),
+                2 => "-0".to_owned(),
+                _ => i.to_string(),
+            })
+            .collect();
+        format!("[{}]", items.join(","))
+    };
+    let long = format!(r#"{{"top":{},"nested":[{}]}}"#, long(5000), long(4097));
     let cases = [
         r#"{"a":1,"b":-2,"c":2147483647,"d":-2147483648,"e":2147483648,"f":-2147483649}"#,
         r#"{"negzero":-0,"negzerof":-0.0,"zerof":0.0,"whole":25.0,"exp":1e3,"neg":-1E-2}"#,
@@ -75,6 +89,7 @@ async fn input_reads_exactly_as_json_parse() {
         r#"{"":{"":[[],{}]},"nested":[{"x":[1,[2,[3,{"y":null}]]]}],"t":true,"f":false}"#,
         deep.as_str(),
         sequences.as_str(),
+        long.as_str(),
         "  \n\t 42 \r\n ",
         r#""just a string""#,
         "null",
