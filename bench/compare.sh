@@ -23,10 +23,10 @@ fi
 cargo build --release --locked -q -p palisade
 out=$(mktemp -d)
 echo "compare: palisade" >&2
-./target/release/palisade bench --calls "$calls" --rounds "$bench_rounds" > "$out/palisade.md"
-./target/release/palisade bench --calls "$calls" --rounds "$bench_rounds" --precompile --only w1,w2,w4 --in-flight 0 --one-shot-runs 0 > "$out/palisade-precompiled.md"
-./target/release/palisade bench --calls "$calls" --rounds "$bench_rounds" --compiled --in-flight 0 --one-shot-runs 0 > "$out/palisade-compiled.md"
-./target/release/palisade bench --calls "$calls" --rounds "$bench_rounds" --no-fuel --only w2,w3 --in-flight 0 --one-shot-runs 0 > "$out/palisade-no-fuel.md"
+# The three forms of each workload run one after the other in every round (and w3 also without
+# fuel metering, right after the metered run), so that they are compared in the same minutes.
+./target/release/palisade bench --calls "$calls" --rounds "$bench_rounds" \
+  --variants source,precompiled,compiled > "$out/palisade.md"
 # This machine's speed drifts by up to 2× over minutes, so the w3 comparison with
 # quickjs-emscripten is also made in alternating rounds, each pair a few seconds apart.
 rounds=${ROUNDS:-5}
@@ -48,19 +48,9 @@ for peer in qjs sw-quickjs ivm; do
   done
 done
 
-echo "## Palisade (fresh sandbox per call)"
+echo "## Palisade (fresh sandbox per call; source, precompiled and compiled scripts in the same rounds)"
+echo
 cat "$out/palisade.md"
-echo
-echo "## Palisade, scripts precompiled to bytecode"
-cat "$out/palisade-precompiled.md"
-echo
-echo "## Palisade, scripts compiled into components (palisade compile)"
-cat "$out/palisade-compiled.md"
-echo
-echo "## Palisade without fuel metering (what metering costs)"
-cat "$out/palisade-no-fuel.md"
-echo
-echo "## Peers (fresh context per call)"
 echo
 echo "## fib(25) (w3), Palisade and quickjs-emscripten in alternating rounds (medians, µs)"
 echo
@@ -70,6 +60,8 @@ cat "$out/w3-rounds.md"
 awk -F'|' '{ p = $3 + 0; q = $4 + 0; if (!bp || p < bp) bp = p; if (!bq || q < bq) bq = q }
   END { if (bp && bq) printf "\nFastest round of each: Palisade %.1f µs, quickjs-emscripten %.1f µs, ratio %.2f\n", bp, bq, bp / bq }' \
   "$out/w3-rounds.md"
+echo
+echo "## Peers (fresh context per call)"
 echo
 echo "| peer | workload | calls | median µs | p99 µs | calls/s |"
 echo "|---|---|---|---|---|---|"

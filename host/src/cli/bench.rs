@@ -25,6 +25,11 @@ pub struct BenchArgs {
     /// call only invokes the export of the already evaluated module.
     #[arg(long)]
     compiled: bool,
+    /// Measure the workloads in these forms (comma-separated: `source`, `precompiled`,
+    /// `compiled`), each form of a workload right after the other in every round, so that they
+    /// can be compared on a machine whose speed drifts.
+    #[arg(long, value_enum, value_delimiter = ',', conflicts_with_all = ["precompile", "compiled"])]
+    variants: Vec<Variant>,
     /// Turn fuel metering off (`Builder::fuel_metering`), to measure what it costs.
     #[arg(long)]
     no_fuel: bool,
@@ -51,6 +56,7 @@ pub struct BenchArgs {
     one_shot_runs: usize,
 }
 
+#[derive(Clone)]
 struct Workload {
     name: String,
     script: Script,
@@ -102,20 +108,25 @@ pub fn run(args: BenchArgs) -> ExitCode {
         args.only.clone()
     };
     let workloads: Result<Vec<_>, _> = names.iter().map(|n| load(&args.workloads, n)).collect();
-    let mut workloads = match workloads {
+    let workloads = match workloads {
         Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(super::EXIT_USAGE);
         }
     };
-    let mut builder = Palisade::builder().fuel_metering(!args.no_fuel);
-    if let Some(size) = args.keep_resident {
-        builder = builder.keep_resident(size);
-    }
-    let palisade = match builder
+    // The engines measured differ only in fuel metering (and the main one's pool size).
+    let configured = |fuel: bool| {
+        let builder = Palisade::builder()
+            .fuel_metering(fuel)
+            .bytecode_cache(if args.no_bytecode_cache { 0 } else { 1024 });
+        match args.keep_resident {
+            Some(size) => builder.keep_resident(size),
+            None => builder,
+        }
+    };
+    let palisade = match configured(!args.no_fuel)
         .max_concurrency(args.concurrency.max(1) as u32)
-        .bytecode_cache(if args.no_bytecode_cache { 0 } else { 1024 })
         .on_compile(|| {
             eprintln!("palisade: compiling the sandbox for this machine (once; cached afterwards)…")
         })
@@ -132,92 +143,100 @@ pub fn run(args: BenchArgs) -> ExitCode {
         .enable_time()
         .build()
         .expect("tokio starts");
-    if args.compiled {
-        for w in &mut workloads {
-            eprintln!("palisade: compiling {} into a component…", w.name);
-            let compiled = rt
-                .block_on(palisade.compile(&policy, &w.script))
-                .and_then(palisade::Script::from_component)
-                .and_then(|script| rt.block_on(palisade.precompile(&policy, &script)));
-            match compiled {
-                Ok(script) => w.script = script,
-                Err(e) => {
-                    eprintln!("error: {} does not compile: {}: {e}", w.name, e.code());
-                    return ExitCode::FAILURE;
-                }
-            }
-        }
-    }
-    if args.precompile {
-        for w in &mut workloads {
-            match rt.block_on(palisade.precompile(&policy, &w.script)) {
-                Ok(script) => w.script = script,
-                Err(e) => {
-                    eprintln!("error: {} does not compile: {}: {e}", w.name, e.code());
-                    return ExitCode::FAILURE;
-                }
+    let mut variants: Vec<(Variant, Vec<Workload>)> = Vec::new();
+    for kind in args.variant_list() {
+        match prepare(&rt, &palisade, &policy, &workloads, kind) {
+            Ok(prepared) => variants.push((kind, prepared)),
+            Err(message) => {
+                eprintln!("error: {message}");
+                return ExitCode::FAILURE;
             }
         }
     }
 
-    // Round by round, every workload in turn; each workload's fastest round is reported.
-    let mut fastest: Vec<Option<Measured>> = workloads.iter().map(|_| None).collect();
-    let mut rounds: Vec<Vec<Duration>> = workloads.iter().map(|_| Vec::new()).collect();
+    // What fuel metering costs is measured on w3 against an engine without it, in the same
+    // rounds, each unmetered run right after the metered one: the machine's speed drifts too
+    // much between minutes for runs made apart to be compared.
+    let unmetered = if args.no_fuel || !workloads.iter().any(|w| w.name == "w3") {
+        None
+    } else {
+        match configured(false).max_concurrency(4).build() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("error[{}]: {e}", e.code());
+                return ExitCode::from(e.exit_code() as u8);
+            }
+        }
+    };
+    let mut paired: Vec<(Duration, Duration)> = Vec::new();
+
+    // Round by round, every workload in turn, each variant of it right after the other; each
+    // one's fastest round is reported.
+    let mut fastest: Vec<Vec<Option<Measured>>> = variants
+        .iter()
+        .map(|_| workloads.iter().map(|_| None).collect())
+        .collect();
+    let mut rounds: Vec<Vec<Vec<Duration>>> = variants
+        .iter()
+        .map(|_| workloads.iter().map(|_| Vec::new()).collect())
+        .collect();
     for round in 1..=args.rounds {
         if args.rounds > 1 {
             eprintln!("palisade: round {round} of {}", args.rounds);
         }
-        for (i, w) in workloads.iter().enumerate() {
-            let calls = calls_for(w, args.calls);
-            let m = match measure(&rt, &palisade, &policy, w, calls) {
-                Ok(m) => m,
-                Err(message) => {
-                    eprintln!("error: {message}");
-                    return ExitCode::FAILURE;
+        for i in 0..workloads.len() {
+            for (v, (_, prepared)) in variants.iter().enumerate() {
+                let w = &prepared[i];
+                let calls = calls_for(w, args.calls);
+                let m = match measure(&rt, &palisade, &policy, w, calls) {
+                    Ok(m) => m,
+                    Err(message) => {
+                        eprintln!("error: {message}");
+                        return ExitCode::FAILURE;
+                    }
+                };
+                rounds[v][i].push(m.median);
+                if let (0, Some(p), "w3") = (v, &unmetered, w.name.as_str()) {
+                    match measure(&rt, p, &policy, w, calls) {
+                        Ok(u) => paired.push((m.median, u.median)),
+                        Err(message) => {
+                            eprintln!("error: w3 without fuel metering: {message}");
+                            return ExitCode::FAILURE;
+                        }
+                    }
                 }
-            };
-            rounds[i].push(m.median);
-            if fastest[i].as_ref().is_none_or(|f| m.median < f.median) {
-                fastest[i] = Some(m);
+                if fastest[v][i].as_ref().is_none_or(|f| m.median < f.median) {
+                    fastest[v][i] = Some(m);
+                }
             }
         }
     }
-    println!("| workload | calls | median µs | p99 µs | calls/s (1 task) | fuel/call |");
-    println!("|---|---|---|---|---|---|");
-    let mut medians = std::collections::HashMap::new();
-    for (w, m) in workloads.iter().zip(&fastest) {
-        let m = m.as_ref().expect("every workload was measured");
-        println!(
-            "| {} | {} | {:.1} | {:.1} | {:.0} | {} |",
-            w.name,
-            calls_for(w, args.calls),
-            us(m.median),
-            us(m.p99),
-            m.calls_per_s,
-            m.fuel
-        );
-        medians.insert(w.name.clone(), m.median);
-    }
-    if args.rounds > 1 {
-        println!("\nmedians by round, µs (the table shows each workload's fastest):");
-        for (w, medians_by_round) in workloads.iter().zip(&rounds) {
-            let each: Vec<String> = medians_by_round
-                .iter()
-                .map(|d| format!("{:.1}", us(*d)))
-                .collect();
-            println!("- {}: {}", w.name, each.join(" / "));
+    let several = variants.len() > 1;
+    for (v, (kind, prepared)) in variants.iter().enumerate() {
+        if several {
+            println!("{}{}:\n", if v == 0 { "" } else { "\n" }, kind.label());
         }
+        print_table(prepared, &fastest[v], &rounds[v], &args);
+    }
+    if several {
+        print_side_by_side(&variants, &fastest);
     }
     let mut summary = Summary {
-        medians,
+        medians: workloads
+            .iter()
+            .zip(&fastest[0])
+            .map(|(w, m)| (w.name.clone(), m.as_ref().expect("measured").median))
+            .collect(),
         ..Summary::default()
     };
 
-    if let Some(w1) = workloads.iter().find(|w| w.name == "w1") {
+    if let Some(i) = workloads.iter().position(|w| w.name == "w1") {
         let palisade = Arc::new(palisade);
-        let mut best: f64 = 0.0;
+        let mut best = vec![0.0f64; variants.len()];
         for _ in 0..args.rounds {
-            best = best.max(throughput(&rt, &palisade, &policy, w1, &args));
+            for (v, (_, prepared)) in variants.iter().enumerate() {
+                best[v] = best[v].max(throughput(&rt, &palisade, &policy, &prepared[i], &args));
+            }
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let rounds = if args.rounds > 1 {
@@ -225,11 +244,23 @@ pub fn run(args: BenchArgs) -> ExitCode {
         } else {
             String::new()
         };
-        println!(
-            "\nthroughput: w1, {} tasks on {threads} threads: {best:.0} calls/s{rounds}",
-            args.concurrency,
-        );
-        summary.throughput = Some(best);
+        for ((kind, _), best) in variants.iter().zip(&best) {
+            let form = if several {
+                format!(" ({})", kind.label())
+            } else {
+                String::new()
+            };
+            println!(
+                "{}throughput: w1{form}, {} tasks on {threads} threads: {best:.0} calls/s{rounds}",
+                if form.is_empty() || kind == &variants[0].0 {
+                    "\n"
+                } else {
+                    ""
+                },
+                args.concurrency,
+            );
+        }
+        summary.throughput = Some(best[0]);
     }
     if args.in_flight > 0 {
         match in_flight_memory(&rt, args.in_flight) {
@@ -250,35 +281,16 @@ pub fn run(args: BenchArgs) -> ExitCode {
             }
         }
     }
-    if !args.no_fuel
-        && let Some(w3) = workloads.iter().find(|w| w.name == "w3")
-    {
-        let unmetered = Palisade::builder()
-            .fuel_metering(false)
-            .max_concurrency(4)
-            .build()
-            .map_err(|e| e.to_string())
-            .and_then(|p| {
-                // As many rounds as the metered runs had, fastest kept.
-                (0..args.rounds).try_fold(None::<Measured>, |best, _| {
-                    let m = measure(&rt, &p, &policy, w3, calls_for(w3, args.calls))?;
-                    Ok(Some(match best {
-                        Some(b) if b.median <= m.median => b,
-                        _ => m,
-                    }))
-                })
-            });
-        match unmetered {
-            Ok(m) => {
-                let m = m.expect("at least one round");
-                println!("w3 without fuel metering: {:.1} µs median", us(m.median));
-                summary.w3_unmetered = Some(m.median);
-            }
-            Err(message) => {
-                eprintln!("error: w3 without fuel metering: {message}");
-                return ExitCode::FAILURE;
-            }
-        }
+    if !paired.is_empty() {
+        let each: Vec<String> = paired
+            .iter()
+            .map(|(m, u)| format!("{:.2}/{:.2}", ms(*m), ms(*u)))
+            .collect();
+        println!(
+            "w3 with and without fuel metering, ms, round by round: {}",
+            each.join(" · ")
+        );
+        summary.fuel_overhead = Some(FuelOverhead::from_rounds(&paired));
     }
     if args.one_shot_runs > 0 && !Path::new("examples/hello.js").is_file() {
         eprintln!("note: no examples/hello.js here; the one-shot measurement is skipped");
@@ -302,6 +314,128 @@ pub fn run(args: BenchArgs) -> ExitCode {
     }
     summary.print();
     ExitCode::SUCCESS
+}
+
+/// A form in which the workloads are handed to `Palisade::run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Variant {
+    /// The source; the in-memory bytecode cache serves calls after the first.
+    Source,
+    /// Compiled to bytecode before measuring (`Palisade::precompile`).
+    Precompiled,
+    /// Compiled into a component of its own (`palisade compile`).
+    Compiled,
+}
+
+impl Variant {
+    fn label(self) -> &'static str {
+        match self {
+            Variant::Source => "source",
+            Variant::Precompiled => "precompiled",
+            Variant::Compiled => "compiled",
+        }
+    }
+}
+
+impl BenchArgs {
+    fn variant_list(&self) -> Vec<Variant> {
+        if !self.variants.is_empty() {
+            let mut list = self.variants.clone();
+            list.dedup();
+            list
+        } else if self.compiled {
+            vec![Variant::Compiled]
+        } else if self.precompile {
+            vec![Variant::Precompiled]
+        } else {
+            vec![Variant::Source]
+        }
+    }
+}
+
+/// The workloads in the form `kind` names.
+fn prepare(
+    rt: &tokio::runtime::Runtime,
+    palisade: &Palisade,
+    policy: &Policy,
+    workloads: &[Workload],
+    kind: Variant,
+) -> Result<Vec<Workload>, String> {
+    workloads
+        .iter()
+        .map(|w| {
+            let script = match kind {
+                Variant::Source => Ok(w.script.clone()),
+                Variant::Precompiled => rt.block_on(palisade.precompile(policy, &w.script)),
+                Variant::Compiled => {
+                    eprintln!("palisade: compiling {} into a component…", w.name);
+                    rt.block_on(palisade.compile(policy, &w.script))
+                        .and_then(Script::from_component)
+                        .and_then(|script| rt.block_on(palisade.precompile(policy, &script)))
+                }
+            }
+            .map_err(|e| format!("{} does not compile: {}: {e}", w.name, e.code()))?;
+            Ok(Workload {
+                script,
+                ..w.clone()
+            })
+        })
+        .collect()
+}
+
+/// One variant's table (each workload's fastest round) and the medians of all its rounds.
+fn print_table(
+    workloads: &[Workload],
+    fastest: &[Option<Measured>],
+    rounds: &[Vec<Duration>],
+    args: &BenchArgs,
+) {
+    println!("| workload | calls | median µs | p99 µs | calls/s (1 task) | fuel/call |");
+    println!("|---|---|---|---|---|---|");
+    for (w, m) in workloads.iter().zip(fastest) {
+        let m = m.as_ref().expect("every workload was measured");
+        println!(
+            "| {} | {} | {:.1} | {:.1} | {:.0} | {} |",
+            w.name,
+            calls_for(w, args.calls),
+            us(m.median),
+            us(m.p99),
+            m.calls_per_s,
+            m.fuel
+        );
+    }
+    if args.rounds > 1 {
+        println!("\nmedians by round, µs (the table shows each workload's fastest):");
+        for (w, medians_by_round) in workloads.iter().zip(rounds) {
+            let each: Vec<String> = medians_by_round
+                .iter()
+                .map(|d| format!("{:.1}", us(*d)))
+                .collect();
+            println!("- {}: {}", w.name, each.join(" / "));
+        }
+    }
+}
+
+/// The variants' fastest medians side by side, measured in the same rounds.
+fn print_side_by_side(variants: &[(Variant, Vec<Workload>)], fastest: &[Vec<Option<Measured>>]) {
+    let labels: Vec<&str> = variants.iter().map(|(kind, _)| kind.label()).collect();
+    println!(
+        "\nside by side, median µs, each variant right after the other in every round:\n\n| workload | {} |\n|---|{}",
+        labels.join(" | "),
+        "---|".repeat(labels.len())
+    );
+    for (i, w) in variants[0].1.iter().enumerate() {
+        let cells: Vec<String> = fastest
+            .iter()
+            .map(|by_workload| {
+                let m = by_workload[i]
+                    .as_ref()
+                    .expect("every workload was measured");
+                format!("{:.1}", us(m.median))
+            })
+            .collect();
+        println!("| {} | {} |", w.name, cells.join(" | "));
+    }
 }
 
 /// Median, p99, rate and fuel of one workload run `calls` times, one call at a time.
@@ -427,8 +561,41 @@ struct Summary {
     medians: std::collections::HashMap<String, Duration>,
     throughput: Option<f64>,
     memory_per_call: Option<f64>,
-    w3_unmetered: Option<Duration>,
+    fuel_overhead: Option<FuelOverhead>,
     one_shot: Option<Duration>,
+}
+
+/// Fuel metering's cost on w3, from rounds in which the metered and the unmetered engine ran
+/// one after the other.
+struct FuelOverhead {
+    /// The median over rounds of metered / unmetered.
+    ratio: f64,
+    /// The fastest round of each.
+    metered: Duration,
+    unmetered: Duration,
+    rounds: usize,
+}
+
+impl FuelOverhead {
+    fn from_rounds(paired: &[(Duration, Duration)]) -> Self {
+        let mut ratios: Vec<f64> = paired
+            .iter()
+            .map(|(m, u)| m.as_secs_f64() / u.as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let middle = ratios.len() / 2;
+        let ratio = if ratios.len() % 2 == 1 {
+            ratios[middle]
+        } else {
+            (ratios[middle - 1] + ratios[middle]) / 2.0
+        };
+        FuelOverhead {
+            ratio,
+            metered: paired.iter().map(|p| p.0).min().unwrap_or_default(),
+            unmetered: paired.iter().map(|p| p.1).min().unwrap_or_default(),
+            rounds: paired.len(),
+        }
+    }
 }
 
 impl Summary {
@@ -443,15 +610,15 @@ impl Summary {
                 }
             })
         };
-        let fuel_cost = match (self.medians.get("w3"), self.w3_unmetered) {
-            (Some(metered), Some(unmetered)) => format!(
-                "{:+.0}% ({:.1} ms metered, {:.1} ms not)",
-                (metered.as_secs_f64() / unmetered.as_secs_f64() - 1.0) * 100.0,
-                ms(*metered),
-                ms(unmetered)
-            ),
-            _ => na(),
-        };
+        let fuel_cost = self.fuel_overhead.as_ref().map_or_else(na, |f| {
+            format!(
+                "{:+.0}% (median of {} paired rounds; fastest {:.1} ms metered, {:.1} ms not)",
+                (f.ratio - 1.0) * 100.0,
+                f.rounds,
+                ms(f.metered),
+                ms(f.unmetered)
+            )
+        });
         let rows = [
             (
                 "trivial call (w1), fresh instance, median",
@@ -555,4 +722,24 @@ fn in_flight_memory(rt: &tokio::runtime::Runtime, n: usize) -> Result<(f64, u64,
         Ok::<_, String>(peak)
     })?;
     Ok((peak.saturating_sub(base) as f64 / n as f64, base, peak))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fuel_overhead_is_the_median_of_paired_ratios() {
+        let ms = Duration::from_millis;
+        // A round caught in a slow phase (the first) does not move the median.
+        let odd =
+            FuelOverhead::from_rounds(&[(ms(36), ms(20)), (ms(18), ms(20)), (ms(19), ms(20))]);
+        assert_eq!(odd.ratio, 19.0 / 20.0);
+        assert_eq!(
+            (odd.metered, odd.unmetered, odd.rounds),
+            (ms(18), ms(20), 3)
+        );
+        let even = FuelOverhead::from_rounds(&[(ms(10), ms(10)), (ms(12), ms(10))]);
+        assert!((even.ratio - 1.1).abs() < 1e-12, "{}", even.ratio);
+    }
 }

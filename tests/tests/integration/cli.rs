@@ -322,7 +322,8 @@ fn bench_prints_the_speed_targets_table() {
         "throughput: w1, 4 tasks on ",
         "calls/s, fastest of 2 rounds",
         "memory: 10 calls",
-        "w3 without fuel metering:",
+        "w3 with and without fuel metering, ms, round by round: ",
+        "(median of 2 paired rounds; fastest ",
         "one-shot: `palisade run examples/hello.js`, 2 runs",
         "| trivial call (w1), fresh instance, median | ≤ 15 µs |",
         "| fuel metering overhead on w3 | measured | ",
@@ -337,6 +338,17 @@ fn bench_prints_the_speed_targets_table() {
     ] {
         let row = out.lines().find(|l| l.starts_with(measured)).unwrap();
         assert!(!row.contains("not measured"), "{row}");
+    }
+    // Each round ran w3 on both engines, one after the other.
+    let pairs = out
+        .lines()
+        .find_map(|l| l.strip_prefix("w3 with and without fuel metering, ms, round by round: "))
+        .unwrap();
+    assert_eq!(pairs.split(" · ").count(), 2, "{pairs}");
+    for pair in pairs.split(" · ") {
+        let (metered, unmetered) = pair.split_once('/').unwrap();
+        assert!(metered.parse::<f64>().unwrap() > 0.0, "{pair}");
+        assert!(unmetered.parse::<f64>().unwrap() > 0.0, "{pair}");
     }
     // Two medians per workload, the table's the smaller.
     for (name, row) in [("w1", "| w1 | 20 | "), ("w3", "| w3 | 10 | ")] {
@@ -364,4 +376,68 @@ fn bench_prints_the_speed_targets_table() {
         out.contains("| transform (w2), median | ≤ 0.5 ms | not measured |"),
         "{out}"
     );
+}
+
+#[test]
+fn bench_measures_variants_in_the_same_rounds() {
+    let o = palisade(
+        &[
+            "bench",
+            "--calls",
+            "10",
+            "--only",
+            "w1",
+            "--variants",
+            "source,compiled",
+            "--concurrency",
+            "2",
+            "--in-flight",
+            "0",
+            "--one-shot-runs",
+            "0",
+            "--rounds",
+            "2",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    for row in [
+        "source:",
+        "compiled:",
+        "| workload | source | compiled |",
+        "throughput: w1 (source), 2 tasks on ",
+        "throughput: w1 (compiled), 2 tasks on ",
+    ] {
+        assert!(out.contains(row), "missing {row:?} in:\n{out}");
+    }
+    // A compiled w1 runs the already evaluated module: it uses less fuel than from source.
+    let fuel: Vec<u64> = out
+        .lines()
+        .filter(|l| l.starts_with("| w1 | 10 |"))
+        .map(|l| {
+            l.trim_end_matches(" |")
+                .rsplit(" | ")
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(fuel.len(), 2, "{out}");
+    assert!(fuel[1] < fuel[0], "{fuel:?}");
+    // The side-by-side row repeats each variant's fastest median.
+    let side: Vec<&str> = out
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("| w1 | ")
+                .filter(|rest| rest.matches(" | ").count() == 1)
+        })
+        .unwrap_or_else(|| panic!("no side-by-side row in:\n{out}"))
+        .trim_end_matches(" |")
+        .split(" | ")
+        .collect();
+    assert_eq!(side.len(), 2, "{out}");
+    let o = palisade(&["bench", "--variants", "source", "--compiled"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
