@@ -19,13 +19,14 @@
 
 use javy::quickjs::{Ctx, Value, qjs};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use std::{fmt, mem};
+use std::{cell::RefCell, fmt, mem};
 
 /// Parse `input` into a JavaScript value, with `JSON.parse`'s result and errors.
 pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> javy::quickjs::Result<Value<'js>> {
     let ctx = cx.as_raw().as_ptr();
+    let keys = RefCell::new(KeyCache::new(ctx));
     let mut reader = serde_json::Deserializer::from_str(input);
-    let parsed = ValueSeed(Builder { ctx })
+    let parsed = ValueSeed(Builder { ctx, keys: &keys })
         .deserialize(&mut reader)
         .and_then(|value| reader.end().map(|()| value));
     match parsed {
@@ -42,11 +43,12 @@ pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> javy::quickjs::Result<Value<'js
 
 /// Makes QuickJS values in the call's context.
 #[derive(Clone, Copy)]
-struct Builder {
+struct Builder<'k> {
     ctx: *mut qjs::JSContext,
+    keys: &'k RefCell<KeyCache>,
 }
 
-impl Builder {
+impl Builder<'_> {
     fn owned(&self, value: qjs::JSValue) -> Option<Owned> {
         // SAFETY: `value` was just returned by QuickJS and is owned by the caller.
         (!unsafe { qjs::JS_IsException(value) }).then_some(Owned {
@@ -142,9 +144,9 @@ fn failed<E: de::Error>() -> E {
     E::custom("QuickJS could not make a value")
 }
 
-struct ValueSeed(Builder);
+struct ValueSeed<'k>(Builder<'k>);
 
-impl<'de> DeserializeSeed<'de> for ValueSeed {
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
     type Value = Owned;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Owned, D::Error> {
@@ -152,7 +154,7 @@ impl<'de> DeserializeSeed<'de> for ValueSeed {
     }
 }
 
-impl ValueSeed {
+impl ValueSeed<'_> {
     fn immediate(&self, value: qjs::JSValue) -> Owned {
         Owned {
             ctx: self.0.ctx,
@@ -161,7 +163,7 @@ impl ValueSeed {
     }
 }
 
-impl<'de> Visitor<'de> for ValueSeed {
+impl<'de> Visitor<'de> for ValueSeed<'_> {
     type Value = Owned;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -234,7 +236,7 @@ impl<'de> Visitor<'de> for ValueSeed {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Owned, A::Error> {
         let object = self.0.new_object().ok_or_else(failed::<A::Error>)?;
-        while let Some(key) = map.next_key_seed(KeySeed(self.0.ctx))? {
+        while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
             let value = map.next_value_seed(ValueSeed(self.0))?;
             if !self.0.define(&object, key.atom, value) {
                 return Err(failed());
@@ -264,9 +266,9 @@ impl Drop for Elements {
 }
 
 /// An object's key, as a QuickJS atom (numeric keys become index atoms, as in `JSON.parse`).
-struct KeySeed(*mut qjs::JSContext);
+struct KeySeed<'k>(Builder<'k>);
 
-impl<'de> DeserializeSeed<'de> for KeySeed {
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
     type Value = OwnedAtom;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<OwnedAtom, D::Error> {
@@ -274,7 +276,7 @@ impl<'de> DeserializeSeed<'de> for KeySeed {
     }
 }
 
-impl<'de> Visitor<'de> for KeySeed {
+impl<'de> Visitor<'de> for KeySeed<'_> {
     type Value = OwnedAtom;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -282,27 +284,111 @@ impl<'de> Visitor<'de> for KeySeed {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<OwnedAtom, E> {
-        let ctx = self.0;
-        // SAFETY: `s` is valid UTF-8 of the given length; the context is live.
-        let atom = unsafe {
-            if s.is_ascii() {
-                qjs::JS_NewAtomLen(ctx, s.as_ptr().cast(), s.len() as _)
-            } else {
-                // `JS_NewAtomLen` first looks the bytes up among existing atoms, where UTF-8
-                // bytes can match a different Latin-1 atom ("é" would find "Ã©"); a key that
-                // is not ASCII becomes a string first.
-                let string = qjs::JS_NewStringLen(ctx, s.as_ptr().cast(), s.len() as _);
-                if qjs::JS_IsException(string) {
-                    return Err(failed());
-                }
-                let atom = qjs::JS_ValueToAtom(ctx, string);
-                qjs::JS_FreeValue(ctx, string);
-                atom
-            }
-        };
-        if atom == qjs::JS_ATOM_NULL {
-            return Err(failed());
-        }
+        let ctx = self.0.ctx;
+        let atom = self.0.keys.borrow_mut().atom(s).ok_or_else(failed)?;
         Ok(OwnedAtom { ctx, atom })
     }
+}
+
+/// The atoms of recently read keys, by their bytes: the rows of an input repeat the same keys,
+/// and looking a key up here is cheaper than in QuickJS's atom table. Direct-mapped, so that it
+/// stays small whatever the input, and only set up once an input has shown more than a few keys;
+/// each entry holds a reference to its atom.
+struct KeyCache {
+    ctx: *mut qjs::JSContext,
+    seen: u32,
+    slots: Option<Box<[CachedKey; KEY_CACHE_SLOTS]>>,
+}
+
+/// Entries in the key cache (a power of two).
+const KEY_CACHE_SLOTS: usize = 32;
+/// Longer keys are not cached.
+const KEY_CACHE_MAX_LEN: usize = 23;
+/// Keys read before the cache is set up: a small input does not pay for it.
+const KEY_CACHE_AFTER: u32 = 16;
+
+#[derive(Clone, Copy)]
+struct CachedKey {
+    len: u8,
+    bytes: [u8; KEY_CACHE_MAX_LEN],
+    /// `JS_ATOM_NULL` when the slot is empty.
+    atom: qjs::JSAtom,
+}
+
+const EMPTY_KEY: CachedKey = CachedKey {
+    len: 0,
+    bytes: [0; KEY_CACHE_MAX_LEN],
+    atom: qjs::JS_ATOM_NULL,
+};
+
+impl KeyCache {
+    fn new(ctx: *mut qjs::JSContext) -> Self {
+        KeyCache {
+            ctx,
+            seen: 0,
+            slots: None,
+        }
+    }
+
+    /// A new reference to the atom of `key`, or `None` when QuickJS could not make it.
+    fn atom(&mut self, key: &str) -> Option<qjs::JSAtom> {
+        let bytes = key.as_bytes();
+        if bytes.len() > KEY_CACHE_MAX_LEN || self.seen < KEY_CACHE_AFTER {
+            self.seen += 1;
+            return new_atom(self.ctx, key);
+        }
+        let slots = self
+            .slots
+            .get_or_insert_with(|| Box::new([EMPTY_KEY; KEY_CACHE_SLOTS]));
+        let first = bytes.first().copied().unwrap_or(0) as usize;
+        let last = bytes.last().copied().unwrap_or(0) as usize;
+        let slot = &mut slots[(bytes.len() * 31 + first * 7 + last) % KEY_CACHE_SLOTS];
+        if slot.atom != qjs::JS_ATOM_NULL && &slot.bytes[..slot.len as usize] == bytes {
+            // SAFETY: the cache holds a reference to the atom, so it is live.
+            return Some(unsafe { qjs::JS_DupAtom(self.ctx, slot.atom) });
+        }
+        let atom = new_atom(self.ctx, key)?;
+        if slot.atom != qjs::JS_ATOM_NULL {
+            // SAFETY: the cache held this reference.
+            unsafe { qjs::JS_FreeAtom(self.ctx, slot.atom) };
+        }
+        slot.len = bytes.len() as u8;
+        slot.bytes[..bytes.len()].copy_from_slice(bytes);
+        // SAFETY: `atom` was just made; the cache takes a second reference to it.
+        slot.atom = unsafe { qjs::JS_DupAtom(self.ctx, atom) };
+        Some(atom)
+    }
+}
+
+impl Drop for KeyCache {
+    fn drop(&mut self) {
+        for slot in self.slots.iter().flat_map(|slots| slots.iter()) {
+            if slot.atom != qjs::JS_ATOM_NULL {
+                // SAFETY: the cache held this reference; the context outlives the parse.
+                unsafe { qjs::JS_FreeAtom(self.ctx, slot.atom) };
+            }
+        }
+    }
+}
+
+/// The atom of `key`, or `None` when QuickJS could not make it.
+fn new_atom(ctx: *mut qjs::JSContext, key: &str) -> Option<qjs::JSAtom> {
+    // SAFETY: `key` is valid UTF-8 of the given length; the context is live.
+    let atom = unsafe {
+        if key.is_ascii() {
+            qjs::JS_NewAtomLen(ctx, key.as_ptr().cast(), key.len() as _)
+        } else {
+            // `JS_NewAtomLen` first looks the bytes up among existing atoms, where UTF-8
+            // bytes can match a different Latin-1 atom ("é" would find "Ã©"); a key that
+            // is not ASCII becomes a string first.
+            let string = qjs::JS_NewStringLen(ctx, key.as_ptr().cast(), key.len() as _);
+            if qjs::JS_IsException(string) {
+                return None;
+            }
+            let atom = qjs::JS_ValueToAtom(ctx, string);
+            qjs::JS_FreeValue(ctx, string);
+            atom
+        }
+    };
+    (atom != qjs::JS_ATOM_NULL).then_some(atom)
 }
