@@ -2,9 +2,7 @@
 //! (in a sandbox of their own, under the call's policy) and later calls run the bytecode, which
 //! skips parsing. Keyed by SHA-256 of the module name and source; bounded in entries and bytes.
 
-use crate::Script;
 use lru::LruCache;
-use sha2::{Digest, Sha256};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
@@ -30,14 +28,6 @@ impl BytecodeCache {
                 bytes: 0,
             }),
         })
-    }
-
-    pub fn key(script: &Script) -> [u8; 32] {
-        let mut hash = Sha256::new();
-        hash.update(script.name().as_bytes());
-        hash.update([0]);
-        hash.update(script.source().as_bytes());
-        hash.finalize().into()
     }
 
     pub fn get(&self, key: &[u8; 32]) -> Option<Arc<[u8]>> {

@@ -1,6 +1,7 @@
 //! Long-lived state: wasmtime engines, the compiled guest, linkers, `InstancePre`s, the epoch
 //! ticker (without fuel metering) and the admission limit. Built once per process and shared by every call.
 
+use crate::auto::{AutoCompileStatus, AutoCompiler, Plan};
 use crate::bytecode::BytecodeCache;
 use crate::call::{self, CallState, Outcome};
 use crate::caps::capability::Handler;
@@ -74,6 +75,7 @@ pub struct Builder {
     handlers: HashMap<String, Handler>,
     kv: KvSetting,
     fuel: bool,
+    auto_compile: u32,
 }
 
 /// Where the key-value store comes from.
@@ -98,6 +100,7 @@ impl Default for Builder {
             handlers: HashMap::new(),
             kv: KvSetting::Path(crate::cache::default_data_dir().join("kv.redb")),
             fuel: true,
+            auto_compile: 0,
         }
     }
 }
@@ -181,6 +184,24 @@ impl Builder {
         self
     }
 
+    /// Compile a source script into a component of its own (as [`Palisade::compile`] does) once
+    /// it has been called `calls` times under the same policy, in the background, and run its
+    /// later calls under that policy from the component: each still in a fresh instance, but
+    /// without evaluating the module's top level again. 0 (the default) turns this off.
+    ///
+    /// Only policies without per-call globals (`[capabilities]`, `[config]`, `[kv]`, `[fs]`
+    /// mounts or scratch) qualify, so that the top level sees the same scope as from source. A
+    /// script whose top level reads the clock, draws random numbers, starts timers, logs or
+    /// calls the host is not compiled and keeps running from source. Once compiled, a call's
+    /// fuel, time and receipt no longer include the top level. Compiling takes about a second
+    /// of CPU per script (on the blocking thread pool; the machine code is cached on disk like
+    /// the guest's); the 32 most recently used compiled scripts are kept.
+    /// [`Palisade::auto_compile_status`] tells where a script stands.
+    pub fn auto_compile(mut self, calls: u32) -> Self {
+        self.auto_compile = calls;
+        self
+    }
+
     /// Called before the one-time compilation of the guest (a cache miss), for progress output.
     pub fn on_compile(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.on_compile = Arc::new(f);
@@ -202,6 +223,7 @@ impl Builder {
             tickers: Mutex::new(Vec::new()),
             rates: Mutex::new(HashMap::new()),
             kv: std::sync::OnceLock::new(),
+            auto: AutoCompiler::new(self.auto_compile),
             settings: self,
         });
         inner.runtime(Policy::builtin_default().limits().stack)?;
@@ -234,6 +256,8 @@ struct Inner {
     rates: Mutex<HashMap<String, Option<Arc<RateLimiter>>>>,
     /// The key-value store, opened on first use (or why it could not be).
     kv: std::sync::OnceLock<Result<Arc<dyn KvBackend>, String>>,
+    /// Scripts compiled in the background once called often ([`Builder::auto_compile`]).
+    auto: Option<AutoCompiler>,
 }
 
 /// A compiled script's runtime: the stack size of its engine and the component's SHA-256.
@@ -456,6 +480,14 @@ impl Palisade {
         if let Err(error) = call::check_input(policy, input) {
             return Outcome::failed(error, policy, started);
         }
+        let auto;
+        let script = match self.auto_compiled(policy, script, &tape) {
+            Some(compiled) => {
+                auto = compiled;
+                &auto
+            }
+            None => script,
+        };
         let runtime = match self.inner.runtime(policy.limits().stack) {
             Ok(runtime) => runtime,
             Err(error) => return Outcome::failed(error, policy, started),
@@ -544,6 +576,45 @@ impl Palisade {
         outcome
     }
 
+    /// The compiled form of `script` when [`Builder::auto_compile`] has made one for `policy`;
+    /// counts the call, and starts the compile when this call reaches the threshold.
+    fn auto_compiled(&self, policy: &Policy, script: &Script, tape: &Tape) -> Option<Script> {
+        let auto = self.inner.auto.as_ref()?;
+        if !matches!(tape, Tape::Off) {
+            return None;
+        }
+        match auto.decide(policy, script) {
+            Plan::Run(compiled) => Some(compiled),
+            Plan::Source => None,
+            Plan::Compile(key) => {
+                let (this, policy, script) = (self.clone(), policy.clone(), script.clone());
+                tokio::spawn(async move {
+                    let result = async {
+                        let compiled =
+                            Script::from_component(this.compile(&policy, &script).await?)?;
+                        // Load its machine code now, so that no call waits for it.
+                        this.precompile(&policy, &compiled).await
+                    }
+                    .await;
+                    if let Some(auto) = &this.inner.auto {
+                        auto.finish(key, result);
+                    }
+                });
+                None
+            }
+        }
+    }
+
+    /// Where `script` stands with the automatic compiler under `policy`
+    /// ([`Builder::auto_compile`]); `None` when that is off or the script is already compiled.
+    pub fn auto_compile_status(
+        &self,
+        policy: &Policy,
+        script: &Script,
+    ) -> Option<AutoCompileStatus> {
+        self.inner.auto.as_ref()?.status(policy, script)
+    }
+
     /// The key-value store, opened on first use.
     fn kv_backend(&self) -> Result<Arc<dyn KvBackend>, String> {
         self.inner
@@ -581,7 +652,7 @@ impl Palisade {
         if script.is_precompiled() || script.is_compiled() {
             return None;
         }
-        let key = BytecodeCache::key(script);
+        let key = script.key();
         if let Some(bytecode) = cache.get(&key) {
             return Some(bytecode);
         }

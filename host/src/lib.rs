@@ -18,6 +18,7 @@
 //! ```
 
 mod audit;
+mod auto;
 mod bytecode;
 mod cache;
 mod call;
@@ -33,6 +34,7 @@ mod script;
 pub mod snapshot;
 
 pub use audit::{AuditRecord, Decision};
+pub use auto::AutoCompileStatus;
 pub use call::{Level, LogLine, Outcome, Receipt};
 pub use caps::capability::CapabilityFuture;
 pub use engine::{Builder, Palisade};

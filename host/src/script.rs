@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// An ES module to run. Cheap to clone; the source is shared.
 #[derive(Debug, Clone)]
@@ -17,6 +17,9 @@ pub struct Script {
     bytecode: Option<Arc<[u8]>>,
     /// The component from [`crate::Palisade::compile`], with the module already evaluated.
     compiled: Option<Compiled>,
+    /// SHA-256 of the name and source, computed once and shared by clones: it keys the
+    /// bytecode cache and the automatic compiler.
+    key: Arc<OnceLock<[u8; 32]>>,
 }
 
 /// A compiled script's component and its SHA-256, which keys the host's caches.
@@ -58,6 +61,7 @@ impl Script {
             source: source.into(),
             bytecode: None,
             compiled: None,
+            key: Arc::default(),
         }
     }
 
@@ -82,6 +86,7 @@ impl Script {
             source: marker.source.into(),
             bytecode: None,
             compiled: Some(Compiled { wasm, sha256 }),
+            key: Arc::default(),
         })
     }
 
@@ -108,6 +113,17 @@ impl Script {
 
     pub(crate) fn compiled(&self) -> Option<&Compiled> {
         self.compiled.as_ref()
+    }
+
+    /// SHA-256 of the module name and source.
+    pub(crate) fn key(&self) -> [u8; 32] {
+        *self.key.get_or_init(|| {
+            let mut hash = Sha256::new();
+            hash.update(self.name.as_bytes());
+            hash.update([0]);
+            hash.update(self.source.as_bytes());
+            hash.finalize().into()
+        })
     }
 
     /// The module source.

@@ -1,7 +1,7 @@
 //! `palisade bench`: the peers' workloads, a fresh sandbox per call, median / p99 / calls/s.
 
 use clap::Args;
-use palisade::{Palisade, Policy, Script};
+use palisade::{AutoCompileStatus, Error, Palisade, Policy, Script};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -144,9 +144,30 @@ pub fn run(args: BenchArgs) -> ExitCode {
         .build()
         .expect("tokio starts");
     let mut variants: Vec<(Variant, Vec<Workload>)> = Vec::new();
+    // The Palisade each variant is measured on: the auto-compiled form has one of its own, so
+    // that the other forms of the same scripts stay as they are.
+    let mut engines: Vec<Arc<Palisade>> = Vec::new();
     for kind in args.variant_list() {
-        match prepare(&rt, &palisade, &policy, &workloads, kind) {
-            Ok(prepared) => variants.push((kind, prepared)),
+        let engine = match kind {
+            Variant::Auto => match configured(!args.no_fuel)
+                .max_concurrency(args.concurrency.max(1) as u32)
+                .auto_compile(AUTO_COMPILE_AFTER)
+                .build()
+            {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("error[{}]: {e}", e.code());
+                    return ExitCode::from(e.exit_code() as u8);
+                }
+            },
+            _ => palisade.clone(),
+        };
+        let engine = Arc::new(engine);
+        match prepare(&rt, &engine, &policy, &workloads, kind) {
+            Ok(prepared) => {
+                variants.push((kind, prepared));
+                engines.push(engine);
+            }
             Err(message) => {
                 eprintln!("error: {message}");
                 return ExitCode::FAILURE;
@@ -188,7 +209,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
             for (v, (_, prepared)) in variants.iter().enumerate() {
                 let w = &prepared[i];
                 let calls = calls_for(w, args.calls);
-                let m = match measure(&rt, &palisade, &policy, w, calls) {
+                let m = match measure(&rt, &engines[v], &policy, w, calls) {
                     Ok(m) => m,
                     Err(message) => {
                         eprintln!("error: {message}");
@@ -231,11 +252,10 @@ pub fn run(args: BenchArgs) -> ExitCode {
     };
 
     if let Some(i) = workloads.iter().position(|w| w.name == "w1") {
-        let palisade = Arc::new(palisade);
         let mut best = vec![0.0f64; variants.len()];
         for _ in 0..args.rounds {
             for (v, (_, prepared)) in variants.iter().enumerate() {
-                best[v] = best[v].max(throughput(&rt, &palisade, &policy, &prepared[i], &args));
+                best[v] = best[v].max(throughput(&rt, &engines[v], &policy, &prepared[i], &args));
             }
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -325,6 +345,9 @@ pub enum Variant {
     Precompiled,
     /// Compiled into a component of its own (`palisade compile`).
     Compiled,
+    /// The source, on a Palisade that compiles it into a component once it is called often
+    /// (`Builder::auto_compile`); measured once that compile has finished.
+    Auto,
 }
 
 impl Variant {
@@ -333,6 +356,7 @@ impl Variant {
             Variant::Source => "source",
             Variant::Precompiled => "precompiled",
             Variant::Compiled => "compiled",
+            Variant::Auto => "auto-compiled",
         }
     }
 }
@@ -373,6 +397,13 @@ fn prepare(
                         .and_then(Script::from_component)
                         .and_then(|script| rt.block_on(palisade.precompile(policy, &script)))
                 }
+                Variant::Auto => {
+                    eprintln!(
+                        "palisade: calling {} until it is compiled automatically…",
+                        w.name
+                    );
+                    rt.block_on(auto_compiled(palisade, policy, w))
+                }
             }
             .map_err(|e| format!("{} does not compile: {}: {e}", w.name, e.code()))?;
             Ok(Workload {
@@ -381,6 +412,40 @@ fn prepare(
             })
         })
         .collect()
+}
+
+/// Calls before `Builder::auto_compile` compiles a script, for the `auto` variant.
+const AUTO_COMPILE_AFTER: u32 = 8;
+
+/// Call `w` on `palisade` (which compiles scripts automatically) until its compiled form is
+/// ready, so that the measured calls all run from it.
+async fn auto_compiled(
+    palisade: &Palisade,
+    policy: &Policy,
+    w: &Workload,
+) -> Result<Script, Error> {
+    let started = Instant::now();
+    loop {
+        let outcome = palisade.run(policy, &w.script, &w.input).await;
+        outcome.result?;
+        match palisade.auto_compile_status(policy, &w.script) {
+            Some(AutoCompileStatus::Ready) => return Ok(w.script.clone()),
+            Some(AutoCompileStatus::Refused { reason }) => {
+                return Err(Error::Internal {
+                    detail: format!("not compiled automatically: {reason}"),
+                });
+            }
+            _ if started.elapsed() > Duration::from_secs(300) => {
+                return Err(Error::Internal {
+                    detail: "not compiled automatically within 5 minutes".into(),
+                });
+            }
+            Some(AutoCompileStatus::Compiling) => {
+                tokio::time::sleep(Duration::from_millis(20)).await
+            }
+            _ => {}
+        }
+    }
 }
 
 /// One variant's table (each workload's fastest round) and the medians of all its rounds.

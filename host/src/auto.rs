@@ -1,0 +1,151 @@
+//! Compiled scripts the library makes on its own ([`crate::Builder::auto_compile`]): a source
+//! script called often enough under one policy is compiled into a component of its own in the
+//! background, as `palisade compile` would, and later calls under that policy run from it.
+//!
+//! Only policies that give a script no per-call globals (`[capabilities]`, `[config]`, `[kv]`,
+//! `[fs]` mounts or scratch) qualify: a compiled top level runs before those exist, so with them
+//! it could see a different global scope than a call from source does. Without them the top
+//! level sees the same scope either way, and anything whose result a snapshot would freeze
+//! (clock, randomness, timers, console, host calls) makes the compile fail with
+//! `not_compilable`; such a script keeps running from source.
+
+use crate::{Policy, Script};
+use lru::LruCache;
+use std::num::NonZeroUsize;
+use std::sync::Mutex;
+
+/// Scripts and policies whose calls are counted; past it the least recently called is
+/// forgotten.
+const TRACKED: usize = 1024;
+
+/// Compiled scripts kept (each holds its component, a few MB): as many as the engine keeps
+/// loaded. One evicted here is counted again from zero.
+const READY: usize = 32;
+
+/// The script (SHA-256 of its name and source) and the policy (its SHA-256).
+pub(crate) type Key = ([u8; 32], String);
+
+/// Where a script stands with the automatic compiler, under one policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AutoCompileStatus {
+    /// Called this many times so far; compiled once the count reaches the threshold.
+    Counting { calls: u32 },
+    /// Being compiled in the background; calls run from source meanwhile.
+    Compiling,
+    /// Compiled: calls run from the component.
+    Ready,
+    /// Could not be compiled (the error's code and message, such as `not_compilable`); calls
+    /// keep running from source.
+    Refused { reason: String },
+    /// The policy gives the script per-call globals, so it is never compiled on its own.
+    NotEligible,
+}
+
+enum Entry {
+    Counting(u32),
+    Compiling,
+    Refused(String),
+}
+
+pub(crate) struct AutoCompiler {
+    after: u32,
+    tracked: Mutex<LruCache<Key, Entry>>,
+    ready: Mutex<LruCache<Key, Script>>,
+}
+
+/// What a call should do about a script.
+pub(crate) enum Plan {
+    /// Run this compiled form instead.
+    Run(Script),
+    /// Start compiling it, then run from source.
+    Compile(Key),
+    /// Run from source.
+    Source,
+}
+
+impl AutoCompiler {
+    pub fn new(after: u32) -> Option<Self> {
+        (after > 0).then(|| Self {
+            after,
+            tracked: Mutex::new(LruCache::new(NonZeroUsize::new(TRACKED).expect("non-zero"))),
+            ready: Mutex::new(LruCache::new(NonZeroUsize::new(READY).expect("non-zero"))),
+        })
+    }
+
+    /// Count a call of `script` under `policy`.
+    pub fn decide(&self, policy: &Policy, script: &Script) -> Plan {
+        if script.is_compiled() || !eligible(policy) {
+            return Plan::Source;
+        }
+        let key = (script.key(), policy.sha256().to_owned());
+        if let Some(compiled) = lock(&self.ready).get(&key) {
+            return Plan::Run(compiled.clone());
+        }
+        let mut tracked = lock(&self.tracked);
+        let entry = tracked.get_or_insert_mut(key.clone(), || Entry::Counting(0));
+        match entry {
+            Entry::Counting(calls) => {
+                *calls += 1;
+                if *calls < self.after {
+                    return Plan::Source;
+                }
+                *entry = Entry::Compiling;
+                Plan::Compile(key)
+            }
+            Entry::Compiling | Entry::Refused(_) => Plan::Source,
+        }
+    }
+
+    /// Record how a compile started by [`Plan::Compile`] ended.
+    pub fn finish(&self, key: Key, result: Result<Script, crate::Error>) {
+        match result {
+            Ok(compiled) => {
+                lock(&self.tracked).pop(&key);
+                lock(&self.ready).put(key, compiled);
+            }
+            Err(error) => {
+                tracing::info!(
+                    code = error.code(),
+                    "script not compiled automatically: {error}"
+                );
+                lock(&self.tracked).put(key, Entry::Refused(format!("{}: {error}", error.code())));
+            }
+        }
+    }
+
+    pub fn status(&self, policy: &Policy, script: &Script) -> Option<AutoCompileStatus> {
+        if script.is_compiled() {
+            return None;
+        }
+        if !eligible(policy) {
+            return Some(AutoCompileStatus::NotEligible);
+        }
+        let key = (script.key(), policy.sha256().to_owned());
+        if lock(&self.ready).contains(&key) {
+            return Some(AutoCompileStatus::Ready);
+        }
+        Some(match lock(&self.tracked).peek(&key) {
+            None => AutoCompileStatus::Counting { calls: 0 },
+            Some(Entry::Counting(calls)) => AutoCompileStatus::Counting { calls: *calls },
+            Some(Entry::Compiling) => AutoCompileStatus::Compiling,
+            Some(Entry::Refused(reason)) => AutoCompileStatus::Refused {
+                reason: reason.clone(),
+            },
+        })
+    }
+}
+
+/// Whether a call under `policy` gets no per-call globals (see the module's documentation).
+fn eligible(policy: &Policy) -> bool {
+    policy.capabilities().is_none()
+        && policy.config().is_none()
+        && policy.kv().is_none()
+        && policy
+            .fs()
+            .is_none_or(|fs| fs.mount.is_empty() && fs.scratch.is_none())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
