@@ -5,6 +5,8 @@ mod support;
 #[path = "integration/upstream.rs"]
 mod upstream;
 
+#[path = "integration/auto_compile.rs"]
+mod auto_compile;
 #[path = "integration/capabilities.rs"]
 mod capabilities;
 #[path = "integration/cli.rs"]
