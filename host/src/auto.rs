@@ -114,6 +114,14 @@ impl AutoCompiler {
         }
     }
 
+    /// Forget a compile that ended without a result (its task was dropped).
+    pub fn abandon(&self, key: Key) {
+        let mut tracked = lock(&self.tracked);
+        if matches!(tracked.peek(&key), Some(Entry::Compiling)) {
+            tracked.put(key, Entry::Counting(0));
+        }
+    }
+
     pub fn status(&self, policy: &Policy, script: &Script) -> Option<AutoCompileStatus> {
         if script.is_compiled() {
             return None;

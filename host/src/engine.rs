@@ -588,7 +588,11 @@ impl Palisade {
             Plan::Source => None,
             Plan::Compile(key) => {
                 let (this, policy, script) = (self.clone(), policy.clone(), script.clone());
+                // Should the task be dropped unfinished (its runtime shut down), the script is
+                // counted afresh instead of staying "compiling" for good.
+                let pending = PendingCompile(Some((self.clone(), key.clone())));
                 tokio::spawn(async move {
+                    let mut pending = pending;
                     let result = async {
                         let compiled =
                             Script::from_component(this.compile(&policy, &script).await?)?;
@@ -599,6 +603,7 @@ impl Palisade {
                     if let Some(auto) = &this.inner.auto {
                         auto.finish(key, result);
                     }
+                    pending.0 = None;
                 });
                 None
             }
@@ -777,6 +782,20 @@ fn engine_config(s: &Builder, stack: usize) -> Config {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
     config
+}
+
+/// A background compile started by [`Builder::auto_compile`]; dropped before it finished, it
+/// lets the script be counted again.
+struct PendingCompile(Option<(Palisade, crate::auto::Key)>);
+
+impl Drop for PendingCompile {
+    fn drop(&mut self) {
+        if let Some((palisade, key)) = self.0.take()
+            && let Some(auto) = &palisade.inner.auto
+        {
+            auto.abandon(key);
+        }
+    }
 }
 
 /// One thread advances the epoch of every engine; it ends when the Palisade is dropped.

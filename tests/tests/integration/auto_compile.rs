@@ -131,3 +131,31 @@ async fn policies_with_per_call_globals_are_never_compiled() {
         Some(AutoCompileStatus::NotEligible)
     );
 }
+
+#[test]
+fn a_compile_cut_short_by_its_runtime_lets_the_script_be_counted_again() {
+    let p = Policy::builtin_default();
+    let script = Script::new(
+        "dropped.js",
+        "const table = [1, 2, 3];\nexport default () => table.length;\n",
+    );
+    // The third call starts the compile on this runtime, which is shut down right after.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for _ in 0..3 {
+            assert_eq!(output(&AUTO.run(&p, &script, "null").await), "3");
+        }
+    });
+    assert_eq!(
+        AUTO.auto_compile_status(&p, &script),
+        Some(AutoCompileStatus::Compiling)
+    );
+    drop(rt);
+    assert_eq!(
+        AUTO.auto_compile_status(&p, &script),
+        Some(AutoCompileStatus::Counting { calls: 0 })
+    );
+}
