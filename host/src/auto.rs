@@ -149,9 +149,7 @@ fn eligible(policy: &Policy) -> bool {
     policy.capabilities().is_none()
         && policy.config().is_none()
         && policy.kv().is_none()
-        && policy
-            .fs()
-            .is_none_or(|fs| fs.mount.is_empty() && fs.scratch.is_none())
+        && !policy.grants_files()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -454,9 +454,7 @@ pub(crate) async fn run(
         bridge_global: policy.capabilities().map(|c| c.global.clone()),
         random_seed,
         config: policy.config().is_some(),
-        fs: policy
-            .fs()
-            .is_some_and(|fs| !fs.mount.is_empty() || fs.scratch.is_some()),
+        fs: policy.grants_files(),
         kv_bucket: policy.kv().map(|kv| kv.default_bucket.clone()),
         fixed_clock: matches!(policy.determinism().clock, Clock::Fixed(_)),
     };

@@ -587,12 +587,13 @@ impl Palisade {
             Plan::Run(compiled) => Some(compiled),
             Plan::Source => None,
             Plan::Compile(key) => {
-                let (this, policy, script) = (self.clone(), policy.clone(), script.clone());
-                // Should the task be dropped unfinished (its runtime shut down), the script is
-                // counted afresh instead of staying "compiling" for good.
-                let pending = PendingCompile(Some((self.clone(), key.clone())));
+                let (policy, script) = (policy.clone(), script.clone());
+                let mut pending = PendingCompile {
+                    palisade: self.clone(),
+                    key: Some(key),
+                };
                 tokio::spawn(async move {
-                    let mut pending = pending;
+                    let this = &pending.palisade;
                     let result = async {
                         let compiled =
                             Script::from_component(this.compile(&policy, &script).await?)?;
@@ -600,10 +601,7 @@ impl Palisade {
                         this.precompile(&policy, &compiled).await
                     }
                     .await;
-                    if let Some(auto) = &this.inner.auto {
-                        auto.finish(key, result);
-                    }
-                    pending.0 = None;
+                    pending.finish(result);
                 });
                 None
             }
@@ -784,15 +782,24 @@ fn engine_config(s: &Builder, stack: usize) -> Config {
     config
 }
 
-/// A background compile started by [`Builder::auto_compile`]; dropped before it finished, it
-/// lets the script be counted again.
-struct PendingCompile(Option<(Palisade, crate::auto::Key)>);
+/// A background compile started by [`Builder::auto_compile`]. Dropped before it finished (its
+/// runtime shut down), it lets the script be counted afresh instead of staying "compiling".
+struct PendingCompile {
+    palisade: Palisade,
+    key: Option<crate::auto::Key>,
+}
+
+impl PendingCompile {
+    fn finish(&mut self, result: Result<Script, Error>) {
+        if let (Some(key), Some(auto)) = (self.key.take(), &self.palisade.inner.auto) {
+            auto.finish(key, result);
+        }
+    }
+}
 
 impl Drop for PendingCompile {
     fn drop(&mut self) {
-        if let Some((palisade, key)) = self.0.take()
-            && let Some(auto) = &palisade.inner.auto
-        {
+        if let (Some(key), Some(auto)) = (self.key.take(), &self.palisade.inner.auto) {
             auto.abandon(key);
         }
     }

@@ -373,6 +373,13 @@ impl Policy {
         self.fs.as_ref()
     }
 
+    /// Whether the script gets the `fs` global: a mount or a scratch directory.
+    pub(crate) fn grants_files(&self) -> bool {
+        self.fs
+            .as_ref()
+            .is_some_and(|fs| !fs.mount.is_empty() || fs.scratch.is_some())
+    }
+
     /// Values the script reads with `config.get(key)`, from the `[config]` table.
     pub fn config(&self) -> Option<&Arc<BTreeMap<String, String>>> {
         self.config.as_ref()
