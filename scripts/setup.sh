@@ -2,11 +2,11 @@
 # Install what building and checking Palisade needs on a fresh Debian 12 machine. Idempotent.
 #
 # The host crate needs cargo and a C compiler (wasmtime builds a little C). The guest (guest-js/, QuickJS compiled to wasm32-wasip2)
-# also needs Debian's clang-19 and wasi-libc headers (rquickjs-sys builds QuickJS with them, see
+# also needs Debian's clang-22 and wasi-libc headers (rquickjs-sys builds QuickJS with them, see
 # .cargo/config.toml), libclang for javy's bindgen, and the wasm32-wasip2 Rust target.
 set -euo pipefail
 
-packages=(make gcc libc6-dev clang-19 llvm-19 wasi-libc libclang-19-dev)
+packages=(make gcc libc6-dev clang-22 llvm-22 wasi-libc libclang-22-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
