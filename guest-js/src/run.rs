@@ -4,7 +4,8 @@ use crate::errors::{exception, syntax};
 use crate::exports::palisade::sandbox::runner::{Environment, Error, Module as Source};
 use crate::globals;
 use crate::wasi::clocks::monotonic_clock::subscribe_duration;
-use javy::quickjs::{CatchResultExt, Ctx, Function, Module, Object, Persistent, Value};
+use javy::quickjs::object::Accessor;
+use javy::quickjs::{CatchResultExt, Ctx, Exception, Function, Module, Object, Persistent, Value};
 use javy::{Config, Runtime};
 use std::cell::{OnceCell, RefCell};
 use std::mem;
@@ -13,6 +14,8 @@ thread_local! {
     static RUNTIME: OnceCell<Runtime> = const { OnceCell::new() };
     /// The module `preload` evaluated, held in the snapshot of a compiled script.
     static PRELOADED: RefCell<Option<Preloaded>> = const { RefCell::new(None) };
+    /// The first reserved global that the top level being preloaded read or wrote.
+    static TOUCHED: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 struct Preloaded {
@@ -185,30 +188,30 @@ fn preloaded<'js>(cx: &Ctx<'js>, name: &str) -> Result<Object<'js>, Error> {
 /// Evaluate a module once, before the snapshot of a compiled script is taken, and keep its
 /// namespace. Its top level may define things and run promise jobs; anything whose result
 /// would be frozen into every later call (random numbers, timers, host calls, which the host
-/// refuses while snapshotting) fails the compile.
-pub fn preload(name: &str, source: &str) -> Result<(), Error> {
+/// refuses while snapshotting, and the `reserved` globals that each call gets) fails the
+/// compile.
+pub fn preload(name: &str, source: &str, reserved: &[String]) -> Result<(), Error> {
     // A changed seed afterwards means the top level drew from the generator.
     const UNTOUCHED: u64 = 0x5041_4c49_5341_4445;
     fastrand::seed(UNTOUCHED);
     let seed = fastrand::get_seed();
+    TOUCHED.with(|t| t.borrow_mut().take());
     with_runtime(|rt| {
         rt.context().with(|cx| {
             let thrown = |e| Error::Exception(exception(&cx, e));
-            let declared = Module::declare(cx.clone(), name, source)
-                .catch(&cx)
-                .map_err(|e| syntax(&cx, e))?;
-            let (module, evaluation) = declared.eval().catch(&cx).map_err(thrown)?;
-            while cx.execute_pending_job() {}
-            match evaluation.result::<Value>() {
-                Some(result) => result.catch(&cx).map_err(thrown).map(drop)?,
-                None => {
-                    return Err(Error::NotCompilable(format!(
-                        "the top level of `{name}` is still waiting after its promise jobs \
-                         ran; a compiled script's top level must finish without timers or host \
-                         calls"
-                    )));
-                }
+            reserve(&cx, reserved).catch(&cx).map_err(thrown)?;
+            let evaluated = evaluate_top_level(&cx, name, source);
+            let released = release(&cx, reserved).catch(&cx).map_err(thrown);
+            // Reading a reserved global wins over what followed from it (the top level may
+            // have caught the error and carried on with another view of its scope).
+            if let Some(global) = TOUCHED.with(|t| t.borrow_mut().take()) {
+                return Err(Error::NotCompilable(format!(
+                    "the top level of `{name}` used the global `{global}`, which each call gets \
+                     from its policy; use it inside the exported function"
+                )));
             }
+            let module = evaluated?;
+            released?;
             if fastrand::get_seed() != seed {
                 return Err(Error::NotCompilable(format!(
                     "the top level of `{name}` called Math.random(), whose values would be the \
@@ -226,6 +229,70 @@ pub fn preload(name: &str, source: &str) -> Result<(), Error> {
             Ok(())
         })
     })
+}
+
+/// Declare and evaluate the module being preloaded, running its promise jobs to the end.
+fn evaluate_top_level<'js>(
+    cx: &Ctx<'js>,
+    name: &str,
+    source: &str,
+) -> Result<Module<'js, javy::quickjs::module::Evaluated>, Error> {
+    let thrown = |e| Error::Exception(exception(cx, e));
+    let declared = Module::declare(cx.clone(), name, source)
+        .catch(cx)
+        .map_err(|e| syntax(cx, e))?;
+    let (module, evaluation) = declared.eval().catch(cx).map_err(thrown)?;
+    while cx.execute_pending_job() {}
+    match evaluation.result::<Value>() {
+        Some(result) => result.catch(cx).map_err(thrown).map(drop)?,
+        None => {
+            return Err(Error::NotCompilable(format!(
+                "the top level of `{name}` is still waiting after its promise jobs ran; a \
+                 compiled script's top level must finish without timers or host calls"
+            )));
+        }
+    }
+    Ok(module)
+}
+
+/// Define each reserved global as an accessor that records its use and throws, so that the
+/// top level sees these names exist (as it would from source) but cannot take their values.
+fn reserve(cx: &Ctx<'_>, reserved: &[String]) -> javy::quickjs::Result<()> {
+    let globals = cx.globals();
+    for name in reserved {
+        let touched = |name: String| {
+            move |cx: Ctx<'_>| -> javy::quickjs::Result<()> {
+                TOUCHED.with(|t| {
+                    t.borrow_mut().get_or_insert_with(|| name.clone());
+                });
+                Err(Exception::throw_reference(
+                    &cx,
+                    &format!(
+                        "`{name}` belongs to each call; a compiled script's top level cannot use it"
+                    ),
+                ))
+            }
+        };
+        let get = touched(name.clone());
+        let set = {
+            let touched = touched(name.clone());
+            move |cx: Ctx<'_>, _value: Value<'_>| touched(cx)
+        };
+        globals.prop(
+            name.as_str(),
+            Accessor::new(get, set).configurable().enumerable(),
+        )?;
+    }
+    Ok(())
+}
+
+/// Remove the accessors `reserve` defined: a call installs the real globals.
+fn release(cx: &Ctx<'_>, reserved: &[String]) -> javy::quickjs::Result<()> {
+    let globals = cx.globals();
+    for name in reserved {
+        globals.remove(name.as_str())?;
+    }
+    Ok(())
 }
 
 fn call<'js>(

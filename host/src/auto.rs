@@ -2,11 +2,10 @@
 //! script called often enough under one policy is compiled into a component of its own in the
 //! background, as `palisade compile` would, and later calls under that policy run from it.
 //!
-//! Only policies that give a script no per-call globals (`[capabilities]`, `[config]`, `[kv]`,
-//! `[fs]` mounts or scratch) qualify: a compiled top level runs before those exist, so with them
-//! it could see a different global scope than a call from source does. Without them the top
-//! level sees the same scope either way, and anything whose result a snapshot would freeze
-//! (clock, randomness, timers, console, host calls) makes the compile fail with
+//! The compile is made for that policy: the globals its calls get (`config`, `kv`, `fs`, the
+//! capability bridge's) exist while the top level runs, as they do for a call from source, but
+//! the top level may not use them. That, and anything else whose result a snapshot would
+//! freeze (clock, randomness, timers, console, host calls), makes the compile fail with
 //! `not_compilable`; such a script keeps running from source.
 
 use crate::{Policy, Script};
@@ -38,8 +37,6 @@ pub enum AutoCompileStatus {
     /// Could not be compiled (the error's code and message, such as `not_compilable`); calls
     /// keep running from source.
     Refused { reason: String },
-    /// The policy gives the script per-call globals, so it is never compiled on its own.
-    NotEligible,
 }
 
 enum Entry {
@@ -75,7 +72,7 @@ impl AutoCompiler {
 
     /// Count a call of `script` under `policy`.
     pub fn decide(&self, policy: &Policy, script: &Script) -> Plan {
-        if script.is_compiled() || !eligible(policy) {
+        if script.is_compiled() {
             return Plan::Source;
         }
         let key = (script.key(), policy.sha256().to_owned());
@@ -126,9 +123,6 @@ impl AutoCompiler {
         if script.is_compiled() {
             return None;
         }
-        if !eligible(policy) {
-            return Some(AutoCompileStatus::NotEligible);
-        }
         let key = (script.key(), policy.sha256().to_owned());
         if lock(&self.ready).contains(&key) {
             return Some(AutoCompileStatus::Ready);
@@ -142,14 +136,6 @@ impl AutoCompiler {
             },
         })
     }
-}
-
-/// Whether a call under `policy` gets no per-call globals (see the module's documentation).
-fn eligible(policy: &Policy) -> bool {
-    policy.capabilities().is_none()
-        && policy.config().is_none()
-        && policy.kv().is_none()
-        && !policy.grants_files()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

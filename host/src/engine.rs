@@ -189,10 +189,10 @@ impl Builder {
     /// later calls under that policy from the component: each still in a fresh instance, but
     /// without evaluating the module's top level again. 0 (the default) turns this off.
     ///
-    /// Only policies without per-call globals (`[capabilities]`, `[config]`, `[kv]`, `[fs]`
-    /// mounts or scratch) qualify, so that the top level sees the same scope as from source. A
-    /// script whose top level reads the clock, draws random numbers, starts timers, logs or
-    /// calls the host is not compiled and keeps running from source. Once compiled, a call's
+    /// The compile is made for the policy: its globals (`config`, `kv`, `fs`, the capability
+    /// bridge's) exist while the top level runs, as from source. A script whose top level uses
+    /// one of them, reads the clock, draws random numbers, starts timers, logs or calls the
+    /// host is not compiled and keeps running from source. Once compiled, a call's
     /// fuel, time and receipt no longer include the top level. Compiling takes about a second
     /// of CPU per script (on the blocking thread pool; the machine code is cached on disk like
     /// the guest's); the 32 most recently used compiled scripts are kept.
@@ -323,7 +323,9 @@ impl Palisade {
     ///
     /// The module's top level runs once, here, under `policy`'s fuel and memory limits, with
     /// no clock, random source, timer or host capability: whatever it computed would be frozen
-    /// into every call, so such uses fail with `not_compilable`. The first compile on a machine
+    /// into every call, so such uses fail with `not_compilable`. The globals a call under
+    /// `policy` gets (`config`, `kv`, `fs`, the capability bridge's) exist while it runs, as
+    /// they do for a call from source, but using one at the top level fails the same way. The first compile on a machine
     /// compiles the instrumented guest with Cranelift (about a second, then cached on disk);
     /// later ones take tens of milliseconds.
     pub async fn compile(&self, policy: &Policy, script: &Script) -> Result<Vec<u8>, Error> {
@@ -331,6 +333,7 @@ impl Palisade {
             return Ok(compiled.wasm.to_vec());
         }
         let limits = *policy.limits();
+        let reserved = policy.call_globals();
         let (name, source) = (script.name().to_owned(), script.source().to_owned());
         let handle = tokio::runtime::Handle::current();
         let settings = self.inner.settings.clone();
@@ -341,8 +344,8 @@ impl Palisade {
                 &*settings.on_compile,
                 &name,
                 &source,
-                limits.fuel,
-                limits.memory,
+                &reserved,
+                &limits,
             ))?;
             let marker = crate::script::Marker {
                 format: crate::script::MARKER_FORMAT,

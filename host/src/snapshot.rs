@@ -17,7 +17,7 @@
 use crate::Error;
 use crate::engine::bindings::Sandbox;
 use crate::limits::MemoryLimiter;
-use crate::policy::ByteSize;
+use crate::policy::Limits;
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -311,7 +311,8 @@ impl Preloader {
 }
 
 /// Snapshot `guest` (the pre-initialized Palisade guest) again with the module `name`
-/// evaluated by its `preload` export, under `fuel` and a `memory` limit. The result is a
+/// evaluated by its `preload` export, under the fuel and memory `limits`, with the `reserved`
+/// globals (a call's policy globals) present but unusable to its top level. The result is a
 /// component whose calls skip loading and evaluating the module. The first call in a
 /// process loads the instrumented guest (compiled once per machine, cached in `cache_dir`);
 /// later ones only instantiate it.
@@ -321,9 +322,10 @@ pub(crate) async fn preload(
     on_compile: &dyn Fn(),
     name: &str,
     source: &str,
-    fuel: u64,
-    memory: ByteSize,
+    reserved: &[String],
+    limits: &Limits,
 ) -> Result<Vec<u8>, Error> {
+    let (fuel, memory) = (limits.fuel, limits.memory);
     let internal = |e: wasmtime::Error| Error::Internal {
         detail: format!("compiling a script: {e:#}"),
     };
@@ -341,7 +343,7 @@ pub(crate) async fn preload(
     let sandbox = Sandbox::new(&mut store, &instance).map_err(internal)?;
     let preloaded = sandbox
         .palisade_sandbox_runner()
-        .call_preload(&mut store, name, source)
+        .call_preload(&mut store, name, source, reserved)
         .await;
     let top = format!("the top level of `{name}`");
     if preloaded.as_ref().map_or(true, Result::is_err) && store.data().limits.denied() {

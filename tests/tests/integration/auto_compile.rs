@@ -1,7 +1,7 @@
-//! `Builder::auto_compile`: a source script called often under a policy without per-call
-//! globals is compiled into a component in the background and later calls run from it, with
-//! the same results and fresh state; top levels a snapshot would freeze keep running from
-//! source, and policies with per-call globals are never compiled.
+//! `Builder::auto_compile`: a source script called often under one policy is compiled into a
+//! component in the background and later calls run from it, with the same results and fresh
+//! state; top levels a snapshot would freeze, or that use the policy's per-call globals, keep
+//! running from source.
 
 use crate::support::*;
 use palisade::{AutoCompileStatus, Palisade, Policy, Script};
@@ -115,21 +115,39 @@ async fn top_levels_a_snapshot_would_freeze_keep_running_from_source() {
 }
 
 #[tokio::test]
-async fn policies_with_per_call_globals_are_never_compiled() {
+async fn policies_with_per_call_globals_compile_scripts_that_use_them_only_in_calls() {
     let p = policy("[config]\nregion = \"eu-west\"\n");
-    // A top level that looks at the policy's globals: compiled before they exist, it would
-    // see another scope than a call from source does.
-    let script = Script::new(
+    // The export reads the policy's global: compiled for this policy, with the same result.
+    let inside = Script::new(
+        "inside.js",
+        "const names = ['config', 'kv'].map((n) => n in globalThis);\n\
+         export default () => ({ names, region: config.get('region') });\n",
+    );
+    let expected = r#"{"names":[true,false],"region":"eu-west"}"#;
+    for _ in 0..3 {
+        assert_eq!(output(&AUTO.run(&p, &inside, "null").await), expected);
+    }
+    assert_eq!(settled(&p, &inside).await, AutoCompileStatus::Ready);
+    for _ in 0..2 {
+        assert_eq!(output(&AUTO.run(&p, &inside, "null").await), expected);
+    }
+    // A top level that looks at it would freeze what belongs to each call: it keeps running
+    // from source, with the source's result.
+    let top = Script::new(
         "scope.js",
         "const seen = typeof config;\nexport default () => seen;\n",
     );
-    for _ in 0..5 {
-        assert_eq!(output(&AUTO.run(&p, &script, "null").await), r#""object""#);
+    for _ in 0..3 {
+        assert_eq!(output(&AUTO.run(&p, &top, "null").await), r#""object""#);
     }
-    assert_eq!(
-        AUTO.auto_compile_status(&p, &script),
-        Some(AutoCompileStatus::NotEligible)
-    );
+    match settled(&p, &top).await {
+        AutoCompileStatus::Refused { reason } => {
+            assert!(reason.starts_with("not_compilable: "), "{reason}");
+            assert!(reason.contains("`config`"), "{reason}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(output(&AUTO.run(&p, &top, "null").await), r#""object""#);
 }
 
 #[test]

@@ -94,6 +94,50 @@ async fn top_levels_that_a_snapshot_would_freeze_are_not_compilable() {
 }
 
 #[tokio::test]
+async fn the_compiling_policys_globals_exist_at_the_top_level_but_cannot_be_used() {
+    let p = policy(
+        "[config]\nregion = \"eu-west\"\n\
+         [kv]\nnamespace = \"reserved\"\n[kv.buckets]\napp = \"rw\"\n\
+         [capabilities]\nglobal = \"maia\"\n[capabilities.allow.do]\nmax_calls = 3\n",
+    );
+    for (what, top, global) in [
+        ("typeof", "const seen = typeof config;", "config"),
+        ("a read", "const region = config.get('region');", "config"),
+        (
+            "a caught read",
+            "let k; try { k = kv; } catch { k = null; }",
+            "kv",
+        ),
+        ("a write", "globalThis.kv = 1;", "kv"),
+        ("the bridge", "const bridge = maia;", "maia"),
+    ] {
+        let script = Script::new("top.js", format!("{top}\nexport default () => 1;\n"));
+        let error = PALISADE.compile(&p, &script).await.expect_err(what);
+        assert_eq!(error.code(), "not_compilable", "{what}: {error}");
+        assert!(
+            error.to_string().contains(&format!("`{global}`")),
+            "{what}: {error}"
+        );
+        // From source the same script runs.
+        assert_eq!(
+            output(&PALISADE.run(&p, &script, "null").await),
+            "1",
+            "{what}"
+        );
+    }
+    // Their names are there at the top level, as from source; the export uses their values.
+    let script = Script::new(
+        "uses.js",
+        "const names = ['config', 'kv', 'maia', 'fs'].map((n) => n in globalThis);\n\
+         export default () => ({ names, region: config.get('region'), kv: typeof kv.get });\n",
+    );
+    let compiled = Script::from_component(PALISADE.compile(&p, &script).await.unwrap()).unwrap();
+    let expected = r#"{"names":[true,true,true,false],"region":"eu-west","kv":"function"}"#;
+    assert_eq!(output(&PALISADE.run(&p, &script, "null").await), expected);
+    assert_eq!(output(&PALISADE.run(&p, &compiled, "null").await), expected);
+}
+
+#[tokio::test]
 async fn top_level_errors_and_limits_keep_their_codes() {
     let error = compile("export default (").await.unwrap_err();
     assert_eq!(error.code(), "guest_syntax");
