@@ -14,7 +14,7 @@ thread_local! {
     static RUNTIME: OnceCell<Runtime> = const { OnceCell::new() };
     /// The module `preload` evaluated, held in the snapshot of a compiled script.
     static PRELOADED: RefCell<Option<Preloaded>> = const { RefCell::new(None) };
-    /// The first reserved global that the top level being preloaded read or wrote.
+    /// How the top level being preloaded first used a reserved global, if it did.
     static TOUCHED: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
@@ -199,15 +199,15 @@ pub fn preload(name: &str, source: &str, reserved: &[String]) -> Result<(), Erro
     with_runtime(|rt| {
         rt.context().with(|cx| {
             let thrown = |e| Error::Exception(exception(&cx, e));
-            reserve(&cx, reserved).catch(&cx).map_err(thrown)?;
+            let placeholders = reserve(&cx, reserved).catch(&cx).map_err(thrown)?;
             let evaluated = evaluate_top_level(&cx, name, source);
-            let released = release(&cx, reserved).catch(&cx).map_err(thrown);
-            // Reading a reserved global wins over what followed from it (the top level may
-            // have caught the error and carried on with another view of its scope).
-            if let Some(global) = TOUCHED.with(|t| t.borrow_mut().take()) {
+            let released = release(&cx, placeholders).catch(&cx).map_err(thrown);
+            // Using a reserved global wins over what followed from it (the top level may have
+            // caught the error and carried on with another view of its scope).
+            if let Some(what) = TOUCHED.with(|t| t.borrow_mut().take()) {
                 return Err(Error::NotCompilable(format!(
-                    "the top level of `{name}` used the global `{global}`, which each call gets \
-                     from its policy; use it inside the exported function"
+                    "the top level of `{name}` {what}; those belong to each call, so use them \
+                     inside the exported function"
                 )));
             }
             let module = evaluated?;
@@ -255,16 +255,33 @@ fn evaluate_top_level<'js>(
     Ok(module)
 }
 
+/// The accessors `reserve` defined, and the untouched builtins `release` checks them with.
+struct Placeholders<'js> {
+    describe: Function<'js>,
+    is_extensible: Function<'js>,
+    getters: Vec<(String, Value<'js>)>,
+}
+
+/// Record the first use of a reserved global.
+fn touch(what: String) {
+    TOUCHED.with(|t| {
+        t.borrow_mut().get_or_insert(what);
+    });
+}
+
 /// Define each reserved global as an accessor that records its use and throws, so that the
 /// top level sees these names exist (as it would from source) but cannot take their values.
-fn reserve(cx: &Ctx<'_>, reserved: &[String]) -> javy::quickjs::Result<()> {
+fn reserve<'js>(cx: &Ctx<'js>, reserved: &[String]) -> javy::quickjs::Result<Placeholders<'js>> {
     let globals = cx.globals();
+    // Taken before the top level runs, which could replace them.
+    let object: Object = globals.get("Object")?;
+    let describe: Function = object.get("getOwnPropertyDescriptor")?;
+    let is_extensible: Function = object.get("isExtensible")?;
+    let mut getters = Vec::new();
     for name in reserved {
-        let touched = |name: String| {
+        let used = |name: String| {
             move |cx: Ctx<'_>| -> javy::quickjs::Result<()> {
-                TOUCHED.with(|t| {
-                    t.borrow_mut().get_or_insert_with(|| name.clone());
-                });
+                touch(format!("used the global `{name}`"));
                 Err(Exception::throw_reference(
                     &cx,
                     &format!(
@@ -273,24 +290,48 @@ fn reserve(cx: &Ctx<'_>, reserved: &[String]) -> javy::quickjs::Result<()> {
                 ))
             }
         };
-        let get = touched(name.clone());
+        let get = used(name.clone());
         let set = {
-            let touched = touched(name.clone());
-            move |cx: Ctx<'_>, _value: Value<'_>| touched(cx)
+            let used = used(name.clone());
+            move |cx: Ctx<'_>, _value: Value<'_>| used(cx)
         };
         globals.prop(
             name.as_str(),
             Accessor::new(get, set).configurable().enumerable(),
         )?;
+        let descriptor: Object = describe.call((globals.clone(), name.as_str()))?;
+        getters.push((name.clone(), descriptor.get("get")?));
     }
-    Ok(())
+    Ok(Placeholders {
+        describe,
+        is_extensible,
+        getters,
+    })
 }
 
-/// Remove the accessors `reserve` defined: a call installs the real globals.
-fn release(cx: &Ctx<'_>, reserved: &[String]) -> javy::quickjs::Result<()> {
+/// Remove the accessors `reserve` defined (a call installs the real globals), noting a top
+/// level that removed, redefined or sealed them, or made the global object non-extensible: a
+/// call could then not get its globals as it would from source.
+fn release<'js>(cx: &Ctx<'js>, placeholders: Placeholders<'js>) -> javy::quickjs::Result<()> {
     let globals = cx.globals();
-    for name in reserved {
+    for (name, getter) in &placeholders.getters {
+        let descriptor: Value = placeholders
+            .describe
+            .call((globals.clone(), name.as_str()))?;
+        let intact = match descriptor.as_object() {
+            Some(d) => d.get::<_, Value>("get")? == *getter && d.get::<_, bool>("configurable")?,
+            None => false,
+        };
+        if !intact {
+            touch(format!("removed or redefined the global `{name}`"));
+            continue;
+        }
         globals.remove(name.as_str())?;
+    }
+    if !placeholders.getters.is_empty()
+        && !placeholders.is_extensible.call::<_, bool>((globals,))?
+    {
+        touch("made the global object non-extensible, where each call adds globals".to_owned());
     }
     Ok(())
 }

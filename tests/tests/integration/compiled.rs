@@ -100,24 +100,32 @@ async fn the_compiling_policys_globals_exist_at_the_top_level_but_cannot_be_used
          [kv]\nnamespace = \"reserved\"\n[kv.buckets]\napp = \"rw\"\n\
          [capabilities]\nglobal = \"maia\"\n[capabilities.allow.do]\nmax_calls = 3\n",
     );
-    for (what, top, global) in [
-        ("typeof", "const seen = typeof config;", "config"),
-        ("a read", "const region = config.get('region');", "config"),
+    for (what, top, named) in [
+        ("typeof", "const seen = typeof config;", "`config`"),
+        ("a read", "const region = config.get('region');", "`config`"),
         (
             "a caught read",
             "let k; try { k = kv; } catch { k = null; }",
-            "kv",
+            "`kv`",
         ),
-        ("a write", "globalThis.kv = 1;", "kv"),
-        ("the bridge", "const bridge = maia;", "maia"),
+        ("a write", "globalThis.kv = 1;", "`kv`"),
+        ("the bridge", "const bridge = maia;", "`maia`"),
+        ("a deletion", "delete globalThis.config;", "`config`"),
+        (
+            "a redefinition",
+            "Object.defineProperty(globalThis, 'kv', { value: 1 });",
+            "`kv`",
+        ),
+        (
+            "a sealed global object",
+            "Object.preventExtensions(globalThis);",
+            "non-extensible",
+        ),
     ] {
         let script = Script::new("top.js", format!("{top}\nexport default () => 1;\n"));
         let error = PALISADE.compile(&p, &script).await.expect_err(what);
         assert_eq!(error.code(), "not_compilable", "{what}: {error}");
-        assert!(
-            error.to_string().contains(&format!("`{global}`")),
-            "{what}: {error}"
-        );
+        assert!(error.to_string().contains(named), "{what}: {error}");
         // From source the same script runs.
         assert_eq!(
             output(&PALISADE.run(&p, &script, "null").await),
