@@ -259,7 +259,8 @@ fn evaluate_top_level<'js>(
 struct Placeholders<'js> {
     describe: Function<'js>,
     is_extensible: Function<'js>,
-    getters: Vec<(String, Value<'js>)>,
+    /// Each reserved name with its accessor's getter and setter.
+    accessors: Vec<(String, Value<'js>, Value<'js>)>,
 }
 
 /// Record the first use of a reserved global.
@@ -277,7 +278,7 @@ fn reserve<'js>(cx: &Ctx<'js>, reserved: &[String]) -> javy::quickjs::Result<Pla
     let object: Object = globals.get("Object")?;
     let describe: Function = object.get("getOwnPropertyDescriptor")?;
     let is_extensible: Function = object.get("isExtensible")?;
-    let mut getters = Vec::new();
+    let mut accessors = Vec::new();
     for name in reserved {
         let used = |name: String| {
             move |cx: Ctx<'_>| -> javy::quickjs::Result<()> {
@@ -300,12 +301,12 @@ fn reserve<'js>(cx: &Ctx<'js>, reserved: &[String]) -> javy::quickjs::Result<Pla
             Accessor::new(get, set).configurable().enumerable(),
         )?;
         let descriptor: Object = describe.call((globals.clone(), name.as_str()))?;
-        getters.push((name.clone(), descriptor.get("get")?));
+        accessors.push((name.clone(), descriptor.get("get")?, descriptor.get("set")?));
     }
     Ok(Placeholders {
         describe,
         is_extensible,
-        getters,
+        accessors,
     })
 }
 
@@ -314,12 +315,20 @@ fn reserve<'js>(cx: &Ctx<'js>, reserved: &[String]) -> javy::quickjs::Result<Pla
 /// call could then not get its globals as it would from source.
 fn release<'js>(cx: &Ctx<'js>, placeholders: Placeholders<'js>) -> javy::quickjs::Result<()> {
     let globals = cx.globals();
-    for (name, getter) in &placeholders.getters {
+    for (name, get, set) in &placeholders.accessors {
         let descriptor: Value = placeholders
             .describe
             .call((globals.clone(), name.as_str()))?;
-        let intact = match descriptor.as_object() {
-            Some(d) => d.get::<_, Value>("get")? == *getter && d.get::<_, bool>("configurable")?,
+        let intact = match descriptor.into_object() {
+            Some(d) => {
+                // Read only the descriptor's own fields, never a getter the top level put on
+                // `Object.prototype`.
+                d.set_prototype(None)?;
+                d.get::<_, Value>("get")? == *get
+                    && d.get::<_, Value>("set")? == *set
+                    && d.get::<_, Option<bool>>("enumerable")? == Some(true)
+                    && d.get::<_, Option<bool>>("configurable")? == Some(true)
+            }
             None => false,
         };
         if !intact {
@@ -328,7 +337,7 @@ fn release<'js>(cx: &Ctx<'js>, placeholders: Placeholders<'js>) -> javy::quickjs
         }
         globals.remove(name.as_str())?;
     }
-    if !placeholders.getters.is_empty()
+    if !placeholders.accessors.is_empty()
         && !placeholders.is_extensible.call::<_, bool>((globals,))?
     {
         touch("made the global object non-extensible, where each call adds globals".to_owned());

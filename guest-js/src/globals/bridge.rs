@@ -19,6 +19,9 @@ thread_local! {
 /// could be imported again by its name) and never through a global.
 const PRELUDE: &str = r#"
 (function (start, wait) {
+// Taken at start-up: a compiled script's top level runs before `makeBridge` and may replace them.
+const { freeze, create } = Object;
+const ProxyOf = Proxy;
 
 class PolicyDeniedError extends Error {
   constructor(denial) {
@@ -48,8 +51,8 @@ const invoke = async (name, payload) => {
 };
 
 return function makeBridge() {
-  const target = Object.freeze(Object.create(null));
-  return new Proxy(target, {
+  const target = freeze(create(null));
+  return new ProxyOf(target, {
     get(_, name) {
       // Not thenable, not a symbol-keyed protocol object: only named capabilities.
       if (typeof name !== "string" || name === "then") return undefined;
@@ -77,5 +80,5 @@ pub fn install(cx: &Ctx<'_>, global: &str) -> Result<()> {
         .expect("the bridge prelude ran at init");
     let make = make.restore(cx)?;
     let bridge: Value = make.call(())?;
-    cx.globals().set(global, bridge)
+    crate::globals::define_global(cx, global, bridge)
 }

@@ -38,7 +38,7 @@ fn config_get_all<'js>(args: Args<'js>) -> Result<Value<'js>> {
 /// Install the `config` global for this call.
 pub fn install(cx: &Ctx<'_>) -> Result<()> {
     let config = Object::new(cx.clone())?;
-    config.set(
+    config.prop(
         "get",
         Function::new(
             cx.clone(),
@@ -48,7 +48,7 @@ pub fn install(cx: &Ctx<'_>) -> Result<()> {
             }),
         )?,
     )?;
-    config.set(
+    config.prop(
         "getAll",
         Function::new(
             cx.clone(),
@@ -58,5 +58,5 @@ pub fn install(cx: &Ctx<'_>) -> Result<()> {
             }),
         )?,
     )?;
-    cx.globals().set("config", config)
+    crate::globals::define_global(cx, "config", config)
 }

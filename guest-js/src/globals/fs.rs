@@ -4,8 +4,9 @@
 //! `code` (`ENOENT`, `EACCES`, `EEXIST`, `ENOTDIR`, `EISDIR`, `ENOTEMPTY`, `ENOSPC`, `EIO`).
 
 use javy::quickjs::prelude::{Func, MutFn};
-use javy::quickjs::{Ctx, Exception, Function, Object, Result, Value};
+use javy::quickjs::{Ctx, Exception, Function, Object, Persistent, Result, Value};
 use javy::{Args, hold_and_release};
+use std::cell::RefCell;
 use std::io::ErrorKind;
 
 const PRELUDE: &str = r#"
@@ -170,8 +171,14 @@ fn native<'js>(args: Args<'js>) -> Result<Value<'js>> {
     Ok(result.into_value())
 }
 
-/// Install the `fs` global for this call.
-pub fn install(cx: &Ctx<'_>) -> Result<()> {
+thread_local! {
+    /// The `fs` object, made at start-up (its functions hold no per-call state) so that a
+    /// compiled script's top level cannot change how a call's `fs` is built.
+    static FS: RefCell<Option<Persistent<Value<'static>>>> = const { RefCell::new(None) };
+}
+
+/// Make the `fs` object; called once, before the snapshot.
+pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let prelude: Function = cx.eval(PRELUDE)?;
     let native = Function::new(
         cx.clone(),
@@ -181,5 +188,15 @@ pub fn install(cx: &Ctx<'_>) -> Result<()> {
         }),
     )?;
     let fs: Value = prelude.call((native, Func::from(crate::globals::io::refusal)))?;
-    cx.globals().set("fs", fs)
+    FS.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, fs)));
+    Ok(())
+}
+
+/// Install the `fs` global for this call.
+pub fn install(cx: &Ctx<'_>) -> Result<()> {
+    let fs = FS
+        .with(|slot| slot.borrow().clone())
+        .expect("the fs prelude ran at init")
+        .restore(cx)?;
+    crate::globals::define_global(cx, "fs", fs)
 }

@@ -1,6 +1,8 @@
 // The `kv` global over the natives of kv.rs. Keys are strings; values are stored as bytes.
 (function (op, list, refusal) {
   "use strict";
+  // Taken at start-up: a compiled script's top level runs before `makeKv` and may replace it.
+  const freeze = Object.freeze;
   class KvError extends Error {
     constructor(message) {
       super(message);
@@ -26,7 +28,7 @@
       if (reply[0] !== 0) throw fail(name, reply);
       return reply[1];
     };
-    return Object.freeze({
+    return freeze({
       async get(key) {
         const bytes = call("get", key);
         return bytes === null ? null : decoder.decode(bytes);
@@ -84,6 +86,6 @@
 
   return function makeKv(defaultBucket) {
     const main = bucket(defaultBucket);
-    return Object.freeze({ ...main, bucket: (name) => bucket(String(name)) });
+    return freeze({ ...main, bucket: (name) => bucket(String(name)) });
   };
 })

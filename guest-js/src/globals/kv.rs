@@ -127,5 +127,5 @@ pub fn install(cx: &Ctx<'_>, bucket: &str) -> Result<()> {
         .expect("the kv prelude ran at init")
         .restore(cx)?;
     let kv: Value = make.call((bucket,))?;
-    cx.globals().set("kv", kv)
+    crate::globals::define_global(cx, "kv", kv)
 }

@@ -12,7 +12,22 @@ pub mod kv;
 pub mod timers;
 mod url;
 
-use javy::quickjs::{Ctx, Result};
+use javy::quickjs::object::Property;
+use javy::quickjs::{Ctx, IntoJs, Result};
+
+/// Define a per-call global as an own data property (as an assignment to a new global would),
+/// without passing through anything a compiled script's top level may have put on the global
+/// object or `Object.prototype`: from source the globals exist before the top level runs, and
+/// a compiled call must get them the same way.
+pub fn define_global<'js>(cx: &Ctx<'js>, name: &str, value: impl IntoJs<'js>) -> Result<()> {
+    cx.globals().prop(
+        name,
+        Property::from(value.into_js(cx)?)
+            .writable()
+            .enumerable()
+            .configurable(),
+    )
+}
 
 /// Plain-JS globals, in load order (each is an IIFE that defines its globals).
 const SCRIPTS: &[(&str, &str)] = &[
@@ -36,5 +51,6 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let (wait, cancel) = io::register(cx)?;
     bridge::register(cx, &wait)?;
     kv::register(cx)?;
+    fs::register(cx)?;
     fetch::register(cx, &wait, &cancel)
 }

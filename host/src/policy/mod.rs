@@ -394,7 +394,10 @@ impl Policy {
         if self.kv().is_some() {
             names.push("kv".to_owned());
         }
-        if let Some(capabilities) = self.capabilities() {
+        if let Some(capabilities) = self.capabilities()
+            && !names.contains(&capabilities.global)
+        {
+            // A bridge may be named like another of these globals; it then replaces it.
             names.push(capabilities.global.clone());
         }
         names

@@ -124,12 +124,22 @@ async fn policies_with_per_call_globals_compile_scripts_that_use_them_only_in_ca
          export default () => ({ names, region: config.get('region') });\n",
     );
     let expected = r#"{"names":[true,false],"region":"eu-west"}"#;
+    let mut from_source = 0;
     for _ in 0..3 {
-        assert_eq!(output(&AUTO.run(&p, &inside, "null").await), expected);
+        let outcome = AUTO.run(&p, &inside, "null").await;
+        assert_eq!(output(&outcome), expected);
+        from_source = outcome.receipt.fuel_used;
     }
     assert_eq!(settled(&p, &inside).await, AutoCompileStatus::Ready);
     for _ in 0..2 {
-        assert_eq!(output(&AUTO.run(&p, &inside, "null").await), expected);
+        let outcome = AUTO.run(&p, &inside, "null").await;
+        assert_eq!(output(&outcome), expected);
+        // It ran compiled: the top level is no longer charged.
+        assert!(
+            outcome.receipt.fuel_used < from_source,
+            "{} compiled vs {from_source} from source",
+            outcome.receipt.fuel_used
+        );
     }
     // A top level that looks at it would freeze what belongs to each call: it keeps running
     // from source, with the source's result.

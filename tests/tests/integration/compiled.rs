@@ -146,6 +146,65 @@ async fn the_compiling_policys_globals_exist_at_the_top_level_but_cannot_be_used
 }
 
 #[tokio::test]
+async fn scratch_files_and_the_default_bridge_are_reserved_too() {
+    let p = policy(
+        "[fs.scratch]\nguest = \"/scratch\"\n\
+         [capabilities]\n[capabilities.allow.do]\nmax_calls = 3\n",
+    );
+    for (top, named) in [("const f = fs;", "`fs`"), ("const h = host;", "`host`")] {
+        let script = Script::new("top.js", format!("{top}\nexport default () => 1;\n"));
+        let error = PALISADE.compile(&p, &script).await.expect_err(top);
+        assert_eq!(error.code(), "not_compilable", "{top}: {error}");
+        assert!(error.to_string().contains(named), "{top}: {error}");
+    }
+    // An `[fs]` table without a mount or scratch gives no `fs` global, so none is reserved.
+    let script = Script::new(
+        "fs.js",
+        "const seen = typeof fs;\nexport default () => seen;\n",
+    );
+    let compiled = PALISADE
+        .compile(&policy("[fs]\n"), &script)
+        .await
+        .expect("nothing reserved");
+    let compiled = Script::from_component(compiled).unwrap();
+    assert_eq!(
+        output(&PALISADE.run(&policy("[fs]\n"), &compiled, "null").await),
+        r#""undefined""#
+    );
+}
+
+#[tokio::test]
+async fn a_compiled_top_level_that_replaces_builtins_still_gets_the_policys_globals() {
+    // From source these globals exist before the top level runs; compiled, they are installed
+    // at each call, after it ran: how they are made must not depend on what it changed.
+    let p = policy(
+        "[config]\nregion = \"eu-west\"\n\
+         [kv]\nnamespace = \"tampered\"\n[kv.buckets]\napp = \"rw\"\n\
+         [fs.scratch]\nguest = \"/scratch\"\n\
+         [capabilities]\n[capabilities.allow.do]\nmax_calls = 3\n",
+    );
+    let script = Script::new(
+        "tamper.js",
+        "Object.freeze = () => { throw new Error('replaced'); };\n\
+         Object.create = () => { throw new Error('replaced'); };\n\
+         globalThis.Proxy = null;\n\
+         for (const key of ['get', 'getAll', 'readFile', 'config', 'kv', 'fs', 'host']) {\n\
+           Object.defineProperty(Object.prototype, key, { set() {}, configurable: true });\n\
+         }\n\
+         export default () => ({\n\
+           config: config.get('region'),\n\
+           kv: typeof kv.get,\n\
+           fs: typeof fs.readFile,\n\
+           host: typeof host.anything,\n\
+         });\n",
+    );
+    let expected = r#"{"config":"eu-west","kv":"function","fs":"function","host":"function"}"#;
+    assert_eq!(output(&PALISADE.run(&p, &script, "null").await), expected);
+    let compiled = Script::from_component(PALISADE.compile(&p, &script).await.unwrap()).unwrap();
+    assert_eq!(output(&PALISADE.run(&p, &compiled, "null").await), expected);
+}
+
+#[tokio::test]
 async fn top_level_errors_and_limits_keep_their_codes() {
     let error = compile("export default (").await.unwrap_err();
     assert_eq!(error.code(), "guest_syntax");
