@@ -30,8 +30,8 @@ impl Runner for Component {
         run::compile(&name, &source)
     }
 
-    fn preload(name: String, source: String, reserved: Vec<String>) -> Result<(), Error> {
-        run::preload(&name, &source, &reserved)
+    fn preload(name: String, source: String, env: Environment) -> Result<(), Error> {
+        run::preload(&name, &source, &env)
     }
 
     fn run(

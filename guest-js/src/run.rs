@@ -79,26 +79,9 @@ pub fn run(
     globals::io::clear();
     with_runtime(|rt| {
         rt.context().with(|cx| {
-            if env.fs {
-                globals::fs::install(&cx)
-                    .catch(&cx)
-                    .map_err(|e| Error::Exception(exception(&cx, e)))?;
-            }
-            if env.config {
-                globals::config::install(&cx)
-                    .catch(&cx)
-                    .map_err(|e| Error::Exception(exception(&cx, e)))?;
-            }
-            if let Some(bucket) = &env.kv_bucket {
-                globals::kv::install(&cx, bucket)
-                    .catch(&cx)
-                    .map_err(|e| Error::Exception(exception(&cx, e)))?;
-            }
-            if let Some(global) = &env.bridge_global {
-                globals::bridge::install(&cx, global)
-                    .catch(&cx)
-                    .map_err(|e| Error::Exception(exception(&cx, e)))?;
-            }
+            install_call_globals(&cx, env)
+                .catch(&cx)
+                .map_err(|e| Error::Exception(exception(&cx, e)))?;
             let real_clock = !env.fixed_clock;
             let namespace = match source {
                 Source::Preloaded => preloaded(&cx, name)?,
@@ -147,6 +130,44 @@ pub fn run(
     })
 }
 
+/// Install the globals the call's policy grants.
+fn install_call_globals(cx: &Ctx<'_>, env: &Environment) -> javy::quickjs::Result<()> {
+    if env.fs {
+        globals::fs::install(cx)?;
+    }
+    if env.config {
+        globals::config::install(cx)?;
+    }
+    if let Some(bucket) = &env.kv_bucket {
+        globals::kv::install(cx, bucket)?;
+    }
+    if let Some(global) = &env.bridge_global {
+        globals::bridge::install(cx, global)?;
+    }
+    Ok(())
+}
+
+/// The names of the globals `install_call_globals` defines for `env` (a bridge may be named
+/// like another of them, which it then replaces).
+fn call_global_names(env: &Environment) -> Vec<String> {
+    let mut names = Vec::new();
+    if env.fs {
+        names.push("fs".to_owned());
+    }
+    if env.config {
+        names.push("config".to_owned());
+    }
+    if env.kv_bucket.is_some() {
+        names.push("kv".to_owned());
+    }
+    if let Some(global) = &env.bridge_global
+        && !names.contains(global)
+    {
+        names.push(global.clone());
+    }
+    names
+}
+
 /// Evaluate a declared module, run its top level to completion and return its namespace.
 fn evaluate<'js>(
     cx: &Ctx<'js>,
@@ -188,9 +209,9 @@ fn preloaded<'js>(cx: &Ctx<'js>, name: &str) -> Result<Object<'js>, Error> {
 /// Evaluate a module once, before the snapshot of a compiled script is taken, and keep its
 /// namespace. Its top level may define things and run promise jobs; anything whose result
 /// would be frozen into every later call (random numbers, timers, host calls, which the host
-/// refuses while snapshotting, and the `reserved` globals that each call gets) fails the
+/// refuses while snapshotting, and the globals that each call under `env` gets) fails the
 /// compile.
-pub fn preload(name: &str, source: &str, reserved: &[String]) -> Result<(), Error> {
+pub fn preload(name: &str, source: &str, env: &Environment) -> Result<(), Error> {
     // A changed seed afterwards means the top level drew from the generator.
     const UNTOUCHED: u64 = 0x5041_4c49_5341_4445;
     fastrand::seed(UNTOUCHED);
@@ -199,7 +220,8 @@ pub fn preload(name: &str, source: &str, reserved: &[String]) -> Result<(), Erro
     with_runtime(|rt| {
         rt.context().with(|cx| {
             let thrown = |e| Error::Exception(exception(&cx, e));
-            let placeholders = reserve(&cx, reserved).catch(&cx).map_err(thrown)?;
+            let reserved = call_global_names(env);
+            let placeholders = reserve(&cx, &reserved).catch(&cx).map_err(thrown)?;
             let evaluated = evaluate_top_level(&cx, name, source);
             let released = release(&cx, placeholders).catch(&cx).map_err(thrown);
             // Using a reserved global wins over what followed from it (the top level may have

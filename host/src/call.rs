@@ -422,6 +422,18 @@ async fn guarded<T>(
     }
 }
 
+/// What a call under `policy` gets in the guest: its globals, its random seed, its clock.
+pub(crate) fn environment(policy: &Policy, random_seed: u64) -> Environment {
+    Environment {
+        bridge_global: policy.capabilities().map(|c| c.global.clone()),
+        random_seed,
+        config: policy.config().is_some(),
+        fs: policy.grants_files(),
+        kv_bucket: policy.kv().map(|kv| kv.default_bucket.clone()),
+        fixed_clock: matches!(policy.determinism().clock, Clock::Fixed(_)),
+    }
+}
+
 pub(crate) async fn run(
     runtime: &Runtime,
     policy: &Policy,
@@ -450,14 +462,7 @@ pub(crate) async fn run(
         Some(bytecode) => Module::Bytecode(bytecode.to_vec()),
         None => Module::Source(script.source().to_owned()),
     };
-    let env = Environment {
-        bridge_global: policy.capabilities().map(|c| c.global.clone()),
-        random_seed,
-        config: policy.config().is_some(),
-        fs: policy.grants_files(),
-        kv_bucket: policy.kv().map(|kv| kv.default_bucket.clone()),
-        fixed_clock: matches!(policy.determinism().clock, Clock::Fixed(_)),
-    };
+    let env = environment(policy, random_seed);
     let result = guarded(&mut store, policy, deadline, async |store| {
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;
         sandbox

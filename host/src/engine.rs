@@ -325,15 +325,16 @@ impl Palisade {
     /// no clock, random source, timer or host capability: whatever it computed would be frozen
     /// into every call, so such uses fail with `not_compilable`. The globals a call under
     /// `policy` gets (`config`, `kv`, `fs`, the capability bridge's) exist while it runs, as
-    /// they do for a call from source, but using one at the top level fails the same way. The first compile on a machine
-    /// compiles the instrumented guest with Cranelift (about a second, then cached on disk);
-    /// later ones take tens of milliseconds.
+    /// they do for a call from source, but using one at the top level fails the same way. The
+    /// first compile on a machine compiles the instrumented guest with Cranelift (about a
+    /// second, then cached on disk); later ones take tens of milliseconds.
     pub async fn compile(&self, policy: &Policy, script: &Script) -> Result<Vec<u8>, Error> {
         if let Some(compiled) = script.compiled() {
             return Ok(compiled.wasm.to_vec());
         }
         let limits = *policy.limits();
-        let reserved = policy.call_globals();
+        // The call environment names the policy's globals; the seed is not used here.
+        let env = call::environment(policy, 0);
         let (name, source) = (script.name().to_owned(), script.source().to_owned());
         let handle = tokio::runtime::Handle::current();
         let settings = self.inner.settings.clone();
@@ -344,7 +345,7 @@ impl Palisade {
                 &*settings.on_compile,
                 &name,
                 &source,
-                &reserved,
+                &env,
                 &limits,
             ))?;
             let marker = crate::script::Marker {

@@ -16,6 +16,7 @@
 
 use crate::Error;
 use crate::engine::bindings::Sandbox;
+use crate::engine::bindings::exports::palisade::sandbox::runner::Environment;
 use crate::limits::MemoryLimiter;
 use crate::policy::Limits;
 use std::sync::Arc;
@@ -311,8 +312,8 @@ impl Preloader {
 }
 
 /// Snapshot `guest` (the pre-initialized Palisade guest) again with the module `name`
-/// evaluated by its `preload` export, under the fuel and memory `limits`, with the `reserved`
-/// globals (a call's policy globals) present but unusable to its top level. The result is a
+/// evaluated by its `preload` export, under the fuel and memory `limits`, with the globals a
+/// call under `env` gets present but unusable to its top level. The result is a
 /// component whose calls skip loading and evaluating the module. The first call in a
 /// process loads the instrumented guest (compiled once per machine, cached in `cache_dir`);
 /// later ones only instantiate it.
@@ -322,7 +323,7 @@ pub(crate) async fn preload(
     on_compile: &dyn Fn(),
     name: &str,
     source: &str,
-    reserved: &[String],
+    env: &Environment,
     limits: &Limits,
 ) -> Result<Vec<u8>, Error> {
     let (fuel, memory) = (limits.fuel, limits.memory);
@@ -343,7 +344,7 @@ pub(crate) async fn preload(
     let sandbox = Sandbox::new(&mut store, &instance).map_err(internal)?;
     let preloaded = sandbox
         .palisade_sandbox_runner()
-        .call_preload(&mut store, name, source, reserved)
+        .call_preload(&mut store, name, source, env)
         .await;
     let top = format!("the top level of `{name}`");
     if preloaded.as_ref().map_or(true, Result::is_err) && store.data().limits.denied() {

@@ -380,29 +380,6 @@ impl Policy {
             .is_some_and(|fs| !fs.mount.is_empty() || fs.scratch.is_some())
     }
 
-    /// The globals a call under this policy gets on top of the standard ones: `fs`, `config`,
-    /// `kv` and the capability bridge's global, as the policy grants them. A compiled script's
-    /// top level may not use them (see `Palisade::compile`).
-    pub(crate) fn call_globals(&self) -> Vec<String> {
-        let mut names = Vec::new();
-        if self.grants_files() {
-            names.push("fs".to_owned());
-        }
-        if self.config.is_some() {
-            names.push("config".to_owned());
-        }
-        if self.kv().is_some() {
-            names.push("kv".to_owned());
-        }
-        if let Some(capabilities) = self.capabilities()
-            && !names.contains(&capabilities.global)
-        {
-            // A bridge may be named like another of these globals; it then replaces it.
-            names.push(capabilities.global.clone());
-        }
-        names
-    }
-
     /// Values the script reads with `config.get(key)`, from the `[config]` table.
     pub fn config(&self) -> Option<&Arc<BTreeMap<String, String>>> {
         self.config.as_ref()
