@@ -17,12 +17,15 @@
 //! made whole from their first elements (`JS_NewArrayFrom`) and appended to past GATHERED, so
 //! that a long array is never held twice.
 
-use javy::quickjs::{Ctx, Value, qjs};
+use crate::errors::exception;
+use javy::quickjs::{CatchResultExt, Ctx, Value, qjs};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::{cell::RefCell, fmt, mem};
 
-/// Parse `input` into a JavaScript value, with `JSON.parse`'s result and errors.
-pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> javy::quickjs::Result<Value<'js>> {
+/// Parse `input` into a JavaScript value, with `JSON.parse`'s result. This is where a call's
+/// input is checked: the error is the detail of an `invalid_input` error, with the line and
+/// column of the first thing that is not JSON.
+pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> Result<Value<'js>, String> {
     let ctx = cx.as_raw().as_ptr();
     let keys = RefCell::new(KeyCache::new(ctx));
     let mut reader = serde_json::Deserializer::from_str(input);
@@ -32,11 +35,19 @@ pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> javy::quickjs::Result<Value<'js
     match parsed {
         // SAFETY: `value` is an owned value of this context; the returned `Value` owns it.
         Ok(value) => Ok(unsafe { Value::from_raw(cx.clone(), value.into_raw()) }),
-        Err(_) => {
+        Err(error) => {
             // SAFETY: clears what a failed QuickJS call left pending (out of memory); the
             // fallback raises its own errors.
             unsafe { qjs::JS_FreeValue(ctx, qjs::JS_GetException(ctx)) };
-            cx.json_parse(input)
+            cx.json_parse(input).catch(cx).map_err(|e| {
+                let thrown = exception(cx, e);
+                // Not JSON for either reader: serde_json's message says where.
+                if thrown.name == "SyntaxError" && (error.is_syntax() || error.is_eof()) {
+                    format!("the input is not JSON: {error}")
+                } else {
+                    thrown.message
+                }
+            })
         }
     }
 }

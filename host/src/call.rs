@@ -557,12 +557,9 @@ pub(crate) fn check_input(policy: &Policy, input: &str) -> Result<(), Error> {
             }),
         });
     }
-    serde_json::from_str::<serde::de::IgnoredAny>(input)
-        .map(|_| ())
-        .map_err(|e| Error::InvalidInput {
-            detail: format!("the input is not JSON: {e}"),
-            fix: None,
-        })
+    // Whether it is JSON is checked where it is read, in the guest, before any of the script
+    // runs: reading it twice was 4% of a call with a 40 KB input.
+    Ok(())
 }
 
 fn accept_output(policy: &Policy, json: String) -> Result<Box<RawValue>, Error> {

@@ -105,11 +105,33 @@ async fn input_limit_and_invalid_json_are_invalid_input() {
         "refused before the sandbox ran"
     );
 
-    for bad in ["", "{", "{'a':1}", "[1,]", "undefined", "1 2"] {
+    for bad in [
+        "",
+        "{",
+        "{'a':1}",
+        "[1,]",
+        "undefined",
+        "1 2",
+        "\"\t\"",
+        "01",
+    ] {
         let outcome = run(&p, "echo.js", bad).await;
         assert_eq!(code(&outcome), "invalid_input", "input {bad:?}");
         assert!(outcome.error().unwrap().fix().is_none());
+        let message = outcome.error().unwrap().to_string();
+        assert!(
+            message.contains("the input is not JSON") && message.contains("line 1 column"),
+            "input {bad:?}: {message}"
+        );
     }
+    // Input that is not JSON ends the call before any of the script runs.
+    let outcome = run_source(
+        "console.log('top level ran');\nexport default (input) => input;",
+        "{\"a\":",
+    )
+    .await;
+    assert_eq!(code(&outcome), "invalid_input");
+    assert!(outcome.logs.is_empty(), "{:?}", outcome.logs);
     assert_next_call_works().await;
 }
 
