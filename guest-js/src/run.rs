@@ -130,41 +130,65 @@ pub fn run(
     })
 }
 
-/// Install the globals the call's policy grants.
-fn install_call_globals(cx: &Ctx<'_>, env: &Environment) -> javy::quickjs::Result<()> {
+/// A global that a call gets from its policy.
+enum CallGlobal<'e> {
+    Fs,
+    Config,
+    Kv { bucket: &'e str },
+    Bridge { name: &'e str },
+}
+
+impl CallGlobal<'_> {
+    fn name(&self) -> &str {
+        match self {
+            CallGlobal::Fs => "fs",
+            CallGlobal::Config => "config",
+            CallGlobal::Kv { .. } => "kv",
+            CallGlobal::Bridge { name } => name,
+        }
+    }
+}
+
+/// Visit the globals a call under `env` gets, in the order they are installed (a bridge may be
+/// named like another of them, which it then replaces).
+fn each_call_global<'e, E>(
+    env: &'e Environment,
+    mut visit: impl FnMut(CallGlobal<'e>) -> Result<(), E>,
+) -> Result<(), E> {
     if env.fs {
-        globals::fs::install(cx)?;
+        visit(CallGlobal::Fs)?;
     }
     if env.config {
-        globals::config::install(cx)?;
+        visit(CallGlobal::Config)?;
     }
     if let Some(bucket) = &env.kv_bucket {
-        globals::kv::install(cx, bucket)?;
+        visit(CallGlobal::Kv { bucket })?;
     }
-    if let Some(global) = &env.bridge_global {
-        globals::bridge::install(cx, global)?;
+    if let Some(name) = &env.bridge_global {
+        visit(CallGlobal::Bridge { name })?;
     }
     Ok(())
 }
 
-/// The names of the globals `install_call_globals` defines for `env` (a bridge may be named
-/// like another of them, which it then replaces).
+/// Install the globals the call's policy grants.
+fn install_call_globals(cx: &Ctx<'_>, env: &Environment) -> javy::quickjs::Result<()> {
+    each_call_global(env, |global| match global {
+        CallGlobal::Fs => globals::fs::install(cx),
+        CallGlobal::Config => globals::config::install(cx),
+        CallGlobal::Kv { bucket } => globals::kv::install(cx, bucket),
+        CallGlobal::Bridge { name } => globals::bridge::install(cx, name),
+    })
+}
+
+/// The names of the globals `install_call_globals` defines for `env`, each once.
 fn call_global_names(env: &Environment) -> Vec<String> {
-    let mut names = Vec::new();
-    if env.fs {
-        names.push("fs".to_owned());
-    }
-    if env.config {
-        names.push("config".to_owned());
-    }
-    if env.kv_bucket.is_some() {
-        names.push("kv".to_owned());
-    }
-    if let Some(global) = &env.bridge_global
-        && !names.contains(global)
-    {
-        names.push(global.clone());
-    }
+    let mut names: Vec<String> = Vec::new();
+    let _ = each_call_global(env, |global| {
+        if !names.iter().any(|n| n == global.name()) {
+            names.push(global.name().to_owned());
+        }
+        Ok::<(), std::convert::Infallible>(())
+    });
     names
 }
 

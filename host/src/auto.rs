@@ -72,10 +72,9 @@ impl AutoCompiler {
 
     /// Count a call of `script` under `policy`.
     pub fn decide(&self, policy: &Policy, script: &Script) -> Plan {
-        if script.is_compiled() {
+        let Some(key) = key(policy, script) else {
             return Plan::Source;
-        }
-        let key = (script.key(), policy.sha256().to_owned());
+        };
         if let Some(compiled) = lock(&self.ready).get(&key) {
             return Plan::Run(compiled.clone());
         }
@@ -120,10 +119,7 @@ impl AutoCompiler {
     }
 
     pub fn status(&self, policy: &Policy, script: &Script) -> Option<AutoCompileStatus> {
-        if script.is_compiled() {
-            return None;
-        }
-        let key = (script.key(), policy.sha256().to_owned());
+        let key = key(policy, script)?;
         if lock(&self.ready).contains(&key) {
             return Some(AutoCompileStatus::Ready);
         }
@@ -136,6 +132,11 @@ impl AutoCompiler {
             },
         })
     }
+}
+
+/// The key of `script` under `policy`; scripts that are already compiled are not tracked.
+fn key(policy: &Policy, script: &Script) -> Option<Key> {
+    (!script.is_compiled()).then(|| (script.key(), policy.sha256().to_owned()))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
