@@ -8,6 +8,7 @@ mod errors;
 mod globals;
 mod json;
 mod run;
+mod stringify;
 
 use exports::palisade::sandbox::runner::{Environment, Error, Guest as Runner, Module};
 

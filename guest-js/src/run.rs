@@ -44,7 +44,7 @@ fn with_runtime<R>(f: impl FnOnce(&Runtime) -> R) -> R {
 
 /// Create the runtime. Called once, before the snapshot is taken.
 pub fn init() {
-    with_runtime(|_| ());
+    with_runtime(|rt| rt.context().with(|cx| crate::stringify::init(&cx)));
     // fastrand's thread-local generator seeds itself from the monotonic clock when first
     // touched; touch it here (the snapshot's clock reads zero), so that no later seeding reads
     // a clock. Every call seeds it again.
@@ -465,6 +465,9 @@ fn to_json<'js>(cx: &Ctx<'js>, value: Value<'js>) -> Result<String, Error> {
             "the result is a {}, which has no JSON form",
             value.type_name()
         )));
+    }
+    if let Some(text) = crate::stringify::plain(cx, &value) {
+        return Ok(text);
     }
     let text = cx
         .json_stringify(value)

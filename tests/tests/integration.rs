@@ -35,6 +35,8 @@ mod kv;
 mod limits;
 #[path = "integration/network.rs"]
 mod network;
+#[path = "integration/output.rs"]
+mod output;
 #[path = "integration/policy_files.rs"]
 mod policy_files;
 #[path = "integration/precompile.rs"]
