@@ -23,8 +23,10 @@ struct Preloaded {
     namespace: Persistent<Object<'static>>,
 }
 
-/// QuickJS collects cycles once this many bytes were allocated since the last collection.
-/// Reference counting frees everything else at once; this bounds what garbage cycles can pin.
+/// QuickJS collects cycles once the bytes it holds pass this threshold, and then whenever they
+/// grow by half of what survived the last collection. Reference counting frees everything else
+/// at once; this bounds what garbage cycles can pin. (It counts bytes because the guest's
+/// QuickJS is built to ask wasi-libc for each allocation's size: see `QUICKJS_CFLAGS` in xtask.)
 const GC_THRESHOLD: usize = 4 << 20;
 
 fn build_runtime() -> Runtime {

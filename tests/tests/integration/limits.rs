@@ -71,6 +71,31 @@ async fn memory_limit_ends_a_memory_bomb() {
     assert_next_call_works().await;
 }
 
+/// 40 MB of garbage cycles fit in 16 MiB: QuickJS collects them as the bytes it holds grow.
+#[tokio::test]
+async fn garbage_cycles_are_collected_within_the_memory_limit() {
+    let p = policy("[limits]\nmemory = \"16MiB\"\nfuel = 4_000_000_000\ntimeout = \"10s\"\n");
+    let script = palisade::Script::new(
+        "cycles.js",
+        "export default () => {
+           let bytes = 0;
+           for (let i = 0; i < 20000; i++) {
+             const node = { buffer: new ArrayBuffer(2048) };
+             node.self = node;
+             bytes += node.buffer.byteLength;
+           }
+           return bytes;
+         };",
+    );
+    let outcome = PALISADE.run(&p, &script, "null").await;
+    assert_eq!(output(&outcome), "40960000");
+    assert!(
+        outcome.receipt.peak_memory_bytes <= 12 << 20,
+        "{:?}",
+        outcome.receipt
+    );
+}
+
 #[tokio::test]
 async fn stack_limit_ends_unbounded_recursion() {
     for stack in ["128KiB", "512KiB", "2MiB"] {
