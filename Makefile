@@ -9,11 +9,12 @@ SHELL := /bin/bash
 setup:
 	./scripts/setup.sh
 
-# Rebuild the guest component and its pre-initialized snapshot (host/guest/palisade-guest.wasm).
+# Rebuild the guest components and their pre-initialized snapshots (host/guest/*.wasm: the full
+# guest and the plain one, built without capabilities).
 guest: setup
 	$(CARGO) run --locked -q -p xtask -- guest
 
-# Fail when the committed guest is not what the guest sources build to.
+# Fail when a committed guest is not what the guest sources build to.
 guest-check: setup
 	$(CARGO) run --locked -q -p xtask -- guest --check
 
@@ -23,6 +24,7 @@ fmt:
 lint: setup
 	$(CARGO) clippy --locked --workspace --exclude palisade-guest --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 -- -D warnings
+	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --no-default-features -- -D warnings
 
 # All tests; the last line sums every test binary's results.
 test:

@@ -150,7 +150,7 @@ pub(crate) struct CallState {
     pub(crate) capabilities: CapabilityState,
     pub(crate) config: Option<Arc<std::collections::BTreeMap<String, String>>>,
     http_ctx: WasiHttpCtx,
-    http: HttpGate,
+    pub(crate) http: HttpGate,
     pub(crate) kv: KvState,
     /// Byte quotas of the writable directories.
     pub(crate) quotas: Quotas,

@@ -38,20 +38,60 @@ pub(crate) mod bindings {
     });
 }
 
-/// The pre-initialized guest component, built by `cargo xtask guest` from `guest-js/`.
+/// The pre-initialized full guest component, built by `cargo xtask guest` from `guest-js/`.
 const GUEST: &[u8] = include_bytes!("../guest/palisade-guest.wasm");
+
+/// The same guest built without its capability imports (`guest-js` without `capabilities`).
+const GUEST_PLAIN: &[u8] = include_bytes!("../guest/palisade-guest-plain.wasm");
+
+/// The two builds of the guest. They share their QuickJS build, globals and behaviour; the
+/// plain one imports none of the capabilities (`wasi:http`, `wasi:keyvalue`, `wasi:config`,
+/// `wasi:filesystem`, capability calls), so wasmtime has about half the imports and a third of
+/// the indirect lowerings to resolve for each of its instances. A call runs in the plain guest
+/// when its policy grants none of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Guest {
+    Full,
+    Plain,
+}
+
+impl Guest {
+    /// The guest a call under `policy` runs in.
+    pub(crate) fn for_policy(policy: &Policy) -> Guest {
+        if policy.grants_imports() {
+            Guest::Full
+        } else {
+            Guest::Plain
+        }
+    }
+
+    pub(crate) fn bytes(self) -> &'static [u8] {
+        match self {
+            Guest::Full => GUEST,
+            Guest::Plain => GUEST_PLAIN,
+        }
+    }
+
+    /// The guest's SHA-256, in hex: compiled scripts name the guest they extend.
+    pub(crate) fn sha256(self) -> &'static str {
+        static SHAS: [std::sync::OnceLock<String>; 2] =
+            [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+        SHAS[self as usize].get_or_init(|| {
+            use sha2::Digest;
+            crate::record::hex(&sha2::Sha256::digest(self.bytes()))
+        })
+    }
+
+    /// The guest whose SHA-256 is `sha256`, if it is one of this build's.
+    pub(crate) fn from_sha256(sha256: &str) -> Option<Guest> {
+        [Guest::Full, Guest::Plain]
+            .into_iter()
+            .find(|g| g.sha256() == sha256)
+    }
+}
 
 /// Compiled scripts whose machine code and linked `InstancePre` stay loaded per engine.
 const COMPILED_SCRIPTS: usize = 32;
-
-/// The SHA-256 of the embedded guest, in hex: compiled scripts name the guest they extend.
-pub(crate) fn guest_sha256() -> &'static str {
-    static SHA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SHA.get_or_init(|| {
-        use sha2::Digest;
-        crate::record::hex(&sha2::Sha256::digest(GUEST))
-    })
-}
 
 /// How often the epoch ticker advances every engine's epoch, when fuel is not metered.
 /// Deadlines are then checked at each tick, so a call overruns its timeout by at most about
@@ -216,6 +256,7 @@ impl Builder {
             handlers,
             admission: Arc::new(Semaphore::new(self.max_concurrency as usize)),
             bytecode: BytecodeCache::new(self.bytecode_cache),
+            engines: Mutex::new(HashMap::new()),
             runtimes: Mutex::new(HashMap::new()),
             compiled: Mutex::new(lru::LruCache::new(
                 std::num::NonZeroUsize::new(COMPILED_SCRIPTS).expect("non-zero"),
@@ -226,7 +267,8 @@ impl Builder {
             auto: AutoCompiler::new(self.auto_compile),
             settings: self,
         });
-        inner.runtime(Policy::builtin_default().limits().stack)?;
+        let default = Policy::builtin_default();
+        inner.runtime(default.limits().stack, Guest::for_policy(&default))?;
         if !inner.settings.fuel {
             spawn_ticker(Arc::downgrade(&inner));
         }
@@ -247,7 +289,9 @@ struct Inner {
     admission: Arc<Semaphore>,
     bytecode: Option<BytecodeCache>,
     /// One engine per wasm stack size: wasmtime fixes the stack limit per engine.
-    runtimes: Mutex<HashMap<u64, Arc<Runtime>>>,
+    engines: Mutex<HashMap<u64, Engine>>,
+    /// Each guest's runtime on each engine, by stack size.
+    runtimes: Mutex<HashMap<(u64, Guest), Arc<Runtime>>>,
     /// Compiled scripts, by stack size and the component's SHA-256.
     compiled: Mutex<lru::LruCache<CompiledKey, Arc<Runtime>>>,
     /// The engines the epoch ticker advances; its own lock, so that it never waits on a build.
@@ -295,10 +339,11 @@ impl Palisade {
     /// machine instead (from the on-disk cache, or compiling it there), so that the first call
     /// does not wait for it.
     pub async fn precompile(&self, policy: &Policy, script: &Script) -> Result<Script, Error> {
-        let runtime = self.inner.runtime(policy.limits().stack)?;
+        let runtime = self
+            .inner
+            .runtime(policy.limits().stack, Guest::for_policy(policy))?;
         if let Some(compiled) = script.compiled() {
-            self.compiled_runtime(&runtime, policy.limits().stack, compiled)
-                .await?;
+            self.compiled_runtime(&runtime, policy, compiled).await?;
             return Ok(script.clone());
         }
         let permit = tokio::time::timeout(
@@ -335,12 +380,13 @@ impl Palisade {
         let limits = *policy.limits();
         // The call environment names the policy's globals; the seed is not used here.
         let env = call::environment(policy, 0);
+        let guest = Guest::for_policy(policy);
         let (name, source) = (script.name().to_owned(), script.source().to_owned());
         let handle = tokio::runtime::Handle::current();
         let settings = self.inner.settings.clone();
         tokio::task::spawn_blocking(move || {
             let mut wasm = handle.block_on(crate::snapshot::preload(
-                GUEST,
+                guest,
                 settings.cache_dir.as_deref(),
                 &*settings.on_compile,
                 &name,
@@ -350,7 +396,7 @@ impl Palisade {
             ))?;
             let marker = crate::script::Marker {
                 format: crate::script::MARKER_FORMAT,
-                guest: guest_sha256().to_owned(),
+                guest: guest.sha256().to_owned(),
                 name,
                 source,
             };
@@ -364,14 +410,25 @@ impl Palisade {
     }
 
     /// The runtime of a compiled script: its component compiled for this machine (cached on
-    /// disk like the guest) and linked, kept in memory for later calls.
+    /// disk like the guest) and linked, kept in memory for later calls. A script compiled under
+    /// a policy that granted no capability extends the plain guest, which cannot serve a
+    /// policy that grants one.
     async fn compiled_runtime(
         &self,
         base: &Arc<Runtime>,
-        stack: ByteSize,
+        policy: &Policy,
         compiled: &crate::script::Compiled,
     ) -> Result<Arc<Runtime>, Error> {
-        let key = (stack.0, compiled.sha256);
+        if compiled.guest == Guest::Plain && Guest::for_policy(policy) == Guest::Full {
+            return Err(Error::InvalidComponent {
+                detail: format!(
+                    "it was compiled under a policy that grants no capability, and `{}` grants \
+                     one; compile it again with that policy (`palisade compile --policy`)",
+                    policy.name()
+                ),
+            });
+        }
+        let key = (policy.limits().stack.0, compiled.sha256);
         let lock = || {
             self.inner
                 .compiled
@@ -492,7 +549,10 @@ impl Palisade {
             }
             None => script,
         };
-        let runtime = match self.inner.runtime(policy.limits().stack) {
+        let runtime = match self
+            .inner
+            .runtime(policy.limits().stack, Guest::for_policy(policy))
+        {
             Ok(runtime) => runtime,
             Err(error) => return Outcome::failed(error, policy, started),
         };
@@ -524,15 +584,10 @@ impl Palisade {
         // A compiled script's component is compiled for this machine on its first call (or
         // loaded from the disk cache) before its deadline starts: that is host work.
         let runtime = match script.compiled() {
-            Some(compiled) => {
-                match self
-                    .compiled_runtime(&runtime, policy.limits().stack, compiled)
-                    .await
-                {
-                    Ok(runtime) => runtime,
-                    Err(error) => return Outcome::failed(error, policy, started),
-                }
-            }
+            Some(compiled) => match self.compiled_runtime(&runtime, policy, compiled).await {
+                Ok(runtime) => runtime,
+                Err(error) => return Outcome::failed(error, policy, started),
+            },
             None => runtime,
         };
         // The deadline runs from here, once a slot is held: a compile on a bytecode-cache miss
@@ -673,39 +728,52 @@ impl Palisade {
 }
 
 impl Inner {
-    fn runtime(&self, stack: ByteSize) -> Result<Arc<Runtime>, Error> {
-        if let Some(runtime) = self
-            .runtimes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&stack.0)
-        {
+    /// The runtime of `guest` on the engine for `stack`, loading the guest on first use.
+    fn runtime(&self, stack: ByteSize, guest: Guest) -> Result<Arc<Runtime>, Error> {
+        let key = (stack.0, guest);
+        let lock = || self.runtimes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(runtime) = lock().get(&key) {
             return Ok(runtime.clone());
         }
         // Built without holding the lock: loading (or, on a cache miss, compiling) the guest
-        // must not stall calls on other engines or the epoch ticker. Two racing builds for the
-        // same stack size are harmless; the first one inserted wins.
-        let built = Arc::new(self.build_runtime(stack).map_err(|e| {
-            tracing::error!("cannot set up the wasm engine: {e:#}");
-            Error::Internal {
-                detail: format!("engine setup failed: {e:#}"),
-            }
-        })?);
-        let mut runtimes = self.runtimes.lock().unwrap_or_else(|e| e.into_inner());
-        let runtime = runtimes.entry(stack.0).or_insert_with(|| {
-            self.tickers
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(built.engine.weak());
-            built
-        });
-        Ok(runtime.clone())
+        // must not stall calls on other runtimes. Two racing builds of the same runtime are
+        // harmless; the first one inserted wins.
+        let built = self
+            .engine(stack)
+            .and_then(|engine| self.build_runtime(engine, guest))
+            .map_err(|e| {
+                tracing::error!("cannot set up the wasm engine: {e:#}");
+                Error::Internal {
+                    detail: format!("engine setup failed: {e:#}"),
+                }
+            })?;
+        Ok(lock().entry(key).or_insert_with(|| Arc::new(built)).clone())
     }
 
-    fn build_runtime(&self, stack: ByteSize) -> wasmtime::Result<Runtime> {
+    /// The engine for wasm stacks of `stack` bytes (wasmtime fixes the stack limit per
+    /// engine), made on first use; both guests' runtimes share it and its instance pool.
+    fn engine(&self, stack: ByteSize) -> wasmtime::Result<Engine> {
+        let mut engines = self.engines.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(engine) = engines.get(&stack.0) {
+            return Ok(engine.clone());
+        }
+        let engine = Engine::new(&engine_config(&self.settings, stack.0 as usize))?;
+        self.tickers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(engine.weak());
+        engines.insert(stack.0, engine.clone());
+        Ok(engine)
+    }
+
+    fn build_runtime(&self, engine: Engine, guest: Guest) -> wasmtime::Result<Runtime> {
         let s = &self.settings;
-        let engine = Engine::new(&engine_config(s, stack.0 as usize))?;
-        let component = crate::cache::load(&engine, GUEST, s.cache_dir.as_deref(), &*s.on_compile)?;
+        let component = crate::cache::load(
+            &engine,
+            guest.bytes(),
+            s.cache_dir.as_deref(),
+            &*s.on_compile,
+        )?;
         let pre = instance_pre(&engine, &component)?;
         Ok(Runtime {
             engine,

@@ -27,6 +27,8 @@ pub struct Script {
 pub(crate) struct Compiled {
     pub wasm: Arc<[u8]>,
     pub sha256: [u8; 32],
+    /// The guest it extends: the plain one when its policy granted no capability.
+    pub guest: crate::engine::Guest,
 }
 
 impl fmt::Debug for Compiled {
@@ -71,21 +73,25 @@ impl Script {
     pub fn from_component(wasm: impl Into<Arc<[u8]>>) -> Result<Self, Error> {
         let wasm = wasm.into();
         let marker = read_marker(&wasm)?;
-        if marker.format != MARKER_FORMAT || marker.guest != crate::engine::guest_sha256() {
-            return Err(Error::InvalidComponent {
+        let guest = crate::engine::Guest::from_sha256(&marker.guest)
+            .filter(|_| marker.format == MARKER_FORMAT)
+            .ok_or_else(|| Error::InvalidComponent {
                 detail: format!(
                     "`{}` was compiled by another build of Palisade; compile it again with \
                      `palisade compile`",
                     marker.name
                 ),
-            });
-        }
+            })?;
         let sha256 = Sha256::digest(&wasm).into();
         Ok(Self {
             name: marker.name.into(),
             source: marker.source.into(),
             bytecode: None,
-            compiled: Some(Compiled { wasm, sha256 }),
+            compiled: Some(Compiled {
+                wasm,
+                sha256,
+                guest,
+            }),
             key: Arc::default(),
         })
     }

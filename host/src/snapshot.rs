@@ -15,6 +15,7 @@
 //! evaluated one script's module (see [`preload`]); there no clock or random read is allowed.
 
 use crate::Error;
+use crate::engine::Guest;
 use crate::engine::bindings::Sandbox;
 use crate::engine::bindings::exports::palisade::sandbox::runner::Environment;
 use crate::limits::MemoryLimiter;
@@ -207,6 +208,7 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<SnapshotState>> {
         ("palisade:sandbox/console@0.1.0", "log"),
         ("palisade:sandbox/capability@0.1.0", "call"),
         ("palisade:sandbox/capability@0.1.0", "refusal"),
+        ("palisade:sandbox/capability@0.1.0", "unsent-request"),
         (
             "palisade:sandbox/capability@0.1.0",
             "[method]pending-call.subscribe",
@@ -281,18 +283,20 @@ struct Preloader {
 
 impl Preloader {
     fn get(
-        guest: &'static [u8],
+        guest: Guest,
         cache_dir: Option<&std::path::Path>,
         on_compile: &dyn Fn(),
     ) -> Result<&'static Preloader, Error> {
-        static PRELOADER: OnceLock<Result<Preloader, String>> = OnceLock::new();
-        PRELOADER
+        // One per guest build.
+        static PRELOADERS: [OnceLock<Result<Preloader, String>>; 2] =
+            [OnceLock::new(), OnceLock::new()];
+        PRELOADERS[guest as usize]
             .get_or_init(|| {
                 let build = || -> wasmtime::Result<Preloader> {
                     let mut config = Config::new();
                     config.consume_fuel(true);
                     let engine = Engine::new(&config)?;
-                    let (context, instrumented) = wizer().instrument_component(guest)?;
+                    let (context, instrumented) = wizer().instrument_component(guest.bytes())?;
                     let component =
                         crate::cache::load(&engine, &instrumented, cache_dir, on_compile)?;
                     let pre = linker(&engine)?.instantiate_pre(&component)?;
@@ -318,7 +322,7 @@ impl Preloader {
 /// process loads the instrumented guest (compiled once per machine, cached in `cache_dir`);
 /// later ones only instantiate it.
 pub(crate) async fn preload(
-    guest: &'static [u8],
+    guest: Guest,
     cache_dir: Option<&std::path::Path>,
     on_compile: &dyn Fn(),
     name: &str,

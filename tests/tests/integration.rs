@@ -37,6 +37,8 @@ mod limits;
 mod network;
 #[path = "integration/output.rs"]
 mod output;
+#[path = "integration/plain_guest.rs"]
+mod plain_guest;
 #[path = "integration/policy_files.rs"]
 mod policy_files;
 #[path = "integration/precompile.rs"]

@@ -1,16 +1,26 @@
 //! Developer tasks: `cargo run -p xtask -- guest [--check]`.
 //!
-//! `guest` builds `guest-js/` for wasm32-wasip2, pre-initializes it with wasmtime-wizer, and
-//! writes `host/guest/palisade-guest.wasm`. With `--check` it writes nothing and fails when the
-//! committed guest differs from what the sources build to. The build is reproducible: paths that
+//! `guest` builds `guest-js/` for wasm32-wasip2 twice, with and without its `capabilities`
+//! feature, pre-initializes each with wasmtime-wizer, and writes `host/guest/palisade-guest.wasm`
+//! (the full guest) and `host/guest/palisade-guest-plain.wasm` (the plain guest, for policies
+//! that grant no capability). With `--check` it writes nothing and fails when a committed guest
+//! differs from what the sources build to. The build is reproducible: paths that
 //! differ between machines are remapped, so the bytes depend only on the sources and toolchain.
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const GUEST_OUT: &str = "host/guest/palisade-guest.wasm";
 const BUILT: &str = "target/wasm32-wasip2/guest/palisade_guest.wasm";
+
+/// The guests: where each is written, and the cargo arguments that select its features.
+const GUESTS: &[(&str, &[&str])] = &[
+    ("host/guest/palisade-guest.wasm", &[]),
+    (
+        "host/guest/palisade-guest-plain.wasm",
+        &["--no-default-features"],
+    ),
+];
 
 /// C flags for QuickJS; `.cargo/config.toml` sets the same for every other build of the guest.
 /// Debian's wasi-libc headers stand in for a wasi-sdk. `__ANDROID__` makes QuickJS's `cutils.h`
@@ -58,48 +68,56 @@ fn guest(root: &Path, check: bool) -> Result<()> {
         remap(&cargo_home, "/cargo"),
         remap(root, "/palisade"),
     );
-    eprintln!("xtask: building guest-js for wasm32-wasip2");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(root)
-        .args([
-            "build",
-            "--locked",
-            "-p",
-            "palisade-guest",
-            "--target",
-            "wasm32-wasip2",
-            "--profile",
-            "guest",
-        ])
-        .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", rustflags)
-        .env("CFLAGS_wasm32_wasip2", cflags)
-        .status()
-        .context("running cargo")?;
-    if !status.success() {
-        bail!("the guest build failed");
-    }
-    let raw = std::fs::read(root.join(BUILT)).with_context(|| format!("reading {BUILT}"))?;
-    eprintln!("xtask: pre-initializing ({} bytes)", raw.len());
     let runtime = tokio_runtime()?;
-    let snapshot = runtime.block_on(palisade::snapshot::preinitialize(&raw))?;
-    let out = root.join(GUEST_OUT);
+    for (out, features) in GUESTS {
+        eprintln!("xtask: building {out} from guest-js for wasm32-wasip2");
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(root)
+            .args([
+                "build",
+                "--locked",
+                "-p",
+                "palisade-guest",
+                "--target",
+                "wasm32-wasip2",
+                "--profile",
+                "guest",
+            ])
+            .args(*features)
+            .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", &rustflags)
+            .env("CFLAGS_wasm32_wasip2", &cflags)
+            .status()
+            .context("running cargo")?;
+        if !status.success() {
+            bail!("the guest build failed");
+        }
+        let raw = std::fs::read(root.join(BUILT)).with_context(|| format!("reading {BUILT}"))?;
+        eprintln!("xtask: pre-initializing ({} bytes)", raw.len());
+        let snapshot = runtime.block_on(palisade::snapshot::preinitialize(&raw))?;
+        write_or_check(&root.join(out), out, &snapshot, check)?;
+    }
+    Ok(())
+}
+
+/// Write `snapshot` to `path`, or with `check` fail when the committed file differs from it.
+fn write_or_check(path: &Path, name: &str, snapshot: &[u8], check: bool) -> Result<()> {
     if check {
-        let committed = std::fs::read(&out).with_context(|| format!("reading {GUEST_OUT}"))?;
+        let committed = std::fs::read(path).with_context(|| format!("reading {name}"))?;
         if committed != snapshot {
             bail!(
-                "{GUEST_OUT} is not what the guest sources build to ({} bytes committed, {} built); \
+                "{name} is not what the guest sources build to ({} bytes committed, {} built); \
                  run `cargo run -p xtask -- guest` and commit the result",
                 committed.len(),
                 snapshot.len()
             );
         }
         eprintln!(
-            "xtask: {GUEST_OUT} matches the sources ({} bytes)",
+            "xtask: {name} matches the sources ({} bytes)",
             snapshot.len()
         );
     } else {
-        std::fs::write(&out, &snapshot).with_context(|| format!("writing {GUEST_OUT}"))?;
-        eprintln!("xtask: wrote {GUEST_OUT} ({} bytes)", snapshot.len());
+        std::fs::write(path, snapshot).with_context(|| format!("writing {name}"))?;
+        eprintln!("xtask: wrote {name} ({} bytes)", snapshot.len());
     }
     Ok(())
 }

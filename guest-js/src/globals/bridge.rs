@@ -4,6 +4,7 @@
 //! The global exists only in calls whose policy grants capabilities. Every decision is made by
 //! the host; the guest only carries payloads and turns refusals into `PolicyDeniedError`.
 
+#[cfg(feature = "capabilities")]
 use crate::globals::io;
 use javy::quickjs::prelude::Func;
 use javy::quickjs::{Ctx, Function, Persistent, Result, Value};
@@ -68,7 +69,11 @@ return function makeBridge() {
 /// Evaluate the prelude and keep `makeBridge`. Runs once, before the snapshot.
 pub fn register<'js>(cx: &Ctx<'js>, wait: &Function<'js>) -> Result<()> {
     let prelude: Function = cx.eval(PRELUDE)?;
-    let make: Function = prelude.call((Func::from(io::start_capability), wait.clone()))?;
+    #[cfg(feature = "capabilities")]
+    let start = Func::from(io::start_capability);
+    #[cfg(not(feature = "capabilities"))]
+    let start = Func::from(crate::globals::absent);
+    let make: Function = prelude.call((start, wait.clone()))?;
     MAKE_BRIDGE.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, make)));
     Ok(())
 }

@@ -2,16 +2,22 @@
 //! `config.get(key)` returns the string or `null`; `config.getAll()` returns an object. The
 //! global exists only in calls whose policy has a `[config]` table. Secrets are never config.
 
+#[cfg(feature = "capabilities")]
 use crate::wasi::config::store::{Error as StoreError, get, get_all};
-use javy::quickjs::{Ctx, Exception, Function, Object, Result, Value, prelude::MutFn};
+use javy::quickjs::{Ctx, Result};
+#[cfg(feature = "capabilities")]
+use javy::quickjs::{Exception, Function, Object, Value, prelude::MutFn};
+#[cfg(feature = "capabilities")]
 use javy::{Args, hold_and_release};
 
+#[cfg(feature = "capabilities")]
 fn store_error(e: StoreError) -> String {
     match e {
         StoreError::Upstream(m) | StoreError::Io(m) => m,
     }
 }
 
+#[cfg(feature = "capabilities")]
 fn config_get<'js>(args: Args<'js>) -> Result<Value<'js>> {
     let (cx, args) = args.release();
     let key: String = match args.0.into_iter().next() {
@@ -25,6 +31,7 @@ fn config_get<'js>(args: Args<'js>) -> Result<Value<'js>> {
     }
 }
 
+#[cfg(feature = "capabilities")]
 fn config_get_all<'js>(args: Args<'js>) -> Result<Value<'js>> {
     let (cx, _) = args.release();
     let all = get_all().map_err(|e| Exception::throw_message(&cx, &store_error(e)))?;
@@ -35,6 +42,7 @@ fn config_get_all<'js>(args: Args<'js>) -> Result<Value<'js>> {
     Ok(object.into_value())
 }
 
+#[cfg(feature = "capabilities")]
 /// Install the `config` global for this call.
 pub fn install(cx: &Ctx<'_>) -> Result<()> {
     let config = Object::new(cx.clone())?;
@@ -59,4 +67,11 @@ pub fn install(cx: &Ctx<'_>) -> Result<()> {
         )?,
     )?;
     crate::globals::define_global(cx, "config", config)
+}
+
+/// The guest built without capabilities has no `wasi:config`; the host never asks it for
+/// `config`.
+#[cfg(not(feature = "capabilities"))]
+pub fn install(cx: &Ctx<'_>) -> Result<()> {
+    crate::globals::absent(cx.clone())
 }

@@ -3,10 +3,14 @@
 //! cannot leave a mount (the host opens each mount with cap-std). Errors carry a Node-style
 //! `code` (`ENOENT`, `EACCES`, `EEXIST`, `ENOTDIR`, `EISDIR`, `ENOTEMPTY`, `ENOSPC`, `EIO`).
 
-use javy::quickjs::prelude::{Func, MutFn};
-use javy::quickjs::{Ctx, Exception, Function, Object, Persistent, Result, Value};
+use javy::quickjs::prelude::Func;
+use javy::quickjs::{Ctx, Function, Persistent, Result, Value};
+#[cfg(feature = "capabilities")]
+use javy::quickjs::{Exception, Object, prelude::MutFn};
+#[cfg(feature = "capabilities")]
 use javy::{Args, hold_and_release};
 use std::cell::RefCell;
+#[cfg(feature = "capabilities")]
 use std::io::ErrorKind;
 
 const PRELUDE: &str = r#"
@@ -32,6 +36,7 @@ const PRELUDE: &str = r#"
 })
 "#;
 
+#[cfg(feature = "capabilities")]
 fn code(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::NotFound => "ENOENT",
@@ -47,6 +52,7 @@ fn code(kind: ErrorKind) -> &'static str {
     }
 }
 
+#[cfg(feature = "capabilities")]
 fn arg<'js, T: javy::quickjs::FromJs<'js>>(args: &[Value<'js>], i: usize) -> Result<Option<T>> {
     match args.get(i) {
         Some(v) if !v.is_undefined() && !v.is_null() => Ok(Some(v.get()?)),
@@ -54,6 +60,7 @@ fn arg<'js, T: javy::quickjs::FromJs<'js>>(args: &[Value<'js>], i: usize) -> Res
     }
 }
 
+#[cfg(feature = "capabilities")]
 fn option_flag(args: &[Value<'_>], i: usize, key: &str) -> bool {
     args.get(i)
         .and_then(|v| v.as_object())
@@ -61,6 +68,7 @@ fn option_flag(args: &[Value<'_>], i: usize, key: &str) -> bool {
         .unwrap_or(false)
 }
 
+#[cfg(feature = "capabilities")]
 /// One file-system operation; `Err` carries the io error.
 fn operate<'js>(
     cx: &Ctx<'js>,
@@ -142,6 +150,7 @@ fn operate<'js>(
     })
 }
 
+#[cfg(feature = "capabilities")]
 /// `native(name, args)` → `[true, value]` or `[false, message, code]`.
 fn native<'js>(args: Args<'js>) -> Result<Value<'js>> {
     let (cx, args) = args.release();
@@ -180,6 +189,7 @@ thread_local! {
 /// Make the `fs` object; called once, before the snapshot.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let prelude: Function = cx.eval(PRELUDE)?;
+    #[cfg(feature = "capabilities")]
     let native = Function::new(
         cx.clone(),
         MutFn::new(|cx, args| {
@@ -187,6 +197,8 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
             native(Args::hold(cx, args))
         }),
     )?;
+    #[cfg(not(feature = "capabilities"))]
+    let native = Func::from(crate::globals::absent);
     let fs: Value = prelude.call((native, Func::from(crate::globals::io::refusal)))?;
     FS.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, fs)));
     Ok(())

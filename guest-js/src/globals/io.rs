@@ -6,28 +6,72 @@
 //! Operations live here, keyed by a number; the JS side (`fetch`, the capability bridge) holds
 //! the promise callbacks under the same number and is told through `onReady(id, result)`.
 
-use crate::palisade::sandbox::capability::{self, CallError, Denial, PendingCall};
+//!
+//! The guest built without capabilities (for policies that grant none) has no operations of
+//! its own: it imports neither `wasi:http` nor the capability calls, and its `fetch` hands each
+//! request to the host's gate through `capability.unsent-request` instead, which refuses it
+//! and records the refusal as for a request sent through `wasi:http`.
+
+use crate::palisade::sandbox::capability::{self, Denial};
+#[cfg(feature = "capabilities")]
+use crate::palisade::sandbox::capability::{CallError, PendingCall};
+#[cfg(feature = "capabilities")]
 use crate::wasi::http::outgoing_handler;
+#[cfg(feature = "capabilities")]
 use crate::wasi::http::types::{
     ErrorCode, Fields, FutureIncomingResponse, IncomingBody, IncomingResponse, Method,
     OutgoingBody, OutgoingRequest, Scheme,
 };
 use crate::wasi::io::poll::{Pollable, poll};
+#[cfg(feature = "capabilities")]
 use crate::wasi::io::streams::{InputStream, StreamError};
+#[cfg(feature = "capabilities")]
+use javy::quickjs::TypedArray;
 use javy::quickjs::convert::List;
 use javy::quickjs::prelude::Func;
-use javy::quickjs::{Array, Ctx, Function, Object, Persistent, Result, TypedArray, Value};
+use javy::quickjs::{Array, Ctx, Function, Object, Persistent, Result, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// One host operation in flight.
 enum Op {
+    #[cfg(feature = "capabilities")]
     Capability(PendingCall),
+    #[cfg(feature = "capabilities")]
     Response(FutureIncomingResponse),
+    #[cfg(feature = "capabilities")]
     Body(BodyRead),
 }
 
+impl Op {
+    /// Ready when the operation can be settled.
+    fn subscribe(&self) -> Pollable {
+        match *self {
+            #[cfg(feature = "capabilities")]
+            Op::Capability(ref pending) => pending.subscribe(),
+            #[cfg(feature = "capabilities")]
+            Op::Response(ref future) => future.subscribe(),
+            #[cfg(feature = "capabilities")]
+            Op::Body(ref read) => read.stream.subscribe(),
+        }
+    }
+
+    /// The value to hand `onReady`, once the operation has one.
+    #[cfg_attr(not(feature = "capabilities"), allow(unused_variables))]
+    fn settle<'js>(&mut self, cx: &Ctx<'js>) -> Result<Option<Value<'js>>> {
+        match *self {
+            #[cfg(feature = "capabilities")]
+            Op::Capability(ref pending) => capability_value(cx, pending),
+            #[cfg(feature = "capabilities")]
+            Op::Response(ref future) => response_value(cx, future),
+            #[cfg(feature = "capabilities")]
+            Op::Body(ref mut read) => body_step(cx, read),
+        }
+    }
+}
+
 /// A response body being read to its end. Fields drop in order: the stream before its body.
+#[cfg(feature = "capabilities")]
 struct BodyRead {
     stream: InputStream,
     _body: IncomingBody,
@@ -41,6 +85,7 @@ thread_local! {
     static ON_READY: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
 }
 
+#[cfg(feature = "capabilities")]
 fn add(op: Op) -> u32 {
     let id = NEXT_ID.with(|next| {
         let mut next = next.borrow_mut();
@@ -106,11 +151,13 @@ pub fn register<'js>(cx: &Ctx<'js>) -> Result<(Function<'js>, Function<'js>)> {
     Ok((parts.get(1)?, parts.get(2)?))
 }
 
+#[cfg(feature = "capabilities")]
 /// Start a capability call; its result comes to `onReady` as `[status, text]`.
 pub fn start_capability(name: String, payload: String) -> u32 {
     add(Op::Capability(capability::call(&name, &payload)))
 }
 
+#[cfg(feature = "capabilities")]
 /// A `wasi:http` error code as a stable string for the JS error classes.
 fn code_name(code: &ErrorCode) -> (&'static str, String) {
     let detail = format!("{code:?}");
@@ -135,6 +182,7 @@ fn code_name(code: &ErrorCode) -> (&'static str, String) {
     (name, detail)
 }
 
+#[cfg(feature = "capabilities")]
 /// The kind of a body read failure. wasmtime-wasi-http 48 hands body errors to the guest
 /// without their `error-code`, only as text, so the host's messages are matched here (the
 /// network tests pin each one).
@@ -151,6 +199,7 @@ fn body_error_kind(text: &str) -> &'static str {
     }
 }
 
+#[cfg(feature = "capabilities")]
 /// Send a request. Returns `[0, id]` with the response to come through `onReady`, or
 /// `[1, kind, detail]` when the host refused it at once.
 #[allow(clippy::too_many_arguments)]
@@ -225,6 +274,29 @@ pub fn http_send<'js>(
     Ok(out.into_value())
 }
 
+/// Send a request, in the guest built without capabilities: the host's gate refuses it (the
+/// policy has no `[http]` table) and records the refusal, which `fetch` then reads through
+/// `refusal` as after a refused `wasi:http` request. Always `[1, "denied", detail]`.
+#[cfg(not(feature = "capabilities"))]
+#[allow(clippy::too_many_arguments)]
+pub fn http_send<'js>(
+    cx: Ctx<'js>,
+    method: String,
+    scheme: String,
+    authority: String,
+    path: String,
+    _headers: Vec<List<(String, String)>>,
+    _body: Value<'js>,
+) -> Result<Value<'js>> {
+    capability::unsent_request(&method, &scheme, &authority, &path);
+    let out = Array::new(cx)?;
+    out.set(0, 1)?;
+    out.set(1, "denied")?;
+    out.set(2, "HttpRequestDenied")?;
+    Ok(out.into_value())
+}
+
+#[cfg(feature = "capabilities")]
 /// Write a request body while the host sends it; a refusal shows up in the response.
 fn write_body(body: OutgoingBody, bytes: &[u8]) {
     if let Ok(stream) = body.write() {
@@ -238,6 +310,7 @@ fn write_body(body: OutgoingBody, bytes: &[u8]) {
     let _ = OutgoingBody::finish(body, None);
 }
 
+#[cfg(feature = "capabilities")]
 /// Start reading a response body to its end; it comes to `onReady` as `[0, Uint8Array]`.
 fn start_body(response: IncomingResponse) -> Option<u32> {
     let body = response.consume().ok()?;
@@ -250,6 +323,7 @@ fn start_body(response: IncomingResponse) -> Option<u32> {
     })))
 }
 
+#[cfg(feature = "capabilities")]
 /// Read a ready response head: `[0, status, headers, bodyId]` or `[1, kind, detail]`.
 fn response_value<'js>(
     cx: &Ctx<'js>,
@@ -290,6 +364,7 @@ fn response_value<'js>(
     Ok(Some(out.into_value()))
 }
 
+#[cfg(feature = "capabilities")]
 /// Drain what the body stream has; `Some` once it ended or failed.
 fn body_step<'js>(cx: &Ctx<'js>, read: &mut BodyRead) -> Result<Option<Value<'js>>> {
     loop {
@@ -340,6 +415,7 @@ pub fn refusal<'js>(cx: Ctx<'js>, target: String) -> Result<Value<'js>> {
     }
 }
 
+#[cfg(feature = "capabilities")]
 fn capability_value<'js>(cx: &Ctx<'js>, pending: &PendingCall) -> Result<Option<Value<'js>>> {
     let Some(result) = pending.get() else {
         return Ok(None);
@@ -362,17 +438,12 @@ fn capability_value<'js>(cx: &Ctx<'js>, pending: &PendingCall) -> Result<Option<
 
 /// Wait until an operation in flight (or the `timer`, when given) is ready, then settle every
 /// ready operation through `onReady`. Returns whether the timer fired.
+#[cfg_attr(not(feature = "capabilities"), allow(clippy::drop_non_drop))]
 pub fn run_ready(cx: &Ctx<'_>, timer: Option<Pollable>) -> Result<bool> {
     let ids: Vec<u32> = OPS.with(|ops| ops.borrow().keys().copied().collect());
     let pollables: Vec<Pollable> = OPS.with(|ops| {
         let ops = ops.borrow();
-        ids.iter()
-            .map(|id| match &ops[id] {
-                Op::Capability(pending) => pending.subscribe(),
-                Op::Response(future) => future.subscribe(),
-                Op::Body(read) => read.stream.subscribe(),
-            })
-            .collect()
+        ids.iter().map(|id| ops[id].subscribe()).collect()
     });
     let mut list: Vec<&Pollable> = pollables.iter().collect();
     if let Some(timer) = &timer {
@@ -394,12 +465,7 @@ pub fn run_ready(cx: &Ctx<'_>, timer: Option<Pollable>) -> Result<bool> {
         let Some(mut op) = OPS.with(|ops| ops.borrow_mut().remove(&id)) else {
             continue;
         };
-        let settled = match &mut op {
-            Op::Capability(pending) => capability_value(cx, pending)?,
-            Op::Response(future) => response_value(cx, future)?,
-            Op::Body(read) => body_step(cx, read)?,
-        };
-        let Some(value) = settled else {
+        let Some(value) = op.settle(cx)? else {
             OPS.with(|ops| ops.borrow_mut().insert(id, op));
             continue;
         };

@@ -4,17 +4,26 @@
 //! bytes (`getBytes`; `set` of a `Uint8Array`). The host decides every operation; a refusal
 //! (an ungranted bucket, a write to a read-only one, a quota) is a `PolicyDeniedError`.
 
+#[cfg(feature = "capabilities")]
 use crate::wasi::keyvalue::store::{Bucket, Error as StoreError, open};
 use javy::quickjs::prelude::Func;
-use javy::quickjs::{Array, Ctx, Function, Persistent, Result, TypedArray, Value};
+#[cfg(feature = "capabilities")]
+use javy::quickjs::{Array, TypedArray};
+use javy::quickjs::{Ctx, Function, Persistent, Result, Value};
 use std::cell::RefCell;
+#[cfg(feature = "capabilities")]
 use std::collections::HashMap;
 
+#[cfg(feature = "capabilities")]
 thread_local! {
     static BUCKETS: RefCell<HashMap<String, Bucket>> = RefCell::new(HashMap::new());
+}
+
+thread_local! {
     static MAKE_KV: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
 }
 
+#[cfg(feature = "capabilities")]
 /// `[0, value]`, `[1, message]` for a refusal, `[2, message]` for any other failure.
 fn reply<'js>(cx: &Ctx<'js>, status: i32, value: Value<'js>) -> Result<Value<'js>> {
     let out = Array::new(cx.clone())?;
@@ -23,6 +32,7 @@ fn reply<'js>(cx: &Ctx<'js>, status: i32, value: Value<'js>) -> Result<Value<'js
     Ok(out.into_value())
 }
 
+#[cfg(feature = "capabilities")]
 fn failure<'js>(cx: &Ctx<'js>, error: StoreError) -> Result<Value<'js>> {
     let (status, message) = match error {
         StoreError::AccessDenied => (1, "access denied".to_owned()),
@@ -33,6 +43,7 @@ fn failure<'js>(cx: &Ctx<'js>, error: StoreError) -> Result<Value<'js>> {
     reply(cx, status, message)
 }
 
+#[cfg(feature = "capabilities")]
 /// Run `f` on the open bucket `name`, opening it on first use in this call.
 fn with_bucket<'js>(
     cx: &Ctx<'js>,
@@ -49,6 +60,7 @@ fn with_bucket<'js>(
     BUCKETS.with(|b| f(&b.borrow()[name]))
 }
 
+#[cfg(feature = "capabilities")]
 fn kv_op<'js>(
     cx: Ctx<'js>,
     op: String,
@@ -88,6 +100,7 @@ fn kv_op<'js>(
     })
 }
 
+#[cfg(feature = "capabilities")]
 /// One page of keys after `offset`: `[0, keys, next offset or null]`.
 fn kv_list<'js>(cx: Ctx<'js>, bucket: String, offset: f64) -> Result<Value<'js>> {
     with_bucket(&cx, &bucket, |b| {
@@ -110,17 +123,21 @@ const PRELUDE: &str = include_str!("kv.js");
 /// Evaluate the prelude and keep its factory. Runs once, before the snapshot.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let prelude: Function = cx.eval(PRELUDE)?;
-    let make: Function = prelude.call((
-        Func::from(kv_op),
-        Func::from(kv_list),
-        Func::from(crate::globals::io::refusal),
-    ))?;
+    #[cfg(feature = "capabilities")]
+    let (op, list) = (Func::from(kv_op), Func::from(kv_list));
+    #[cfg(not(feature = "capabilities"))]
+    let (op, list) = (
+        Func::from(crate::globals::absent),
+        Func::from(crate::globals::absent),
+    );
+    let make: Function = prelude.call((op, list, Func::from(crate::globals::io::refusal)))?;
     MAKE_KV.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, make)));
     Ok(())
 }
 
 /// Install `kv` for this call, over `bucket` by default.
 pub fn install(cx: &Ctx<'_>, bucket: &str) -> Result<()> {
+    #[cfg(feature = "capabilities")]
     BUCKETS.with(|b| b.borrow_mut().clear());
     let make = MAKE_KV
         .with(|slot| slot.borrow().clone())

@@ -29,6 +29,19 @@ pub fn define_global<'js>(cx: &Ctx<'js>, name: &str, value: impl IntoJs<'js>) ->
     )
 }
 
+/// What the guest built without capabilities (`palisade-guest-plain.wasm`, for policies that
+/// grant none) hands the JS preludes in place of each native that would call a capability's
+/// import, so that it imports none of them while defining the same globals as the full guest.
+/// The host runs every call whose policy grants a capability in the full guest, so no call
+/// reaches this.
+#[cfg(not(feature = "capabilities"))]
+pub fn absent(cx: Ctx<'_>) -> Result<()> {
+    Err(javy::quickjs::Exception::throw_internal(
+        &cx,
+        "this guest is built without capabilities",
+    ))
+}
+
 /// Plain-JS globals, in load order (each is an IIFE that defines its globals).
 const SCRIPTS: &[(&str, &str)] = &[
     ("dom_exception.js", include_str!("dom_exception.js")),

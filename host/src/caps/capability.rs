@@ -388,6 +388,19 @@ impl capability::Host for CallState {
     async fn refusal(&mut self, target: String) -> wasmtime::Result<Option<Denial>> {
         Ok(self.capabilities.audit.refusal(&target))
     }
+
+    async fn unsent_request(
+        &mut self,
+        method: String,
+        scheme: String,
+        authority: String,
+        path_with_query: String,
+    ) -> wasmtime::Result<()> {
+        self.http
+            .decide_unsent(&method, &scheme, &authority, &path_with_query)
+            .await;
+        Ok(())
+    }
 }
 
 impl capability::HostPendingCall for CallState {

@@ -319,6 +319,40 @@ pub(crate) fn is_non_public(ip: IpAddr) -> bool {
     NETS.iter().any(|net| net.contains(&ip))
 }
 
+impl HttpGate {
+    /// Decide a request that the plain guest could not send (it imports no `wasi:http`, and
+    /// runs only under policies without `[http]`): the same gate, refusal and records as a
+    /// request sent through `wasi:http`. Nothing is ever sent from here: with an `[http]`
+    /// table (which the plain guest never runs under) the request is dropped undecided.
+    pub async fn decide_unsent(
+        &mut self,
+        method: &str,
+        scheme: &str,
+        authority: &str,
+        path_with_query: &str,
+    ) {
+        if self.policy.is_some() {
+            return;
+        }
+        let uri = http::Uri::builder()
+            .scheme(scheme)
+            .authority(authority)
+            .path_and_query(path_with_query)
+            .build();
+        let (Ok(uri), Ok(method)) = (uri, http::Method::from_bytes(method.as_bytes())) else {
+            return;
+        };
+        let body: WasiBody = http_body_util::Empty::<Bytes>::new()
+            .map_err(|never| match never {})
+            .boxed_unsync();
+        let Ok(request) = http::Request::builder().method(method).uri(uri).body(body) else {
+            return;
+        };
+        let refused = self.send_request(request, None, Box::new(async { Ok(()) }));
+        let _ = Pin::from(refused).await;
+    }
+}
+
 impl WasiHttpHooks for HttpGate {
     fn send_request(
         &mut self,

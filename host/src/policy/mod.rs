@@ -373,6 +373,17 @@ impl Policy {
         self.fs.as_ref()
     }
 
+    /// Whether a call under this policy may reach a capability import: `[http]`,
+    /// `[capabilities]`, `[kv]`, `[config]` or files. Such calls run in the full guest; the others
+    /// in the plain guest, which imports none of them.
+    pub(crate) fn grants_imports(&self) -> bool {
+        self.http().is_some()
+            || self.capabilities().is_some()
+            || self.kv().is_some()
+            || self.config().is_some()
+            || self.grants_files()
+    }
+
     /// Whether the script gets the `fs` global: a mount or a scratch directory.
     pub(crate) fn grants_files(&self) -> bool {
         self.fs

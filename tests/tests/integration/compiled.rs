@@ -285,18 +285,21 @@ async fn files_that_are_not_compiled_scripts_are_refused() {
 #[tokio::test]
 async fn compiled_scripts_get_the_globals_of_the_callers_policy() {
     // The top level runs before any policy's globals exist; the export sees the caller's.
-    let wasm = compile(
-        "const key = 'compiled/counter';\n\
-         export default async () => {\n\
-           const n = Number((await kv.get(key)) ?? 0) + 1;\n\
-           await kv.set(key, String(n));\n\
-           return { n, hasKv: typeof kv, hasFetch: typeof fetch };\n\
-         };\n",
-    )
-    .await
-    .unwrap();
-    let script = Script::from_component(wasm).unwrap();
+    let source = "const key = 'compiled/counter';\n\
+                  export default async () => {\n\
+                    let n = 0;\n\
+                    if (typeof kv === 'object') {\n\
+                      n = Number((await kv.get(key)) ?? 0) + 1;\n\
+                      await kv.set(key, String(n));\n\
+                    }\n\
+                    return { n, hasKv: typeof kv, hasFetch: typeof fetch };\n\
+                  };\n";
     let with_kv = policy("[kv]\nnamespace = \"compiled\"\n[kv.buckets]\napp = \"rw\"\n");
+    let wasm = PALISADE
+        .compile(&with_kv, &Script::new("top.js", source))
+        .await
+        .unwrap();
+    let script = Script::from_component(wasm).unwrap();
     let first = PALISADE.run(&with_kv, &script, "null").await;
     let second = PALISADE.run(&with_kv, &script, "null").await;
     assert_eq!(
@@ -307,13 +310,44 @@ async fn compiled_scripts_get_the_globals_of_the_callers_policy() {
         output(&second),
         r#"{"n":2,"hasKv":"object","hasFetch":"function"}"#
     );
-    // Without `[kv]` the global is absent: a ReferenceError, as from source.
+    // Without `[kv]` the global is absent, as from source.
     let without = PALISADE
         .run(&Policy::builtin_default(), &script, "null")
         .await;
+    assert_eq!(
+        output(&without),
+        r#"{"n":0,"hasKv":"undefined","hasFetch":"function"}"#
+    );
+}
+
+#[tokio::test]
+async fn scripts_compiled_without_capabilities_do_not_run_under_a_policy_that_grants_one() {
+    // Compiled under the default policy, the script extends the plain guest, which has no
+    // `wasi:keyvalue`: a policy with `[kv]` refuses it before any of it runs.
+    let wasm = compile("export default () => typeof kv;").await.unwrap();
+    let script = Script::from_component(wasm).unwrap();
+    assert_eq!(
+        output(
+            &PALISADE
+                .run(&Policy::builtin_default(), &script, "null")
+                .await
+        ),
+        r#""undefined""#
+    );
+    let with_kv = policy("[kv]\nnamespace = \"plain\"\n[kv.buckets]\napp = \"rw\"\n");
+    let outcome = PALISADE.run(&with_kv, &script, "null").await;
+    assert_eq!(code(&outcome), "invalid_component");
+    let message = outcome.error().unwrap().to_string();
     assert!(
-        matches!(without.error(), Some(Error::GuestException { name, .. }) if name == "ReferenceError"),
-        "{:?}",
-        without.result
+        message.contains("compiled under a policy that grants no capability"),
+        "{message}"
+    );
+    assert_eq!(
+        PALISADE
+            .precompile(&with_kv, &script)
+            .await
+            .unwrap_err()
+            .code(),
+        "invalid_component"
     );
 }

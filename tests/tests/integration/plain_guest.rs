@@ -1,0 +1,109 @@
+//! The plain guest: calls whose policy grants no capability run in a build of the guest that
+//! imports none (no `wasi:http`, `wasi:keyvalue`, `wasi:config`, `wasi:filesystem` or capability
+//! calls), with the same globals and the same refusals as the full guest.
+
+use crate::support::*;
+use palisade::{Decision, Policy, Script};
+
+/// The interfaces a guest component imports, by name.
+fn imports(path: &str) -> Vec<String> {
+    let wasm = std::fs::read(root().join(path)).expect("the committed guest");
+    let mut depth = 0usize;
+    let mut names = Vec::new();
+    for payload in wasmparser::Parser::new(0).parse_all(&wasm) {
+        match payload.expect("the guest parses") {
+            wasmparser::Payload::ModuleSection { .. }
+            | wasmparser::Payload::ComponentSection { .. } => depth += 1,
+            wasmparser::Payload::End(_) => depth = depth.saturating_sub(1),
+            wasmparser::Payload::ComponentImportSection(section) if depth == 0 => {
+                for import in section {
+                    names.push(import.expect("an import").name.name.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+#[test]
+fn the_plain_guest_imports_no_capability() {
+    let full = imports("host/guest/palisade-guest.wasm");
+    let plain = imports("host/guest/palisade-guest-plain.wasm");
+    for interface in [
+        "wasi:http/outgoing-handler@0.2.12",
+        "wasi:http/types@0.2.12",
+        "wasi:keyvalue/store@0.2.0-draft",
+        "wasi:config/store@0.2.0-rc.1",
+        "wasi:filesystem/types@0.2.6",
+        "wasi:filesystem/preopens@0.2.6",
+    ] {
+        assert!(full.iter().any(|i| i == interface), "full guest: {full:?}");
+        assert!(
+            !plain.iter().any(|i| i == interface),
+            "plain guest: {plain:?}"
+        );
+    }
+    // Every interface the plain guest imports, the full guest imports too.
+    for interface in &plain {
+        assert!(
+            full.contains(interface),
+            "{interface} only in the plain guest"
+        );
+    }
+}
+
+/// The global object's own names, without the per-call globals a policy adds.
+const GLOBAL_NAMES: &str = "export default () => Object.getOwnPropertyNames(globalThis)\
+    .filter((n) => !['config', 'kv', 'fs', 'host'].includes(n)).sort();";
+
+#[tokio::test]
+async fn both_guests_define_the_same_globals() {
+    let script = Script::new("globals.js", GLOBAL_NAMES);
+    let plain = PALISADE
+        .run(&Policy::builtin_default(), &script, "null")
+        .await;
+    let full = PALISADE
+        .run(&policy("[config]\nregion = \"eu\"\n"), &script, "null")
+        .await;
+    assert_eq!(output(&plain), output(&full));
+    for name in [
+        "fetch",
+        "PolicyDeniedError",
+        "CapabilityError",
+        "KvError",
+        "setTimeout",
+    ] {
+        assert!(output(&plain).contains(&format!("\"{name}\"")), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn fetch_without_http_is_refused_audited_and_replayed_by_the_host() {
+    // The plain guest has no `wasi:http`: its `fetch` reaches the host's gate through
+    // `capability.unsent-request`, with the same refusal, fix and audit record as a request.
+    let source = "export default async () => {\
+        try { await fetch('http://127.0.0.1:9/data?x=1', { method: 'POST', body: 'hi' }); }\
+        catch (e) { return [e.name, e instanceof PolicyDeniedError, e.rule, e.fix]; } };";
+    let script = Script::new("fetch.js", source);
+    let default = Policy::builtin_default();
+    let (outcome, transcript) = PALISADE.run_recorded(&default, &script, "null").await;
+    let expected =
+        r#"["PolicyDeniedError",true,"http","[[http.allow]] url = \"http://127.0.0.1:9/\""]"#;
+    assert_eq!(output(&outcome), expected);
+    assert_eq!(outcome.audit.len(), 1);
+    let record = &outcome.audit[0];
+    assert_eq!(record.decision, Decision::Deny);
+    assert_eq!(record.rule, "http");
+    assert_eq!(record.target, "http://127.0.0.1:9/data?x=1");
+    let replayed = PALISADE.replay(&default, &script, &transcript).await;
+    assert_eq!(output(&replayed), expected);
+    assert_eq!(replayed.audit.len(), 1);
+    // Uncaught, it ends the call as `policy_denied`, as in the full guest.
+    let uncaught = run_source(
+        "export default () => fetch('https://example.com/');",
+        "null",
+    )
+    .await;
+    assert_eq!(code(&uncaught), "policy_denied");
+}
