@@ -245,8 +245,15 @@ pub fn run(args: BenchArgs) -> ExitCode {
     let mut summary = Summary {
         medians: workloads
             .iter()
-            .zip(&fastest[0])
-            .map(|(w, m)| (w.name.clone(), m.as_ref().expect("measured").median))
+            .enumerate()
+            .map(|(i, w)| {
+                let by_form = variants
+                    .iter()
+                    .zip(&fastest)
+                    .map(|((kind, _), f)| (kind.label(), f[i].as_ref().expect("measured").median))
+                    .collect();
+                (w.name.clone(), by_form)
+            })
             .collect(),
         ..Summary::default()
     };
@@ -280,7 +287,11 @@ pub fn run(args: BenchArgs) -> ExitCode {
                 args.concurrency,
             );
         }
-        summary.throughput = Some(best[0]);
+        summary.throughput = variants
+            .iter()
+            .zip(&best)
+            .map(|((kind, _), best)| (kind.label(), *best))
+            .collect();
     }
     if args.in_flight > 0 {
         match in_flight_memory(&rt, args.in_flight) {
@@ -620,11 +631,12 @@ fn one_shot(runs: usize) -> Result<(Duration, Duration), String> {
     Ok((percentile(&times, 0.5), mean))
 }
 
-/// The figures the speed targets name, gathered while measuring.
+/// The figures the speed targets name, gathered while measuring: medians and throughput for
+/// each form measured (`--variants`), in order.
 #[derive(Default)]
 struct Summary {
-    medians: std::collections::HashMap<String, Duration>,
-    throughput: Option<f64>,
+    medians: std::collections::HashMap<String, Vec<(&'static str, Duration)>>,
+    throughput: Vec<(&'static str, f64)>,
     memory_per_call: Option<f64>,
     fuel_overhead: Option<FuelOverhead>,
     one_shot: Option<Duration>,
@@ -666,14 +678,31 @@ impl FuelOverhead {
 impl Summary {
     fn print(&self) {
         let na = || "not measured".to_owned();
+        // One figure, or one per form measured: "21.1 µs source, 13.1 µs compiled".
+        let forms = |figures: Vec<(&str, String)>| match figures.as_slice() {
+            [] => na(),
+            [(_, figure)] => figure.clone(),
+            several => several
+                .iter()
+                .map(|(form, figure)| format!("{figure} {form}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
         let median = |name: &str, unit_ms: bool| {
-            self.medians.get(name).map_or_else(na, |d| {
-                if unit_ms {
-                    format!("{:.2} ms", ms(*d))
-                } else {
-                    format!("{:.1} µs", us(*d))
-                }
-            })
+            let by_form = self.medians.get(name).map_or(&[][..], Vec::as_slice);
+            forms(
+                by_form
+                    .iter()
+                    .map(|(form, d)| {
+                        let figure = if unit_ms {
+                            format!("{:.2} ms", ms(*d))
+                        } else {
+                            format!("{:.1} µs", us(*d))
+                        };
+                        (*form, figure)
+                    })
+                    .collect(),
+            )
         };
         let fuel_cost = self.fuel_overhead.as_ref().map_or_else(na, |f| {
             format!(
@@ -693,8 +722,12 @@ impl Summary {
             (
                 "throughput, trivial calls, all cores",
                 "≥ 60,000 calls/s".to_owned(),
-                self.throughput
-                    .map_or_else(na, |t| format!("{t:.0} calls/s")),
+                forms(
+                    self.throughput
+                        .iter()
+                        .map(|(form, t)| (*form, format!("{t:.0} calls/s")))
+                        .collect(),
+                ),
             ),
             (
                 "transform (w2), median",
