@@ -127,9 +127,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
     };
     let palisade = match configured(!args.no_fuel)
         .max_concurrency(args.concurrency.max(1) as u32)
-        .on_compile(|| {
-            eprintln!("palisade: compiling the sandbox for this machine (once; cached afterwards)…")
-        })
+        .on_compile(super::compile_notice)
         .build()
     {
         Ok(p) => p,

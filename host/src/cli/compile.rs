@@ -17,7 +17,8 @@ pub struct CompileArgs {
     /// Policy to compile for: its `limits.fuel` and `limits.memory` bound the module's top
     /// level while it is evaluated, and the globals it gives each call (`config`, `kv`, `fs`,
     /// the capability bridge's) exist there but may not be used. The built-in default when
-    /// absent. Calls run under the policy given to `run`; give the same one here.
+    /// absent. Calls run under the policy given to `run`; give the same one here (a script
+    /// compiled under a policy that grants no capability is refused by one that grants one).
     #[arg(long, value_name = "PATH")]
     policy: Option<PathBuf>,
 }
@@ -43,7 +44,7 @@ pub fn run(args: CompileArgs) -> ExitCode {
     }
     let palisade = match Palisade::builder()
         .max_concurrency(1)
-        .on_compile(|| eprintln!("palisade: compiling for this machine (once; cached afterwards)…"))
+        .on_compile(super::compile_notice)
         .build()
     {
         Ok(palisade) => palisade,

@@ -33,6 +33,15 @@ enum Command {
 /// Exit code for usage errors (bad flags, unreadable files), as clap uses.
 pub const EXIT_USAGE: u8 = 2;
 
+/// Progress line for the one-time compile of the guests (`Builder::on_compile`): said once per
+/// process, though the two guests may each be compiled on a cache miss.
+fn compile_notice() {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        eprintln!("palisade: compiling the sandbox for this machine (once; cached afterwards)…")
+    });
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // Diagnostics on stderr; `PALISADE_LOG=info` (or debug, trace) shows more.

@@ -101,9 +101,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     };
     let palisade = match Palisade::builder()
         .max_concurrency(1)
-        .on_compile(|| {
-            eprintln!("palisade: compiling the sandbox for this machine (once; cached afterwards)…")
-        })
+        .on_compile(super::compile_notice)
         .build()
     {
         Ok(palisade) => palisade,
