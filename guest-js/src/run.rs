@@ -97,8 +97,9 @@ pub fn run(
                     evaluate(&cx, declared, real_clock)?
                 }
                 Source::Bytecode(bytes) => {
-                    // SAFETY: the host passes only bytecode that `compile` of this same guest
-                    // build produced; user-supplied bytes never reach this call.
+                    // SAFETY: the host passes only bytecode that `compile` of this guest or of
+                    // its other build (the same QuickJS, built with or without capabilities)
+                    // produced; user-supplied bytes never reach this call.
                     let declared = unsafe { Module::load(cx.clone(), &bytes) }
                         .catch(&cx)
                         .map_err(|e| syntax(&cx, e))?;

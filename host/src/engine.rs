@@ -340,8 +340,8 @@ impl Palisade {
     /// does not wait for it.
     pub async fn precompile(&self, policy: &Policy, script: &Script) -> Result<Script, Error> {
         let runtime = self
-            .inner
-            .runtime(policy.limits().stack, Guest::for_policy(policy))?;
+            .runtime(policy.limits().stack, Guest::for_policy(policy))
+            .await?;
         if let Some(compiled) = script.compiled() {
             self.compiled_runtime(&runtime, policy, compiled).await?;
             return Ok(script.clone());
@@ -407,6 +407,20 @@ impl Palisade {
         .map_err(|e| Error::Internal {
             detail: format!("the compile task failed: {e}"),
         })?
+    }
+
+    /// The runtime of `guest` for `stack`; loading it (a Cranelift compile on a cache miss)
+    /// runs on the blocking thread pool, not on the caller's async worker.
+    async fn runtime(&self, stack: ByteSize, guest: Guest) -> Result<Arc<Runtime>, Error> {
+        if let Some(runtime) = self.inner.loaded(stack, guest) {
+            return Ok(runtime);
+        }
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || inner.runtime(stack, guest))
+            .await
+            .map_err(|e| Error::Internal {
+                detail: format!("the engine setup task failed: {e}"),
+            })?
     }
 
     /// The runtime of a compiled script: its component compiled for this machine (cached on
@@ -549,10 +563,13 @@ impl Palisade {
             }
             None => script,
         };
-        let runtime = match self
-            .inner
-            .runtime(policy.limits().stack, Guest::for_policy(policy))
-        {
+        // A replay runs in the full guest: the transcript's answers (a response, a stored
+        // value) may come from a policy that granted what this one does not.
+        let guest = match tape {
+            Tape::Replay(_) => Guest::Full,
+            _ => Guest::for_policy(policy),
+        };
+        let runtime = match self.runtime(policy.limits().stack, guest).await {
             Ok(runtime) => runtime,
             Err(error) => return Outcome::failed(error, policy, started),
         };
@@ -728,13 +745,22 @@ impl Palisade {
 }
 
 impl Inner {
+    /// The runtime of `guest` on the engine for `stack`, if it is loaded.
+    fn loaded(&self, stack: ByteSize, guest: Guest) -> Option<Arc<Runtime>> {
+        self.runtimes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(stack.0, guest))
+            .cloned()
+    }
+
     /// The runtime of `guest` on the engine for `stack`, loading the guest on first use.
     fn runtime(&self, stack: ByteSize, guest: Guest) -> Result<Arc<Runtime>, Error> {
+        if let Some(runtime) = self.loaded(stack, guest) {
+            return Ok(runtime);
+        }
         let key = (stack.0, guest);
         let lock = || self.runtimes.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(runtime) = lock().get(&key) {
-            return Ok(runtime.clone());
-        }
         // Built without holding the lock: loading (or, on a cache miss, compiling) the guest
         // must not stall calls on other runtimes. Two racing builds of the same runtime are
         // harmless; the first one inserted wins.

@@ -41,23 +41,28 @@ enum Op {
     Response(FutureIncomingResponse),
     #[cfg(feature = "capabilities")]
     Body(BodyRead),
+    /// A request the host's gate refused (the plain guest's `fetch`): settled at the next turn
+    /// of the event loop, as the full guest's refused `wasi:http` response is.
+    #[cfg(not(feature = "capabilities"))]
+    Refused,
 }
 
 impl Op {
-    /// Ready when the operation can be settled.
-    fn subscribe(&self) -> Pollable {
+    /// Ready when the operation can be settled; `None` when it can be settled now.
+    fn subscribe(&self) -> Option<Pollable> {
         match *self {
             #[cfg(feature = "capabilities")]
-            Op::Capability(ref pending) => pending.subscribe(),
+            Op::Capability(ref pending) => Some(pending.subscribe()),
             #[cfg(feature = "capabilities")]
-            Op::Response(ref future) => future.subscribe(),
+            Op::Response(ref future) => Some(future.subscribe()),
             #[cfg(feature = "capabilities")]
-            Op::Body(ref read) => read.stream.subscribe(),
+            Op::Body(ref read) => Some(read.stream.subscribe()),
+            #[cfg(not(feature = "capabilities"))]
+            Op::Refused => None,
         }
     }
 
     /// The value to hand `onReady`, once the operation has one.
-    #[cfg_attr(not(feature = "capabilities"), allow(unused_variables))]
     fn settle<'js>(&mut self, cx: &Ctx<'js>) -> Result<Option<Value<'js>>> {
         match *self {
             #[cfg(feature = "capabilities")]
@@ -66,6 +71,8 @@ impl Op {
             Op::Response(ref future) => response_value(cx, future),
             #[cfg(feature = "capabilities")]
             Op::Body(ref mut read) => body_step(cx, read),
+            #[cfg(not(feature = "capabilities"))]
+            Op::Refused => failure(cx, "denied", "HttpRequestDenied").map(Some),
         }
     }
 }
@@ -85,7 +92,6 @@ thread_local! {
     static ON_READY: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
 }
 
-#[cfg(feature = "capabilities")]
 fn add(op: Op) -> u32 {
     let id = NEXT_ID.with(|next| {
         let mut next = next.borrow_mut();
@@ -212,19 +218,8 @@ pub fn http_send<'js>(
     headers: Vec<List<(String, String)>>,
     body: Value<'js>,
 ) -> Result<Value<'js>> {
-    // Header values are byte strings: each character up to U+00FF is one byte (Latin-1), as
-    // `Headers` keeps them.
-    let fields: Vec<(String, Vec<u8>)> = headers
-        .into_iter()
-        .map(|List((k, v))| (k, v.chars().map(|c| u32::from(c).min(0xFF) as u8).collect()))
-        .collect();
-    let failed = |kind: &str, detail: String| -> Result<Value<'js>> {
-        let out = Array::new(cx.clone())?;
-        out.set(0, 1)?;
-        out.set(1, kind)?;
-        out.set(2, detail)?;
-        Ok(out.into_value())
-    };
+    let fields = header_bytes(headers);
+    let failed = |kind: &str, detail: String| failure(&cx, kind, &detail);
     let headers = match Fields::from_list(&fields) {
         Ok(headers) => headers,
         Err(e) => return failed("header", format!("{e:?}")),
@@ -274,9 +269,28 @@ pub fn http_send<'js>(
     Ok(out.into_value())
 }
 
-/// Send a request, in the guest built without capabilities: the host's gate refuses it (the
-/// policy has no `[http]` table) and records the refusal, which `fetch` then reads through
-/// `refusal` as after a refused `wasi:http` request. Always `[1, "denied", detail]`.
+/// Header values are byte strings: each character up to U+00FF is one byte (Latin-1), as
+/// `Headers` keeps them.
+fn header_bytes(headers: Vec<List<(String, String)>>) -> Vec<(String, Vec<u8>)> {
+    headers
+        .into_iter()
+        .map(|List((k, v))| (k, v.chars().map(|c| u32::from(c).min(0xFF) as u8).collect()))
+        .collect()
+}
+
+/// `[1, kind, detail]`: a request that failed, for `fetch`'s error classes.
+fn failure<'js>(cx: &Ctx<'js>, kind: &str, detail: &str) -> Result<Value<'js>> {
+    let out = Array::new(cx.clone())?;
+    out.set(0, 1)?;
+    out.set(1, kind)?;
+    out.set(2, detail)?;
+    Ok(out.into_value())
+}
+
+/// Send a request, in the guest built without capabilities: the host checks it as `wasi:http`
+/// would (headers, method, URL), and refuses and records what passes those checks at its gate
+/// (the policy has no `[http]` table). A failed check is `[1, kind, detail]` at once, as in the
+/// full guest; a refusal is `[0, id]`, settled through `onReady` like a refused response.
 #[cfg(not(feature = "capabilities"))]
 #[allow(clippy::too_many_arguments)]
 pub fn http_send<'js>(
@@ -285,14 +299,18 @@ pub fn http_send<'js>(
     scheme: String,
     authority: String,
     path: String,
-    _headers: Vec<List<(String, String)>>,
+    headers: Vec<List<(String, String)>>,
     _body: Value<'js>,
 ) -> Result<Value<'js>> {
-    capability::unsent_request(&method, &scheme, &authority, &path);
+    let fields = header_bytes(headers);
+    if let Some((kind, detail)) =
+        capability::unsent_request(&method, &scheme, &authority, &path, &fields)
+    {
+        return failure(&cx, &kind, &detail);
+    }
     let out = Array::new(cx)?;
-    out.set(0, 1)?;
-    out.set(1, "denied")?;
-    out.set(2, "HttpRequestDenied")?;
+    out.set(0, 0)?;
+    out.set(1, add(Op::Refused))?;
     Ok(out.into_value())
 }
 
@@ -441,18 +459,25 @@ fn capability_value<'js>(cx: &Ctx<'js>, pending: &PendingCall) -> Result<Option<
 #[cfg_attr(not(feature = "capabilities"), allow(clippy::drop_non_drop))]
 pub fn run_ready(cx: &Ctx<'_>, timer: Option<Pollable>) -> Result<bool> {
     let ids: Vec<u32> = OPS.with(|ops| ops.borrow().keys().copied().collect());
-    let pollables: Vec<Pollable> = OPS.with(|ops| {
+    let pollables: Vec<Option<Pollable>> = OPS.with(|ops| {
         let ops = ops.borrow();
         ids.iter().map(|id| ops[id].subscribe()).collect()
     });
-    let mut list: Vec<&Pollable> = pollables.iter().collect();
-    if let Some(timer) = &timer {
-        list.push(timer);
-    }
-    if list.is_empty() {
-        return Ok(false);
-    }
-    let ready = poll(&list);
+    // Operations that can be settled now are, without waiting on the others or the timer.
+    let ready: Vec<u32> = if pollables.iter().any(Option::is_none) {
+        (0..pollables.len() as u32)
+            .filter(|&i| pollables[i as usize].is_none())
+            .collect()
+    } else {
+        let mut list: Vec<&Pollable> = pollables.iter().flatten().collect();
+        if let Some(timer) = &timer {
+            list.push(timer);
+        }
+        if list.is_empty() {
+            return Ok(false);
+        }
+        poll(&list)
+    };
     drop(pollables);
     let mut timer_fired = false;
     for index in ready {

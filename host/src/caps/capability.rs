@@ -395,11 +395,11 @@ impl capability::Host for CallState {
         scheme: String,
         authority: String,
         path_with_query: String,
-    ) -> wasmtime::Result<()> {
+        headers: Vec<(String, Vec<u8>)>,
+    ) -> wasmtime::Result<Option<(String, String)>> {
         self.http
-            .decide_unsent(&method, &scheme, &authority, &path_with_query)
-            .await;
-        Ok(())
+            .decide_unsent(&method, &scheme, &authority, &path_with_query, headers)
+            .await
     }
 }
 

@@ -34,7 +34,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Instant;
 use tokio::io::AsyncRead;
 use tokio::net::TcpStream;
-use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
+use wasmtime_wasi_http::{Error, FieldMap, FieldMapError, RequestOptions, WasiBody, WasiHttpHooks};
 
 /// A policy's request rate, shared by every call under that policy.
 pub(crate) type RateLimiter = DefaultDirectRateLimiter;
@@ -321,36 +321,85 @@ pub(crate) fn is_non_public(ip: IpAddr) -> bool {
 
 impl HttpGate {
     /// Decide a request that the plain guest could not send (it imports no `wasi:http`, and
-    /// runs only under policies without `[http]`): the same gate, refusal and records as a
-    /// request sent through `wasi:http`. Nothing is ever sent from here: with an `[http]`
-    /// table (which the plain guest never runs under) the request is dropped undecided.
+    /// runs only under policies without `[http]`): first the checks `wasi:http` makes before a
+    /// request reaches the gate, failing as the full guest reports them (`header`, `invalid`;
+    /// headers past wasmtime's size limit trap, as there), then the same gate, refusal and
+    /// records as a request sent through `wasi:http`. Nothing is ever sent from here: under a
+    /// policy with `[http]` (which the plain guest never runs under) the request is refused
+    /// and audited as `http.unsent`.
     pub async fn decide_unsent(
         &mut self,
         method: &str,
         scheme: &str,
         authority: &str,
         path_with_query: &str,
-    ) {
-        if self.policy.is_some() {
-            return;
+        headers: Vec<(String, Vec<u8>)>,
+    ) -> wasmtime::Result<Option<(String, String)>> {
+        let mut fields = FieldMap::new_mutable(FIELD_SIZE_LIMIT);
+        for (name, value) in headers {
+            match fields.append(self, name, value) {
+                Ok(_) => {}
+                Err(FieldMapError::Forbidden) => return Ok(header_error("Forbidden")),
+                Err(FieldMapError::InvalidHeaderName | FieldMapError::InvalidHeaderValue) => {
+                    return Ok(header_error("InvalidSyntax"));
+                }
+                Err(e) => return Err(wasmtime::Error::msg(format!("request headers: {e}"))),
+            }
         }
-        let uri = http::Uri::builder()
-            .scheme(scheme)
-            .authority(authority)
-            .path_and_query(path_with_query)
-            .build();
-        let (Ok(uri), Ok(method)) = (uri, http::Method::from_bytes(method.as_bytes())) else {
-            return;
+        let invalid = || {
+            Some((
+                "invalid".to_owned(),
+                "the request's method or URL is not valid".to_owned(),
+            ))
         };
+        let method = match http::Method::from_bytes(method.as_bytes()) {
+            Ok(method) => method,
+            Err(_) => return Ok(invalid()),
+        };
+        let uri = match (
+            http::uri::Scheme::try_from(scheme),
+            http::uri::Authority::try_from(authority),
+            http::uri::PathAndQuery::try_from(path_with_query),
+        ) {
+            (Ok(scheme), Ok(authority), Ok(path)) => http::Uri::builder()
+                .scheme(scheme)
+                .authority(authority)
+                .path_and_query(path)
+                .build(),
+            _ => return Ok(invalid()),
+        };
+        let Ok(uri) = uri else {
+            return Ok(invalid());
+        };
+        if self.policy.is_some() {
+            let target = uri.to_string();
+            let refusal = Refusal::new(
+                "http.unsent",
+                "this guest cannot send requests; a policy with [http] runs calls in the full guest",
+                None,
+            );
+            let slot = Slot::reserve(&self.tape, method.as_str(), &target);
+            self.refuse(&target, Instant::now(), refusal, slot);
+            return Ok(None);
+        }
         let body: WasiBody = http_body_util::Empty::<Bytes>::new()
             .map_err(|never| match never {})
             .boxed_unsync();
         let Ok(request) = http::Request::builder().method(method).uri(uri).body(body) else {
-            return;
+            return Ok(invalid());
         };
         let refused = self.send_request(request, None, Box::new(async { Ok(()) }));
         let _ = Pin::from(refused).await;
+        Ok(None)
     }
+}
+
+/// wasmtime-wasi-http's limit on a request's header bytes (`WasiHttpCtx`'s default).
+const FIELD_SIZE_LIMIT: usize = 128 * 1024;
+
+/// A header refused as the full guest reports it: `wasi:http`'s `header-error`, as its `Debug`.
+fn header_error(case: &str) -> Option<(String, String)> {
+    Some(("header".to_owned(), format!("HeaderError::{case}")))
 }
 
 impl WasiHttpHooks for HttpGate {

@@ -107,3 +107,65 @@ async fn fetch_without_http_is_refused_audited_and_replayed_by_the_host() {
     .await;
     assert_eq!(code(&uncaught), "policy_denied");
 }
+
+/// Run `source` under the default policy (the plain guest) and under a policy that grants only
+/// `[config]` (the full guest, with no `[http]` either): a script must not be able to tell them
+/// apart.
+async fn in_both_guests(source: &str) -> (String, String) {
+    let script = Script::new("both.js", source);
+    let plain = PALISADE
+        .run(&Policy::builtin_default(), &script, "null")
+        .await;
+    let full = PALISADE
+        .run(&policy("[config]\nregion = \"eu\"\n"), &script, "null")
+        .await;
+    (output(&plain).to_owned(), output(&full).to_owned())
+}
+
+#[tokio::test]
+async fn a_refused_fetch_settles_in_the_same_turn_of_the_event_loop_in_both_guests() {
+    // A zero-delay timer fires before the refusal arrives, and an abort right after `fetch`
+    // wins over it, in either guest.
+    let (plain, full) = in_both_guests(
+        "export default async () => {\
+           const raced = await Promise.race([\
+             fetch('http://127.0.0.1:9/').catch(() => 'fetch'),\
+             new Promise((r) => setTimeout(() => r('timer'), 0)),\
+           ]);\
+           const c = new AbortController();\
+           const p = fetch('http://127.0.0.1:9/', { signal: c.signal });\
+           c.abort();\
+           const aborted = await p.catch((e) => e.name);\
+           return [raced, aborted];\
+         };",
+    )
+    .await;
+    assert_eq!(plain, full);
+    assert_eq!(plain, r#"["timer","AbortError"]"#);
+}
+
+#[tokio::test]
+async fn requests_wasi_http_would_refuse_fail_alike_in_both_guests() {
+    // Checks `wasi:http` makes before the gate (forbidden and malformed headers, URLs it cannot
+    // carry) fail the same way without it, before any refusal is recorded.
+    let (plain, full) = in_both_guests(
+        "const attempt = (url, init) => fetch(url, init).then(\
+           () => 'sent', (e) => [e.name, e.code ?? null, e.rule ?? null]);\
+         export default async () => [\
+           await attempt('http://127.0.0.1:9/', { headers: { connection: 'close' } }),\
+           await attempt('http://127.0.0.1:9/', { headers: { 'content-length': 'x' } }),\
+           await attempt('http://a{b.example/'),\
+           await attempt('http://127.0.0.1:9/'),\
+         ];",
+    )
+    .await;
+    assert_eq!(plain, full);
+    assert!(
+        plain.starts_with(r#"[["NetworkError","header",null],"#),
+        "{plain}"
+    );
+    assert!(
+        plain.ends_with(r#"["PolicyDeniedError",null,"http"]]"#),
+        "{plain}"
+    );
+}
