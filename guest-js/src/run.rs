@@ -267,6 +267,13 @@ pub fn preload(name: &str, source: &str, env: &Environment) -> Result<(), Error>
                      same in every call; draw them inside the exported function"
                 )));
             }
+            // A request still in flight holds a host handle that no later instance has.
+            if globals::io::pending() {
+                return Err(Error::NotCompilable(format!(
+                    "the top level of `{name}` left a request in flight, which a snapshot \
+                     cannot hold; make requests inside the exported function"
+                )));
+            }
             let namespace = module.namespace().catch(&cx).map_err(thrown)?;
             let namespace = Persistent::save(&cx, namespace);
             PRELOADED.with(|p| {

@@ -94,6 +94,37 @@ async fn top_levels_that_a_snapshot_would_freeze_are_not_compilable() {
 }
 
 #[tokio::test]
+async fn a_top_level_request_is_not_compilable_in_either_guest() {
+    // A request left in flight at the top level would leave a host handle in the snapshot
+    // that no later instance has: every call of the compiled script would fail.
+    let plain = Policy::builtin_default();
+    let full = policy("[config]\nregion = \"eu\"\n");
+    for p in [&plain, &full] {
+        for top in [
+            "await fetch('http://127.0.0.1:9/').catch(() => null);",
+            "fetch('http://127.0.0.1:9/').catch(() => null);",
+        ] {
+            let source = format!("{top}\nexport default () => 1;\n");
+            let error = PALISADE
+                .compile(p, &Script::new("top.js", source.as_str()))
+                .await
+                .expect_err(top);
+            assert_eq!(
+                error.code(),
+                "not_compilable",
+                "{}: {top}: {error}",
+                p.name()
+            );
+            // From source the same script runs.
+            let outcome = PALISADE
+                .run(p, &Script::new("top.js", source), "null")
+                .await;
+            assert_eq!(output(&outcome), "1");
+        }
+    }
+}
+
+#[tokio::test]
 async fn the_compiling_policys_globals_exist_at_the_top_level_but_cannot_be_used() {
     let p = policy(
         "[config]\nregion = \"eu-west\"\n\
