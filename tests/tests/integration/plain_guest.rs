@@ -57,16 +57,24 @@ fn the_plain_guest_imports_no_capability() {
 const GLOBAL_NAMES: &str = "export default () => Object.getOwnPropertyNames(globalThis)\
     .filter((n) => !['config', 'kv', 'fs', 'host'].includes(n)).sort();";
 
-#[tokio::test]
-async fn both_guests_define_the_same_globals() {
-    let script = Script::new("globals.js", GLOBAL_NAMES);
+/// Run `source` under the default policy (the plain guest) and under a policy that grants only
+/// `[config]` (the full guest, with no `[http]` either): a script must not be able to tell them
+/// apart.
+async fn in_both_guests(source: &str) -> (String, String) {
+    let script = Script::new("both.js", source);
     let plain = PALISADE
         .run(&Policy::builtin_default(), &script, "null")
         .await;
     let full = PALISADE
         .run(&policy("[config]\nregion = \"eu\"\n"), &script, "null")
         .await;
-    assert_eq!(output(&plain), output(&full));
+    (output(&plain).to_owned(), output(&full).to_owned())
+}
+
+#[tokio::test]
+async fn both_guests_define_the_same_globals() {
+    let (plain, full) = in_both_guests(GLOBAL_NAMES).await;
+    assert_eq!(plain, full);
     for name in [
         "fetch",
         "PolicyDeniedError",
@@ -74,7 +82,7 @@ async fn both_guests_define_the_same_globals() {
         "KvError",
         "setTimeout",
     ] {
-        assert!(output(&plain).contains(&format!("\"{name}\"")), "{name}");
+        assert!(plain.contains(&format!("\"{name}\"")), "{name}");
     }
 }
 
@@ -106,20 +114,6 @@ async fn fetch_without_http_is_refused_audited_and_replayed_by_the_host() {
     )
     .await;
     assert_eq!(code(&uncaught), "policy_denied");
-}
-
-/// Run `source` under the default policy (the plain guest) and under a policy that grants only
-/// `[config]` (the full guest, with no `[http]` either): a script must not be able to tell them
-/// apart.
-async fn in_both_guests(source: &str) -> (String, String) {
-    let script = Script::new("both.js", source);
-    let plain = PALISADE
-        .run(&Policy::builtin_default(), &script, "null")
-        .await;
-    let full = PALISADE
-        .run(&policy("[config]\nregion = \"eu\"\n"), &script, "null")
-        .await;
-    (output(&plain).to_owned(), output(&full).to_owned())
 }
 
 #[tokio::test]
