@@ -96,3 +96,33 @@ async fn a_cpu_bound_guest_does_not_starve_other_tasks() {
     let looped = looping.await.unwrap();
     assert_eq!(code(&looped), "timeout");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_in_both_guests_share_one_pool() {
+    // Eight slots, 64 calls at once, alternating between a policy that runs in the plain guest
+    // and one that runs in the full guest: the two guests' instances take the same slots.
+    let palisade = palisade::Palisade::builder()
+        .max_concurrency(8)
+        .build()
+        .unwrap();
+    let plain = Arc::new(Policy::builtin_default());
+    let full = Arc::new(policy("[config]\nregion = \"eu\"\n"));
+    let source = "export default (n) => [n, typeof config];";
+    let mut tasks = Vec::new();
+    for i in 0..64u32 {
+        let (palisade, plain, full) = (palisade.clone(), plain.clone(), full.clone());
+        tasks.push(tokio::spawn(async move {
+            let (p, expected) = if i % 2 == 0 {
+                (plain, format!(r#"[{i},"undefined"]"#))
+            } else {
+                (full, format!(r#"[{i},"object"]"#))
+            };
+            let script = palisade::Script::new("both.js", source);
+            let outcome = palisade.run(&p, &script, &i.to_string()).await;
+            assert_eq!(output(&outcome), expected, "call {i}");
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task finished without panicking");
+    }
+}
