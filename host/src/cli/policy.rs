@@ -27,6 +27,12 @@ pub fn run(command: PolicyCommand) -> ExitCode {
                     path.display(),
                     policy.sha256()
                 );
+                let guest = if policy.grants_imports() {
+                    "full (the policy grants a capability)"
+                } else {
+                    "plain (the policy grants no capability; none is imported)"
+                };
+                let _ = writeln!(out, "# guest: {guest}");
                 let _ = write!(out, "{policy}");
                 ExitCode::SUCCESS
             }

@@ -375,8 +375,8 @@ impl Policy {
 
     /// Whether a call under this policy may reach a capability import: `[http]`,
     /// `[capabilities]`, `[kv]`, `[config]` or files. Such calls run in the full guest; the others
-    /// in the plain guest, which imports none of them.
-    pub(crate) fn grants_imports(&self) -> bool {
+    /// in the plain guest, which imports none of them (and whose instances are quicker to make).
+    pub fn grants_imports(&self) -> bool {
         self.http().is_some()
             || self.capabilities().is_some()
             || self.kv().is_some()

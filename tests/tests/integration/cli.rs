@@ -188,6 +188,9 @@ fn policy_check_prints_the_resolved_policy_or_the_error() {
     let out = stdout(&o);
     assert!(out.contains("valid (sha256 "), "{out}");
     assert!(out.contains("memory = \"64MiB\""), "{out}");
+    assert!(out.contains("# guest: plain "), "{out}");
+    let o = palisade(&["policy", "check", "policies/sandbox.toml"], None);
+    assert!(stdout(&o).contains("# guest: full "), "{}", stdout(&o));
     let o = palisade(
         &[
             "policy",
