@@ -6,6 +6,7 @@ use crate::bytecode::BytecodeCache;
 use crate::call::{self, CallState, Outcome};
 use crate::caps::capability::Handler;
 use crate::caps::http::{RateLimiter, rate_limiter};
+use crate::guest::Guest;
 use crate::kv::{KvBackend, RedbBackend};
 use crate::policy::{ByteSize, Policy};
 use crate::record::{Replay, TRANSCRIPT_VERSION, Tape, Transcript};
@@ -36,58 +37,6 @@ pub(crate) mod bindings {
         },
         exports: { default: async },
     });
-}
-
-/// The pre-initialized full guest component, built by `cargo xtask guest` from `guest-js/`.
-const GUEST: &[u8] = include_bytes!("../guest/palisade-guest.wasm");
-
-/// The same guest built without its capability imports (`guest-js` without `capabilities`).
-const GUEST_PLAIN: &[u8] = include_bytes!("../guest/palisade-guest-plain.wasm");
-
-/// The two builds of the guest. They share their QuickJS build, globals and behaviour; the
-/// plain one imports none of the capabilities (`wasi:http`, `wasi:keyvalue`, `wasi:config`,
-/// `wasi:filesystem`, capability calls), so wasmtime has about half the imports and a third of
-/// the indirect lowerings to resolve for each of its instances. A call runs in the plain guest
-/// when its policy grants none of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Guest {
-    Full,
-    Plain,
-}
-
-impl Guest {
-    /// The guest a call under `policy` runs in.
-    pub(crate) fn for_policy(policy: &Policy) -> Guest {
-        if policy.grants_imports() {
-            Guest::Full
-        } else {
-            Guest::Plain
-        }
-    }
-
-    pub(crate) fn bytes(self) -> &'static [u8] {
-        match self {
-            Guest::Full => GUEST,
-            Guest::Plain => GUEST_PLAIN,
-        }
-    }
-
-    /// The guest's SHA-256, in hex: compiled scripts name the guest they extend.
-    pub(crate) fn sha256(self) -> &'static str {
-        static SHAS: [std::sync::OnceLock<String>; 2] =
-            [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
-        SHAS[self as usize].get_or_init(|| {
-            use sha2::Digest;
-            crate::record::hex(&sha2::Sha256::digest(self.bytes()))
-        })
-    }
-
-    /// The guest whose SHA-256 is `sha256`, if it is one of this build's.
-    pub(crate) fn from_sha256(sha256: &str) -> Option<Guest> {
-        [Guest::Full, Guest::Plain]
-            .into_iter()
-            .find(|g| g.sha256() == sha256)
-    }
 }
 
 /// Compiled scripts whose machine code and linked `InstancePre` stay loaded per engine.

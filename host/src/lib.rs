@@ -25,6 +25,7 @@ mod call;
 mod caps;
 mod engine;
 mod error;
+mod guest;
 pub mod kv;
 mod limits;
 pub mod policy;

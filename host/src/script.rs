@@ -28,7 +28,7 @@ pub(crate) struct Compiled {
     pub wasm: Arc<[u8]>,
     pub sha256: [u8; 32],
     /// The guest it extends: the plain one when its policy granted no capability.
-    pub guest: crate::engine::Guest,
+    pub guest: crate::guest::Guest,
 }
 
 impl fmt::Debug for Compiled {
@@ -73,7 +73,7 @@ impl Script {
     pub fn from_component(wasm: impl Into<Arc<[u8]>>) -> Result<Self, Error> {
         let wasm = wasm.into();
         let marker = read_marker(&wasm)?;
-        let guest = crate::engine::Guest::from_sha256(&marker.guest)
+        let guest = crate::guest::Guest::from_sha256(&marker.guest)
             .filter(|_| marker.format == MARKER_FORMAT)
             .ok_or_else(|| Error::InvalidComponent {
                 detail: format!(

@@ -15,9 +15,9 @@
 //! evaluated one script's module (see [`preload`]); there no clock or random read is allowed.
 
 use crate::Error;
-use crate::engine::Guest;
 use crate::engine::bindings::Sandbox;
 use crate::engine::bindings::exports::palisade::sandbox::runner::Environment;
+use crate::guest::Guest;
 use crate::limits::MemoryLimiter;
 use crate::policy::Limits;
 use std::sync::Arc;
