@@ -288,13 +288,13 @@ impl Palisade {
     /// machine instead (from the on-disk cache, or compiling it there), so that the first call
     /// does not wait for it.
     pub async fn precompile(&self, policy: &Policy, script: &Script) -> Result<Script, Error> {
+        if let Some(compiled) = script.compiled() {
+            self.compiled_runtime(policy, compiled).await?;
+            return Ok(script.clone());
+        }
         let runtime = self
             .runtime(policy.limits().stack, Guest::for_policy(policy))
             .await?;
-        if let Some(compiled) = script.compiled() {
-            self.compiled_runtime(&runtime, policy, compiled).await?;
-            return Ok(script.clone());
-        }
         let permit = tokio::time::timeout(
             self.inner.settings.queue_timeout,
             self.inner.admission.clone().acquire_owned(),
@@ -378,7 +378,6 @@ impl Palisade {
     /// policy that grants one.
     async fn compiled_runtime(
         &self,
-        base: &Arc<Runtime>,
         policy: &Policy,
         compiled: &crate::script::Compiled,
     ) -> Result<Arc<Runtime>, Error> {
@@ -401,7 +400,12 @@ impl Palisade {
         if let Some(runtime) = lock().get(&key) {
             return Ok(runtime.clone());
         }
-        let engine = base.engine.clone();
+        let engine = self
+            .inner
+            .engine(policy.limits().stack)
+            .map_err(|e| Error::Internal {
+                detail: format!("engine setup failed: {e:#}"),
+            })?;
         let wasm = compiled.wasm.clone();
         let settings = self.inner.settings.clone();
         // Compiling takes seconds of CPU on a cache miss: off the async workers.
@@ -512,13 +516,19 @@ impl Palisade {
             }
             None => script,
         };
-        // A replay runs in the full guest: the transcript's answers (a response, a stored
+        // A compiled script's component is compiled for this machine on its first call (or
+        // loaded from the disk cache) before its deadline starts: that is host work. A replay
+        // from source runs in the full guest: the transcript's answers (a response, a stored
         // value) may come from a policy that granted what this one does not.
-        let guest = match tape {
-            Tape::Replay(_) => Guest::Full,
-            _ => Guest::for_policy(policy),
+        let runtime = match (script.compiled(), &tape) {
+            (Some(compiled), _) => self.compiled_runtime(policy, compiled).await,
+            (None, Tape::Replay(_)) => self.runtime(policy.limits().stack, Guest::Full).await,
+            (None, _) => {
+                self.runtime(policy.limits().stack, Guest::for_policy(policy))
+                    .await
+            }
         };
-        let runtime = match self.runtime(policy.limits().stack, guest).await {
+        let runtime = match runtime {
             Ok(runtime) => runtime,
             Err(error) => return Outcome::failed(error, policy, started),
         };
@@ -547,15 +557,6 @@ impl Palisade {
                     return Outcome::failed(error, policy, started);
                 }
             };
-        // A compiled script's component is compiled for this machine on its first call (or
-        // loaded from the disk cache) before its deadline starts: that is host work.
-        let runtime = match script.compiled() {
-            Some(compiled) => match self.compiled_runtime(&runtime, policy, compiled).await {
-                Ok(runtime) => runtime,
-                Err(error) => return Outcome::failed(error, policy, started),
-            },
-            None => runtime,
-        };
         // The deadline runs from here, once a slot is held: a compile on a bytecode-cache miss
         // and the run share it.
         let deadline = std::time::Instant::now() + policy.limits().timeout.0;

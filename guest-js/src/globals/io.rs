@@ -5,12 +5,11 @@
 //!
 //! Operations live here, keyed by a number; the JS side (`fetch`, the capability bridge) holds
 //! the promise callbacks under the same number and is told through `onReady(id, result)`.
-
 //!
-//! The guest built without capabilities (for policies that grant none) has no operations of
-//! its own: it imports neither `wasi:http` nor the capability calls, and its `fetch` hands each
-//! request to the host's gate through `capability.unsent-request` instead, which refuses it
-//! and records the refusal as for a request sent through `wasi:http`.
+//! The guest built without capabilities (for policies that grant none) imports neither
+//! `wasi:http` nor the capability calls: its `fetch` hands each request to the host's gate
+//! through `capability.unsent-request`, which refuses and records it as a request sent through
+//! `wasi:http`, and its only operation is that refusal, settled at the loop's next turn.
 
 use crate::palisade::sandbox::capability::{self, Denial};
 #[cfg(feature = "capabilities")]

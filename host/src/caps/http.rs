@@ -254,72 +254,7 @@ impl HttpGate {
             .deny_http(target, &refusal.rule, &refusal.reason, refusal.fix, started);
         Error::HttpRequestDenied
     }
-}
 
-/// A dot segment, or one that decodes (once or twice, as some servers do) to a dot segment or
-/// a separator; a `;` parameter (`..;/`, which some servers strip) is ignored when comparing.
-fn unsafe_segment(segment: &str) -> bool {
-    let once: Vec<u8> = percent_encoding::percent_decode(segment.as_bytes()).collect();
-    let twice: Vec<u8> = percent_encoding::percent_decode(&once).collect();
-    [segment.as_bytes(), &once, &twice].iter().any(|form| {
-        let head = form.split(|&b| b == b';').next().unwrap_or(&[]);
-        head == b"." || head == b".." || form.iter().any(|&b| b == b'/' || b == b'\\')
-    })
-}
-
-/// Where an allowed request goes.
-struct Target {
-    host: String,
-    port: u16,
-    https: bool,
-    rule_key: String,
-}
-
-/// Whether `ip` is outside the public internet: private, loopback, link-local (cloud metadata),
-/// CGNAT, multicast, unspecified, documentation, benchmarking, reserved, or IPv6 forms that
-/// embed an IPv4 address (mapped, NAT64, 6to4).
-pub(crate) fn is_non_public(ip: IpAddr) -> bool {
-    const BLOCKED: &[&str] = &[
-        "0.0.0.0/8",
-        "10.0.0.0/8",
-        "100.64.0.0/10",
-        "127.0.0.0/8",
-        "169.254.0.0/16",
-        "172.16.0.0/12",
-        "192.0.0.0/24",
-        "192.0.2.0/24",
-        "192.88.99.0/24",
-        "192.168.0.0/16",
-        "198.18.0.0/15",
-        "198.51.100.0/24",
-        "203.0.113.0/24",
-        "224.0.0.0/4",
-        "240.0.0.0/4",
-        "::/128",
-        "::1/128",
-        "::ffff:0:0/96",
-        "::/96",
-        "64:ff9b::/96",
-        "64:ff9b:1::/48",
-        "100::/64",
-        "2001::/23",
-        "2001:db8::/32",
-        "2002::/16",
-        "fc00::/7",
-        "fe80::/10",
-        "fec0::/10",
-        "ff00::/8",
-    ];
-    static NETS: std::sync::LazyLock<Vec<IpNet>> = std::sync::LazyLock::new(|| {
-        BLOCKED
-            .iter()
-            .map(|net| net.parse().expect("the blocked ranges parse"))
-            .collect()
-    });
-    NETS.iter().any(|net| net.contains(&ip))
-}
-
-impl HttpGate {
     /// Decide a request that the plain guest could not send (it imports no `wasi:http`, and
     /// runs only under policies without `[http]`): first the checks `wasi:http` makes before a
     /// request reaches the gate, failing as the full guest reports them (`header`, `invalid`;
@@ -392,6 +327,69 @@ impl HttpGate {
         let _ = Pin::from(refused).await;
         Ok(None)
     }
+}
+
+/// A dot segment, or one that decodes (once or twice, as some servers do) to a dot segment or
+/// a separator; a `;` parameter (`..;/`, which some servers strip) is ignored when comparing.
+fn unsafe_segment(segment: &str) -> bool {
+    let once: Vec<u8> = percent_encoding::percent_decode(segment.as_bytes()).collect();
+    let twice: Vec<u8> = percent_encoding::percent_decode(&once).collect();
+    [segment.as_bytes(), &once, &twice].iter().any(|form| {
+        let head = form.split(|&b| b == b';').next().unwrap_or(&[]);
+        head == b"." || head == b".." || form.iter().any(|&b| b == b'/' || b == b'\\')
+    })
+}
+
+/// Where an allowed request goes.
+struct Target {
+    host: String,
+    port: u16,
+    https: bool,
+    rule_key: String,
+}
+
+/// Whether `ip` is outside the public internet: private, loopback, link-local (cloud metadata),
+/// CGNAT, multicast, unspecified, documentation, benchmarking, reserved, or IPv6 forms that
+/// embed an IPv4 address (mapped, NAT64, 6to4).
+pub(crate) fn is_non_public(ip: IpAddr) -> bool {
+    const BLOCKED: &[&str] = &[
+        "0.0.0.0/8",
+        "10.0.0.0/8",
+        "100.64.0.0/10",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "172.16.0.0/12",
+        "192.0.0.0/24",
+        "192.0.2.0/24",
+        "192.88.99.0/24",
+        "192.168.0.0/16",
+        "198.18.0.0/15",
+        "198.51.100.0/24",
+        "203.0.113.0/24",
+        "224.0.0.0/4",
+        "240.0.0.0/4",
+        "::/128",
+        "::1/128",
+        "::ffff:0:0/96",
+        "::/96",
+        "64:ff9b::/96",
+        "64:ff9b:1::/48",
+        "100::/64",
+        "2001::/23",
+        "2001:db8::/32",
+        "2002::/16",
+        "fc00::/7",
+        "fe80::/10",
+        "fec0::/10",
+        "ff00::/8",
+    ];
+    static NETS: std::sync::LazyLock<Vec<IpNet>> = std::sync::LazyLock::new(|| {
+        BLOCKED
+            .iter()
+            .map(|net| net.parse().expect("the blocked ranges parse"))
+            .collect()
+    });
+    NETS.iter().any(|net| net.contains(&ip))
 }
 
 /// wasmtime-wasi-http's limit on a request's header bytes (`WasiHttpCtx`'s default).
