@@ -3,10 +3,11 @@
 #
 # The host crate needs cargo and a C compiler (wasmtime builds a little C). The guest (guest-js/, QuickJS compiled to wasm32-wasip2)
 # also needs Debian's clang-22 and wasi-libc headers (rquickjs-sys builds QuickJS with them, see
-# .cargo/config.toml), libclang for javy's bindgen, and the wasm32-wasip2 Rust target.
+# .cargo/config.toml), libclang for javy's bindgen, Binaryen's wasm-opt (xtask optimizes the
+# guest with it), and the wasm32-wasip2 Rust target.
 set -euo pipefail
 
-packages=(make gcc libc6-dev clang-22 llvm-22 wasi-libc libclang-22-dev)
+packages=(make gcc libc6-dev clang-22 llvm-22 wasi-libc libclang-22-dev binaryen)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
