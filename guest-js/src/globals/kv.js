@@ -1,7 +1,6 @@
 // The `kv` global over the natives of kv.rs. Keys are strings; values are stored as bytes.
 (function (op, list, refusal) {
   "use strict";
-  // Taken at start-up: a compiled script's top level runs before `makeKv` and may replace it.
   const freeze = Object.freeze;
   class KvError extends Error {
     constructor(message) {
@@ -21,9 +20,12 @@
     return new KvError(`kv bucket \`${bucket}\`: ${reply[1]}`);
   };
 
-  function bucket(name) {
+  // `nameOf` gives the bucket's name when an operation runs: the default bucket is the call's,
+  // set by `use` after the snapshot.
+  function bucket(nameOf) {
     const call = (kind, key, value) => {
       if (typeof key !== "string") throw new TypeError("kv keys are strings");
+      const name = nameOf();
       const reply = op(kind, name, key, value);
       if (reply[0] !== 0) throw fail(name, reply);
       return reply[1];
@@ -62,6 +64,7 @@
         prefix = String(prefix);
         let offset = cursor === null ? 0 : Number(cursor);
         if (!Number.isInteger(offset) || offset < 0) throw new TypeError("not a kv cursor");
+        const name = nameOf();
         const keys = [];
         for (;;) {
           const reply = list(name, offset);
@@ -84,8 +87,15 @@
     });
   }
 
-  return function makeKv(defaultBucket) {
-    const main = bucket(defaultBucket);
-    return freeze({ ...main, bucket: (name) => bucket(String(name)) });
-  };
+  // Made once, before the snapshot (making it took 60,000 wasm instructions); a call only names
+  // its default bucket.
+  let current = null;
+  const kv = freeze({
+    ...bucket(() => current),
+    bucket: (name) => {
+      const fixed = String(name);
+      return bucket(() => fixed);
+    },
+  });
+  return [kv, (name) => { current = name; }];
 })

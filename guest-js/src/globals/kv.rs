@@ -6,10 +6,10 @@
 
 #[cfg(feature = "capabilities")]
 use crate::wasi::keyvalue::store::{Bucket, Error as StoreError, open};
-use javy::quickjs::prelude::Func;
 #[cfg(feature = "capabilities")]
-use javy::quickjs::{Array, TypedArray};
-use javy::quickjs::{Ctx, Function, Persistent, Result, Value};
+use javy::quickjs::TypedArray;
+use javy::quickjs::prelude::Func;
+use javy::quickjs::{Array, Ctx, Function, Persistent, Result, Value};
 use std::cell::RefCell;
 #[cfg(feature = "capabilities")]
 use std::collections::HashMap;
@@ -20,7 +20,9 @@ thread_local! {
 }
 
 thread_local! {
-    static MAKE_KV: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
+    /// The `kv` object and the function that sets its default bucket, from the prelude.
+    static KV: RefCell<Option<(Persistent<Value<'static>>, Persistent<Function<'static>>)>> =
+        const { RefCell::new(None) };
 }
 
 #[cfg(feature = "capabilities")]
@@ -120,7 +122,7 @@ fn kv_list<'js>(cx: Ctx<'js>, bucket: String, offset: f64) -> Result<Value<'js>>
 
 const PRELUDE: &str = include_str!("kv.js");
 
-/// Evaluate the prelude and keep its factory. Runs once, before the snapshot.
+/// Evaluate the prelude and keep the `kv` object it makes. Runs once, before the snapshot.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let prelude: Function = cx.eval(PRELUDE)?;
     #[cfg(feature = "capabilities")]
@@ -130,8 +132,11 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
         Func::from(crate::globals::absent),
         Func::from(crate::globals::absent),
     );
-    let make: Function = prelude.call((op, list, Func::from(crate::globals::io::refusal)))?;
-    MAKE_KV.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, make)));
+    let made: Array = prelude.call((op, list, Func::from(crate::globals::io::refusal)))?;
+    let (kv, use_bucket): (Value, Function) = (made.get(0)?, made.get(1)?);
+    KV.with(|slot| {
+        *slot.borrow_mut() = Some((Persistent::save(cx, kv), Persistent::save(cx, use_bucket)))
+    });
     Ok(())
 }
 
@@ -139,10 +144,9 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
 pub fn install(cx: &Ctx<'_>, bucket: &str) -> Result<()> {
     #[cfg(feature = "capabilities")]
     BUCKETS.with(|b| b.borrow_mut().clear());
-    let make = MAKE_KV
+    let (kv, use_bucket) = KV
         .with(|slot| slot.borrow().clone())
-        .expect("the kv prelude ran at init")
-        .restore(cx)?;
-    let kv: Value = make.call((bucket,))?;
-    crate::globals::define_global(cx, "kv", kv)
+        .expect("the kv prelude ran at init");
+    use_bucket.restore(cx)?.call::<_, ()>((bucket,))?;
+    crate::globals::define_global(cx, "kv", kv.restore(cx)?)
 }

@@ -2,8 +2,8 @@
 //! compiled into a component (`palisade compile`), stays within ±3% of the recorded value in
 //! `tests/fixtures/fuel.json` (`BLESS=1` records new values, to be
 //! committed with the change that moved them and its benchmark figures). w1 is also measured
-//! under a policy that grants the capability bridge (`w1.bridge`), whose calls run in the full
-//! guest and get the bridge's global.
+//! under policies that grant the capability bridge (`w1.bridge`) and a key-value bucket
+//! (`w1.kv`), whose calls run in the full guest and get the `maia` or `kv` global.
 
 use crate::support::*;
 use palisade::Script;
@@ -16,6 +16,9 @@ async fn workload_fuel_stays_within_three_percent() {
     let bridge = policy(&format!(
         "{LIMITS}[capabilities]\nglobal = \"maia\"\n[capabilities.allow.do]\n"
     ));
+    let kv = policy(&format!(
+        "{LIMITS}[kv]\nnamespace = \"fuel\"\n[kv.buckets]\nstate = \"rw\"\n"
+    ));
     let dir = root().join("bench/workloads");
     let mut measured = BTreeMap::new();
     for (name, p, suffix) in [
@@ -24,6 +27,7 @@ async fn workload_fuel_stays_within_three_percent() {
         ("w3", &plain, ""),
         ("w4", &plain, ""),
         ("w1", &bridge, ".bridge"),
+        ("w1", &kv, ".kv"),
     ] {
         let read =
             |suffix: &str| std::fs::read_to_string(dir.join(format!("{name}.{suffix}"))).unwrap();
