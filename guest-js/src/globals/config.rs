@@ -6,7 +6,7 @@
 use crate::wasi::config::store::{Error as StoreError, get, get_all};
 use javy::quickjs::{Ctx, Result};
 #[cfg(feature = "capabilities")]
-use javy::quickjs::{Exception, Function, Object, Value, prelude::MutFn};
+use javy::quickjs::{Exception, Function, Object, Persistent, Value, prelude::MutFn};
 #[cfg(feature = "capabilities")]
 use javy::{Args, hold_and_release};
 
@@ -43,8 +43,16 @@ fn config_get_all<'js>(args: Args<'js>) -> Result<Value<'js>> {
 }
 
 #[cfg(feature = "capabilities")]
-/// Install the `config` global for this call.
-pub fn install(cx: &Ctx<'_>) -> Result<()> {
+thread_local! {
+    /// The `config` object, made once before the snapshot (making it per call took 8,000 wasm
+    /// instructions); its functions ask the host for the call's values each time they run.
+    static CONFIG: std::cell::RefCell<Option<Persistent<Object<'static>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Make the `config` object. Runs once, before the snapshot.
+#[cfg(feature = "capabilities")]
+pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let config = Object::new(cx.clone())?;
     config.prop(
         "get",
@@ -66,7 +74,24 @@ pub fn install(cx: &Ctx<'_>) -> Result<()> {
             }),
         )?,
     )?;
+    CONFIG.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, config)));
+    Ok(())
+}
+
+/// Install the `config` global for this call.
+#[cfg(feature = "capabilities")]
+pub fn install(cx: &Ctx<'_>) -> Result<()> {
+    let config = CONFIG
+        .with(|slot| slot.borrow().clone())
+        .expect("the config object was made at init")
+        .restore(cx)?;
     crate::globals::define_global(cx, "config", config)
+}
+
+/// The guest built without capabilities has no `wasi:config`: nothing to make.
+#[cfg(not(feature = "capabilities"))]
+pub fn register(_cx: &Ctx<'_>) -> Result<()> {
+    Ok(())
 }
 
 /// The guest built without capabilities has no `wasi:config`; the host never asks it for

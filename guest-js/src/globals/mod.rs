@@ -65,6 +65,7 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     bridge::register(cx, &wait)?;
     kv::register(cx)?;
     fs::register(cx)?;
+    config::register(cx)?;
     fetch::register(cx, &wait, &cancel)?;
     make_global_room(cx)
 }
