@@ -54,6 +54,12 @@ pub struct BenchArgs {
     /// folder) timed for the one-shot wall time (0 skips it).
     #[arg(long, default_value_t = 20)]
     one_shot_runs: usize,
+    /// Measure the workloads under this policy file instead of the bench's own (which grants
+    /// nothing and leaves room for every workload), to see what its grants cost per call: the
+    /// guest it selects, the globals it installs. Its limits apply, so a workload that exceeds
+    /// them fails the bench (`--only` picks the others).
+    #[arg(long, value_name = "PATH")]
+    policy: Option<PathBuf>,
 }
 
 #[derive(Clone)]
@@ -136,7 +142,21 @@ pub fn run(args: BenchArgs) -> ExitCode {
             return ExitCode::from(e.exit_code() as u8);
         }
     };
-    let policy = bench_policy();
+    let policy = match &args.policy {
+        Some(path) => match super::run::load_policy(Some(path)) {
+            Ok(policy) => {
+                let guest = if policy.grants_imports() {
+                    "full"
+                } else {
+                    "plain"
+                };
+                println!("policy: {} ({guest} guest)\n", policy.name());
+                policy
+            }
+            Err(code) => return code,
+        },
+        None => bench_policy(),
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_time()
         .build()

@@ -444,3 +444,57 @@ fn bench_measures_variants_in_the_same_rounds() {
     let o = palisade(&["bench", "--variants", "source", "--compiled"], None);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+fn bench_measures_under_a_policy_file() {
+    let bench = |policy: Option<&str>| {
+        let mut args = vec![
+            "bench",
+            "--calls",
+            "10",
+            "--only",
+            "w1",
+            "--concurrency",
+            "2",
+            "--in-flight",
+            "0",
+            "--one-shot-runs",
+            "0",
+        ];
+        if let Some(policy) = policy {
+            args.extend(["--policy", policy]);
+        }
+        palisade(&args, None)
+    };
+    let fuel = |out: &str| -> u64 {
+        let row = out
+            .lines()
+            .find(|l| l.starts_with("| w1 | 10 |"))
+            .unwrap_or_else(|| panic!("no w1 row in:\n{out}"));
+        row.trim_end_matches(" |")
+            .rsplit(" | ")
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let own = bench(None);
+    assert_eq!(own.status.code(), Some(0), "{}", stderr(&own));
+    assert!(!stdout(&own).contains("policy:"), "{}", stdout(&own));
+    let bridge = bench(Some("policies/capability-bridge.toml"));
+    assert_eq!(bridge.status.code(), Some(0), "{}", stderr(&bridge));
+    let out = stdout(&bridge);
+    assert!(
+        out.starts_with("policy: capability-bridge (full guest)\n"),
+        "{out}"
+    );
+    // The bridge's global is installed in every call under that policy.
+    assert!(fuel(&out) > fuel(&stdout(&own)), "{out}");
+    let missing = bench(Some("policies/no-such-policy.toml"));
+    assert_eq!(missing.status.code(), Some(30), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("error[invalid_policy]"),
+        "{}",
+        stderr(&missing)
+    );
+}
