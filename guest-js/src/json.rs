@@ -16,6 +16,14 @@
 //! the context for every value, which was a tenth of the time of a 1,000-row input. Arrays are
 //! made whole from their first elements (`JS_NewArrayFrom`) and appended to past GATHERED, so
 //! that a long array is never held twice.
+//!
+//! Objects with the same keys in the same order share a QuickJS shape, which QuickJS finds by
+//! hash as each key is added. The first object to take a path of shapes is each one's only
+//! user, so QuickJS changes the shape in place as that object gains keys, and only the path's
+//! last shape survives: every later object with the same keys allocated a fresh empty shape,
+//! changed it in place, then freed it on reaching the last one. Once two objects in a row of the
+//! input (or among the last few) have the same keys, the reader holds an object at each step of
+//! that path (`ShapePaths`), so that the remaining rows find every shape already made.
 
 use crate::errors::exception;
 use javy::quickjs::{CatchResultExt, Ctx, Value, qjs};
@@ -25,16 +33,25 @@ use std::{cell::RefCell, fmt, mem};
 /// Parse `input` into a JavaScript value, with `JSON.parse`'s result. This is where a call's
 /// input is checked: the error is the detail of an `invalid_input` error, with the line and
 /// column of the first thing that is not JSON.
-pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> Result<Value<'js>, String> {
+///
+/// The objects holding the paths of shapes the input repeats come back with the value: kept
+/// while the script runs, they let the objects it makes with the input's keys (a row mapped to
+/// `{ id: r.id, ... }`) find those shapes too.
+pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> Result<(Value<'js>, ShapePaths), String> {
     let ctx = cx.as_raw().as_ptr();
     let keys = RefCell::new(KeyCache::new(ctx));
+    let shapes = RefCell::new(ShapePaths::new(ctx));
     let mut reader = serde_json::Deserializer::from_str(input);
-    let parsed = ValueSeed(Builder { ctx, keys: &keys })
-        .deserialize(&mut reader)
-        .and_then(|value| reader.end().map(|()| value));
-    match parsed {
+    let parsed = ValueSeed(Builder {
+        ctx,
+        keys: &keys,
+        shapes: &shapes,
+    })
+    .deserialize(&mut reader)
+    .and_then(|value| reader.end().map(|()| value));
+    let value = match parsed {
         // SAFETY: `value` is an owned value of this context; the returned `Value` owns it.
-        Ok(value) => Ok(unsafe { Value::from_raw(cx.clone(), value.into_raw()) }),
+        Ok(value) => unsafe { Value::from_raw(cx.clone(), value.into_raw()) },
         Err(error) => {
             // SAFETY: clears what a failed QuickJS call left pending (out of memory); the
             // fallback raises its own errors.
@@ -47,9 +64,10 @@ pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> Result<Value<'js>, String> {
                 } else {
                     thrown.message
                 }
-            })
+            })?
         }
-    }
+    };
+    Ok((value, shapes.into_inner()))
 }
 
 /// Makes QuickJS values in the call's context.
@@ -57,6 +75,7 @@ pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> Result<Value<'js>, String> {
 struct Builder<'k> {
     ctx: *mut qjs::JSContext,
     keys: &'k RefCell<KeyCache>,
+    shapes: &'k RefCell<ShapePaths>,
 }
 
 impl Builder<'_> {
@@ -247,12 +266,20 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Owned, A::Error> {
         let object = self.0.new_object().ok_or_else(failed::<A::Error>)?;
+        // Where this object's keys go in `keys`, if they are tracked at all.
+        let start = self.0.shapes.borrow().start();
+        let mut count = 0usize;
         while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
+            if start.is_some() && count < PATH_KEYS {
+                self.0.shapes.borrow_mut().keys.push(key.atom);
+            }
+            count += 1;
             let value = map.next_value_seed(ValueSeed(self.0))?;
             if !self.0.define(&object, key.atom, value) {
                 return Err(failed());
             }
         }
+        self.0.shapes.borrow_mut().completed(start, count);
         Ok(object)
     }
 }
@@ -402,4 +429,126 @@ fn new_atom(ctx: *mut qjs::JSContext, key: &str) -> Option<qjs::JSAtom> {
         }
     };
     (atom != qjs::JS_ATOM_NULL).then_some(atom)
+}
+
+/// Objects with more keys are not given held paths.
+const PATH_KEYS: usize = 16;
+/// Key orders remembered, to see one repeat.
+const RECENT_PATHS: usize = 4;
+/// Paths held at most, each by one object per key but the last.
+const HELD_PATHS: usize = 8;
+
+/// Objects that hold QuickJS's shapes along the key orders the input repeats (see the module
+/// documentation). They are not reachable from JavaScript; dropping this frees them. Atoms
+/// are kept here without references: they only identify a path of shapes.
+pub struct ShapePaths {
+    ctx: *mut qjs::JSContext,
+    /// The keys read so far of each object being read, outermost first (at most PATH_KEYS
+    /// of each).
+    keys: Vec<qjs::JSAtom>,
+    /// The key orders of the last objects made, in a ring.
+    recent: Vec<Vec<qjs::JSAtom>>,
+    next: usize,
+    held: Vec<Vec<qjs::JSAtom>>,
+    holders: Vec<Owned>,
+    /// QuickJS could not make a holder (out of memory): make no more.
+    stopped: bool,
+    /// Set once the input has made an object.
+    tracking: bool,
+}
+
+impl ShapePaths {
+    fn new(ctx: *mut qjs::JSContext) -> Self {
+        ShapePaths {
+            ctx,
+            keys: Vec::new(),
+            recent: Vec::new(),
+            next: 0,
+            held: Vec::new(),
+            holders: Vec::new(),
+            stopped: false,
+            tracking: false,
+        }
+    }
+
+    /// Where the keys of an object begun now go in `keys`; `None` while the input has made
+    /// no object yet, so that an input of one object pays for nothing.
+    fn start(&self) -> Option<usize> {
+        self.tracking.then_some(self.keys.len())
+    }
+
+    /// An object was made with `count` keys, the first of them at `start` in `keys`.
+    fn completed(&mut self, start: Option<usize>, count: usize) {
+        let Some(start) = start else {
+            self.tracking = true;
+            return;
+        };
+        if count > 0 && count <= PATH_KEYS && !self.stopped {
+            self.seen(start);
+        }
+        self.keys.truncate(start);
+    }
+
+    fn seen(&mut self, start: usize) {
+        let path = &self.keys[start..];
+        if self.held.iter().any(|held| held == path) {
+            return;
+        }
+        if self.recent.iter().any(|recent| recent == path) {
+            if self.held.len() < HELD_PATHS {
+                let path = path.to_vec();
+                if self.hold(&path).is_none() {
+                    self.stopped = true;
+                    // SAFETY: clears the out-of-memory error the failed call left pending.
+                    unsafe { qjs::JS_FreeValue(self.ctx, qjs::JS_GetException(self.ctx)) };
+                }
+                self.held.push(path);
+            }
+            return;
+        }
+        if self.recent.len() < RECENT_PATHS {
+            self.recent.push(path.to_vec());
+        } else {
+            let slot = &mut self.recent[self.next];
+            slot.clear();
+            slot.extend_from_slice(path);
+            self.next = (self.next + 1) % RECENT_PATHS;
+        }
+    }
+
+    /// Hold the shapes along `keys`: of an empty object (the first time), then of each proper
+    /// prefix of `keys`, each by an object with those keys, defined as the input's are. The
+    /// whole path is held by the objects the input made with it.
+    fn hold(&mut self, keys: &[qjs::JSAtom]) -> Option<()> {
+        let first = usize::from(!self.holders.is_empty());
+        for prefix in first..keys.len() {
+            // SAFETY: the context is live for the whole parse.
+            let holder = unsafe { qjs::JS_NewObject(self.ctx) };
+            // SAFETY: `holder` was just returned by QuickJS.
+            if unsafe { qjs::JS_IsException(holder) } {
+                return None;
+            }
+            let holder = Owned {
+                ctx: self.ctx,
+                value: holder,
+            };
+            for &key in &keys[..prefix] {
+                // SAFETY: the holder is a live object; `undefined` needs no ownership.
+                let defined = unsafe {
+                    qjs::JS_DefinePropertyValue(
+                        self.ctx,
+                        holder.value,
+                        key,
+                        qjs::JS_MKVAL(qjs::JS_TAG_UNDEFINED, 0),
+                        qjs::JS_PROP_C_W_E as i32,
+                    )
+                };
+                if defined < 0 {
+                    return None;
+                }
+            }
+            self.holders.push(holder);
+        }
+        Some(())
+    }
 }

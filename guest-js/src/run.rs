@@ -83,7 +83,7 @@ pub fn run(
         rt.context().with(|cx| {
             // The input is read first: input that is not JSON ends the call before any of the
             // script runs.
-            let arg = crate::json::parse(&cx, input).map_err(Error::InvalidInput)?;
+            let (arg, shapes) = crate::json::parse(&cx, input).map_err(Error::InvalidInput)?;
             install_call_globals(&cx, env)
                 .catch(&cx)
                 .map_err(|e| Error::Exception(exception(&cx, e)))?;
@@ -128,7 +128,12 @@ pub fn run(
             };
             let result = settle(&cx, result, "the result promise", real_clock)?;
             mem::forget(result.clone());
-            to_json(&cx, result)
+            let output = to_json(&cx, result);
+            // Held until the script is done, so that the objects it makes with the input's
+            // keys find the input's shapes (compiled w2 about 3% faster than freed with the
+            // parse, docs/bench.md).
+            drop(shapes);
+            output
         })
     })
 }

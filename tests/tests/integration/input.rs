@@ -80,7 +80,18 @@ async fn input_reads_exactly_as_json_parse() {
         reversed.join(","),
         keys.join(",")
     );
+    // Rows that repeat a key order, wider than the reader holds shapes for (16 keys), and more
+    // repeated orders than it holds (8), each three times in a row.
+    let wide: Vec<String> = (0..20).map(|i| format!(r#""w{i}":{i}"#)).collect();
+    let wide = format!("{{{}}}", wide.join(","));
+    let orders = (0..12)
+        .map(|i| format!(r#"{{"o{i}":{i},"id":{i},"v":[{{"x":{i},"y":{i}}}]}}"#).repeat(3))
+        .collect::<Vec<_>>()
+        .join("")
+        .replace("}{", "},{");
+    let repeated = format!("[{wide},{wide},{wide},{orders}]");
     let cases = [
+        repeated.as_str(),
         r#"{"a":1,"b":-2,"c":2147483647,"d":-2147483648,"e":2147483648,"f":-2147483649}"#,
         r#"{"negzero":-0,"negzerof":-0.0,"zerof":0.0,"whole":25.0,"exp":1e3,"neg":-1E-2}"#,
         r#"[9007199254740993, 18446744073709551615, 18446744073709551616, 123456789012345678901234567890]"#,
@@ -113,6 +124,44 @@ async fn input_reads_exactly_as_json_parse() {
     for text in cases {
         assert_eq!(differences(text).await, json!([]), "input {text}");
     }
+}
+
+/// The reader holds QuickJS's shapes along the key orders its rows repeat, for as long as the
+/// script runs. Objects the script makes with those keys, and rows it changes, come out as
+/// they would from `JSON.parse`'s rows.
+#[tokio::test]
+async fn rows_whose_shapes_are_held_behave_as_json_parse_rows() {
+    let changes = COMPARE.replace(
+        "same(input.value, JSON.parse(input.text), \"$\", diffs);",
+        r#"const change = (rows) => {
+            const made = rows.map((r) => ({ id: r.id, name: r.name, extra: 1 }));
+            const prefix = rows.map((r) => ({ id: r.id }));
+            rows[0].added = true;
+            delete rows[1].name;
+            Object.freeze(rows[2]);
+            Object.defineProperty(rows[3], "id", { enumerable: false });
+            rows[4].price = undefined;
+            delete rows[5].id;
+            rows[5].id = "last";
+            return { rows, made, prefix, literal: { id: 1, name: 2, price: 3 }, empty: {} };
+          };
+          same(change(input.value), change(JSON.parse(input.text)), "$", diffs);
+          diffs.push(Object.isFrozen(input.value[2]), Object.keys(input.value[5]).join());"#,
+    );
+    assert_ne!(changes, COMPARE);
+    let rows = (0..8)
+        .map(|i| format!(r#"{{"id":{i},"name":"n{i}","price":{i}.5}}"#))
+        .collect::<Vec<_>>()
+        .join(",");
+    let input = format!(
+        r#"{{"text":{},"value":[{rows}]}}"#,
+        serde_json::to_string(&format!("[{rows}]")).unwrap()
+    );
+    let outcome = run_source(&changes, &input).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(output(&outcome)).unwrap(),
+        json!([true, "name,price,id"])
+    );
 }
 
 #[tokio::test]
