@@ -155,16 +155,20 @@ impl Drop for Owned {
     }
 }
 
-/// An atom this code holds a reference to; released when dropped.
-struct OwnedAtom {
+/// A key's atom: either held by the key cache for the whole parse, or a reference this code
+/// holds and releases when dropped.
+struct KeyAtom {
     ctx: *mut qjs::JSContext,
     atom: qjs::JSAtom,
+    owned: bool,
 }
 
-impl Drop for OwnedAtom {
+impl Drop for KeyAtom {
     fn drop(&mut self) {
-        // SAFETY: the reference is held and the context outlives the parse.
-        unsafe { qjs::JS_FreeAtom(self.ctx, self.atom) }
+        if self.owned {
+            // SAFETY: the reference is held and the context outlives the parse.
+            unsafe { qjs::JS_FreeAtom(self.ctx, self.atom) }
+        }
     }
 }
 
@@ -307,35 +311,36 @@ impl Drop for Elements {
 struct KeySeed<'k>(Builder<'k>);
 
 impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
-    type Value = OwnedAtom;
+    type Value = KeyAtom;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<OwnedAtom, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<KeyAtom, D::Error> {
         deserializer.deserialize_str(self)
     }
 }
 
 impl<'de> Visitor<'de> for KeySeed<'_> {
-    type Value = OwnedAtom;
+    type Value = KeyAtom;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an object key")
     }
 
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<OwnedAtom, E> {
-        let ctx = self.0.ctx;
-        let atom = self.0.keys.borrow_mut().atom(s).ok_or_else(failed)?;
-        Ok(OwnedAtom { ctx, atom })
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<KeyAtom, E> {
+        self.0.keys.borrow_mut().atom(s).ok_or_else(failed)
     }
 }
 
 /// The atoms of recently read keys, by their bytes: the rows of an input repeat the same keys,
 /// and looking a key up here is cheaper than in QuickJS's atom table. Direct-mapped, so that it
 /// stays small whatever the input, and only set up once an input has shown more than a few keys;
-/// each entry holds a reference to its atom.
+/// each entry holds a reference to its atom, which it lends to the keys it gives out. An entry
+/// taken by another key keeps its reference among the retired ones until the parse ends, since
+/// the key it was lent to may not be defined yet (its value is read first).
 struct KeyCache {
     ctx: *mut qjs::JSContext,
     seen: u32,
     slots: Option<Box<[CachedKey; KEY_CACHE_SLOTS]>>,
+    retired: Vec<qjs::JSAtom>,
 }
 
 /// Entries in the key cache (a power of two).
@@ -365,15 +370,25 @@ impl KeyCache {
             ctx,
             seen: 0,
             slots: None,
+            retired: Vec::new(),
         }
     }
 
-    /// A new reference to the atom of `key`, or `None` when QuickJS could not make it.
-    fn atom(&mut self, key: &str) -> Option<qjs::JSAtom> {
-        let bytes = key.as_bytes();
+    /// The atom of `key`, lent by the cache or owned, or `None` when QuickJS could not make it.
+    fn atom(&mut self, key: &str) -> Option<KeyAtom> {
+        let (ctx, bytes) = (self.ctx, key.as_bytes());
+        let lent = |atom| KeyAtom {
+            ctx,
+            atom,
+            owned: false,
+        };
         if bytes.len() > KEY_CACHE_MAX_LEN || self.seen < KEY_CACHE_AFTER {
             self.seen += 1;
-            return new_atom(self.ctx, key);
+            return new_atom(ctx, key).map(|atom| KeyAtom {
+                ctx,
+                atom,
+                owned: true,
+            });
         }
         let slots = self
             .slots
@@ -382,29 +397,30 @@ impl KeyCache {
         let last = bytes.last().copied().unwrap_or(0) as usize;
         let slot = &mut slots[(bytes.len() * 31 + first * 7 + last) % KEY_CACHE_SLOTS];
         if slot.atom != qjs::JS_ATOM_NULL && same(&slot.bytes[..slot.len as usize], bytes) {
-            // SAFETY: the cache holds a reference to the atom, so it is live.
-            return Some(unsafe { qjs::JS_DupAtom(self.ctx, slot.atom) });
+            return Some(lent(slot.atom));
         }
-        let atom = new_atom(self.ctx, key)?;
+        let atom = new_atom(ctx, key)?;
         if slot.atom != qjs::JS_ATOM_NULL {
-            // SAFETY: the cache held this reference.
-            unsafe { qjs::JS_FreeAtom(self.ctx, slot.atom) };
+            self.retired.push(slot.atom);
         }
         slot.len = bytes.len() as u8;
         slot.bytes[..bytes.len()].copy_from_slice(bytes);
-        // SAFETY: `atom` was just made; the cache takes a second reference to it.
-        slot.atom = unsafe { qjs::JS_DupAtom(self.ctx, atom) };
-        Some(atom)
+        // The cache holds the reference `new_atom` made.
+        slot.atom = atom;
+        Some(lent(atom))
     }
 }
 
 impl Drop for KeyCache {
     fn drop(&mut self) {
-        for slot in self.slots.iter().flat_map(|slots| slots.iter()) {
-            if slot.atom != qjs::JS_ATOM_NULL {
-                // SAFETY: the cache held this reference; the context outlives the parse.
-                unsafe { qjs::JS_FreeAtom(self.ctx, slot.atom) };
-            }
+        let ctx = self.ctx;
+        let slots = self.slots.iter().flat_map(|slots| slots.iter());
+        let held = slots
+            .map(|slot| slot.atom)
+            .chain(self.retired.iter().copied());
+        for atom in held.filter(|&atom| atom != qjs::JS_ATOM_NULL) {
+            // SAFETY: the cache held this reference; the context outlives the parse.
+            unsafe { qjs::JS_FreeAtom(ctx, atom) };
         }
     }
 }

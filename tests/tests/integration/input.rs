@@ -106,9 +106,10 @@ async fn input_reads_exactly_as_json_parse() {
         r#"[{"a":1,"b":2,"c":3},{"a":4,"b":5,"c":6},{"a":7},{"a":8,"b":9},{"a":1,"b":2,"a":3},{"c":1,"b":2,"a":3},{"a":{"a":1,"b":2},"b":[{"a":1,"b":2}]},{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9},{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9}]"#,
         // Keys that share the key cache's entry (same length, first and last byte), a key
         // written with escapes beside its plain spelling, keys at the cached length limit (23
-        // bytes) and past it, numeric keys.
+        // bytes) and past it, numeric keys, and keys whose entry is taken by a key inside their
+        // value, before they are defined.
         // (The cache is set up after the first 16 keys.)
-        r#"[{"w0":0,"w1":1,"w2":2,"w3":3,"w4":4,"w5":5,"w6":6,"w7":7,"w8":8,"w9":9,"w10":10,"w11":11,"w12":12,"w13":13,"w14":14,"w15":15,"w16":16},{"axb":1,"ayb":2,"azb":3},{"ayb":4,"axb":5},{"\u0061xb":6,"a\u0078b":7},{"k23_________________xyz":1,"k24__________________xyz":2},{"k23_________________xyz":3,"k24__________________xyz":4},{"1":1,"01":2,"10":3},{"01":4,"1":5}]"#,
+        r#"[{"w0":0,"w1":1,"w2":2,"w3":3,"w4":4,"w5":5,"w6":6,"w7":7,"w8":8,"w9":9,"w10":10,"w11":11,"w12":12,"w13":13,"w14":14,"w15":15,"w16":16},{"a1b":{"a2b":{"a3b":1}},"a4b":[{"a5b":[{"a6b":2}]}]},{"axb":1,"ayb":2,"azb":3},{"ayb":4,"axb":5},{"\u0061xb":6,"a\u0078b":7},{"k23_________________xyz":1,"k24__________________xyz":2},{"k23_________________xyz":3,"k24__________________xyz":4},{"1":1,"01":2,"10":3},{"01":4,"1":5}]"#,
         evicting.as_str(),
         r#"{"__proto__":{"polluted":true},"constructor":1,"toString":2}"#,
         r#"["\u0000","\ud83d\ude00","é","\"\\\/\b\f\n\r\t","\u2028\u2029",""]"#,
