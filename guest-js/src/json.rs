@@ -28,7 +28,7 @@
 use crate::errors::exception;
 use javy::quickjs::{CatchResultExt, Ctx, Value, qjs};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use std::{cell::RefCell, fmt, mem};
+use std::{cell::RefCell, fmt, marker::PhantomData, mem};
 
 /// Parse `input` into a JavaScript value, with `JSON.parse`'s result. This is where a call's
 /// input is checked: the error is the detail of an `invalid_input` error, with the line and
@@ -36,19 +36,21 @@ use std::{cell::RefCell, fmt, mem};
 ///
 /// The objects holding the paths of shapes the input repeats come back with the value: kept
 /// while the script runs, they let the objects it makes with the input's keys (a row mapped to
-/// `{ id: r.id, ... }`) find those shapes too.
-pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> Result<(Value<'js>, ShapePaths), String> {
+/// `{ id: r.id, ... }`) find those shapes too. When the input falls back to `JSON.parse`, none
+/// are kept.
+pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> Result<(Value<'js>, HeldShapes<'js>), String> {
     let ctx = cx.as_raw().as_ptr();
     let keys = RefCell::new(KeyCache::new(ctx));
     let shapes = RefCell::new(ShapePaths::new(ctx));
     let mut reader = serde_json::Deserializer::from_str(input);
-    let parsed = ValueSeed(Builder {
+    let builder = Builder {
         ctx,
         keys: &keys,
         shapes: &shapes,
-    })
-    .deserialize(&mut reader)
-    .and_then(|value| reader.end().map(|()| value));
+    };
+    let parsed = ValueSeed(builder, qjs::JS_ATOM_NULL)
+        .deserialize(&mut reader)
+        .and_then(|value| reader.end().map(|()| value));
     let value = match parsed {
         // SAFETY: `value` is an owned value of this context; the returned `Value` owns it.
         Ok(value) => unsafe { Value::from_raw(cx.clone(), value.into_raw()) },
@@ -56,6 +58,8 @@ pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> Result<(Value<'js>, ShapePaths)
             // SAFETY: clears what a failed QuickJS call left pending (out of memory); the
             // fallback raises its own errors.
             unsafe { qjs::JS_FreeValue(ctx, qjs::JS_GetException(ctx)) };
+            // The holders go before the fallback, which may be short of memory.
+            *shapes.borrow_mut() = ShapePaths::new(ctx);
             cx.json_parse(input).catch(cx).map_err(|e| {
                 let thrown = exception(cx, e);
                 // Not JSON for either reader: serde_json's message says where.
@@ -67,7 +71,20 @@ pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> Result<(Value<'js>, ShapePaths)
             })?
         }
     };
-    Ok((value, shapes.into_inner()))
+    Ok((
+        value,
+        HeldShapes {
+            _paths: shapes.into_inner(),
+            _cx: PhantomData,
+        },
+    ))
+}
+
+/// The holders of the shapes of a parse (see [`parse`]), which must not outlive its context:
+/// dropping this frees them.
+pub struct HeldShapes<'js> {
+    _paths: ShapePaths,
+    _cx: PhantomData<Ctx<'js>>,
 }
 
 /// Makes QuickJS values in the call's context.
@@ -155,12 +172,23 @@ impl Drop for Owned {
     }
 }
 
-/// A key's atom: either held by the key cache for the whole parse, or a reference this code
-/// holds and releases when dropped.
+/// A key's atom: either lent by the key cache, or a reference this code holds and releases
+/// when dropped.
 struct KeyAtom {
     ctx: *mut qjs::JSContext,
     atom: qjs::JSAtom,
     owned: bool,
+}
+
+impl KeyAtom {
+    /// The atom if the key cache lent it, else `JS_ATOM_NULL`.
+    fn lent(&self) -> qjs::JSAtom {
+        if self.owned {
+            qjs::JS_ATOM_NULL
+        } else {
+            self.atom
+        }
+    }
 }
 
 impl Drop for KeyAtom {
@@ -178,7 +206,23 @@ fn failed<E: de::Error>() -> E {
     E::custom("QuickJS could not make a value")
 }
 
-struct ValueSeed<'k>(Builder<'k>);
+/// A value to read, and the atom of the key it is the value of when the key cache lent it
+/// (else `JS_ATOM_NULL`). Reading an object or array may give the key's cache entry to another
+/// key, releasing the cache's reference, so an object or array takes a reference of its own to
+/// that atom first, which its key releases once defined (a read that fails leaves it held, at
+/// most one per level of nesting, in an instance that ends with the call). A number or string
+/// reads no key.
+struct ValueSeed<'k>(Builder<'k>, qjs::JSAtom);
+
+impl ValueSeed<'_> {
+    /// An object or array begins: hold the key's lent atom (see above).
+    fn hold_key(&self) {
+        if self.1 != qjs::JS_ATOM_NULL {
+            // SAFETY: the key cache's reference keeps the atom live until now.
+            unsafe { qjs::JS_DupAtom(self.0.ctx, self.1) };
+        }
+    }
+}
 
 impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
     type Value = Owned;
@@ -234,13 +278,14 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Owned, A::Error> {
+        self.hold_key();
         let mut gathered = Elements {
             ctx: self.0.ctx,
             values: Vec::new(),
         };
         let mut array = None;
         let mut index = 0u32;
-        while let Some(element) = seq.next_element_seed(ValueSeed(self.0))? {
+        while let Some(element) = seq.next_element_seed(ValueSeed(self.0, qjs::JS_ATOM_NULL))? {
             match &array {
                 // Past the first GATHERED elements, appended one by one: QuickJS grows its own
                 // storage, and no second copy of a long array's values is held.
@@ -269,6 +314,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Owned, A::Error> {
+        self.hold_key();
         let object = self.0.new_object().ok_or_else(failed::<A::Error>)?;
         // Where this object's keys go in `keys`, if they are tracked at all.
         let start = self.0.shapes.borrow().start();
@@ -278,8 +324,18 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                 self.0.shapes.borrow_mut().keys.push(key.atom);
             }
             count += 1;
-            let value = map.next_value_seed(ValueSeed(self.0))?;
-            if !self.0.define(&object, key.atom, value) {
+            let lent = key.lent();
+            let value = map.next_value_seed(ValueSeed(self.0, lent))?;
+            // An object or array value (only they are objects here) took a reference to the
+            // key's lent atom, released once the key is defined.
+            // SAFETY: `value` is a live value.
+            let held = lent != qjs::JS_ATOM_NULL && unsafe { qjs::JS_IsObject(value.value) };
+            let defined = self.0.define(&object, key.atom, value);
+            if held {
+                // SAFETY: the reference the value took (`hold_key`).
+                unsafe { qjs::JS_FreeAtom(self.0.ctx, lent) };
+            }
+            if !defined {
                 return Err(failed());
             }
         }
@@ -333,14 +389,14 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
 /// The atoms of recently read keys, by their bytes: the rows of an input repeat the same keys,
 /// and looking a key up here is cheaper than in QuickJS's atom table. Direct-mapped, so that it
 /// stays small whatever the input, and only set up once an input has shown more than a few keys;
-/// each entry holds a reference to its atom, which it lends to the keys it gives out. An entry
-/// taken by another key keeps its reference among the retired ones until the parse ends, since
-/// the key it was lent to may not be defined yet (its value is read first).
+/// each entry holds a reference to its atom, which it lends to the keys it gives out.
+///
+/// A key is defined only after its value is read; an object or array value holds the key's
+/// atom meanwhile (see [`ValueSeed`]), since reading it may give the key's entry to another key.
 struct KeyCache {
     ctx: *mut qjs::JSContext,
     seen: u32,
     slots: Option<Box<[CachedKey; KEY_CACHE_SLOTS]>>,
-    retired: Vec<qjs::JSAtom>,
 }
 
 /// Entries in the key cache (a power of two).
@@ -370,18 +426,12 @@ impl KeyCache {
             ctx,
             seen: 0,
             slots: None,
-            retired: Vec::new(),
         }
     }
 
     /// The atom of `key`, lent by the cache or owned, or `None` when QuickJS could not make it.
     fn atom(&mut self, key: &str) -> Option<KeyAtom> {
         let (ctx, bytes) = (self.ctx, key.as_bytes());
-        let lent = |atom| KeyAtom {
-            ctx,
-            atom,
-            owned: false,
-        };
         if bytes.len() > KEY_CACHE_MAX_LEN || self.seen < KEY_CACHE_AFTER {
             self.seen += 1;
             return new_atom(ctx, key).map(|atom| KeyAtom {
@@ -396,12 +446,19 @@ impl KeyCache {
         let first = bytes.first().copied().unwrap_or(0) as usize;
         let last = bytes.last().copied().unwrap_or(0) as usize;
         let slot = &mut slots[(bytes.len() * 31 + first * 7 + last) % KEY_CACHE_SLOTS];
+        let lent = |atom| KeyAtom {
+            ctx,
+            atom,
+            owned: false,
+        };
         if slot.atom != qjs::JS_ATOM_NULL && same(&slot.bytes[..slot.len as usize], bytes) {
             return Some(lent(slot.atom));
         }
         let atom = new_atom(ctx, key)?;
         if slot.atom != qjs::JS_ATOM_NULL {
-            self.retired.push(slot.atom);
+            // SAFETY: the cache held this reference; a key lent it whose value is being read
+            // holds one of its own (`ValueSeed::hold_key`).
+            unsafe { qjs::JS_FreeAtom(ctx, slot.atom) };
         }
         slot.len = bytes.len() as u8;
         slot.bytes[..bytes.len()].copy_from_slice(bytes);
@@ -413,14 +470,11 @@ impl KeyCache {
 
 impl Drop for KeyCache {
     fn drop(&mut self) {
-        let ctx = self.ctx;
-        let slots = self.slots.iter().flat_map(|slots| slots.iter());
-        let held = slots
-            .map(|slot| slot.atom)
-            .chain(self.retired.iter().copied());
-        for atom in held.filter(|&atom| atom != qjs::JS_ATOM_NULL) {
-            // SAFETY: the cache held this reference; the context outlives the parse.
-            unsafe { qjs::JS_FreeAtom(ctx, atom) };
+        for slot in self.slots.iter().flat_map(|slots| slots.iter()) {
+            if slot.atom != qjs::JS_ATOM_NULL {
+                // SAFETY: the cache held this reference; the context outlives the parse.
+                unsafe { qjs::JS_FreeAtom(self.ctx, slot.atom) };
+            }
         }
     }
 }
@@ -456,8 +510,10 @@ const HELD_PATHS: usize = 8;
 
 /// Objects that hold QuickJS's shapes along the key orders the input repeats (see the module
 /// documentation). They are not reachable from JavaScript; dropping this frees them. Atoms
-/// are kept here without references: they only identify a path of shapes.
-pub struct ShapePaths {
+/// are kept here without references: `hold` only defines the keys of the object just made
+/// (which references them), and an atom number in `recent` or `held` may have been freed and
+/// reused since, which can only make a path held that did not repeat, or not held.
+struct ShapePaths {
     ctx: *mut qjs::JSContext,
     /// The keys read so far of each object being read, outermost first (at most PATH_KEYS
     /// of each).
@@ -488,7 +544,7 @@ impl ShapePaths {
     }
 
     /// Where the keys of an object begun now go in `keys`; `None` while the input has made
-    /// no object yet, so that an input of one object pays for nothing.
+    /// no object yet, so that an input of one flat object pays for nothing.
     fn start(&self) -> Option<usize> {
         self.tracking.then_some(self.keys.len())
     }
@@ -517,6 +573,7 @@ impl ShapePaths {
                     self.stopped = true;
                     // SAFETY: clears the out-of-memory error the failed call left pending.
                     unsafe { qjs::JS_FreeValue(self.ctx, qjs::JS_GetException(self.ctx)) };
+                    return;
                 }
                 self.held.push(path);
             }
