@@ -95,20 +95,32 @@ struct Builder<'k> {
     shapes: &'k RefCell<ShapePaths>,
 }
 
+/// `value`, just returned by QuickJS, unless it is the exception marker.
+fn owned(ctx: *mut qjs::JSContext, value: qjs::JSValue) -> Option<Owned> {
+    // SAFETY: `value` was just returned by QuickJS and is owned by the caller.
+    (!unsafe { qjs::JS_IsException(value) }).then_some(Owned { ctx, value })
+}
+
+fn new_object(ctx: *mut qjs::JSContext) -> Option<Owned> {
+    // SAFETY: the context is live for the whole parse.
+    owned(ctx, unsafe { qjs::JS_NewObject(ctx) })
+}
+
+/// Define `key` on `object` as `JSON.parse` does (writable, enumerable, configurable).
+fn define(ctx: *mut qjs::JSContext, object: &Owned, key: qjs::JSAtom, value: Owned) -> bool {
+    // SAFETY: `JS_DefinePropertyValue` takes ownership of the value, even when it fails.
+    unsafe {
+        qjs::JS_DefinePropertyValue(
+            ctx,
+            object.value,
+            key,
+            value.into_raw(),
+            qjs::JS_PROP_C_W_E as i32,
+        ) >= 0
+    }
+}
+
 impl Builder<'_> {
-    fn owned(&self, value: qjs::JSValue) -> Option<Owned> {
-        // SAFETY: `value` was just returned by QuickJS and is owned by the caller.
-        (!unsafe { qjs::JS_IsException(value) }).then_some(Owned {
-            ctx: self.ctx,
-            value,
-        })
-    }
-
-    fn new_object(&self) -> Option<Owned> {
-        // SAFETY: the context is live for the whole parse.
-        self.owned(unsafe { qjs::JS_NewObject(self.ctx) })
-    }
-
     /// An array of the gathered elements, made whole (`JS_NewArrayFrom`).
     fn array_from(&self, gathered: &mut Elements) -> Option<Owned> {
         let values = mem::take(&mut gathered.values);
@@ -118,7 +130,7 @@ impl Builder<'_> {
         // the vector only gives back its buffer afterwards.
         let array = unsafe { qjs::JS_NewArrayFrom(self.ctx, count, values.as_ptr()) };
         drop(values);
-        self.owned(array)
+        owned(self.ctx, array)
     }
 
     /// Define element `index` of `array`, as `JSON.parse` does.
@@ -130,20 +142,6 @@ impl Builder<'_> {
                 self.ctx,
                 array.value,
                 index,
-                value.into_raw(),
-                qjs::JS_PROP_C_W_E as i32,
-            ) >= 0
-        }
-    }
-
-    /// Define `key` on `object` as `JSON.parse` does (writable, enumerable, configurable).
-    fn define(&self, object: &Owned, key: qjs::JSAtom, value: Owned) -> bool {
-        // SAFETY: `JS_DefinePropertyValue` takes ownership of the value, even when it fails.
-        unsafe {
-            qjs::JS_DefinePropertyValue(
-                self.ctx,
-                object.value,
-                key,
                 value.into_raw(),
                 qjs::JS_PROP_C_W_E as i32,
             ) >= 0
@@ -274,7 +272,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Owned, E> {
         // SAFETY: `s` is valid UTF-8 of the given length; the context is live.
         let string = unsafe { qjs::JS_NewStringLen(self.0.ctx, s.as_ptr().cast(), s.len() as _) };
-        self.0.owned(string).ok_or_else(failed)
+        owned(self.0.ctx, string).ok_or_else(failed)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Owned, A::Error> {
@@ -315,7 +313,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Owned, A::Error> {
         self.hold_key();
-        let object = self.0.new_object().ok_or_else(failed::<A::Error>)?;
+        let object = new_object(self.0.ctx).ok_or_else(failed::<A::Error>)?;
         // Where this object's keys go in `keys`, if they are tracked at all.
         let start = self.0.shapes.borrow().start();
         let mut count = 0usize;
@@ -330,7 +328,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
             // key's lent atom, released once the key is defined.
             // SAFETY: `value` is a live value.
             let held = lent != qjs::JS_ATOM_NULL && unsafe { qjs::JS_IsObject(value.value) };
-            let defined = self.0.define(&object, key.atom, value);
+            let defined = define(self.0.ctx, &object, key.atom, value);
             if held {
                 // SAFETY: the reference the value took (`hold_key`).
                 unsafe { qjs::JS_FreeAtom(self.0.ctx, lent) };
@@ -594,29 +592,15 @@ impl ShapePaths {
     /// whole path is held by the objects the input made with it.
     fn hold(&mut self, keys: &[qjs::JSAtom]) -> Option<()> {
         let first = usize::from(!self.holders.is_empty());
+        let ctx = self.ctx;
         for prefix in first..keys.len() {
-            // SAFETY: the context is live for the whole parse.
-            let holder = unsafe { qjs::JS_NewObject(self.ctx) };
-            // SAFETY: `holder` was just returned by QuickJS.
-            if unsafe { qjs::JS_IsException(holder) } {
-                return None;
-            }
-            let holder = Owned {
-                ctx: self.ctx,
-                value: holder,
-            };
+            let holder = new_object(ctx)?;
             for &key in &keys[..prefix] {
-                // SAFETY: the holder is a live object; `undefined` needs no ownership.
-                let defined = unsafe {
-                    qjs::JS_DefinePropertyValue(
-                        self.ctx,
-                        holder.value,
-                        key,
-                        qjs::JS_MKVAL(qjs::JS_TAG_UNDEFINED, 0),
-                        qjs::JS_PROP_C_W_E as i32,
-                    )
+                let undefined = Owned {
+                    ctx,
+                    value: qjs::JS_MKVAL(qjs::JS_TAG_UNDEFINED, 0),
                 };
-                if defined < 0 {
+                if !define(ctx, &holder, key, undefined) {
                     return None;
                 }
             }
