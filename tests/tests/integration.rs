@@ -19,6 +19,14 @@ mod concurrency;
 mod config;
 #[path = "integration/determinism.rs"]
 mod determinism;
+#[path = "integration/escapes_call.rs"]
+mod escapes_call;
+#[path = "integration/escapes_compile.rs"]
+mod escapes_compile;
+#[path = "integration/escapes_files.rs"]
+mod escapes_files;
+#[path = "integration/escapes_record.rs"]
+mod escapes_record;
 #[path = "integration/files.rs"]
 mod files;
 #[path = "integration/fuel_guard.rs"]
