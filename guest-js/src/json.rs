@@ -60,6 +60,13 @@ pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> Result<(Value<'js>, HeldShapes<
             unsafe { qjs::JS_FreeValue(ctx, qjs::JS_GetException(ctx)) };
             // The holders go before the fallback, which may be short of memory.
             *shapes.borrow_mut() = ShapePaths::new(ctx);
+            // `JSON.parse` recurses once per level on the wasm stack: input nested past what
+            // every stack size takes is refused here, before it could overflow the stack.
+            if nests_deeper_than(input, MAX_INPUT_DEPTH) {
+                return Err(format!(
+                    "the input nests arrays and objects more than {MAX_INPUT_DEPTH} levels deep"
+                ));
+            }
             cx.json_parse(input).catch(cx).map_err(|e| {
                 let thrown = exception(cx, e);
                 // Not JSON for either reader: serde_json's message says where.
@@ -78,6 +85,38 @@ pub fn parse<'js>(cx: &Ctx<'js>, input: &str) -> Result<(Value<'js>, HeldShapes<
             _cx: PhantomData,
         },
     ))
+}
+
+/// How deep an input may nest arrays and objects: `JSON.parse` takes about 340 levels under the
+/// smallest `limits.stack` (64 KiB), and this leaves a quarter of that spare.
+pub const MAX_INPUT_DEPTH: usize = 256;
+
+/// Whether `input` nests arrays and objects deeper than `limit` (brackets outside strings).
+fn nests_deeper_than(input: &str, limit: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &byte in input.as_bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The holders of the shapes of a parse (see [`parse`]), which must not outlive its context:

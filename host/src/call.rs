@@ -10,7 +10,7 @@ use crate::caps::quota::Quotas;
 use crate::engine::Runtime;
 use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Environment, Module};
 use crate::kv::KvBackend;
-use crate::limits::MemoryLimiter;
+use crate::limits::{DeadlineExceeded, MemoryLimiter};
 use crate::policy::Policy;
 use crate::policy::{Clock, MountMode};
 use crate::record::{Tape, TapedMonotonic, TapedRng, TapedWall};
@@ -60,6 +60,8 @@ pub struct Receipt {
     pub peak_memory_bytes: u64,
     /// Console bytes dropped over the policy's cap.
     pub console_bytes_dropped: u64,
+    /// Console lines dropped whole over the policy's cap (each line costs its bytes plus 32).
+    pub console_lines_dropped: u64,
     /// Audit records over the per-call cap of 1,024, counted but not kept.
     pub audit_records_dropped: u64,
     /// Name of the policy that governed the call.
@@ -100,6 +102,7 @@ impl Outcome {
                 wall_time_us: micros(started.elapsed()),
                 peak_memory_bytes: 0,
                 console_bytes_dropped: 0,
+                console_lines_dropped: 0,
                 audit_records_dropped: 0,
                 policy: policy.name().to_owned(),
                 policy_sha256: policy.sha256().to_owned(),
@@ -134,11 +137,14 @@ fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
-/// When a call started (for the receipt) and when its deadline falls.
+/// When a call started (for the receipt) and when its deadline falls, and the fuel it has
+/// already spent before its sandbox (compiling its source to bytecode on a cache miss): one
+/// budget covers both.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Times {
     pub started: Instant,
     pub deadline: Instant,
+    pub fuel_spent: u64,
 }
 
 /// Everything one call's store holds.
@@ -343,17 +349,8 @@ impl HostMonotonicClock for FixedClock {
     }
 }
 
-/// Marks a trap raised because the call's wall-clock deadline passed.
-#[derive(Debug)]
-struct DeadlineExceeded;
-
-impl std::fmt::Display for DeadlineExceeded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("wall-clock deadline exceeded")
-    }
-}
-
-impl std::error::Error for DeadlineExceeded {}
+/// Room for the records of a host call's values above twice the memory limit.
+const HOSTCALL_FUEL_ROOM: usize = 1 << 20;
 
 /// Guest code yields to the executor each time it has used this much fuel (about half a
 /// millisecond of QuickJS interpreting here), and the call's deadline is checked then.
@@ -365,13 +362,22 @@ fn new_store(
     policy: &Policy,
     shared: Shared,
     deadline: Instant,
+    fuel: u64,
 ) -> Result<Store<CallState>, Error> {
     let mut store = Store::new(&runtime.engine, CallState::new(policy, shared)?);
+    store.data_mut().limiter.set_deadline(deadline);
     store.limiter(|state| &mut state.limiter);
+    // wasmtime caps what one call between guest and host may copy (128 MiB by default) and
+    // fails past it without a trap code. The guest can hand over no more than its memory holds
+    // (each string or list element costs the host a record besides its bytes), so the cap
+    // follows the policy's memory limit: a large result or console line is checked against the
+    // policy's own limits instead.
+    let memory = usize::try_from(policy.limits().memory.0).unwrap_or(usize::MAX);
+    store.set_hostcall_fuel(memory.saturating_mul(2).saturating_add(HOSTCALL_FUEL_ROOM));
     if runtime.fuel {
         // Every FUEL_SLICE the guest yields, so that a CPU-bound guest cannot starve other
         // tasks; `guarded` checks the deadline each time the call is polled again.
-        store.set_fuel(policy.limits().fuel).map_err(internal)?;
+        store.set_fuel(fuel).map_err(internal)?;
         store
             .fuel_async_yield_interval(Some(FUEL_SLICE))
             .map_err(internal)?;
@@ -443,7 +449,11 @@ pub(crate) async fn run(
     input: &str,
     times: Times,
 ) -> Outcome {
-    let Times { started, deadline } = times;
+    let Times {
+        started,
+        deadline,
+        fuel_spent,
+    } = times;
     let limits = *policy.limits();
     let random_seed = match &shared.tape {
         Tape::Replay(replay) => replay.transcript.random_seed,
@@ -453,7 +463,8 @@ pub(crate) async fn run(
             seed
         }
     };
-    let mut store = match new_store(runtime, policy, shared, deadline) {
+    let budget = limits.fuel.saturating_sub(fuel_spent);
+    let mut store = match new_store(runtime, policy, shared, deadline, budget) {
         Ok(store) => store,
         Err(error) => return Outcome::failed(error, policy, started),
     };
@@ -474,7 +485,7 @@ pub(crate) async fn run(
     .and_then(|json| accept_output(policy, json));
 
     let fuel_used = match store.get_fuel() {
-        Ok(left) => limits.fuel - left,
+        Ok(left) => fuel_spent + (budget - left),
         Err(_) => 0,
     };
     let mut state = store.into_data();
@@ -486,12 +497,14 @@ pub(crate) async fn run(
         state.capabilities.audit.redact(&secrets);
         result = redact_result(result, &secrets);
     }
+    let result = result.map_err(|error| bound_error(error, limits.output.0));
     let audit = state.capabilities.audit.take();
     let receipt = Receipt {
         fuel_used,
         wall_time_us: micros(started.elapsed()),
         peak_memory_bytes: state.limiter.peak(),
         console_bytes_dropped: state.console.dropped(),
+        console_lines_dropped: state.console.dropped_lines(),
         audit_records_dropped: audit.dropped,
         policy: policy.name().to_owned(),
         policy_sha256: policy.sha256().to_owned(),
@@ -519,22 +532,29 @@ pub(crate) async fn run(
     }
 }
 
-/// Compile a script to QuickJS bytecode in a sandbox of its own, under `policy`'s limits.
+/// Compile a script to QuickJS bytecode in a sandbox of its own, under `policy`'s limits;
+/// also returns the fuel the compile used, which the call it serves is charged for.
 pub(crate) async fn compile(
     runtime: &Runtime,
     policy: &Policy,
     script: &Script,
     deadline: Instant,
-) -> Result<Vec<u8>, Error> {
-    let mut store = new_store(runtime, policy, Shared::default(), deadline)?;
-    guarded(&mut store, policy, deadline, async |store| {
+) -> (Result<Vec<u8>, Error>, u64) {
+    let budget = policy.limits().fuel;
+    let mut store = match new_store(runtime, policy, Shared::default(), deadline, budget) {
+        Ok(store) => store,
+        Err(error) => return (Err(error), 0),
+    };
+    let result = guarded(&mut store, policy, deadline, async |store| {
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;
         sandbox
             .palisade_sandbox_runner()
             .call_compile(&mut *store, script.name(), script.source())
             .await
     })
-    .await
+    .await;
+    let used = store.get_fuel().map_or(0, |left| budget - left);
+    (result, used)
 }
 
 pub(crate) fn check_input(policy: &Policy, input: &str) -> Result<(), Error> {
@@ -605,12 +625,80 @@ fn redact_result(
     }
 }
 
+/// Bound the script's text in an error (its message and stack, or a detail it chose) by
+/// `limits.output`, as its result is: together they keep at most `limit` bytes, and a cut text
+/// ends with a marker saying how much was cut.
+fn bound_error(error: Error, limit: u64) -> Error {
+    let mut room = usize::try_from(limit).unwrap_or(usize::MAX);
+    let mut cut = |text: String| {
+        let text = cut_text(text, room);
+        room = room.saturating_sub(text.len());
+        text
+    };
+    match error {
+        Error::GuestException {
+            name,
+            message,
+            stack,
+            location,
+        } => Error::GuestException {
+            name: cut(name),
+            message: cut(message),
+            stack: stack.map(cut),
+            location,
+        },
+        Error::GuestSyntax {
+            message,
+            location,
+            stack,
+        } => Error::GuestSyntax {
+            message: cut(message),
+            location,
+            stack: stack.map(cut),
+        },
+        Error::GuestDeadlock { detail } => Error::GuestDeadlock {
+            detail: cut(detail),
+        },
+        Error::BadOutput { detail } => Error::BadOutput {
+            detail: cut(detail),
+        },
+        Error::NotCompilable { detail } => Error::NotCompilable {
+            detail: cut(detail),
+        },
+        other => other,
+    }
+}
+
+/// `text` cut to at most `room` bytes (at a character boundary), marked when cut.
+fn cut_text(mut text: String, room: usize) -> String {
+    if text.len() <= room {
+        return text;
+    }
+    let marker = |n: usize| format!("… [{n} bytes cut at limits.output]");
+    // With no room for the marker, the text is dropped whole.
+    let Some(keep) = room.checked_sub(marker(text.len()).len()) else {
+        return String::new();
+    };
+    let mut end = keep;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let removed = text.len() - end;
+    text.truncate(end);
+    text.push_str(&marker(removed));
+    text
+}
+
 fn internal(e: wasmtime::Error) -> Error {
     tracing::error!("internal error: {e:#}");
     Error::Internal {
         detail: format!("{e:#}"),
     }
 }
+
+/// A shadow-stack overflow is an out-of-bounds access at the end of a deep recursion; an
+/// access that is out of bounds after fewer frames than this is some other fault.
+const SHADOW_STACK_OVERFLOW_FRAMES: usize = 64;
 
 /// Classify a trap by what tripped: the deadline marker, the trap code, the limiter's flag.
 fn classify_trap(error: wasmtime::Error, limiter: &MemoryLimiter, policy: &Policy) -> Error {
@@ -620,6 +708,18 @@ fn classify_trap(error: wasmtime::Error, limiter: &MemoryLimiter, policy: &Polic
             limit: limits.timeout,
         };
     }
+    // wasi:http traps on request headers past its size limit; the guests check that limit
+    // before they call it, so only a hand-made component gets here.
+    if let Some(fields) = error.downcast_ref::<wasmtime_wasi_http::FieldMapError>() {
+        return Error::GuestTrap {
+            trap: format!("request headers: {fields}"),
+        };
+    }
+    let frames = || {
+        error
+            .downcast_ref::<wasmtime::WasmBacktrace>()
+            .map_or(0, |trace| trace.frames().len())
+    };
     match error.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => Error::FuelExhausted {
             budget: limits.fuel,
@@ -632,21 +732,31 @@ fn classify_trap(error: wasmtime::Error, limiter: &MemoryLimiter, policy: &Polic
             limit: limits.timeout,
         },
         // The guest's shadow stack sits at the bottom of linear memory: running off its end is
-        // an out-of-bounds access at a wrapped-around address.
-        Some(Trap::MemoryOutOfBounds) if !limiter.denied() => Error::StackOverflow {
-            limit: limits.stack,
-            shadow_stack: true,
-        },
+        // an out-of-bounds access at a wrapped-around address, deep in a recursion.
+        Some(Trap::MemoryOutOfBounds)
+            if !limiter.denied() && frames() >= SHADOW_STACK_OVERFLOW_FRAMES =>
+        {
+            Error::StackOverflow {
+                limit: limits.stack,
+                shadow_stack: true,
+            }
+        }
         _ if limiter.denied() => Error::MemoryLimit {
             limit: limits.memory,
         },
-        _ => internal(error),
+        // Every other trap code is the guest's own fault (a forged or broken component).
+        Some(trap) => Error::GuestTrap {
+            trap: trap.to_string(),
+        },
+        None => internal(error),
     }
 }
 
 fn classify_guest(error: runner::Error, state: &CallState, policy: &Policy) -> Error {
-    // QuickJS reports a refused allocation as a JS exception; the limiter saw it happen.
-    if state.limiter.denied() {
+    // QuickJS reports a refused allocation as an `InternalError: out of memory` exception; the
+    // limiter saw it happen. A script that caught that error and then failed in some other way
+    // is reported by what it failed with.
+    if state.limiter.denied() && is_out_of_memory(&error) {
         return Error::MemoryLimit {
             limit: policy.limits().memory,
         };
@@ -659,6 +769,18 @@ fn classify_guest(error: runner::Error, state: &CallState, policy: &Policy) -> E
         return denial;
     }
     guest_error(error)
+}
+
+/// Whether the guest's error is QuickJS's own out-of-memory exception (the one it throws when an
+/// allocation is refused), as opposed to an error a script made after recovering from one.
+fn is_out_of_memory(error: &runner::Error) -> bool {
+    match error {
+        // QuickJS throws `InternalError: out of memory`, or `null` when it cannot even make
+        // that error.
+        runner::Error::Exception(e) => e.name == "InternalError" || e.name == "null",
+        runner::Error::Deadlock(_) | runner::Error::MissingExport(_) => false,
+        _ => true,
+    }
 }
 
 /// The host error for an error the guest returned.

@@ -306,7 +306,7 @@ impl Palisade {
             waited_ms: self.inner.settings.queue_timeout.as_millis() as u64,
         })?;
         let deadline = std::time::Instant::now() + policy.limits().timeout.0;
-        let bytecode = call::compile(&runtime, policy, script, deadline).await;
+        let (bytecode, _fuel) = call::compile(&runtime, policy, script, deadline).await;
         drop(permit);
         Ok(script.with_bytecode(bytecode?.into()))
     }
@@ -558,13 +558,13 @@ impl Palisade {
                 }
             };
         // The deadline runs from here, once a slot is held: a compile on a bytecode-cache miss
-        // and the run share it.
+        // and the run share it, and its fuel too.
         let deadline = std::time::Instant::now() + policy.limits().timeout.0;
         let cached;
-        let script = match self
+        let (bytecode, fuel_spent) = self
             .cached_bytecode(&runtime, policy, script, deadline)
-            .await
-        {
+            .await;
+        let script = match bytecode {
             Some(bytecode) => {
                 cached = script.with_bytecode(bytecode);
                 &cached
@@ -595,7 +595,11 @@ impl Palisade {
             script,
             entry,
             input,
-            call::Times { started, deadline },
+            call::Times {
+                started,
+                deadline,
+                fuel_spent,
+            },
         )
         .await;
         drop(permit);
@@ -668,29 +672,33 @@ impl Palisade {
             .clone()
     }
 
-    /// Bytecode for a source script from the cache, compiling it on a miss. A script that does
-    /// not compile runs from source, so that its error comes with the call's full receipt.
+    /// Bytecode for a source script from the cache, compiling it on a miss, and the fuel that
+    /// compile used (the call is charged for it). A script that does not compile runs from
+    /// source, so that its error comes with the call's full receipt.
     async fn cached_bytecode(
         &self,
         runtime: &Runtime,
         policy: &Policy,
         script: &Script,
         deadline: std::time::Instant,
-    ) -> Option<Arc<[u8]>> {
-        let cache = self.inner.bytecode.as_ref()?;
+    ) -> (Option<Arc<[u8]>>, u64) {
+        let Some(cache) = self.inner.bytecode.as_ref() else {
+            return (None, 0);
+        };
         if script.is_precompiled() || script.is_compiled() {
-            return None;
+            return (None, 0);
         }
         let key = script.key();
         if let Some(bytecode) = cache.get(&key) {
-            return Some(bytecode);
+            return (Some(bytecode), 0);
         }
-        let bytecode: Arc<[u8]> = call::compile(runtime, policy, script, deadline)
-            .await
-            .ok()?
-            .into();
+        let (bytecode, fuel) = call::compile(runtime, policy, script, deadline).await;
+        let Ok(bytecode) = bytecode else {
+            return (None, fuel);
+        };
+        let bytecode: Arc<[u8]> = bytecode.into();
         cache.insert(key, bytecode.clone());
-        Some(bytecode)
+        (Some(bytecode), fuel)
     }
 }
 

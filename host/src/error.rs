@@ -95,6 +95,11 @@ pub enum Error {
     /// The result has no JSON form (BigInt, cycle, function, symbol).
     #[error("the result is not JSON: {detail}")]
     BadOutput { detail: String },
+    /// The guest's wasm trapped for a reason that is not a limit (an `unreachable`, an
+    /// out-of-bounds access, an indirect call of the wrong type): a broken or forged compiled
+    /// script, since the embedded guests do not trap on their own.
+    #[error("the guest's wasm trapped: {trap}")]
+    GuestTrap { trap: String },
     /// `palisade compile`: the module's top level does something that a snapshot would freeze
     /// into every call (a clock read, random numbers, a timer, a host call).
     #[error("cannot compile: {detail}")]
@@ -133,6 +138,7 @@ const TABLE: &[(&str, i32, u16)] = &[
     ("invalid_input", 15, 400),
     ("output_too_large", 16, 422),
     ("not_compilable", 17, 422),
+    ("guest_trap", 19, 422),
     ("invalid_component", 18, 400),
     ("fuel_exhausted", 20, 429),
     ("timeout", 21, 408),
@@ -160,6 +166,7 @@ impl Error {
             Error::MissingExport { .. } => "missing_export",
             Error::BadOutput { .. } => "bad_output",
             Error::NotCompilable { .. } => "not_compilable",
+            Error::GuestTrap { .. } => "guest_trap",
             Error::InvalidComponent { .. } => "invalid_component",
             Error::InvalidPolicy(_) => "invalid_policy",
             Error::PolicyDenied { .. } => "policy_denied",

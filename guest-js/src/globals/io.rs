@@ -219,6 +219,9 @@ pub fn http_send<'js>(
 ) -> Result<Value<'js>> {
     let fields = header_bytes(headers);
     let failed = |kind: &str, detail: String| failure(&cx, kind, &detail);
+    if headers_too_large(&fields) {
+        return failed("header", "HeaderError::SizeExceeded".into());
+    }
     let headers = match Fields::from_list(&fields) {
         Ok(headers) => headers,
         Err(e) => return failed("header", format!("{e:?}")),
@@ -268,6 +271,21 @@ pub fn http_send<'js>(
     Ok(out.into_value())
 }
 
+/// What a request's headers may take in the host: wasi:http keeps them in a map of at most
+/// 128 KiB, counting each field's name and value plus its own record of them (under 80 bytes),
+/// and traps past that. Headers over this bound fail here first, as a `header` error the script
+/// can catch.
+const MAX_HEADER_BYTES: usize = 128 * 1024;
+const HEADER_FIELD_COST: usize = 80;
+
+fn headers_too_large(fields: &[(String, Vec<u8>)]) -> bool {
+    fields
+        .iter()
+        .map(|(name, value)| name.len() + value.len() + HEADER_FIELD_COST)
+        .sum::<usize>()
+        > MAX_HEADER_BYTES
+}
+
 /// Header values are byte strings: each character up to U+00FF is one byte (Latin-1), as
 /// `Headers` keeps them.
 fn header_bytes(headers: Vec<List<(String, String)>>) -> Vec<(String, Vec<u8>)> {
@@ -302,6 +320,9 @@ pub fn http_send<'js>(
     _body: Value<'js>,
 ) -> Result<Value<'js>> {
     let fields = header_bytes(headers);
+    if headers_too_large(&fields) {
+        return failure(&cx, "header", "HeaderError::SizeExceeded");
+    }
     if let Some((kind, detail)) =
         capability::unsent_request(&method, &scheme, &authority, &path, &fields)
     {

@@ -3,13 +3,20 @@
 use crate::call::{CallState, Level, LogLine};
 use crate::engine::bindings::palisade::sandbox::console::{self, Level as WitLevel};
 
-/// Console lines of one call, capped in bytes.
+/// What each kept line costs against the cap besides its text: the host keeps a record per
+/// line ([`LogLine`], 32 bytes on 64-bit hosts), so that empty lines are counted too and the
+/// cap bounds both the number of lines and the host memory they take.
+pub(crate) const LINE_COST: u64 = std::mem::size_of::<LogLine>() as u64;
+
+/// Console lines of one call, capped in bytes: each line costs its UTF-8 length plus
+/// [`LINE_COST`].
 #[derive(Debug, Default)]
 pub(crate) struct Console {
     lines: Vec<LogLine>,
     kept: u64,
     cap: u64,
     dropped: u64,
+    dropped_lines: u64,
 }
 
 impl Console {
@@ -23,22 +30,30 @@ impl Console {
     fn push(&mut self, level: Level, mut message: String) {
         let room = self.cap - self.kept;
         let len = message.len() as u64;
-        if len > room {
-            let mut cut = room as usize;
+        if len + LINE_COST > room {
+            // Whatever does not fit is dropped; a line is kept (cut) only while its record
+            // and at least one byte of text fit.
+            let mut cut = room.saturating_sub(LINE_COST).min(len) as usize;
             while !message.is_char_boundary(cut) {
                 cut -= 1;
             }
             self.dropped += len - cut as u64;
             if cut == 0 {
+                self.dropped_lines += 1;
                 return;
             }
             message.truncate(cut);
         }
-        self.kept += message.len() as u64;
+        self.kept += message.len() as u64 + LINE_COST;
         self.lines.push(LogLine { level, message });
     }
 
-    /// Bytes that did not fit under the cap.
+    /// Lines dropped whole because the cap was reached.
+    pub fn dropped_lines(&self) -> u64 {
+        self.dropped_lines
+    }
+
+    /// Bytes of text that did not fit under the cap.
     pub fn dropped(&self) -> u64 {
         self.dropped
     }
@@ -46,12 +61,13 @@ impl Console {
     /// The kept lines, plus a marker line when anything was dropped.
     pub fn finish(self) -> Vec<LogLine> {
         let mut lines = self.lines;
-        if self.dropped > 0 {
+        if self.dropped > 0 || self.dropped_lines > 0 {
             lines.push(LogLine {
                 level: Level::Warn,
                 message: format!(
-                    "[palisade] console output truncated: {} bytes over the {}-byte cap were dropped",
-                    self.dropped, self.cap
+                    "[palisade] console output truncated: {} bytes of text and {} whole line(s) over the \
+                     {}-byte cap were dropped",
+                    self.dropped, self.dropped_lines, self.cap
                 ),
             });
         }
@@ -78,15 +94,37 @@ mod tests {
 
     #[test]
     fn lines_are_kept_up_to_the_cap_then_marked() {
-        let mut console = Console::new(10);
+        let mut console = Console::new(10 + 2 * LINE_COST);
         console.push(Level::Log, "hello".into());
         console.push(Level::Log, "wörld!".into()); // 7 bytes, 5 fit
         console.push(Level::Log, "more".into());
         assert_eq!(console.dropped(), 2 + 4);
+        assert_eq!(console.dropped_lines(), 1);
         let lines = console.finish();
         assert_eq!(lines[0].message, "hello");
         assert_eq!(lines[1].message, "wörl");
         assert_eq!(lines.len(), 3);
-        assert!(lines[2].message.contains("6 bytes"));
+        assert!(
+            lines[2]
+                .message
+                .contains("6 bytes of text and 1 whole line(s)"),
+            "{}",
+            lines[2].message
+        );
+    }
+
+    #[test]
+    fn empty_lines_cost_their_record() {
+        let mut console = Console::new(0);
+        for _ in 0..1000 {
+            console.push(Level::Log, String::new());
+        }
+        assert_eq!(console.dropped_lines(), 1000);
+        let mut console = Console::new(10 * LINE_COST);
+        for _ in 0..1000 {
+            console.push(Level::Log, String::new());
+        }
+        assert_eq!(console.dropped_lines(), 990);
+        assert_eq!(console.finish().len(), 11);
     }
 }

@@ -278,7 +278,12 @@ impl HttpGate {
                 Err(FieldMapError::InvalidHeaderName | FieldMapError::InvalidHeaderValue) => {
                     return Ok(header_error("InvalidSyntax"));
                 }
-                Err(e) => return Err(wasmtime::Error::msg(format!("request headers: {e}"))),
+                // wasi:http traps here; the guest checks the size first, so only a forged
+                // component gets this far, and it gets the error the guest would have made.
+                Err(FieldMapError::TooManyFields | FieldMapError::TotalSizeTooBig) => {
+                    return Ok(header_error("SizeExceeded"));
+                }
+                Err(FieldMapError::Immutable) => return Ok(header_error("Immutable")),
             }
         }
         let invalid = || {

@@ -1,2 +1,264 @@
 //! Regression tests for the containment escapes (docs/reliability.md), call group: each test is
 //! named after its item, asserts the exact code, then shows that a normal call still works.
+
+use crate::support::*;
+
+/// Item 1: empty console lines cost their record against `limits.console`, so a flood of them
+/// keeps nothing past the cap and the call ends at its deadline, not seconds later.
+#[tokio::test]
+async fn escape_01_empty_console_lines_are_counted() {
+    let p = policy("[limits]\nconsole = \"0B\"\ntimeout = \"300ms\"\nfuel = 1_000_000_000_000\n");
+    let flood = palisade::Script::new(
+        "flood.js",
+        "export default () => { for (;;) { console.log(); console.log(''); } }",
+    );
+    let outcome = PALISADE.run(&p, &flood, "null").await;
+    assert_eq!(code(&outcome), "timeout");
+    assert_eq!(outcome.logs.len(), 1, "only the truncation marker is kept");
+    assert!(outcome.logs[0].message.contains("whole line(s)"));
+    assert!(outcome.receipt.console_lines_dropped > 1000);
+    assert!(
+        outcome.receipt.wall_time_us < 2_000_000,
+        "the outcome is assembled at once: {:?}",
+        outcome.receipt
+    );
+
+    // Under the default cap (64 KiB), 100,000 empty lines keep at most 64 KiB / 32 of them.
+    let many = palisade::Script::new(
+        "many.js",
+        "export default () => { for (let i = 0; i < 100000; i++) console.log(); return 1; }",
+    );
+    let outcome = PALISADE
+        .run(&palisade::Policy::builtin_default(), &many, "null")
+        .await;
+    assert_eq!(output(&outcome), "1");
+    assert_eq!(outcome.logs.len(), (64 << 10) / 32 + 1);
+    assert_eq!(
+        outcome.receipt.console_lines_dropped,
+        100_000 - (64 << 10) / 32
+    );
+    assert_next_call_works().await;
+}
+
+/// Item 12: compiling a source script to bytecode (on a cache miss) and running it share one
+/// fuel budget, and the receipt counts both.
+#[tokio::test]
+async fn escape_12_parsing_and_running_share_one_fuel_budget() {
+    // A long top level costs fuel to compile; the export costs about as much to run.
+    let mut source = String::from("let a = 0;\n");
+    for i in 0..20_000 {
+        source.push_str(&format!("a += {i};\n"));
+    }
+    source.push_str(
+        "export default (n) => { let s = a; for (let i = 0; i < n; i++) s += i; return s; };\n",
+    );
+    let unique = |tag: &str| palisade::Script::new(format!("{tag}.js"), source.clone());
+    let roomy = policy("[limits]\nfuel = 100_000_000_000\ntimeout = \"30s\"\n");
+    // Measure each part alone: a first call (compile + run) and a second (run only).
+    let first = PALISADE.run(&roomy, &unique("measure"), "100000").await;
+    output(&first);
+    let second = PALISADE.run(&roomy, &unique("measure"), "100000").await;
+    output(&second);
+    let compile = first.receipt.fuel_used - second.receipt.fuel_used;
+    let run = second.receipt.fuel_used;
+    assert!(compile > 1_000_000 && run > 1_000_000, "{compile} {run}");
+    // A budget that fits each part alone but not both.
+    let budget = compile.max(run) + compile.min(run) / 2;
+    let tight = policy(&format!("[limits]\nfuel = {budget}\ntimeout = \"30s\"\n"));
+    let outcome = PALISADE.run(&tight, &unique("tight"), "100000").await;
+    assert_eq!(code(&outcome), "fuel_exhausted");
+    assert_eq!(outcome.receipt.fuel_used, budget);
+    assert_next_call_works().await;
+}
+
+/// Item 23: a script that catches the out-of-memory error and then fails in its own way is
+/// reported by what it failed with; an uncaught out-of-memory error stays `memory_limit`.
+#[tokio::test]
+async fn escape_23_a_recovered_out_of_memory_is_not_the_reported_failure() {
+    let p = policy("[limits]\nmemory = \"16MiB\"\nfuel = 10_000_000_000\ntimeout = \"10s\"\n");
+    let script = palisade::Script::new(
+        "recovers.js",
+        "export default () => {
+           let hog = [];
+           try { for (;;) hog.push(new Array(100000).fill(1)); } catch (e) { hog = null; }
+           throw new TypeError('my own failure');
+         };",
+    );
+    let outcome = PALISADE.run(&p, &script, "null").await;
+    assert_eq!(code(&outcome), "guest_exception");
+    match outcome.error().unwrap() {
+        palisade::Error::GuestException { name, message, .. } => {
+            assert_eq!(
+                (name.as_str(), message.as_str()),
+                ("TypeError", "my own failure")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Rethrowing the out-of-memory error itself is still a memory limit.
+    let rethrows = palisade::Script::new(
+        "rethrows.js",
+        "export default () => {
+           let hog = [];
+           try { for (;;) hog.push(new Array(100000).fill(1)); } catch (e) { hog = null; throw e; }
+         };",
+    );
+    let outcome = PALISADE.run(&p, &rethrows, "null").await;
+    assert_eq!(code(&outcome), "memory_limit");
+    assert_next_call_works().await;
+}
+
+/// Item 11: a script's error message and stack are bounded by `limits.output`, like its result.
+#[tokio::test]
+async fn escape_11_error_messages_are_bounded_by_the_output_limit() {
+    let p = policy("[limits]\noutput = \"64KiB\"\nmemory = \"128MiB\"\n");
+    let script = palisade::Script::new(
+        "long_error.js",
+        "export default () => { throw new Error('x'.repeat(4 << 20)); };",
+    );
+    let outcome = PALISADE.run(&p, &script, "null").await;
+    assert_eq!(code(&outcome), "guest_exception");
+    let palisade::Error::GuestException { message, stack, .. } = outcome.error().unwrap() else {
+        panic!("{:?}", outcome.error());
+    };
+    let total = message.len() + stack.as_ref().map_or(0, String::len);
+    assert!(total <= 64 << 10, "{total}");
+    assert!(
+        message.ends_with("bytes cut at limits.output]"),
+        "{}",
+        &message[message.len() - 60..]
+    );
+    assert!(message.starts_with("xxxx"));
+    // The whole outcome, as the CLI prints it, stays near the limit too.
+    let json = serde_json::to_string(&outcome).unwrap();
+    assert!(json.len() < (64 << 10) + 4096, "{}", json.len());
+    assert_next_call_works().await;
+}
+
+/// Item 13: input nested past 256 levels is `invalid_input`, not a stack overflow blamed on
+/// the script; 256 levels are read under the smallest stack a policy can set.
+#[tokio::test]
+async fn escape_13_deeply_nested_input_is_invalid_input() {
+    let deep = format!("{}{}", "[".repeat(3000), "]".repeat(3000));
+    let unclosed = "[".repeat(3000);
+    let objects = format!("{}1{}", r#"{"a":"#.repeat(3000), "}".repeat(3000));
+    let just_past = format!("{}{}", "[".repeat(257), "]".repeat(257));
+    for input in [&deep, &unclosed, &objects, &just_past] {
+        let outcome = run(&palisade::Policy::builtin_default(), "echo.js", input).await;
+        assert_eq!(code(&outcome), "invalid_input", "{}", &input[..20]);
+        assert!(outcome.error().unwrap().fix().is_none());
+    }
+    // Brackets inside strings do not count.
+    let stringy = format!("[\"{}\"]", "[".repeat(5000));
+    let outcome = run_source("export default (x) => x[0].length;", &stringy).await;
+    assert_eq!(output(&outcome), "5000");
+
+    let at_limit = format!("{}{}", "[".repeat(256), "]".repeat(256));
+    let count = palisade::Script::new(
+        "depth.js",
+        "export default (x) => { let d = 0; while (Array.isArray(x) && x.length) { x = x[0]; d++; } return d + 1; };",
+    );
+    for stack in ["64KiB", "512KiB"] {
+        let p = policy(&format!("[limits]\nstack = \"{stack}\"\n"));
+        let outcome = PALISADE.run(&p, &count, &at_limit).await;
+        assert_eq!(output(&outcome), "256", "{stack}");
+    }
+    assert_next_call_works().await;
+}
+
+/// Item 8: request headers past wasi:http's 128 KiB limit are a network error the script can
+/// catch, in both guests (they trapped as `internal`); uncaught, the call is `guest_exception`.
+#[tokio::test]
+async fn escape_08_oversized_request_headers_are_a_catchable_error() {
+    let source = "export default async () => {
+        try {
+          await fetch('http://localhost:9/api/x', { headers: { 'x-big': 'a'.repeat(200000) } });
+          return 'sent';
+        } catch (e) {
+          return [e.name, e.code, e.message.includes('SizeExceeded')];
+        }
+      };";
+    let with_http = policy(
+        "[http]\nallow_private = [\"127.0.0.1/32\"]\n[[http.allow]]\nurl = \"http://localhost:9/api/\"\n",
+    );
+    for p in [&palisade::Policy::builtin_default(), &with_http] {
+        let outcome = PALISADE
+            .run(p, &palisade::Script::new("headers.js", source), "null")
+            .await;
+        assert_eq!(output(&outcome), r#"["NetworkError","header",true]"#);
+        // Many small headers count their records too.
+        let many = "export default async () => {
+            const h = new Headers();
+            for (let i = 0; i < 3000; i++) h.append('x-h' + i, 'v');
+            await fetch('http://localhost:9/api/x', { headers: h });
+          };";
+        let outcome = PALISADE
+            .run(p, &palisade::Script::new("many.js", many), "null")
+            .await;
+        assert_eq!(code(&outcome), "guest_exception");
+        assert!(
+            outcome
+                .error()
+                .unwrap()
+                .to_string()
+                .contains("SizeExceeded")
+        );
+    }
+    assert_next_call_works().await;
+}
+
+/// Item 4: one allocation is zeroed in one wasm instruction that no fuel slice interrupts; a
+/// growth the host could not touch before the deadline ends the call at once, as `timeout`,
+/// without the memory being granted.
+#[tokio::test]
+async fn escape_04_a_large_allocation_near_the_deadline_ends_the_call() {
+    let p = policy("[limits]\nmemory = \"1GiB\"\ntimeout = \"300ms\"\nfuel = 1_000_000_000_000\n");
+    let script = palisade::Script::new(
+        "late_alloc.js",
+        "export default () => {
+           const t = Date.now(); while (Date.now() - t < 250) {}
+           return new Uint8Array(1000 * 1024 * 1024).length;
+         };",
+    );
+    let outcome = PALISADE.run(&p, &script, "null").await;
+    assert_eq!(code(&outcome), "timeout");
+    assert!(
+        outcome.receipt.peak_memory_bytes < 64 << 20,
+        "the growth was refused: {:?}",
+        outcome.receipt
+    );
+    // With time to spare, the same allocation is granted.
+    let early = palisade::Script::new(
+        "early_alloc.js",
+        "export default () => new Uint8Array(200 * 1024 * 1024).length;",
+    );
+    let roomy = policy("[limits]\nmemory = \"1GiB\"\ntimeout = \"10s\"\n");
+    let outcome = PALISADE.run(&roomy, &early, "null").await;
+    assert_eq!(output(&outcome), (200u64 << 20).to_string());
+    assert_next_call_works().await;
+}
+
+/// Item 8: a result or an error of 128 MiB or more (wasmtime's default cap on what one call
+/// copies between guest and host) is checked against the policy's limits, not `internal`.
+#[tokio::test]
+async fn escape_08_results_and_errors_past_128_mib_keep_their_codes() {
+    let roomy = "[limits]\nmemory = \"1GiB\"\ntimeout = \"30s\"\nfuel = 100_000_000_000\n";
+    let big = palisade::Script::new(
+        "big_result.js",
+        "export default () => 'x'.repeat(130 * 1024 * 1024);",
+    );
+    let p = policy(&format!("{roomy}output = \"256MiB\"\n"));
+    let outcome = PALISADE.run(&p, &big, "null").await;
+    assert_eq!(output(&outcome).len(), (130 << 20) + 2);
+    drop(outcome);
+    let p = policy(&format!("{roomy}output = \"64MiB\"\n"));
+    let outcome = PALISADE.run(&p, &big, "null").await;
+    assert_eq!(code(&outcome), "output_too_large");
+    let thrown = palisade::Script::new(
+        "big_error.js",
+        "export default () => { throw new Error('x'.repeat(130 * 1024 * 1024)); };",
+    );
+    let outcome = PALISADE.run(&p, &thrown, "null").await;
+    assert_eq!(code(&outcome), "guest_exception");
+    assert_next_call_works().await;
+}

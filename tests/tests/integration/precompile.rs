@@ -97,9 +97,10 @@ async fn source_scripts_are_compiled_once_and_cached() {
     let uncached = UNCACHED.run(&p, &script, "7").await;
     assert_eq!(output(&first), r#"{"cached":7,"n":3}"#);
     assert_eq!(output(&second), output(&uncached));
-    assert_eq!(
-        first.receipt.fuel_used, second.receipt.fuel_used,
-        "both ran from bytecode"
+    // The first call also paid for compiling to bytecode; the second only ran it.
+    assert!(
+        first.receipt.fuel_used > second.receipt.fuel_used,
+        "the first call is charged for the compile"
     );
     assert!(
         second.receipt.fuel_used < uncached.receipt.fuel_used,
