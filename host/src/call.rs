@@ -745,9 +745,12 @@ fn classify_trap(error: wasmtime::Error, limiter: &MemoryLimiter, policy: &Polic
             limit: limits.memory,
         },
         // Every other trap code is the guest's own fault (a forged or broken component).
-        Some(trap) => Error::GuestTrap {
-            trap: trap.to_string(),
-        },
+        Some(trap) => {
+            tracing::warn!(%trap, "the guest's wasm trapped: {error:?}");
+            Error::GuestTrap {
+                trap: trap.to_string(),
+            }
+        }
         None => internal(error),
     }
 }

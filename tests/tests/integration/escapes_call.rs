@@ -262,3 +262,74 @@ async fn escape_08_results_and_errors_past_128_mib_keep_their_codes() {
     assert_eq!(code(&outcome), "guest_exception");
     assert_next_call_works().await;
 }
+
+/// A compiled script whose `run` export, in its core module, starts with `code` (the rest of
+/// the body becomes `nop`s): a hand-made component that passes every load-time check.
+async fn forged(code: &[u8]) -> palisade::Script {
+    let p = palisade::Policy::builtin_default();
+    let script = palisade::Script::new("forged.js", "export default (x) => x;");
+    let mut wasm = PALISADE.compile(&p, &script).await.unwrap();
+    let mut body = None;
+    // Per core module: imported functions, the `run` export's index, its function bodies.
+    let (mut imported, mut run, mut bodies) = (0u32, None, Vec::new());
+    for payload in wasmparser::Parser::new(0).parse_all(&wasm) {
+        match payload.unwrap() {
+            wasmparser::Payload::ImportSection(imports) => {
+                for import in imports.into_imports() {
+                    if matches!(import.unwrap().ty, wasmparser::TypeRef::Func(_)) {
+                        imported += 1;
+                    }
+                }
+            }
+            wasmparser::Payload::ExportSection(exports) => {
+                for export in exports {
+                    let export = export.unwrap();
+                    if export.name.ends_with("runner@0.1.0#run") {
+                        run = Some(export.index);
+                    }
+                }
+            }
+            wasmparser::Payload::CodeSectionEntry(entry) => {
+                let ops = entry.get_operators_reader().unwrap().original_position();
+                bodies.push(ops..entry.range().end);
+            }
+            wasmparser::Payload::End(_) => {
+                if let Some(index) = run.take() {
+                    body = Some(bodies[(index - imported) as usize].clone());
+                }
+                (imported, bodies) = (0, Vec::new());
+            }
+            _ => {}
+        }
+    }
+    let body = body.expect("the guest exports run");
+    assert!(body.len() > code.len() + 1);
+    let ops = &mut wasm[body];
+    ops.fill(0x01); // nop
+    ops[..code.len()].copy_from_slice(code);
+    *ops.last_mut().unwrap() = 0x0b; // end
+    palisade::Script::from_component(wasm).unwrap()
+}
+
+/// Item 8: in a forged compiled script, `unreachable` and an out-of-bounds load are
+/// `guest_trap` (they were `internal` and `stack_overflow`).
+#[tokio::test]
+async fn escape_08_wasm_traps_of_a_forged_component_are_guest_traps() {
+    let p = palisade::Policy::builtin_default();
+    let unreachable = forged(&[0x00]).await;
+    let outcome = PALISADE.run(&p, &unreachable, "1").await;
+    assert_eq!(code(&outcome), "guest_trap");
+    assert!(outcome.error().unwrap().to_string().contains("unreachable"));
+    // i32.const -16; i32.load; drop; unreachable
+    let out_of_bounds = forged(&[0x41, 0x70, 0x28, 0x02, 0x00, 0x1a, 0x00]).await;
+    let outcome = PALISADE.run(&p, &out_of_bounds, "1").await;
+    assert_eq!(code(&outcome), "guest_trap");
+    assert!(
+        outcome
+            .error()
+            .unwrap()
+            .to_string()
+            .contains("out of bounds")
+    );
+    assert_next_call_works().await;
+}
