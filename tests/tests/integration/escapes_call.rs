@@ -333,3 +333,54 @@ async fn escape_08_wasm_traps_of_a_forged_component_are_guest_traps() {
     );
     assert_next_call_works().await;
 }
+
+/// The peak resident memory, in KiB, of the real `palisade` binary running `args` (as
+/// `/usr/bin/time` reports it), and the command's exit code.
+pub fn peak_rss_kib(args: &[&str]) -> (u64, i32) {
+    let out = std::process::Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("peak-rss-kib=%M")
+        .arg(crate::cli::palisade_bin())
+        .args(args)
+        .current_dir(root())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("/usr/bin/time runs (scripts/setup.sh installs it)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let kib = stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("peak-rss-kib="))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak in {stderr}"));
+    // `time` exits with the command's code.
+    (kib, out.status.code().unwrap_or(-1))
+}
+
+/// Item 1, host side: a console flood keeps the process within its baseline, the guest's
+/// memory limit, the console cap and a documented constant (docs/reliability.md: 32 MiB).
+#[test]
+fn escape_01_a_console_flood_keeps_the_host_within_its_limits() {
+    let dir = scratch_dir("console-rss");
+    std::fs::write(dir.join("echo.js"), "export default (x) => x;").unwrap();
+    std::fs::write(
+        dir.join("flood.js"),
+        "export default () => { for (;;) { console.log(); console.log('x'); } };",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("p.toml"),
+        "[limits]\nconsole = \"1MiB\"\nmemory = \"64MiB\"\ntimeout = \"2s\"\nfuel = 1_000_000_000_000\n",
+    )
+    .unwrap();
+    let path = |f: &str| dir.join(f).display().to_string();
+    let (baseline, code) = peak_rss_kib(&["run", &path("echo.js"), "--input", "1"]);
+    assert_eq!(code, 0);
+    let (flood, code) = peak_rss_kib(&["run", &path("flood.js"), "--policy", &path("p.toml")]);
+    assert_eq!(code, 21, "timeout");
+    let bound = baseline + (64 << 10) + 2 * 1024 + (32 << 10);
+    assert!(
+        flood <= bound,
+        "{flood} KiB over {bound} KiB (baseline {baseline})"
+    );
+}
