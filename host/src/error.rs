@@ -51,10 +51,10 @@ pub enum Error {
     /// The guest tried to grow its memory past the limit.
     #[error("the guest needed more than its {limit} memory limit")]
     MemoryLimit { limit: crate::policy::ByteSize },
-    /// The wasm stack (`limits.stack`) or the guest's fixed 1 MiB shadow stack ran out (deep or
+    /// The wasm stack (`limits.stack`) or the guest's fixed 6 MiB shadow stack ran out (deep or
     /// unbounded recursion).
     #[error("{}", if *shadow_stack {
-        "the script exceeded the guest's 1MiB shadow stack (deep or unbounded recursion)".to_owned()
+        "the script exceeded the guest's 6MiB shadow stack (deep or unbounded recursion)".to_owned()
     } else {
         format!("the script exceeded the {limit} wasm stack (deep or unbounded recursion)")
     })]
@@ -229,11 +229,11 @@ impl Error {
             Error::StackOverflow {
                 limit,
                 shadow_stack: false,
-            } if limit.0 < 8 << 20 => fix(
+            } if limit.0 < 16 << 20 => fix(
                 "limits.stack",
                 format!(
                     "\"{}\"",
-                    crate::policy::ByteSize((limit.0 * 2).min(8 << 20))
+                    crate::policy::ByteSize((limit.0 * 2).min(16 << 20))
                 ),
             ),
             Error::OutputTooLarge { size, .. } if *size <= MAX_IO => fix(

@@ -31,6 +31,13 @@ const GUESTS: &[(&str, &[&str])] = &[
 /// live allocations instead of after the guest's `GC_THRESHOLD` bytes.
 const QUICKJS_CFLAGS: &str = "-isystem /usr/include/wasm32-wasi -D__ANDROID__";
 
+/// The guest's shadow stack (in linear memory, below its data: a stack that runs off its end
+/// traps rather than overwriting the heap). QuickJS keeps about 290 bytes of each JS call
+/// there and about 950 on the native wasm stack (`limits.stack`), so 6 MiB holds 21,000 calls:
+/// the native stack runs out first for every `limits.stack` a policy can set (up to 16 MiB,
+/// about 17,500 calls).
+const SHADOW_STACK_LINK_ARG: &str = "-C link-arg=-zstack-size=6291456";
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = workspace_root();
@@ -60,7 +67,7 @@ fn guest(root: &Path, check: bool) -> Result<()> {
         .context("neither CARGO_HOME nor HOME is set")?;
     let remap = |from: &Path, to: &str| format!("{}={to}", from.display());
     let rustflags = format!(
-        "--remap-path-prefix={} --remap-path-prefix={}",
+        "{SHADOW_STACK_LINK_ARG} --remap-path-prefix={} --remap-path-prefix={}",
         remap(&cargo_home, "/cargo"),
         remap(root, "/palisade"),
     );

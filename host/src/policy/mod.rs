@@ -171,13 +171,13 @@ pub struct Limits {
 /// Accepted range of each limit. Each bound names what it protects.
 mod bounds {
     use super::{ByteSize, Duration};
-    /// The snapshot's own heap and QuickJS's first allocations need a few MiB; a wasm32 memory
-    /// cannot exceed 4 GiB.
-    pub const MEMORY: (ByteSize, ByteSize) = (ByteSize(8 << 20), ByteSize(4 << 30));
+    /// The guest's 6 MiB shadow stack, the snapshot's own heap and QuickJS's first allocations
+    /// need about 10 MiB; a wasm32 memory cannot exceed 4 GiB.
+    pub const MEMORY: (ByteSize, ByteSize) = (ByteSize(12 << 20), ByteSize(4 << 30));
     /// An hour bounds how long one call can hold a pool slot.
     pub const TIMEOUT: (Duration, Duration) = (Duration::from_millis(1), Duration::from_secs(3600));
     /// The stack is reserved per in-flight call; 64 KiB is the least QuickJS can run with.
-    pub const STACK: (ByteSize, ByteSize) = (ByteSize(64 << 10), ByteSize(8 << 20));
+    pub const STACK: (ByteSize, ByteSize) = (ByteSize(64 << 10), ByteSize(16 << 20));
     /// Input and output cross the host boundary as one string each.
     pub const IO: (ByteSize, ByteSize) = (ByteSize(16), ByteSize(256 << 20));
     /// Console lines are held in the host's memory until the call ends.
@@ -592,7 +592,7 @@ const DEFAULT_LIMITS: Limits = Limits {
     fuel: 1_000_000_000,
     memory: ByteSize(64 << 20),
     timeout: HumanDuration(Duration::from_secs(1)),
-    stack: ByteSize(512 << 10),
+    stack: ByteSize(12 << 20),
     output: ByteSize(1 << 20),
     input: ByteSize(1 << 20),
     console: ByteSize(64 << 10),

@@ -253,7 +253,7 @@ async fn top_level_errors_and_limits_keep_their_codes() {
         .await
         .unwrap_err();
     assert_eq!(error.code(), "fuel_exhausted");
-    let small = policy("[limits]\nmemory = \"8MiB\"\n");
+    let small = policy("[limits]\nmemory = \"16MiB\"\n");
     let error = PALISADE
         .compile(
             &small,

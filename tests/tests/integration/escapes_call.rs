@@ -384,3 +384,26 @@ fn escape_01_a_console_flood_keeps_the_host_within_its_limits() {
         "{flood} KiB over {bound} KiB (baseline {baseline})"
     );
 }
+
+/// Issue 22: ordinary recursion 10,000 deep works under the default policy (Node manages about
+/// 10,000); past what the stack holds the call ends as `stack_overflow` with its fix, and the
+/// guest's shadow stack always outlasts the native one, so the code is never a trap.
+#[tokio::test]
+async fn recursion_ten_thousand_deep_works_under_the_default_policy() {
+    let source = "const f = (n) => n === 0 ? 0 : 1 + f(n - 1); export default (n) => f(n);";
+    let script = palisade::Script::new("recurse.js", source);
+    let default = palisade::Policy::builtin_default();
+    let outcome = PALISADE.run(&default, &script, "10000").await;
+    assert_eq!(output(&outcome), "10000");
+    let outcome = PALISADE.run(&default, &script, "40000").await;
+    assert_eq!(code(&outcome), "stack_overflow");
+    assert_eq!(outcome.error().unwrap().fix().unwrap().value, "\"16MiB\"");
+    // At the largest stack a policy can set, the native stack still runs out first.
+    let deepest = policy("[limits]\nstack = \"16MiB\"\n");
+    let outcome = PALISADE.run(&deepest, &script, "15000").await;
+    assert_eq!(output(&outcome), "15000");
+    let outcome = PALISADE.run(&deepest, &script, "40000").await;
+    assert_eq!(code(&outcome), "stack_overflow");
+    assert!(outcome.error().unwrap().fix().is_none());
+    assert_next_call_works().await;
+}
