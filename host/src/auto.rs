@@ -11,7 +11,8 @@
 use crate::{Policy, Script};
 use lru::LruCache;
 use std::num::NonZeroUsize;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use tokio::sync::Semaphore;
 
 /// Scripts and policies whose calls are counted; past it the least recently called is
 /// forgotten.
@@ -20,6 +21,12 @@ const TRACKED: usize = 1024;
 /// Compiled scripts kept (each holds its component, a few MB): as many as the engine keeps
 /// loaded. One evicted here is counted again from zero.
 const READY: usize = 32;
+
+/// Background compiles at a time: each evaluates a top level (under the policy's deadline, at
+/// most `engine::AUTO_COMPILE_TIMEOUT`) and compiles the result with Cranelift (about a second
+/// of CPU), beside the calls. Scripts that reach the threshold meanwhile wait their turn
+/// (`Compiling`), while their calls run from source.
+const BACKGROUND: usize = 1;
 
 /// The script (SHA-256 of its name and source) and the policy (its SHA-256).
 pub(crate) type Key = ([u8; 32], String);
@@ -49,6 +56,8 @@ pub(crate) struct AutoCompiler {
     after: u32,
     tracked: Mutex<LruCache<Key, Entry>>,
     ready: Mutex<LruCache<Key, Script>>,
+    /// Permits to run a background compile.
+    pub background: Arc<Semaphore>,
 }
 
 /// What a call should do about a script.
@@ -67,6 +76,7 @@ impl AutoCompiler {
             after,
             tracked: Mutex::new(LruCache::new(NonZeroUsize::new(TRACKED).expect("non-zero"))),
             ready: Mutex::new(LruCache::new(NonZeroUsize::new(READY).expect("non-zero"))),
+            background: Arc::new(Semaphore::new(BACKGROUND)),
         })
     }
 

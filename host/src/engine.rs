@@ -42,6 +42,11 @@ pub(crate) mod bindings {
 /// Compiled scripts whose machine code and linked `InstancePre` stay loaded per engine.
 const COMPILED_SCRIPTS: usize = 32;
 
+/// The longest an automatic compile ([`Builder::auto_compile`]) may spend evaluating a
+/// script's top level, whatever the policy's `limits.timeout`: it runs in the background,
+/// beside the calls, and a top level slower than this keeps running from source.
+const AUTO_COMPILE_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// How often the epoch ticker advances every engine's epoch, when fuel is not metered.
 /// Deadlines are then checked at each tick, so a call overruns its timeout by at most about
 /// one tick.
@@ -321,12 +326,27 @@ impl Palisade {
     /// `policy` gets (`config`, `kv`, `fs`, the capability bridge's) exist while it runs, as
     /// they do for a call from source, but using one at the top level fails the same way. The
     /// first compile on a machine compiles the instrumented guest with Cranelift (about a
-    /// second, then cached on disk); later ones take tens of milliseconds.
+    /// second, then cached on disk); later ones take tens of milliseconds. The top level runs
+    /// under `policy`'s `limits.timeout` as well: one still running then fails with `timeout`.
     pub async fn compile(&self, policy: &Policy, script: &Script) -> Result<Vec<u8>, Error> {
+        self.compile_within(policy, script, policy.limits().timeout.0)
+            .await
+    }
+
+    /// [`Palisade::compile`] with the top level's wall-clock time bounded by `timeout`.
+    async fn compile_within(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, Error> {
         if let Some(compiled) = script.compiled() {
             return Ok(compiled.wasm.to_vec());
         }
-        let limits = *policy.limits();
+        let limits = crate::policy::Limits {
+            timeout: crate::policy::HumanDuration(timeout),
+            ..*policy.limits()
+        };
         // The call environment names the policy's globals; the seed is not used here.
         let env = call::environment(policy, 0);
         let guest = Guest::for_policy(policy);
@@ -618,11 +638,19 @@ impl Palisade {
                     palisade: self.clone(),
                     key: Some(key),
                 };
+                let background = auto.background.clone();
                 tokio::spawn(async move {
                     let this = &pending.palisade;
+                    // One background compile at a time; the others wait here.
+                    let Ok(_permit) = background.acquire_owned().await else {
+                        return;
+                    };
                     let result = async {
-                        let compiled =
-                            Script::from_component(this.compile(&policy, &script).await?)?;
+                        // In the background, the top level gets the policy's deadline but
+                        // never more than `AUTO_COMPILE_TIMEOUT`.
+                        let timeout = policy.limits().timeout.0.min(AUTO_COMPILE_TIMEOUT);
+                        let wasm = this.compile_within(&policy, &script, timeout).await?;
+                        let compiled = Script::from_component(wasm)?;
                         // Load its machine code now, so that no call waits for it.
                         this.precompile(&policy, &compiled).await
                     }
