@@ -128,3 +128,182 @@ async fn escape_09_auto_compile_has_a_bounded_background_budget() {
     assert_eq!(output(&auto.run(&p, &script, "null").await), r#""ran""#);
     assert_next_call_works().await;
 }
+
+/// A server on 127.0.0.1 whose every POST is answered with a JSON string of `size` bytes, sent
+/// in 64 KiB chunks without a length (so that only reading it tells its size).
+async fn big_response_server(size: usize) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                // The request: headers, then the small JSON payload it declares.
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    let Ok(n) = socket.read(&mut buf).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    request.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length = text
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        if request.len() >= end + 4 + length {
+                            break;
+                        }
+                    }
+                }
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                            transfer-encoding: chunked\r\n\r\n";
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = vec![b'a'; 64 << 10];
+                let mut sent = 0;
+                let mut write = async |data: &[u8]| {
+                    let framed =
+                        [format!("{:x}\r\n", data.len()).as_bytes(), data, b"\r\n"].concat();
+                    socket.write_all(&framed).await
+                };
+                if write(b"\"").await.is_err() {
+                    return;
+                }
+                while sent < size {
+                    let n = chunk.len().min(size - sent);
+                    if write(&chunk[..n]).await.is_err() {
+                        return;
+                    }
+                    sent += n;
+                }
+                let _ = write(b"\"").await;
+                let _ = socket.write_all(b"0\r\n\r\n").await;
+            });
+        }
+    });
+    port
+}
+
+/// The peak resident set (VmHWM, bytes) of a running process, sampled until it exits.
+fn peak_rss_until_exit(child: &mut std::process::Child) -> u64 {
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(text) = std::fs::read_to_string(&status) {
+            let kib = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+            peak = peak.max(kib.unwrap_or(0) * 1024);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    peak
+}
+
+/// What the `palisade` process may hold beyond its guest's `limits.memory` and the forwarded
+/// responses it holds for the call (at most `limits.memory` more): its own code, the mapped
+/// compiled guest, tokio, wasmtime and the connections' read buffers (a plain call peaks at
+/// about 30 MiB in a debug build), with room to spare.
+const HOST_RSS_ALLOWANCE: u64 = 128 << 20;
+
+/// Item 20: forwarded capability responses were read up to 16 MiB each, any number at once,
+/// and parsed into a tree on the host (683 MB RSS for 30 calls with a 64 MiB guest). Now each
+/// is cut off at the rule's `max_response` (1 MiB by default) as it streams in, all of one
+/// call's together at its `limits.memory`, and the body is checked without building a tree.
+#[tokio::test]
+async fn escape_20_forwarded_responses_are_bounded_as_they_stream() {
+    let port = big_response_server(12 << 20).await;
+    let toml = |max_response: &str| {
+        format!(
+            "[limits]\nmemory = \"64MiB\"\ntimeout = \"20s\"\nfuel = 100_000_000_000\n\
+             [capabilities.allow.big]\nmax_calls = 30\n{max_response}\n\
+             forward = \"http://127.0.0.1:{port}/big\"\n"
+        )
+    };
+    // Thirty 12 MiB responses at once; the call fails with the first refusal when all are.
+    let script = "export default async () => { \
+        const all = await Promise.allSettled(Array.from({ length: 30 }, () => host.big({}))); \
+        if (all.every((r) => r.status === 'rejected')) throw all[0].reason; \
+        return all.filter((r) => r.status === 'fulfilled').length; };";
+
+    // Each response past the rule's 1 MiB default: refused as it streams in.
+    let outcome = PALISADE
+        .run(&policy(&toml("")), &Script::new("big.js", script), "null")
+        .await;
+    assert_eq!(code(&outcome), "policy_denied");
+    match &outcome.result {
+        Err(Error::PolicyDenied { rule, fix, .. }) => {
+            assert_eq!(rule, "capabilities.allow.big.max_response");
+            let fix = fix.as_ref().unwrap();
+            assert_eq!(fix.key, "capabilities.allow.big.max_response");
+            assert_eq!(fix.value, "\"2MiB\"");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // Allowed 16 MiB each, the responses the host holds for the call at once stop at its 64 MiB
+    // memory limit (rule `limits.memory`); a response leaves that budget when the guest takes
+    // it, and then counts against the guest's own memory. Which of those trips first depends
+    // on how the thirty streams interleave; none of it is the host's memory.
+    let generous = policy(&toml("max_response = \"16MiB\""));
+    let outcome = PALISADE
+        .run(&generous, &Script::new("big.js", script), "null")
+        .await;
+    match &outcome.result {
+        Ok(arrived) => assert!(arrived.get().parse::<u64>().unwrap() <= 30),
+        Err(Error::PolicyDenied { rule, .. }) => assert_eq!(rule, "limits.memory"),
+        Err(other) => assert_eq!(other.code(), "memory_limit", "{other}"),
+    }
+    // Taken one at a time, eight (96 MiB) arrive: the budget bounds what is held, not the total.
+    let one_by_one = "export default async () => { let total = 0; \
+        for (let i = 0; i < 8; i++) total += (await host.big({})).length; return total; };";
+    let outcome = PALISADE
+        .run(&generous, &Script::new("seq.js", one_by_one), "null")
+        .await;
+    assert_eq!(output(&outcome), (8 * (12 << 20)).to_string());
+    assert_next_call_works().await;
+
+    // The real binary: its peak RSS stays within twice the guest's limit (the guest, and the
+    // responses held for it) plus the host allowance. Measured in a debug build: 34-47 MiB
+    // with the 1 MiB default and 161-165 MiB with 16 MiB, where it was 444 MiB before.
+    let dir = scratch_dir("escape-20");
+    std::fs::write(dir.join("big.js"), script).unwrap();
+    std::fs::write(dir.join("default.toml"), toml("")).unwrap();
+    std::fs::write(dir.join("generous.toml"), toml("max_response = \"16MiB\"")).unwrap();
+    for (file, expected) in [
+        ("default.toml", &["policy_denied"][..]),
+        ("generous.toml", &["", "policy_denied", "memory_limit"][..]),
+    ] {
+        let bin = crate::cli::palisade_bin();
+        let dir = dir.clone();
+        let (code, peak) = tokio::task::spawn_blocking(move || {
+            let mut child = std::process::Command::new(bin)
+                .args(["run", "big.js", "--policy", file, "--json"])
+                .current_dir(&dir)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let peak = peak_rss_until_exit(&mut child);
+            let out = child.wait_with_output().unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            (v["error"]["code"].as_str().unwrap_or("").to_owned(), peak)
+        })
+        .await
+        .unwrap();
+        assert!(expected.contains(&code.as_str()), "{file}: {code}");
+        assert!(
+            peak < 2 * (64 << 20) + HOST_RSS_ALLOWANCE,
+            "{file}: peak RSS {} MiB with a 64 MiB guest",
+            peak >> 20
+        );
+    }
+}
