@@ -307,3 +307,66 @@ async fn escape_20_forwarded_responses_are_bounded_as_they_stream() {
         );
     }
 }
+
+/// Item 21: each distinct compiled script cost about 1.25 s of Cranelift, before any deadline,
+/// and a ~6 MB cache entry that was never removed. Now compiles go one at a time within
+/// `Builder::compile_budget` (past it, `capacity_exhausted` with a retry delay), and script
+/// entries are evicted least recently used first past `Builder::script_cache_size`.
+#[tokio::test]
+async fn escape_21_script_compiles_are_budgeted_and_their_cache_bounded() {
+    use palisade::policy::ByteSize;
+    let p = Policy::builtin_default();
+    let mut scripts = Vec::new();
+    for n in 1..=2 {
+        let source = Script::new(
+            format!("distinct-{n}.js"),
+            format!("export default () => {n};"),
+        );
+        let wasm = PALISADE.compile(&p, &source).await.unwrap();
+        scripts.push(Script::from_component(wasm).unwrap());
+    }
+    let cache = scratch_dir("escape-21-cache");
+    let with = |budget: std::time::Duration| {
+        Palisade::builder()
+            .max_concurrency(4)
+            .cache_dir(Some(cache.clone()))
+            .compile_budget(budget)
+            .script_cache_size(ByteSize(8 << 20))
+            .kv_path(scratch_dir("escape-21-kv").join("kv.redb"))
+            .build()
+            .unwrap()
+    };
+    // 100 ms a minute: the first compile (about 1.25 s) may start, and leaves the budget owed.
+    let tight = with(std::time::Duration::from_millis(100));
+    assert_eq!(output(&tight.run(&p, &scripts[0], "null").await), "1");
+    let refused = tight.run(&p, &scripts[1], "null").await;
+    assert_eq!(code(&refused), "capacity_exhausted");
+    assert!(
+        matches!(&refused.result, Err(Error::CompileBudget { retry_ms, .. }) if *retry_ms > 1000),
+        "{:?}",
+        refused.result
+    );
+    // What is compiled already still runs.
+    assert_eq!(output(&tight.run(&p, &scripts[0], "null").await), "1");
+
+    // Another Palisade on the same folder compiles the second; 8 MiB holds one entry of about
+    // 6 MB, so the first one's entry goes, and the guests' entries stay.
+    let roomy = with(std::time::Duration::from_secs(30));
+    assert_eq!(output(&roomy.run(&p, &scripts[1], "null").await), "2");
+    let entries = |prefix: &str| -> Vec<u64> {
+        std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+            .map(|e| e.metadata().unwrap().len())
+            .collect()
+    };
+    let kept = entries("script-");
+    assert_eq!(kept.len(), 1, "script entries: {kept:?}");
+    assert!(kept.iter().sum::<u64>() <= 8 << 20);
+    assert!(!entries("guest-").is_empty());
+    // The evicted script compiles again when called, within the budget.
+    assert_eq!(output(&roomy.run(&p, &scripts[0], "null").await), "1");
+    assert_eq!(entries("script-").len(), 1);
+    assert_next_call_works().await;
+}
