@@ -110,6 +110,12 @@ impl AutoCompiler {
                 lock(&self.tracked).pop(&key);
                 lock(&self.ready).put(key, compiled);
             }
+            // The host was busy (its compile budget spent, say): nothing is wrong with the
+            // script, so it is counted again rather than refused for good.
+            Err(error) if error.code() == "capacity_exhausted" => {
+                tracing::info!("script not compiled automatically yet: {error}");
+                lock(&self.tracked).put(key, Entry::Counting(0));
+            }
             Err(error) => {
                 tracing::info!(
                     code = error.code(),
@@ -151,4 +157,41 @@ fn key(policy: &Policy, script: &Script) -> Option<Key> {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    /// A compile the busy host turned down is counted again; one the script failed is refused.
+    #[test]
+    fn a_busy_host_does_not_refuse_the_script_for_good() {
+        let auto = AutoCompiler::new(1).unwrap();
+        let policy = Policy::builtin_default();
+        let script = Script::new("a.js", "export default () => 1;");
+        let Plan::Compile(key) = auto.decide(&policy, &script) else {
+            panic!("the first call starts the compile");
+        };
+        let busy = Error::CompileBudget {
+            budget: crate::policy::HumanDuration(std::time::Duration::from_secs(30)),
+            retry_ms: 500,
+        };
+        auto.finish(key, Err(busy));
+        assert_eq!(
+            auto.status(&policy, &script),
+            Some(AutoCompileStatus::Counting { calls: 0 })
+        );
+        let Plan::Compile(key) = auto.decide(&policy, &script) else {
+            panic!("counted again, it starts another compile");
+        };
+        let failed = Error::NotCompilable {
+            detail: "reads the clock".into(),
+        };
+        auto.finish(key, Err(failed));
+        assert!(matches!(
+            auto.status(&policy, &script),
+            Some(AutoCompileStatus::Refused { .. })
+        ));
+    }
 }
