@@ -11,7 +11,8 @@
 use crate::{Policy, Script};
 use lru::LruCache;
 use std::num::NonZeroUsize;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use tokio::sync::Semaphore;
 
 /// Scripts and policies whose calls are counted; past it the least recently called is
 /// forgotten.
@@ -20,6 +21,12 @@ const TRACKED: usize = 1024;
 /// Compiled scripts kept (each holds its component, a few MB): as many as the engine keeps
 /// loaded. One evicted here is counted again from zero.
 const READY: usize = 32;
+
+/// Background compiles at a time: each evaluates a top level (under the policy's deadline, at
+/// most `engine::AUTO_COMPILE_TIMEOUT`) and compiles the result with Cranelift (about a second
+/// of CPU), beside the calls. Scripts that reach the threshold meanwhile wait their turn
+/// (`Compiling`), while their calls run from source.
+const BACKGROUND: usize = 1;
 
 /// The script (SHA-256 of its name and source) and the policy (its SHA-256).
 pub(crate) type Key = ([u8; 32], String);
@@ -49,6 +56,8 @@ pub(crate) struct AutoCompiler {
     after: u32,
     tracked: Mutex<LruCache<Key, Entry>>,
     ready: Mutex<LruCache<Key, Script>>,
+    /// Permits to run a background compile.
+    pub background: Arc<Semaphore>,
 }
 
 /// What a call should do about a script.
@@ -67,6 +76,7 @@ impl AutoCompiler {
             after,
             tracked: Mutex::new(LruCache::new(NonZeroUsize::new(TRACKED).expect("non-zero"))),
             ready: Mutex::new(LruCache::new(NonZeroUsize::new(READY).expect("non-zero"))),
+            background: Arc::new(Semaphore::new(BACKGROUND)),
         })
     }
 
@@ -99,6 +109,12 @@ impl AutoCompiler {
             Ok(compiled) => {
                 lock(&self.tracked).pop(&key);
                 lock(&self.ready).put(key, compiled);
+            }
+            // The host was busy (its compile budget spent, say): nothing is wrong with the
+            // script, so it is counted again rather than refused for good.
+            Err(error) if error.code() == "capacity_exhausted" => {
+                tracing::info!("script not compiled automatically yet: {error}");
+                lock(&self.tracked).put(key, Entry::Counting(0));
             }
             Err(error) => {
                 tracing::info!(
@@ -141,4 +157,41 @@ fn key(policy: &Policy, script: &Script) -> Option<Key> {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    /// A compile the busy host turned down is counted again; one the script failed is refused.
+    #[test]
+    fn a_busy_host_does_not_refuse_the_script_for_good() {
+        let auto = AutoCompiler::new(1).unwrap();
+        let policy = Policy::builtin_default();
+        let script = Script::new("a.js", "export default () => 1;");
+        let Plan::Compile(key) = auto.decide(&policy, &script) else {
+            panic!("the first call starts the compile");
+        };
+        let busy = Error::CompileBudget {
+            budget: crate::policy::HumanDuration(std::time::Duration::from_secs(30)),
+            retry_ms: 500,
+        };
+        auto.finish(key, Err(busy));
+        assert_eq!(
+            auto.status(&policy, &script),
+            Some(AutoCompileStatus::Counting { calls: 0 })
+        );
+        let Plan::Compile(key) = auto.decide(&policy, &script) else {
+            panic!("counted again, it starts another compile");
+        };
+        let failed = Error::NotCompilable {
+            detail: "reads the clock".into(),
+        };
+        auto.finish(key, Err(failed));
+        assert!(matches!(
+            auto.status(&policy, &script),
+            Some(AutoCompileStatus::Refused { .. })
+        ));
+    }
 }

@@ -1,10 +1,19 @@
 //! The compiled guest, cached on disk so that only the first start on a machine pays for
 //! Cranelift. Entries are keyed by the guest's SHA-256 and the engine's compatibility hash.
+//!
+//! Compiled scripts (`palisade compile`) are cached the same way, under names of their own
+//! (`script-…`): anyone who can hand the host a `.wasm` can make one, so their entries are
+//! bounded by size (least recently used first out), and their Cranelift compiles go through a
+//! [`CompileGate`]: one at a time, within a budget of compile time per minute. The guests'
+//! entries are a fixed set (two guests, their instrumented forms, one per wasm stack size) and
+//! are never evicted.
 
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -36,11 +45,163 @@ pub(crate) fn default_data_dir() -> PathBuf {
 }
 
 fn entry_path(dir: &Path, engine: &Engine, wasm: &[u8]) -> PathBuf {
+    named_entry(dir, "guest", engine, wasm)
+}
+
+fn named_entry(dir: &Path, kind: &str, engine: &Engine, wasm: &[u8]) -> PathBuf {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
-    let guest = Sha256::digest(wasm);
-    let guest: String = guest[..12].iter().map(|b| format!("{b:02x}")).collect();
-    dir.join(format!("guest-{guest}-{:016x}.cwasm", hasher.finish()))
+    let sha = Sha256::digest(wasm);
+    let sha: String = sha[..12].iter().map(|b| format!("{b:02x}")).collect();
+    dir.join(format!("{kind}-{sha}-{:016x}.cwasm", hasher.finish()))
+}
+
+/// Where a compiled script's entry lives.
+fn script_path(dir: &Path, engine: &Engine, wasm: &[u8]) -> PathBuf {
+    named_entry(dir, SCRIPT_PREFIX, engine, wasm)
+}
+
+const SCRIPT_PREFIX: &str = "script";
+
+/// A compiled script's component from the disk cache, if it is there; its entry is marked as
+/// used now, for the eviction order.
+pub(crate) fn cached_script(engine: &Engine, wasm: &[u8], dir: Option<&Path>) -> Option<Component> {
+    let path = script_path(dir?, engine, wasm);
+    if !path.is_file() {
+        return None;
+    }
+    match deserialize(engine, &path) {
+        Ok(component) => {
+            // The modification time is the entry's last use: eviction removes the oldest.
+            if let Ok(file) = std::fs::File::open(&path) {
+                let _ = file.set_modified(SystemTime::now());
+            }
+            Some(component)
+        }
+        Err(e) => {
+            tracing::warn!(path = %path.display(), "ignoring unusable cache entry: {e:#}");
+            None
+        }
+    }
+}
+
+/// Compile a script's component with Cranelift and store it; then remove the least recently
+/// used script entries until those left take at most `max_bytes` (the new one always stays).
+/// The caller holds a [`CompileGate`] permit.
+pub(crate) fn compile_script(
+    engine: &Engine,
+    wasm: &[u8],
+    dir: Option<&Path>,
+    max_bytes: u64,
+) -> wasmtime::Result<Component> {
+    let compiled = engine.precompile_component(wasm)?;
+    let stored = dir.map(|dir| {
+        let path = script_path(dir, engine, wasm);
+        store(dir, &path, &compiled).map(|()| path)
+    });
+    match stored {
+        Some(Ok(path)) => {
+            evict_scripts(path.parent().unwrap_or(Path::new(".")), &path, max_bytes);
+            deserialize(engine, &path)
+        }
+        other => {
+            if let Some(Err(e)) = other {
+                tracing::warn!("cannot write the compiled-script cache: {e}");
+            }
+            #[allow(unsafe_code)]
+            // SAFETY: `compiled` was produced just now by this engine's `precompile_component`.
+            unsafe {
+                Component::deserialize(engine, &compiled)
+            }
+        }
+    }
+}
+
+/// Remove script entries, least recently used first, until the rest take at most `max_bytes`;
+/// `keep` (the entry just written) always stays. Entries another process removes meanwhile, or
+/// that cannot be removed, are skipped: a mapped entry stays valid for whoever mapped it.
+fn evict_scripts(dir: &Path, keep: &Path, max_bytes: u64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut scripts: Vec<(SystemTime, u64, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(SCRIPT_PREFIX) && name.ends_with(".cwasm")
+        })
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            meta.is_file()
+                .then(|| (meta.modified().unwrap_or(UNIX_EPOCH), meta.len(), e.path()))
+        })
+        .collect();
+    // Newest first; the entry just written first of all.
+    scripts.sort_by(|a, b| (b.2 == keep).cmp(&(a.2 == keep)).then(b.0.cmp(&a.0)));
+    let mut total = 0u64;
+    for (_, len, path) in scripts {
+        total = total.saturating_add(len);
+        if total > max_bytes && path != keep {
+            let _ = std::fs::remove_file(&path);
+            total -= len;
+        }
+    }
+}
+
+/// Cranelift compiles of compiled scripts: one at a time, and at most `budget` of compile time
+/// per minute (a token bucket that starts full; a compile may start while any is left, and
+/// what it takes beyond that is owed). Each costs about 1.25 s of CPU here and happens before
+/// the call's deadline, so without this anyone who can submit `.wasm` files could keep the
+/// host's cores busy compiling.
+pub(crate) struct CompileGate {
+    pub one_at_a_time: tokio::sync::Semaphore,
+    budget: Duration,
+    /// Seconds of compiling left (negative when owed), and when that was last brought up to date.
+    left: Mutex<(f64, Instant)>,
+}
+
+impl CompileGate {
+    pub fn new(budget: Duration) -> Self {
+        Self {
+            one_at_a_time: tokio::sync::Semaphore::new(1),
+            budget,
+            left: Mutex::new((budget.as_secs_f64(), Instant::now())),
+        }
+    }
+
+    pub fn budget(&self) -> Duration {
+        self.budget
+    }
+
+    fn refilled(&self) -> std::sync::MutexGuard<'_, (f64, Instant)> {
+        let mut left = self.left.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        let rate = self.budget.as_secs_f64() / 60.0;
+        left.0 = (left.0 + now.duration_since(left.1).as_secs_f64() * rate)
+            .min(self.budget.as_secs_f64());
+        left.1 = now;
+        left
+    }
+
+    /// `Ok` when a compile may start now, else how long until one may.
+    pub fn check(&self) -> Result<(), Duration> {
+        let left = self.refilled();
+        if left.0 > 0.0 {
+            return Ok(());
+        }
+        let rate = self.budget.as_secs_f64() / 60.0;
+        if rate <= 0.0 {
+            return Err(Duration::from_secs(60));
+        }
+        // Until a little is left again.
+        Err(Duration::from_secs_f64((-left.0 / rate).max(0.001)))
+    }
+
+    /// Take `spent` (a compile's wall-clock time) from the budget.
+    pub fn charge(&self, spent: Duration) {
+        self.refilled().0 -= spent.as_secs_f64();
+    }
 }
 
 /// Load the compiled component from the cache, or compile it (calling `on_compile` first) and
@@ -103,7 +264,63 @@ fn store(dir: &Path, path: &Path, compiled: &[u8]) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::store;
+    use super::{CompileGate, evict_scripts, store};
+    use std::time::{Duration, SystemTime};
+
+    /// Script entries go least recently used first until the rest fit; guest entries, other
+    /// files and the entry just written stay.
+    #[test]
+    fn script_entries_are_evicted_least_recently_used_first() {
+        let dir = std::env::temp_dir().join(format!("palisade-evict-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let now = SystemTime::now();
+        let entry = |name: &str, age_s: u64| {
+            let path = dir.join(name);
+            std::fs::write(&path, vec![0u8; 1000]).unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(now - Duration::from_secs(age_s)).unwrap();
+            path
+        };
+        entry("script-a-1.cwasm", 40);
+        entry("script-b-1.cwasm", 10);
+        entry("script-c-1.cwasm", 30);
+        entry("guest-g-1.cwasm", 100);
+        entry("notes.txt", 100);
+        // The new entry is the oldest by its time stamp, and still stays.
+        let new = entry("script-new-1.cwasm", 50);
+        evict_scripts(&dir, &new, 2500);
+        let mut left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "guest-g-1.cwasm",
+                "notes.txt",
+                "script-b-1.cwasm",
+                "script-new-1.cwasm"
+            ]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_compile_budget_is_spent_then_owed() {
+        let gate = CompileGate::new(Duration::from_secs(6));
+        assert!(gate.check().is_ok());
+        gate.charge(Duration::from_secs(8));
+        // 2 s owed at 0.1 s per second: about 20 s to wait.
+        let wait = gate.check().unwrap_err();
+        assert!(
+            wait > Duration::from_secs(19) && wait <= Duration::from_secs(20),
+            "{wait:?}"
+        );
+        let none = CompileGate::new(Duration::ZERO);
+        assert!(none.check().is_err());
+    }
 
     /// Writers racing on one entry never let a reader see a partial file.
     #[test]

@@ -42,6 +42,19 @@ pub(crate) mod bindings {
 /// Compiled scripts whose machine code and linked `InstancePre` stay loaded per engine.
 const COMPILED_SCRIPTS: usize = 32;
 
+/// Cranelift time per minute for compiled scripts' components ([`Builder::compile_budget`]):
+/// about 24 new components a minute, half of one core's time at most.
+const DEFAULT_COMPILE_BUDGET: Duration = Duration::from_secs(30);
+
+/// Disk space for compiled scripts' cache entries ([`Builder::script_cache_size`]): about 40
+/// entries of 6 MB.
+const DEFAULT_SCRIPT_CACHE_SIZE: ByteSize = ByteSize(256 << 20);
+
+/// The longest an automatic compile ([`Builder::auto_compile`]) may spend evaluating a
+/// script's top level, whatever the policy's `limits.timeout`: it runs in the background,
+/// beside the calls, and a top level slower than this keeps running from source.
+const AUTO_COMPILE_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// How often the epoch ticker advances every engine's epoch, when fuel is not metered.
 /// Deadlines are then checked at each tick, so a call overruns its timeout by at most about
 /// one tick.
@@ -65,6 +78,8 @@ pub struct Builder {
     kv: KvSetting,
     fuel: bool,
     auto_compile: u32,
+    compile_budget: Duration,
+    script_cache_size: ByteSize,
 }
 
 /// Where the key-value store comes from.
@@ -90,6 +105,8 @@ impl Default for Builder {
             kv: KvSetting::Path(crate::cache::default_data_dir().join("kv.redb")),
             fuel: true,
             auto_compile: 0,
+            compile_budget: DEFAULT_COMPILE_BUDGET,
+            script_cache_size: DEFAULT_SCRIPT_CACHE_SIZE,
         }
     }
 }
@@ -127,6 +144,25 @@ impl Builder {
     /// Folder for the compiled guest; `None` compiles in memory at every start.
     pub fn cache_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.cache_dir = dir;
+        self
+    }
+
+    /// Cranelift time that compiling compiled scripts' components for this machine may take,
+    /// per minute (a component is compiled on its first call on a machine, about 1.25 s each,
+    /// before the call's deadline starts; later calls map it from the disk cache). Compiles run
+    /// one at a time; past the budget, a call that needs one fails with `capacity_exhausted`
+    /// and a retry delay. Default 30 s per minute; `Duration::ZERO` runs only components
+    /// already compiled here.
+    pub fn compile_budget(mut self, per_minute: Duration) -> Self {
+        self.compile_budget = per_minute;
+        self
+    }
+
+    /// Disk space that compiled scripts' cache entries may take in the cache folder (about
+    /// 6 MB each); past it the least recently used are removed. Default 256 MiB. The guests'
+    /// own entries are not counted.
+    pub fn script_cache_size(mut self, size: ByteSize) -> Self {
+        self.script_cache_size = size;
         self
     }
 
@@ -216,6 +252,7 @@ impl Builder {
             rates: Mutex::new(HashMap::new()),
             kv: std::sync::OnceLock::new(),
             auto: AutoCompiler::new(self.auto_compile),
+            compiles: crate::cache::CompileGate::new(self.compile_budget),
             settings: self,
         });
         let default = Policy::builtin_default();
@@ -253,6 +290,8 @@ struct Inner {
     kv: std::sync::OnceLock<Result<Arc<dyn KvBackend>, String>>,
     /// Scripts compiled in the background once called often ([`Builder::auto_compile`]).
     auto: Option<AutoCompiler>,
+    /// Cranelift compiles of compiled scripts' components: one at a time, within a budget.
+    compiles: crate::cache::CompileGate,
 }
 
 /// A compiled script's runtime: the stack size of its engine and the component's SHA-256.
@@ -323,12 +362,27 @@ impl Palisade {
     /// `policy` gets (`config`, `kv`, `fs`, the capability bridge's) exist while it runs, as
     /// they do for a call from source, but using one at the top level fails the same way. The
     /// first compile on a machine compiles the instrumented guest with Cranelift (about a
-    /// second, then cached on disk); later ones take tens of milliseconds.
+    /// second, then cached on disk); later ones take tens of milliseconds. The top level runs
+    /// under `policy`'s `limits.timeout` as well: one still running then fails with `timeout`.
     pub async fn compile(&self, policy: &Policy, script: &Script) -> Result<Vec<u8>, Error> {
+        self.compile_within(policy, script, policy.limits().timeout.0)
+            .await
+    }
+
+    /// [`Palisade::compile`] with the top level's wall-clock time bounded by `timeout`.
+    async fn compile_within(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, Error> {
         if let Some(compiled) = script.compiled() {
             return Ok(compiled.wasm.to_vec());
         }
-        let limits = *policy.limits();
+        let limits = crate::policy::Limits {
+            timeout: crate::policy::HumanDuration(timeout),
+            ..*policy.limits()
+        };
         // The call environment names the policy's globals; the seed is not used here.
         let env = call::environment(policy, 0);
         let guest = Guest::for_policy(policy);
@@ -408,26 +462,15 @@ impl Palisade {
             .map_err(|e| Error::Internal {
                 detail: format!("engine setup failed: {e:#}"),
             })?;
-        let wasm = compiled.wasm.clone();
-        let settings = self.inner.settings.clone();
-        // Compiling takes seconds of CPU on a cache miss: off the async workers.
+        let component = self.script_component(&engine, &compiled.wasm).await?;
+        let fuel = self.inner.settings.fuel;
         let runtime = tokio::task::spawn_blocking(move || -> wasmtime::Result<Runtime> {
-            let component = crate::cache::load(
-                &engine,
-                &wasm,
-                settings.cache_dir.as_deref(),
-                &*settings.on_compile,
-            )?;
             let pre = instance_pre(&engine, &component)?;
-            Ok(Runtime {
-                engine,
-                pre,
-                fuel: settings.fuel,
-            })
+            Ok(Runtime { engine, pre, fuel })
         })
         .await
         .map_err(|e| Error::Internal {
-            detail: format!("the compile task failed: {e}"),
+            detail: format!("the link task failed: {e}"),
         })?
         .map_err(|e: wasmtime::Error| Error::InvalidComponent {
             detail: format!("it does not load: {e:#}"),
@@ -435,6 +478,61 @@ impl Palisade {
         let runtime = Arc::new(runtime);
         lock().put(key, runtime.clone());
         Ok(runtime)
+    }
+
+    /// A compiled script's component for `engine`: mapped from the disk cache, or compiled
+    /// with Cranelift (one compile at a time, waiting at most `queue_timeout` for the others,
+    /// and within [`Builder::compile_budget`]) and stored there.
+    async fn script_component(
+        &self,
+        engine: &Engine,
+        wasm: &Arc<[u8]>,
+    ) -> Result<wasmtime::component::Component, Error> {
+        let settings = &self.inner.settings;
+        let cached = || {
+            let (engine, wasm, dir) = (engine.clone(), wasm.clone(), settings.cache_dir.clone());
+            tokio::task::spawn_blocking(move || {
+                crate::cache::cached_script(&engine, &wasm, dir.as_deref())
+            })
+        };
+        let failed = |e: tokio::task::JoinError| Error::Internal {
+            detail: format!("the compile task failed: {e}"),
+        };
+        if let Some(component) = cached().await.map_err(failed)? {
+            return Ok(component);
+        }
+        let gate = &self.inner.compiles;
+        let permit = tokio::time::timeout(settings.queue_timeout, gate.one_at_a_time.acquire())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .ok_or(Error::CapacityExhausted {
+                waited_ms: settings.queue_timeout.as_millis() as u64,
+            })?;
+        // Another call may have compiled it while this one waited.
+        if let Some(component) = cached().await.map_err(failed)? {
+            return Ok(component);
+        }
+        gate.check().map_err(|retry| Error::CompileBudget {
+            budget: crate::policy::HumanDuration(gate.budget()),
+            retry_ms: retry.as_millis().max(1) as u64,
+        })?;
+        (settings.on_compile)();
+        let started = std::time::Instant::now();
+        let (engine, wasm, dir) = (engine.clone(), wasm.clone(), settings.cache_dir.clone());
+        let max = settings.script_cache_size.0;
+        // Compiling takes seconds of CPU: off the async workers.
+        let compiled = tokio::task::spawn_blocking(move || {
+            crate::cache::compile_script(&engine, &wasm, dir.as_deref(), max)
+        })
+        .await;
+        gate.charge(started.elapsed());
+        drop(permit);
+        compiled
+            .map_err(failed)?
+            .map_err(|e| Error::InvalidComponent {
+                detail: format!("it does not load: {e:#}"),
+            })
     }
 
     /// Run a named export of `script` with `input` (JSON text) under `policy`.
@@ -624,11 +722,19 @@ impl Palisade {
                     palisade: self.clone(),
                     key: Some(key),
                 };
+                let background = auto.background.clone();
                 tokio::spawn(async move {
                     let this = &pending.palisade;
+                    // One background compile at a time; the others wait here.
+                    let Ok(_permit) = background.acquire_owned().await else {
+                        return;
+                    };
                     let result = async {
-                        let compiled =
-                            Script::from_component(this.compile(&policy, &script).await?)?;
+                        // In the background, the top level gets the policy's deadline but
+                        // never more than `AUTO_COMPILE_TIMEOUT`.
+                        let timeout = policy.limits().timeout.0.min(AUTO_COMPILE_TIMEOUT);
+                        let wasm = this.compile_within(&policy, &script, timeout).await?;
+                        let compiled = Script::from_component(wasm)?;
                         // Load its machine code now, so that no call waits for it.
                         this.precompile(&policy, &compiled).await
                     }

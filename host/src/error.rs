@@ -113,6 +113,16 @@ pub enum Error {
     /// Every sandbox slot stayed busy past the admission wait.
     #[error("no sandbox slot became free within {waited_ms} ms")]
     CapacityExhausted { waited_ms: u64 },
+    /// A compiled script's component needs compiling for this machine, and the host has spent
+    /// its compile budget ([`crate::Builder::compile_budget`]). Code `capacity_exhausted`.
+    #[error(
+        "this component is not compiled for this machine yet, and the host has spent its \
+         compile budget of {budget} per minute; retry in {retry_ms} ms"
+    )]
+    CompileBudget {
+        budget: crate::policy::HumanDuration,
+        retry_ms: u64,
+    },
     /// A bug or an environment failure in Palisade itself. Details go to the log, not the caller.
     #[error("internal error")]
     Internal { detail: String },
@@ -170,7 +180,7 @@ impl Error {
             Error::InvalidComponent { .. } => "invalid_component",
             Error::InvalidPolicy(_) => "invalid_policy",
             Error::PolicyDenied { .. } => "policy_denied",
-            Error::CapacityExhausted { .. } => "capacity_exhausted",
+            Error::CapacityExhausted { .. } | Error::CompileBudget { .. } => "capacity_exhausted",
             Error::Internal { .. } => "internal",
         }
     }

@@ -23,7 +23,7 @@ use crate::policy::Limits;
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasmtime::component::InstancePre;
 use wasmtime::component::{Linker, ResourceTable, ResourceType};
 use wasmtime::{Config, Engine, Store, Trap};
@@ -316,7 +316,8 @@ impl Preloader {
 }
 
 /// Snapshot `guest` (the pre-initialized Palisade guest) again with the module `name`
-/// evaluated by its `preload` export, under the fuel and memory `limits`, with the globals a
+/// evaluated by its `preload` export, under the fuel, memory and time `limits` (a top level
+/// still running at `limits.timeout` ends the compile with `timeout`), with the globals a
 /// call under `env` gets present but unusable to its top level. The result is a
 /// component whose calls skip loading and evaluating the module. The first call in a
 /// process loads the instrumented guest (compiled once per machine, cached in `cache_dir`);
@@ -335,21 +336,34 @@ pub(crate) async fn preload(
         detail: format!("compiling a script: {e:#}"),
     };
     let preloader = Preloader::get(guest, cache_dir, on_compile)?;
+    // The deadline runs from here: loading the instrumented guest above is the host's own
+    // once-per-machine work; evaluating the top level is the script's.
+    let deadline = Instant::now() + limits.timeout.0;
     let reads = Reads::default();
-    let limits = MemoryLimiter::new(memory.0);
-    let mut store = Store::new(&preloader.engine, SnapshotState::new(&reads, limits));
+    let limiter = MemoryLimiter::new(memory.0);
+    let mut store = Store::new(&preloader.engine, SnapshotState::new(&reads, limiter));
     store.limiter(|state| &mut state.limits);
     store.set_fuel(fuel).map_err(internal)?;
-    let instance = preloader
-        .pre
-        .instantiate_async(&mut store)
+    // As in a call: the guest yields every fuel slice, and the deadline is checked then.
+    store
+        .fuel_async_yield_interval(Some(crate::call::FUEL_SLICE))
+        .map_err(internal)?;
+    let timed_out = || Error::Timeout {
+        limit: limits.timeout,
+    };
+    let instance = within(deadline, preloader.pre.instantiate_async(&mut store))
         .await
+        .ok_or_else(timed_out)?
         .map_err(internal)?;
     let sandbox = Sandbox::new(&mut store, &instance).map_err(internal)?;
-    let preloaded = sandbox
-        .palisade_sandbox_runner()
-        .call_preload(&mut store, name, source, env)
-        .await;
+    let preloaded = within(
+        deadline,
+        sandbox
+            .palisade_sandbox_runner()
+            .call_preload(&mut store, name, source, env),
+    )
+    .await
+    .ok_or_else(timed_out)?;
     let top = format!("the top level of `{name}`");
     if preloaded.as_ref().map_or(true, Result::is_err) && store.data().limits.denied() {
         return Err(Error::MemoryLimit { limit: memory });
@@ -407,6 +421,23 @@ pub(crate) async fn preload(
         });
     }
     Ok(bytes)
+}
+
+/// Run `work` until `deadline`: `None` past it. The guest yields every fuel slice, so a top level
+/// that spins is stopped within about one slice of the deadline.
+async fn within<T>(deadline: Instant, work: impl Future<Output = T>) -> Option<T> {
+    let mut work = std::pin::pin!(work);
+    let checked = std::future::poll_fn(|cx| {
+        if Instant::now() >= deadline {
+            return std::task::Poll::Ready(None);
+        }
+        work.as_mut().poll(cx).map(Some)
+    });
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    tokio::time::timeout(remaining, checked)
+        .await
+        .ok()
+        .flatten()
 }
 
 /// Remove the data segments that a second snapshot leaves behind, or `None` when there are

@@ -2,6 +2,7 @@
 //! handlers and the policy grants by name. Every check happens here, before a handler runs:
 //! the name is allowed, the per-call budget has room, the payload fits and matches the schema.
 
+use super::forward::{self, ResponseBudget};
 use crate::Fix;
 use crate::audit::{AuditLog, Decision, truncate};
 use crate::call::CallState;
@@ -33,11 +34,26 @@ pub(crate) struct CapabilityState {
     calls: HashMap<String, u32>,
     pub audit: AuditLog,
     tape: Tape,
+    /// What the call's forwarded responses may still take of the host's memory.
+    responses: ResponseBudget,
+    /// The call's `limits.memory`, which that budget starts from.
+    memory: ByteSize,
+}
+
+/// Who answers an allowed call.
+enum Target {
+    /// The embedder's Rust handler.
+    Handler(Handler),
+    /// The rule's `forward` URL, with its `max_response`.
+    Forward { url: String, max_response: ByteSize },
 }
 
 /// A capability call in flight: the handler's future, then its result until the guest takes it.
 pub struct PendingCall {
     state: Pending,
+    /// For a forwarded call: the budget its response was taken from, given back when the
+    /// guest takes the response (or drops the call), since the host no longer holds it then.
+    budget: Option<ResponseBudget>,
 }
 
 enum Pending {
@@ -46,10 +62,27 @@ enum Pending {
     Taken,
 }
 
+impl Drop for PendingCall {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
 impl PendingCall {
+    /// Give back what a forwarded response took from the call's budget, once the host no
+    /// longer holds it.
+    fn release(&mut self) {
+        if let Pending::Done(Ok(text)) = &self.state
+            && let Some(budget) = self.budget.take()
+        {
+            budget.give_back(text.len() as u64);
+        }
+    }
+
     fn done(result: Result<String, CallError>) -> Self {
         Self {
             state: Pending::Done(result),
+            budget: None,
         }
     }
 }
@@ -77,6 +110,8 @@ impl CapabilityState {
             calls: HashMap::new(),
             audit,
             tape,
+            responses: ResponseBudget::new(policy.limits().memory.0),
+            memory: policy.limits().memory,
         }
     }
 
@@ -163,12 +198,37 @@ impl CapabilityState {
         let bytes_in = payload.len() as u64;
         match self.check(&name, &payload, started, bytes_in) {
             Err(error) => PendingCall::done(Err(error)),
-            Ok((handler, value, key)) => {
+            Ok((target, value, key)) => {
                 let audit = self.audit.clone();
+                let memory = self.memory;
+                let budget = self.responses.clone();
+                let forwarded = matches!(target, Target::Forward { .. }).then(|| budget.clone());
                 let future = async move {
-                    let result = handler(value)
-                        .await
-                        .and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string()));
+                    let result = match target {
+                        Target::Handler(handler) => handler(value)
+                            .await
+                            .and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string())),
+                        Target::Forward { url, max_response } => {
+                            match forward::call(&url, value, max_response.0, &budget).await {
+                                Ok(text) => Ok(text),
+                                Err(forward::Failure::Failed(message)) => Err(message),
+                                Err(refused) => {
+                                    let (rule, reason, fix) =
+                                        too_large(&key, refused, max_response, memory);
+                                    return Err(CallError::Denied(audit.deny(
+                                        "capability",
+                                        &name,
+                                        &name,
+                                        &rule,
+                                        &reason,
+                                        fix,
+                                        started,
+                                        bytes_in,
+                                    )));
+                                }
+                            }
+                        }
+                    };
                     let (bytes_out, error) = match &result {
                         Ok(text) => (text.len() as u64, None),
                         Err(message) => (0, Some(message.clone())),
@@ -186,6 +246,7 @@ impl CapabilityState {
                 };
                 PendingCall {
                     state: Pending::Running(Box::pin(future)),
+                    budget: forwarded,
                 }
             }
         }
@@ -198,7 +259,7 @@ impl CapabilityState {
         payload: &str,
         started: Instant,
         bytes_in: u64,
-    ) -> Result<(Handler, serde_json::Value, String), CallError> {
+    ) -> Result<(Target, serde_json::Value, String), CallError> {
         let name = name.to_owned();
         if name.len() > MAX_NAME_BYTES {
             let short = truncate(&name, MAX_NAME_BYTES);
@@ -290,15 +351,46 @@ impl CapabilityState {
                 bytes_in,
             ));
         }
-        let handler = match (self.handlers.get(&name), &rule.forward) {
-            (Some(handler), _) => handler.clone(),
-            (None, Some(url)) => super::forward::handler(url.clone()),
+        let target = match (self.handlers.get(&name), &rule.forward) {
+            (Some(handler), _) => Target::Handler(handler.clone()),
+            (None, Some(url)) => Target::Forward {
+                url: url.clone(),
+                max_response: rule.max_response,
+            },
             (None, None) => {
                 let message = format!("capability `{name}` has no handler in this host");
                 return Err(self.fail(&name, Decision::Allow, &key, started, bytes_in, message));
             }
         };
-        Ok((handler, value, key))
+        Ok((target, value, key))
+    }
+}
+
+/// The rule, reason and fix of a forwarded response refused for its size.
+fn too_large(
+    key: &str,
+    refused: forward::Failure,
+    max_response: ByteSize,
+    memory: ByteSize,
+) -> (String, String, Option<Fix>) {
+    match refused {
+        forward::Failure::TooLarge { size } => (
+            format!("{key}.max_response"),
+            format!("the response is at least {size} bytes, over the {max_response} limit"),
+            // Response caps go up to 16 MiB; past that no policy change helps.
+            (size <= 16 << 20).then(|| Fix {
+                key: format!("{key}.max_response"),
+                value: format!("\"{}\"", ByteSize(size.next_power_of_two().min(16 << 20))),
+            }),
+        ),
+        _ => (
+            "limits.memory".to_owned(),
+            format!(
+                "this call's forwarded responses together passed its {memory} memory limit, \
+                 which bounds what the host holds for it"
+            ),
+            None,
+        ),
     }
 }
 
@@ -416,6 +508,7 @@ impl capability::HostPendingCall for CallState {
         this: Resource<PendingCall>,
     ) -> wasmtime::Result<Option<Result<String, CallError>>> {
         let pending = self.table.get_mut(&this)?;
+        pending.release();
         match std::mem::replace(&mut pending.state, Pending::Taken) {
             Pending::Done(result) => Ok(Some(result)),
             Pending::Taken => Ok(None),

@@ -14,10 +14,10 @@ pub struct CompileArgs {
     /// Where to write the component; `FILE` with the extension `.wasm` when absent.
     #[arg(short, long, value_name = "PATH")]
     output: Option<PathBuf>,
-    /// Policy to compile for: its `limits.fuel` and `limits.memory` bound the module's top
-    /// level while it is evaluated, and the globals it gives each call (`config`, `kv`, `fs`,
-    /// the capability bridge's) exist there but may not be used. The built-in default when
-    /// absent. Calls run under the policy given to `run`; give the same one here (a script
+    /// Policy to compile for: its `limits.fuel`, `limits.memory` and `limits.timeout` bound the
+    /// module's top level while it is evaluated, and the globals it gives each call (`config`,
+    /// `kv`, `fs`, the capability bridge's) exist there but may not be used. The built-in
+    /// default when absent. Calls run under the policy given to `run`; give the same one here (a script
     /// compiled under a policy that grants no capability is refused by one that grants one).
     #[arg(long, value_name = "PATH")]
     policy: Option<PathBuf>,

@@ -24,6 +24,8 @@ pub struct CapabilityRule {
     pub max_calls: u32,
     /// Largest JSON payload accepted. Default 64 KiB.
     pub max_payload: ByteSize,
+    /// Largest response a `forward` URL may return, checked as it streams in. Default 1 MiB.
+    pub max_response: ByteSize,
     /// JSON Schema the payload must match, checked before the handler runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<Schema>,
@@ -79,6 +81,8 @@ const DEFAULT_MAX_CALLS: u32 = 100;
 /// Payloads are copied out of the guest and parsed by the host; this bounds that work per call.
 const DEFAULT_MAX_PAYLOAD: ByteSize = ByteSize(64 << 10);
 const MAX_PAYLOAD_LIMIT: ByteSize = ByteSize(16 << 20);
+/// A forwarded response is held by the host until the guest takes it; this bounds each one.
+const DEFAULT_MAX_RESPONSE: ByteSize = ByteSize(1 << 20);
 
 /// Globals a script relies on; the bridge may not replace them.
 const RESERVED_GLOBALS: &[&str] = &[
@@ -187,6 +191,20 @@ pub(super) fn resolve(
             Some(p) => *p.get_ref(),
             None => DEFAULT_MAX_PAYLOAD,
         };
+        let max_response = match &rule.max_response {
+            Some(p) if p.get_ref().0 < 2 || *p.get_ref() > MAX_PAYLOAD_LIMIT => {
+                return Err(source.error(
+                    &format!("{key}.max_response"),
+                    Some(p.span()),
+                    format!(
+                        "{} is out of range; allowed is 2B to {MAX_PAYLOAD_LIMIT}",
+                        p.get_ref()
+                    ),
+                ));
+            }
+            Some(p) => *p.get_ref(),
+            None => DEFAULT_MAX_RESPONSE,
+        };
         let schema = match &rule.schema {
             None => None,
             Some(schema) => {
@@ -227,6 +245,7 @@ pub(super) fn resolve(
             CapabilityRule {
                 max_calls,
                 max_payload,
+                max_response,
                 schema,
                 forward,
             },

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Kv {
     /// The tenant namespace the host puts every key under; the script never sees or names it.
+    /// Required whenever `[kv]` is present: there is no default.
     pub namespace: String,
     /// Largest key, in bytes of UTF-8.
     pub max_key: ByteSize,
@@ -61,16 +62,22 @@ const DEFAULT_MAX_KEY: ByteSize = ByteSize(512);
 const DEFAULT_MAX_VALUE: ByteSize = ByteSize(1 << 20);
 const DEFAULT_MAX_KEYS: u64 = 10_000;
 
-pub(super) fn resolve(
-    raw: &RawKv,
-    policy_name: &str,
-    source: &Source<'_>,
-) -> Result<Kv, PolicyError> {
-    let namespace = match &raw.namespace {
-        Some(ns) => ns.get_ref().clone(),
-        None => policy_name.to_owned(),
+pub(super) fn resolve(raw: &RawKv, source: &Source<'_>) -> Result<Kv, PolicyError> {
+    // No default: a name is not an identity. Two files named `agent.toml` in different
+    // folders (or two policies that set the same `name`) would share one namespace, and each
+    // tenant could read and overwrite the other's keys.
+    let Some(namespace) = &raw.namespace else {
+        return Err(source.error(
+            "kv.namespace",
+            None,
+            "[kv] needs a namespace, which keeps this policy's keys apart from every other \
+             policy's (there is no default: two files named agent.toml in different folders \
+             would share one); add `namespace = \"...\"` under [kv], a name unique to this \
+             tenant such as \"acme-billing\"",
+        ));
     };
-    let span = raw.namespace.as_ref().map(|n| n.span());
+    let span = Some(namespace.span());
+    let namespace = namespace.get_ref().clone();
     if namespace.is_empty() || namespace.len() > 128 || namespace.chars().any(char::is_control) {
         return Err(source.error(
             "kv.namespace",

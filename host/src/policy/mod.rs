@@ -328,7 +328,7 @@ impl Policy {
             None => BTreeMap::new(),
         };
         let kv = match &raw.kv {
-            Some(raw) => Some(Arc::new(kv::resolve(raw, &name, &source)?)),
+            Some(raw) => Some(Arc::new(kv::resolve(raw, &source)?)),
             None => None,
         };
         let http = match &raw.http {

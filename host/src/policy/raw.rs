@@ -49,6 +49,7 @@ pub struct RawCapabilities {
 pub struct RawCapability {
     pub max_calls: Option<Spanned<u32>>,
     pub max_payload: Option<Spanned<ByteSize>>,
+    pub max_response: Option<Spanned<ByteSize>>,
     pub schema: Option<Spanned<toml::Value>>,
     pub forward: Option<Spanned<String>>,
 }
