@@ -261,13 +261,16 @@ impl Policy {
     /// Read and validate a policy file. Its name defaults to the file stem.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| PolicyError {
-            file: Some(path.to_path_buf()),
-            key: String::new(),
-            line: None,
-            column: None,
-            message: format!("cannot read the policy file: {e}"),
-        })?;
+        let text =
+            crate::hostfile::read_text(path, crate::hostfile::MAX_POLICY_BYTES).map_err(|e| {
+                PolicyError {
+                    file: Some(path.to_path_buf()),
+                    key: String::new(),
+                    line: None,
+                    column: None,
+                    message: format!("cannot read the policy file: {e}"),
+                }
+            })?;
         Policy::from_toml(&text, Some(path))
     }
 

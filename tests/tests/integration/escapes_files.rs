@@ -1,2 +1,143 @@
 //! Regression tests for the containment escapes (docs/reliability.md), files group: each test is
 //! named after its item, asserts the exact code, then shows that a normal call still works.
+
+use crate::cli::palisade_bin;
+use crate::support::*;
+use palisade::{Policy, Script};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A FIFO at `path`; dropping it opens it for reading and writing once (which never blocks),
+/// so that an opener stuck on it is let go and the test ends whatever happened.
+struct Fifo(PathBuf);
+
+impl Fifo {
+    fn new(path: PathBuf) -> Self {
+        let made = Command::new("mkfifo").arg(&path).status().unwrap();
+        assert!(made.success(), "mkfifo {}", path.display());
+        Fifo(path)
+    }
+}
+
+impl Drop for Fifo {
+    fn drop(&mut self) {
+        let _ = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.0);
+    }
+}
+
+/// What the real binary did within `limit`: its exit code (`None` when it had to be killed),
+/// stdout and stderr.
+fn cli(args: &[&str], limit: Duration) -> (Option<i32>, String, String) {
+    let mut child = Command::new(palisade_bin())
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    (
+        code,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// This process's peak resident set (VmHWM), in bytes.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+#[tokio::test]
+async fn escape_14_host_reads_are_bounded() {
+    let dir = scratch_dir("escape-14");
+    // A secret that is a device, or a FIFO: refused at once. (A reader stuck on the FIFO is
+    // let go after 5 s, so that this test ends even where it fails.)
+    let fifo = dir.join("secret-fifo");
+    std::mem::forget(Fifo::new(fifo.clone()));
+    let release = fifo.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(5));
+        drop(Fifo(release));
+    });
+    for file in ["/dev/null".to_owned(), fifo.display().to_string()] {
+        let started = Instant::now();
+        let toml = format!("[secrets]\nTOKEN = {{ file = \"{file}\" }}\n");
+        let error = palisade::Error::from(Policy::from_toml(&toml, None).unwrap_err());
+        assert_eq!(error.code(), "invalid_policy");
+        assert!(error.to_string().contains("not a regular file"), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    // A script or policy file larger than the host reads, or not a file: no memory spent.
+    let big = dir.join("big.js");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let before = peak_rss();
+    let e = Script::from_file(&big).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+    let e = Policy::from_file(&big).unwrap_err();
+    assert_eq!(palisade::Error::from(e).code(), "invalid_policy");
+    // Other tests of this binary run alongside: 256 MiB is their allowance, a quarter of
+    // what reading the file would take.
+    assert!(
+        peak_rss() - before < 256 << 20,
+        "peak RSS grew by {} bytes",
+        peak_rss() - before
+    );
+    let (code, _, stderr) = cli(&["run", "/dev/zero"], Duration::from_secs(10));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+    std::fs::remove_file(&big).unwrap();
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn escape_22_damaged_component() {
+    let dir = scratch_dir("escape-22");
+    // A component header whose first byte is damaged, then bytes that are not text.
+    let mut bytes = b"\x01asm\x0d\x00\x01\x00".to_vec();
+    bytes.extend([0xff, 0xfe, 0x00, 0x80].repeat(64));
+    for name in ["damaged.wasm", "damaged.bin"] {
+        let path = dir.join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let (code, _, stderr) = cli(&["run", path.to_str().unwrap()], Duration::from_secs(30));
+        assert_eq!(code, Some(18), "{name}: {stderr}");
+        assert!(stderr.contains("error[invalid_component]"), "{stderr}");
+    }
+    // A `.wasm` name decides even for text.
+    let text = dir.join("text.wasm");
+    std::fs::write(&text, "export default 1").unwrap();
+    let error = Script::from_file_bytes(&text, std::fs::read(&text).unwrap()).unwrap_err();
+    assert_eq!(error.code(), "invalid_component");
+
+    let (code, stdout, stderr) = cli(
+        &["run", "examples/hello.js", "--input", r#"{"name":"Ada"}"#],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("Hello, Ada!"), "{stdout}");
+    assert_next_call_works().await;
+}
