@@ -21,7 +21,8 @@ use std::time::Instant;
 use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::filesystem::WasiFilesystemView;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
-    self as fs, Descriptor, DescriptorFlags, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
+    self as fs, Descriptor, DescriptorFlags, DescriptorType, ErrorCode, HostDescriptor, OpenFlags,
+    PathFlags,
 };
 use wasmtime_wasi::p2::{DynOutputStream, OutputStream, Pollable, StreamError, StreamResult};
 
@@ -224,6 +225,36 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
             Box::new(async move {
                 let state = store.data_mut();
                 let quota = state.quotas.of(&fd);
+                // Only regular files and directories are opened: a FIFO would block the
+                // opening thread until a writer comes (and keep the process from exiting), and
+                // a device or a socket is no file to read.
+                let kind = HostDescriptor::stat_at(
+                    &mut state.filesystem(),
+                    Resource::new_borrow(fd.rep()),
+                    path_flags,
+                    path.clone(),
+                )
+                .await
+                .map(|stat| stat.type_);
+                if let Ok(kind) = kind
+                    && !matches!(
+                        kind,
+                        DescriptorType::RegularFile
+                            | DescriptorType::Directory
+                            | DescriptorType::SymbolicLink
+                    )
+                {
+                    state.quotas.audit.deny_target(
+                        "fs",
+                        "fs",
+                        "fs",
+                        "fs.mount",
+                        &format!("{path} is not a regular file or directory ({kind:?})"),
+                        None,
+                        Instant::now(),
+                    );
+                    return Ok((Err(ErrorCode::Access),));
+                }
                 let opened = HostDescriptor::open_at(
                     &mut state.filesystem(),
                     fd,

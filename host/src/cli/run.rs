@@ -132,6 +132,9 @@ pub fn run(args: RunArgs) -> ExitCode {
         }
         (None, None) => runtime.block_on(palisade.run(&policy, &script, &input)),
     };
+    // A blocking file operation that outlived its call (which ended at its deadline) must not
+    // keep the process from exiting, as dropping the runtime would wait for it.
+    runtime.shutdown_background();
     if let Some(path) = &args.audit_log
         && let Err(e) = append_audit(path, &outcome)
     {

@@ -3,7 +3,8 @@
 
 use crate::cli::palisade_bin;
 use crate::support::*;
-use palisade::{Policy, Script};
+use palisade::{Outcome, Policy, Script};
+use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -60,12 +61,71 @@ fn cli(args: &[&str], limit: Duration) -> (Option<i32>, String, String) {
     )
 }
 
+async fn run_js(policy: &Policy, source: &str, input: &str) -> Outcome {
+    PALISADE
+        .run(policy, &Script::new("escape.js", source), input)
+        .await
+}
+
+fn json_output(outcome: &Outcome) -> Value {
+    serde_json::from_str(output(outcome)).unwrap()
+}
+
 /// This process's peak resident set (VmHWM), in bytes.
 fn peak_rss() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
     let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
     kib * 1024
+}
+
+#[tokio::test]
+async fn escape_05_fifo_in_mount() {
+    let dir = scratch_dir("escape-05");
+    let fifo = Fifo::new(dir.join("fifo"));
+    std::fs::write(dir.join("plain.txt"), "plain").unwrap();
+    let source = "export default async () => { \
+        let fifo; try { await fs.readFile('/m/fifo'); fifo = 'read'; } catch (e) { fifo = e.code; } \
+        return { fifo, plain: await fs.readFile('/m/plain.txt') }; }";
+    let p = policy(&format!(
+        "[limits]\ntimeout = \"3s\"\n\n[[fs.mount]]\nhost = \"{}\"\nguest = \"/m\"\n",
+        dir.display()
+    ));
+    let started = Instant::now();
+    let outcome = run_js(&p, source, "null").await;
+    assert_eq!(
+        json_output(&outcome),
+        json!({ "fifo": "EACCES", "plain": "plain" })
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "refused at once"
+    );
+    let refusal = outcome.audit.iter().find(|r| r.capability == "fs").unwrap();
+    assert_eq!(refusal.rule, "fs.mount");
+
+    // The real binary exits, with the script's answer.
+    std::fs::write(dir.join("policy.toml"), p.to_string()).unwrap();
+    std::fs::write(
+        dir.join("fifo.js"),
+        "export default async () => { try { await fs.readFile('/m/fifo'); } catch (e) { return e.code; } }",
+    )
+    .unwrap();
+    let policy_path = dir.join("policy.toml");
+    let script_path = dir.join("fifo.js");
+    let (code, stdout, stderr) = cli(
+        &[
+            "run",
+            script_path.to_str().unwrap(),
+            "--policy",
+            policy_path.to_str().unwrap(),
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout.trim(), "\"EACCES\"");
+    drop(fifo);
+    assert_next_call_works().await;
 }
 
 #[tokio::test]
