@@ -6,7 +6,7 @@ use crate::caps::capability::{CapabilityState, Handler};
 use crate::caps::console::Console;
 use crate::caps::http::{HttpGate, RateLimiter, redact};
 use crate::caps::kv::KvState;
-use crate::caps::quota::Quotas;
+use crate::caps::quota::{Limits as QuotaLimits, Quotas, Usage};
 use crate::engine::Runtime;
 use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Environment, Module};
 use crate::kv::KvBackend;
@@ -250,11 +250,16 @@ impl CallState {
             .enumerate()
         {
             if let Some(quota) = mount.quota {
+                let max_files = mount.max_files.unwrap_or(crate::policy::DEFAULT_MAX_FILES);
                 quotas.add(
                     &mount.guest,
                     &mount.host,
-                    quota.0,
-                    format!("fs.mount[{i}].quota"),
+                    QuotaLimits {
+                        bytes: quota.0,
+                        files: max_files,
+                        table: format!("fs.mount[{i}]"),
+                    },
+                    Usage::of_mount(&mount.host, max_files),
                 );
             }
             let perms = match mount.mode {
@@ -284,8 +289,12 @@ impl CallState {
                 quotas.add(
                     &spec.guest,
                     dir.path(),
-                    spec.quota.0,
-                    "fs.scratch.quota".into(),
+                    QuotaLimits {
+                        bytes: spec.quota.0,
+                        files: spec.max_files,
+                        table: "fs.scratch".into(),
+                    },
+                    Arc::default(),
                 );
                 wasi.preopened_dir(dir.path(), &spec.guest, FsPerms::ReadWrite)
                     .map_err(|e| Error::Internal {

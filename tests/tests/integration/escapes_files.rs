@@ -5,7 +5,7 @@ use crate::cli::palisade_bin;
 use crate::support::*;
 use palisade::{Outcome, Policy, Script};
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -79,6 +79,13 @@ fn peak_rss() -> u64 {
     kib * 1024
 }
 
+fn rw_policy(host: &Path, extra: &str) -> Policy {
+    policy(&format!(
+        "[limits]\ntimeout = \"5s\"\n\n[[fs.mount]]\nhost = \"{}\"\nguest = \"/m\"\nmode = \"rw\"\n{extra}",
+        host.display()
+    ))
+}
+
 #[tokio::test]
 async fn escape_05_fifo_in_mount() {
     let dir = scratch_dir("escape-05");
@@ -125,6 +132,84 @@ async fn escape_05_fifo_in_mount() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout.trim(), "\"EACCES\"");
     drop(fifo);
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn escape_06_files_per_quota() {
+    let dir = scratch_dir("escape-06");
+    std::fs::write(dir.join("before.txt"), "x").unwrap();
+    let p = rw_policy(&dir, "quota = \"1MiB\"\nmax_files = 50\n");
+    let fill = "export default async () => { \
+        for (let i = 0; i < 1000; i++) { \
+          try { await fs.writeFile(`/m/f${i}`, ''); } catch (e) { return { made: i, code: e.code }; } \
+        } return { made: 1000 }; }";
+    let outcome = run_js(&p, fill, "null").await;
+    // One file was there before the call: 49 more fit.
+    assert_eq!(
+        json_output(&outcome),
+        json!({ "made": 49, "code": "ENOSPC" })
+    );
+    let refusal = outcome.audit.iter().find(|r| r.capability == "fs").unwrap();
+    assert_eq!(refusal.rule, "fs.mount[0].max_files");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 50);
+
+    // Later calls find the count kept (no walk): overwriting works, a new file does not
+    // until one is removed, and a directory counts as an entry.
+    let later = "export default async () => { \
+        const t0 = Date.now(); await fs.writeFile('/m/f0', 'overwritten'); const first = Date.now() - t0; \
+        let extra; try { await fs.writeFile('/m/extra', ''); extra = 'ok'; } catch (e) { extra = e.code; } \
+        let dir; try { await fs.mkdir('/m/d'); dir = 'ok'; } catch (e) { dir = e.code; } \
+        await fs.rm('/m/f1'); await fs.writeFile('/m/extra', 'now'); \
+        return { extra, dir, firstWriteMs: first < 50 ? 'fast' : first }; }";
+    let p = policy(&format!(
+        "[limits]\ntimeout = \"1s\"\n\n[[fs.mount]]\nhost = \"{}\"\nguest = \"/m\"\nmode = \"rw\"\nquota = \"1MiB\"\nmax_files = 50\n",
+        dir.display()
+    ));
+    let outcome = run_js(&p, later, "null").await;
+    assert_eq!(
+        json_output(&outcome),
+        json!({ "extra": "ENOSPC", "dir": "ENOSPC", "firstWriteMs": "fast" })
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("extra")).unwrap(), "now");
+
+    // The scratch directory has a file limit too.
+    let scratch = policy("[fs.scratch]\nguest = \"/s\"\nmax_files = 3\n");
+    let outcome = run_js(&scratch, &fill.replace("/m/", "/s/"), "null").await;
+    assert_eq!(
+        json_output(&outcome),
+        json!({ "made": 3, "code": "ENOSPC" })
+    );
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn escape_07_paths_deeper_than_path_max() {
+    let dir = scratch_dir("escape-07");
+    let host_len = dir.as_os_str().len();
+    // 16 levels of 250 bytes and a last one that takes the host path to 4,100 bytes: under
+    // PATH_MAX below the mount, over it on the host.
+    let mut names: Vec<String> = (0..16).map(|i| format!("{i:x}").repeat(250)).collect();
+    let below = 4099 - host_len;
+    names.push("z".repeat(below - 16 * 251));
+    let source = "export default async (names) => { \
+        let path = '/m'; const codes = []; \
+        for (const name of names) { path += '/' + name; \
+          try { await fs.mkdir(path); codes.push('ok'); } catch (e) { codes.push(e.code); break; } } \
+        return codes; }";
+    let p = rw_policy(&dir, "");
+    let outcome = run_js(&p, source, &json!(names).to_string()).await;
+    let mut expected = vec!["ok"; 16];
+    expected.push("EINVAL");
+    assert_eq!(json_output(&outcome), json!(expected));
+    let refusal = outcome.audit.iter().find(|r| r.capability == "fs").unwrap();
+    assert_eq!(refusal.rule, "fs.mount[0]");
+
+    // The mount is not full for the next call.
+    let write = "export default async () => { await fs.writeFile('/m/next.txt', 'fine'); \
+        return await fs.readFile('/m/next.txt'); }";
+    let outcome = run_js(&p, write, "null").await;
+    assert_eq!(output(&outcome), "\"fine\"");
     assert_next_call_works().await;
 }
 
