@@ -283,9 +283,22 @@ impl CallState {
         }
         let scratch = match policy.fs().and_then(|fs| fs.scratch.as_ref()) {
             Some(spec) => {
-                let dir = ScratchDir::create(&spec.seed).map_err(|e| Error::Internal {
-                    detail: format!("cannot create the scratch directory: {e}"),
-                })?;
+                // A seed that cannot be copied (it changed since the policy was loaded) is
+                // the policy's to fix, and the caller is told which and why.
+                let (dir, seeded) =
+                    ScratchDir::create(&spec.seed, spec.max_files).map_err(|e| {
+                        let key = match e.index {
+                            usize::MAX => "fs.scratch".to_owned(),
+                            i => format!("fs.scratch.seed[{i}]"),
+                        };
+                        Error::InvalidPolicy(crate::PolicyError {
+                            file: None,
+                            key,
+                            line: None,
+                            column: None,
+                            message: e.message,
+                        })
+                    })?;
                 quotas.add(
                     &spec.guest,
                     dir.path(),
@@ -294,7 +307,7 @@ impl CallState {
                         files: spec.max_files,
                         table: "fs.scratch".into(),
                     },
-                    Arc::default(),
+                    Usage::known(seeded.bytes, seeded.files),
                 );
                 wasi.preopened_dir(dir.path(), &spec.guest, FsPerms::ReadWrite)
                     .map_err(|e| Error::Internal {

@@ -200,6 +200,8 @@ impl Builder {
     /// Build the engine for the default policy's stack size (and, without fuel metering, start
     /// the epoch ticker).
     pub fn build(self) -> Result<Palisade, Error> {
+        // Scratch directories of processes that were killed before they could remove them.
+        crate::scratch::sweep_stale();
         let handlers = Arc::new(self.handlers.clone());
         let inner = Arc::new(Inner {
             handlers,

@@ -38,6 +38,14 @@ pub(crate) struct Usage {
 }
 
 impl Usage {
+    /// The usage of a directory that starts out holding `bytes` and `files` (a seeded scratch
+    /// directory, whose copy counted them).
+    pub fn known(bytes: u64, files: u64) -> Arc<Usage> {
+        Arc::new(Usage {
+            counters: std::sync::Mutex::new(Some(Counters { bytes, files })),
+        })
+    }
+
     /// The process's usage of the `rw` mount at `host` under a limit of `max_files`.
     pub fn of_mount(host: &Path, max_files: u64) -> Arc<Usage> {
         // Kept for the life of the process, between calls: one entry per `rw` mount and file

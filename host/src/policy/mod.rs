@@ -560,6 +560,14 @@ fn resolve_fs(raw: &raw::RawFs, source: &Source<'_>) -> Result<Fs, PolicyError> 
                 })?;
                 seed.push(resolved);
             }
+            // Every call copies the seed: what cannot be copied is said here, not per call.
+            crate::scratch::check_seed(&seed, max_files).map_err(|e| {
+                source.error(
+                    &format!("fs.scratch.seed[{}]", e.index),
+                    span.clone(),
+                    e.message,
+                )
+            })?;
             Some(Scratch {
                 guest: s.guest.clone(),
                 quota: s.quota.unwrap_or(DEFAULT_SCRATCH_QUOTA),

@@ -3,7 +3,7 @@
 
 use crate::cli::palisade_bin;
 use crate::support::*;
-use palisade::{Outcome, Policy, Script};
+use palisade::{Outcome, Palisade, Policy, Script};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -256,6 +256,86 @@ async fn escape_14_host_reads_are_bounded() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("not a regular file"), "{stderr}");
     std::fs::remove_file(&big).unwrap();
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn escape_16_stale_scratch_directories() {
+    let base = if Path::new("/dev/shm").is_dir() {
+        PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    // A process that has exited: its id names no running process (until reused).
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = base.join(format!("palisade-scratch-{dead}-0-0badc0de"));
+    std::fs::create_dir_all(stale.join("sub")).unwrap();
+    std::fs::write(stale.join("sub/data"), "left behind by kill -9").unwrap();
+    // Pid 1 always runs: its directory is left alone.
+    let live = base.join(format!(
+        "palisade-scratch-1-{}-0badc0de",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&live).unwrap();
+
+    let fresh = Palisade::builder().max_concurrency(1).build().unwrap();
+    assert!(
+        !stale.exists(),
+        "a dead process's scratch is removed at start"
+    );
+    assert!(live.exists(), "a live process's scratch stays");
+    std::fs::remove_dir_all(&live).unwrap();
+
+    let p = policy("[fs.scratch]\nguest = \"/s\"\n");
+    let outcome = fresh
+        .run(
+            &p,
+            &Script::new(
+                "s.js",
+                "export default async () => { await fs.writeFile('/s/a', 'b'); return await fs.readFile('/s/a'); }",
+            ),
+            "null",
+        )
+        .await;
+    assert_eq!(output(&outcome), "\"b\"");
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn escape_17_seeds_that_cannot_be_copied() {
+    let dir = scratch_dir("escape-17");
+    for (seed, says) in [
+        ("/proc/self", "pseudo file system"),
+        ("/dev/zero", "not a regular file or directory"),
+        ("/", "/"),
+    ] {
+        let toml = format!("[fs.scratch]\nguest = \"/s\"\nseed = [\"{seed}\"]\n");
+        let e = Policy::from_toml(&toml, None).unwrap_err();
+        assert_eq!(e.key, "fs.scratch.seed[0]", "{seed}: {e}");
+        assert!(e.message.contains(says), "{seed}: {e}");
+        assert_eq!(palisade::Error::from(e).code(), "invalid_policy");
+    }
+
+    // A seed that was fine when the policy was loaded and no longer is: the call says which.
+    std::fs::create_dir_all(dir.join("seed")).unwrap();
+    std::fs::write(dir.join("seed/a.txt"), "a").unwrap();
+    let p = policy(&format!(
+        "[fs.scratch]\nguest = \"/s\"\nseed = [\"{}\"]\n",
+        dir.join("seed").display()
+    ));
+    let read = "export default async () => await fs.readFile('/s/a.txt')";
+    assert_eq!(output(&run_js(&p, read, "null").await), "\"a\"");
+    std::fs::remove_file(dir.join("seed/a.txt")).unwrap();
+    let _fifo = Fifo::new(dir.join("seed/a.txt"));
+    let outcome = run_js(&p, read, "null").await;
+    assert_eq!(code(&outcome), "invalid_policy");
+    let message = outcome.error().unwrap().to_string();
+    assert!(
+        message.contains("fs.scratch.seed[0]") && message.contains("not a regular file"),
+        "{message}"
+    );
     assert_next_call_works().await;
 }
 
