@@ -5,8 +5,8 @@
 //! the directory's [`Quota`] first, and those that free them (`unlink-file-at`,
 //! `remove-directory-at`, a shrinking `set-size`) give them back. Descriptors are traced to
 //! their directory, and to their place below it, through `get-directories` and `open-at`; a
-//! path deeper than [`super::usage::MAX_DEPTH`] levels or longer than `PATH_MAX` on the host fails
-//! with `name-too-long`.
+//! path deeper than [`super::usage::MAX_DEPTH`] levels or longer than `PATH_MAX` on the host
+//! fails with `name-too-long`.
 
 use super::quota::{Ask, Counted, Quota, Quotas, Traced};
 use super::usage::Place;
