@@ -6,7 +6,7 @@ use crate::caps::capability::{CapabilityState, Handler};
 use crate::caps::console::Console;
 use crate::caps::http::{HttpGate, RateLimiter, redact};
 use crate::caps::kv::KvState;
-use crate::caps::quota::Quotas;
+use crate::caps::quota::{Limits as QuotaLimits, Quotas, Usage};
 use crate::engine::Runtime;
 use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Environment, Module};
 use crate::kv::KvBackend;
@@ -256,11 +256,16 @@ impl CallState {
             .enumerate()
         {
             if let Some(quota) = mount.quota {
+                let max_files = mount.max_files.unwrap_or(crate::policy::DEFAULT_MAX_FILES);
                 quotas.add(
                     &mount.guest,
                     &mount.host,
-                    quota.0,
-                    format!("fs.mount[{i}].quota"),
+                    QuotaLimits {
+                        bytes: quota.0,
+                        files: max_files,
+                        table: format!("fs.mount[{i}]"),
+                    },
+                    Usage::of_mount(&mount.host, max_files),
                 );
             }
             let perms = match mount.mode {
@@ -284,14 +289,31 @@ impl CallState {
         }
         let scratch = match policy.fs().and_then(|fs| fs.scratch.as_ref()) {
             Some(spec) => {
-                let dir = ScratchDir::create(&spec.seed).map_err(|e| Error::Internal {
-                    detail: format!("cannot create the scratch directory: {e}"),
-                })?;
+                // A seed that cannot be copied (it changed since the policy was loaded) is
+                // the policy's to fix, and the caller is told which and why.
+                let (dir, seeded) =
+                    ScratchDir::create(&spec.seed, spec.max_files).map_err(|e| {
+                        let key = match e.index {
+                            usize::MAX => "fs.scratch".to_owned(),
+                            i => format!("fs.scratch.seed[{i}]"),
+                        };
+                        Error::InvalidPolicy(crate::PolicyError {
+                            file: None,
+                            key,
+                            line: None,
+                            column: None,
+                            message: e.message,
+                        })
+                    })?;
                 quotas.add(
                     &spec.guest,
                     dir.path(),
-                    spec.quota.0,
-                    "fs.scratch.quota".into(),
+                    QuotaLimits {
+                        bytes: spec.quota.0,
+                        files: spec.max_files,
+                        table: "fs.scratch".into(),
+                    },
+                    Usage::known(seeded.bytes, seeded.files),
                 );
                 wasi.preopened_dir(dir.path(), &spec.guest, FsPerms::ReadWrite)
                     .map_err(|e| Error::Internal {

@@ -238,6 +238,8 @@ impl Builder {
     /// Build the engine for the default policy's stack size (and, without fuel metering, start
     /// the epoch ticker).
     pub fn build(self) -> Result<Palisade, Error> {
+        // Scratch directories of processes that were killed before they could remove them.
+        crate::scratch::sweep_stale();
         let handlers = Arc::new(self.handlers.clone());
         let inner = Arc::new(Inner {
             handlers,
@@ -890,7 +892,7 @@ fn instance_pre(
 ) -> wasmtime::Result<bindings::SandboxPre<CallState>> {
     let mut linker: Linker<CallState> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-    crate::caps::quota::add_to_linker(&mut linker)?;
+    crate::caps::files::add_to_linker(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     // WASI and wasi:http are linked above; Palisade's own interfaces and wasi:config here.
     use bindings::palisade::sandbox::{capability, console};

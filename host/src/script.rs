@@ -1,6 +1,7 @@
 //! A script: an ES module's name and source, or a script compiled into a component of its own.
 
 use crate::Error;
+pub use crate::hostfile::MAX_SCRIPT_BYTES;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -96,15 +97,43 @@ impl Script {
         })
     }
 
-    /// Read a script from a file; its file name becomes the module name.
+    /// Read a script from a file; its file name becomes the module name. Only a regular file
+    /// of at most [`MAX_SCRIPT_BYTES`] is read: a FIFO, a socket or a device (`/dev/zero`) is
+    /// refused with an error of kind `InvalidInput`, as is a larger file.
     pub fn from_file(path: impl AsRef<Path>) -> std::io::Result<Self> {
         let path = path.as_ref();
-        let source = std::fs::read_to_string(path)?;
-        let name = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        Ok(Self::new(name, source))
+        let source = crate::hostfile::read_text(path, MAX_SCRIPT_BYTES)?;
+        Ok(Self::new(file_name(path), source))
+    }
+
+    /// The bytes of a script file (source or compiled component), read as
+    /// [`Script::from_file`] reads them: a regular file of at most [`MAX_SCRIPT_BYTES`].
+    pub fn read_file_bytes(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
+        crate::hostfile::read_bounded(path.as_ref(), MAX_SCRIPT_BYTES)
+    }
+
+    /// A script from a file's bytes: a compiled component when the name ends in `.wasm`, the
+    /// bytes start with the WebAssembly magic, or they are no text but hold its `asm` (a
+    /// damaged magic), else an ES module. A `.wasm` file that is not a
+    /// component is `invalid_component`, whatever its bytes; source that is not UTF-8 is
+    /// `Ok(Err(..))`, an unreadable script rather than a bad component.
+    pub fn from_file_bytes(
+        path: &Path,
+        bytes: Vec<u8>,
+    ) -> Result<Result<Self, std::str::Utf8Error>, Error> {
+        let named_wasm = path
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("wasm"));
+        // A damaged first byte still leaves `asm` and bytes that are no text.
+        let damaged_magic =
+            bytes.get(1..4) == Some(&b"asm"[..]) && std::str::from_utf8(&bytes).is_err();
+        if named_wasm || bytes.starts_with(b"\0asm") || damaged_magic {
+            return Script::from_component(bytes).map(Ok);
+        }
+        Ok(match String::from_utf8(bytes) {
+            Ok(source) => Ok(Self::new(file_name(path), source)),
+            Err(e) => Err(e.utf8_error()),
+        })
     }
 
     /// The module name.
@@ -152,6 +181,14 @@ impl Script {
             ..self.clone()
         }
     }
+}
+
+/// The module name of a script read from `path`: its file name.
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// The marker section of a compiled script's component.

@@ -1,107 +1,230 @@
-//! Byte quotas for writable directories (`rw` mounts and the scratch directory), enforced on
-//! the host by wrapping the `wasi:filesystem` functions that add bytes: `write`,
-//! `write-via-stream`, `append-via-stream` and `set-size`. Descriptors are traced to their
-//! directory through `get-directories` and `open-at`.
+//! Quotas of bytes and files for writable directories (`rw` mounts and the scratch
+//! directory): what each holds, shared by the calls of a process, and what a call may add.
+//! [`super::files`] calls them where `wasi:filesystem` adds or frees bytes and entries.
 //!
-//! A directory's usage is measured (a walk of its files) at its first write in a call; after
-//! that every byte written counts, overwrites included (a conservative count), and removals
-//! free space only for later calls. A write that would pass the quota fails with
+//! A `rw` mount's usage is measured once per process (a walk with `*at` calls, see
+//! [`super::usage`]) and then kept by every call that writes there; a scratch directory's
+//! starts at its seed. A write grows the count by what it adds past the file's end. A call
+//! measures again before it refuses, once. A write that would pass the quota fails with
 //! `insufficient-space` (`ENOSPC` for the script) and writes nothing.
 
 use crate::Fix;
 use crate::audit::AuditLog;
-use crate::call::CallState;
+use crate::caps::usage::{self, Place};
 use crate::policy::ByteSize;
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-use wasmtime::component::{Linker, Resource};
-use wasmtime_wasi::filesystem::WasiFilesystemView;
-use wasmtime_wasi::p2::bindings::filesystem::types::{
-    self as fs, Descriptor, DescriptorFlags, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
-};
+use wasmtime::component::Resource;
+use wasmtime_wasi::p2::bindings::filesystem::types::Descriptor;
 use wasmtime_wasi::p2::{DynOutputStream, OutputStream, Pollable, StreamError, StreamResult};
 
-/// One writable directory's quota.
+/// What a writable directory holds: bytes in regular files and entries of every kind.
+#[derive(Debug, Default)]
+struct Counters {
+    bytes: u64,
+    files: u64,
+}
+
+/// The usage of one directory under one file limit, shared by every call (and policy) of this
+/// process that writes there: measured by a walk once, then kept up to date by each write,
+/// creation and removal, so that a call's first write costs no walk.
+#[derive(Default)]
+pub(crate) struct Usage {
+    counters: std::sync::Mutex<Option<Counters>>,
+}
+
+impl Usage {
+    /// The usage of a directory that starts out holding `bytes` and `files` (a seeded scratch
+    /// directory, whose copy counted them).
+    pub fn known(bytes: u64, files: u64) -> Arc<Usage> {
+        Arc::new(Usage {
+            counters: std::sync::Mutex::new(Some(Counters { bytes, files })),
+        })
+    }
+
+    /// The process's usage of the `rw` mount at `host` under a limit of `max_files`.
+    pub fn of_mount(host: &Path, max_files: u64) -> Arc<Usage> {
+        // Kept for the life of the process, between calls: one entry per `rw` mount and file
+        // limit that the operator's policies name.
+        type Registry = HashMap<(PathBuf, u64), Arc<Usage>>;
+        static MOUNTS: std::sync::LazyLock<std::sync::Mutex<Registry>> =
+            std::sync::LazyLock::new(Default::default);
+        let mut mounts = MOUNTS.lock().unwrap_or_else(|e| e.into_inner());
+        mounts
+            .entry((host.to_path_buf(), max_files))
+            .or_default()
+            .clone()
+    }
+}
+
+/// One writable directory's quota of bytes and files.
 pub(crate) struct Quota {
     host: PathBuf,
     guest: String,
-    /// The policy key that sets it, such as `fs.scratch.quota`.
-    rule: String,
+    /// The policy table that sets it, such as `fs.scratch` or `fs.mount[0]`.
+    table: String,
     audit: AuditLog,
     limit: u64,
-    /// Usage at the first write of the call, then every byte written since.
-    used: OnceLock<AtomicU64>,
+    max_files: u64,
+    usage: Arc<Usage>,
+    /// Whether this call has measured the directory again (at most once, before a refusal).
+    remeasured: AtomicBool,
+}
+
+/// What a reservation asks for.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ask {
+    pub(super) bytes: u64,
+    pub(super) files: u64,
 }
 
 impl Quota {
-    fn used(&self) -> &AtomicU64 {
-        self.used.get_or_init(|| AtomicU64::new(usage(&self.host)))
+    /// The directory measured again: `files = max_files + 1` when it holds more, and full when
+    /// it cannot be measured.
+    fn measure(&self) -> Counters {
+        match usage::measure(&self.host, self.max_files) {
+            Some(m) => Counters {
+                bytes: m.bytes,
+                files: m.files,
+            },
+            None => Counters {
+                bytes: u64::MAX,
+                files: u64::MAX,
+            },
+        }
     }
 
-    /// Reserve `bytes`; false (and nothing reserved, and the refusal recorded under the
-    /// target `fs`) when that would pass the limit.
-    fn reserve(&self, bytes: u64) -> bool {
-        let reserved = self
-            .used()
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
-                used.checked_add(bytes).filter(|total| *total <= self.limit)
-            });
-        let Err(used) = reserved else {
+    fn try_reserve(&self, ask: Ask) -> Result<(), (u64, u64)> {
+        let mut counters = self
+            .usage
+            .counters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let c = counters.get_or_insert_with(|| self.measure());
+        let bytes = c.bytes.checked_add(ask.bytes).filter(|b| *b <= self.limit);
+        let files = c
+            .files
+            .checked_add(ask.files)
+            .filter(|f| *f <= self.max_files);
+        match (bytes, files) {
+            (Some(bytes), Some(files)) => {
+                *c = Counters { bytes, files };
+                Ok(())
+            }
+            _ => Err((c.bytes, c.files)),
+        }
+    }
+
+    /// Reserve `ask`; false (and nothing reserved, and the refusal recorded under the target
+    /// `fs`) when that would pass a limit. The counters can only run high (overwrites of a
+    /// stream, concurrent writers, changes made outside): before refusing, a call measures the
+    /// directory again, once.
+    pub(super) fn reserve(&self, ask: Ask) -> bool {
+        let mut refused = self.try_reserve(ask);
+        if refused.is_err() && !self.remeasured.swap(true, Ordering::SeqCst) {
+            let measured = self.measure();
+            *self
+                .usage
+                .counters
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(measured);
+            refused = self.try_reserve(ask);
+        }
+        let Err((bytes, files)) = refused else {
             return true;
         };
-        let needed = used.saturating_add(bytes);
-        let reason = format!(
-            "{} holds {used} bytes; {bytes} more would pass its {} quota",
-            self.guest,
-            ByteSize(self.limit)
-        );
-        let fix = (needed <= 1 << 40).then(|| Fix {
-            key: self.rule.clone(),
-            value: format!("\"{}\"", ByteSize(needed.next_power_of_two())),
-        });
+        let needed = bytes.saturating_add(ask.bytes);
+        let (rule, reason, fix) = if needed > self.limit {
+            let fix = (needed <= 1 << 40).then(|| Fix {
+                key: format!("{}.quota", self.table),
+                value: format!("\"{}\"", ByteSize(needed.next_power_of_two())),
+            });
+            let reason = format!(
+                "{} holds {bytes} bytes; {} more would pass its {} quota",
+                self.guest,
+                ask.bytes,
+                ByteSize(self.limit)
+            );
+            (format!("{}.quota", self.table), reason, fix)
+        } else {
+            let needed = files.saturating_add(ask.files);
+            let fix = (needed <= crate::policy::MAX_FILES_LIMIT).then(|| Fix {
+                key: format!("{}.max_files", self.table),
+                value: needed
+                    .saturating_mul(2)
+                    .min(crate::policy::MAX_FILES_LIMIT)
+                    .to_string(),
+            });
+            let reason = format!(
+                "{} holds {} files; another would pass its limit of {}",
+                self.guest,
+                files.min(self.max_files),
+                self.max_files
+            );
+            (format!("{}.max_files", self.table), reason, fix)
+        };
         self.audit
-            .deny_target("fs", "fs", "fs", &self.rule, &reason, fix, Instant::now());
+            .deny_target("fs", "fs", "fs", &rule, &reason, fix, Instant::now());
         false
+    }
+
+    pub(super) fn reserve_bytes(&self, bytes: u64) -> bool {
+        bytes == 0 || self.reserve(Ask { bytes, files: 0 })
+    }
+
+    /// Give back what a removal or a failed operation freed.
+    pub(super) fn release(&self, bytes: u64, files: u64) {
+        let mut counters = self
+            .usage
+            .counters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = counters.as_mut() {
+            c.bytes = c.bytes.saturating_sub(bytes);
+            c.files = c.files.saturating_sub(files);
+        }
+    }
+
+    /// Refuse a path below the root that is too deep or too long, recording why.
+    pub(super) fn refuse_place(&self, place: Option<&Place>) -> bool {
+        let reason = match place {
+            None => return false,
+            Some(place) => match place.too_deep(&self.host) {
+                None => return false,
+                Some(reason) => reason,
+            },
+        };
+        let reason = format!("{}: {reason}", self.guest);
+        self.audit
+            .deny_target("fs", "fs", "fs", &self.table, &reason, None, Instant::now());
+        true
     }
 }
 
-/// Bytes in the files under `dir`, not following links. Iterative: a script can make the tree
-/// deep, and this runs on the call's fiber stack. A part of the tree that cannot be measured
-/// (a path too long to open) makes the directory count as full: the quota fails closed.
-fn usage(dir: &Path) -> u64 {
-    let mut total = 0u64;
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return u64::MAX;
-        };
-        for entry in entries {
-            let Ok(entry) = entry else {
-                return u64::MAX;
-            };
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => pending.push(entry.path()),
-                Ok(t) if t.is_file() => match entry.metadata() {
-                    Ok(m) => total = total.saturating_add(m.len()),
-                    Err(_) => return u64::MAX,
-                },
-                Ok(_) => {}
-                Err(_) => return u64::MAX,
-            }
-        }
-    }
-    total
+/// A descriptor of a quota'd directory tree: its quota, and where it lies below the root.
+#[derive(Clone)]
+pub(super) struct Traced {
+    pub(super) quota: Arc<Quota>,
+    pub(super) place: Place,
 }
 
 /// The call's quotas by guest path, and which quota each open descriptor writes to.
 pub(crate) struct Quotas {
-    audit: AuditLog,
-    by_guest: HashMap<String, Arc<Quota>>,
-    by_descriptor: HashMap<u32, Arc<Quota>>,
+    pub(super) audit: AuditLog,
+    pub(super) by_guest: HashMap<String, Arc<Quota>>,
+    pub(super) by_descriptor: HashMap<u32, Traced>,
+}
+
+/// One writable directory's limits, as [`Quotas::add`] takes them.
+pub(crate) struct Limits {
+    pub bytes: u64,
+    pub files: u64,
+    /// The policy table that sets them, such as `fs.scratch` or `fs.mount[0]`.
+    pub table: String,
 }
 
 impl Quotas {
@@ -113,32 +236,48 @@ impl Quotas {
         }
     }
 
-    pub fn add(&mut self, guest: &str, host: &Path, limit: u64, rule: String) {
+    pub fn add(&mut self, guest: &str, host: &Path, limits: Limits, usage: Arc<Usage>) {
         self.by_guest.insert(
             guest.to_owned(),
             Arc::new(Quota {
                 host: host.to_path_buf(),
                 guest: guest.to_owned(),
-                rule,
+                table: limits.table,
                 audit: self.audit.clone(),
-                limit,
-                used: OnceLock::new(),
+                limit: limits.bytes,
+                max_files: limits.files,
+                usage,
+                remeasured: AtomicBool::new(false),
             }),
         );
     }
 
-    fn of(&self, fd: &Resource<Descriptor>) -> Option<Arc<Quota>> {
+    pub(super) fn of(&self, fd: &Resource<Descriptor>) -> Option<Arc<Quota>> {
+        self.by_descriptor.get(&fd.rep()).map(|t| t.quota.clone())
+    }
+
+    pub(super) fn traced(&self, fd: &Resource<Descriptor>) -> Option<Traced> {
         self.by_descriptor.get(&fd.rep()).cloned()
+    }
+
+    /// Refuse to make `path` below `fd` when it lies too deep.
+    pub(super) fn too_deep(&self, fd: &Resource<Descriptor>, path: &str) -> bool {
+        self.traced(fd)
+            .is_some_and(|t| t.quota.refuse_place(t.place.join(path).as_ref()))
     }
 }
 
-/// An output stream that counts its bytes against a quota.
-struct Counted {
-    inner: DynOutputStream,
-    quota: Arc<Quota>,
+/// An output stream that counts the bytes by which it grows its file against a quota.
+pub(super) struct Counted {
+    pub(super) inner: DynOutputStream,
+    pub(super) quota: Arc<Quota>,
+    /// Where the next write goes.
+    pub(super) position: u64,
+    /// The file's size as far as this stream knows: its size when opened, then its end.
+    pub(super) end: u64,
 }
 
-fn no_space() -> StreamError {
+pub(super) fn no_space() -> StreamError {
     // ENOSPC: wasmtime-wasi reports it to the guest as `insufficient-space`.
     StreamError::LastOperationFailed(std::io::Error::from_raw_os_error(28).into())
 }
@@ -153,10 +292,22 @@ impl Pollable for Counted {
 #[wasmtime_wasi::async_trait]
 impl OutputStream for Counted {
     fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
-        if !self.quota.reserve(bytes.len() as u64) {
+        let after = self.position.saturating_add(bytes.len() as u64);
+        let grows = after.saturating_sub(self.end);
+        if !self.quota.reserve_bytes(grows) {
             return Err(no_space());
         }
-        self.inner.write(bytes)
+        match self.inner.write(bytes) {
+            Ok(()) => {
+                self.position = after;
+                self.end = self.end.max(after);
+                Ok(())
+            }
+            Err(e) => {
+                self.quota.release(grows, 0);
+                Err(e)
+            }
+        }
     }
 
     fn flush(&mut self) -> StreamResult<()> {
@@ -168,226 +319,56 @@ impl OutputStream for Counted {
     }
 }
 
-const TYPES: &str = "wasi:filesystem/types@0.2.12";
-const PREOPENS: &str = "wasi:filesystem/preopens@0.2.12";
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Policy;
 
-type FsOut<T> = wasmtime::Result<(Result<T, ErrorCode>,)>;
-
-/// The error code of a failed filesystem call, or a trap.
-fn code(state: &mut CallState, error: wasmtime_wasi::p2::FsError) -> wasmtime::Result<ErrorCode> {
-    fs::Host::convert_error_code(&mut state.filesystem(), error)
-}
-
-/// Wrap a new stream of a quota'd descriptor.
-fn counted(
-    state: &mut CallState,
-    stream: Resource<DynOutputStream>,
-    quota: Option<Arc<Quota>>,
-) -> wasmtime::Result<Resource<DynOutputStream>> {
-    let Some(quota) = quota else {
-        return Ok(stream);
-    };
-    let inner = state.table.delete(stream)?;
-    Ok(state
-        .table
-        .push(Box::new(Counted { inner, quota }) as DynOutputStream)?)
-}
-
-/// Replace the write paths of `wasi:filesystem` in `linker` with quota-checked ones. Call after
-/// the WASI functions were added.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    linker.allow_shadowing(true);
-    let mut preopens = linker.instance(PREOPENS)?;
-    preopens.func_wrap("get-directories", |mut store, (): ()| {
-        let state = store.data_mut();
-        let dirs = fs_preopens(state)?;
-        for (fd, guest) in &dirs {
-            if let Some(quota) = state.quotas.by_guest.get(guest).cloned() {
-                state.quotas.by_descriptor.insert(fd.rep(), quota);
-            } else {
-                state.quotas.by_descriptor.remove(&fd.rep());
-            }
-        }
-        Ok((dirs,))
-    })?;
-    let mut types = linker.instance(TYPES)?;
-    types.func_wrap_async(
-        "[method]descriptor.open-at",
-        |mut store,
-         (fd, path_flags, path, oflags, flags): (
-            Resource<Descriptor>,
-            PathFlags,
-            String,
-            OpenFlags,
-            DescriptorFlags,
-        )| {
-            Box::new(async move {
-                let state = store.data_mut();
-                let quota = state.quotas.of(&fd);
-                let opened = HostDescriptor::open_at(
-                    &mut state.filesystem(),
-                    fd,
-                    path_flags,
-                    path,
-                    oflags,
-                    flags,
-                )
-                .await;
-                Ok((match opened {
-                    Ok(child) => {
-                        match quota {
-                            Some(q) => state.quotas.by_descriptor.insert(child.rep(), q),
-                            None => state.quotas.by_descriptor.remove(&child.rep()),
-                        };
-                        Ok(child)
-                    }
-                    Err(e) => Err(code(state, e)?),
-                },))
-            })
-        },
-    )?;
-    types.func_wrap(
-        "[method]descriptor.write-via-stream",
-        |mut store,
-         (fd, offset): (Resource<Descriptor>, u64)|
-         -> FsOut<Resource<DynOutputStream>> {
-            let state = store.data_mut();
-            let quota = state.quotas.of(&fd);
-            match HostDescriptor::write_via_stream(&mut state.filesystem(), fd, offset) {
-                Ok(stream) => Ok((Ok(counted(state, stream, quota)?),)),
-                Err(e) => Ok((Err(code(state, e)?),)),
-            }
-        },
-    )?;
-    types.func_wrap(
-        "[method]descriptor.append-via-stream",
-        |mut store, (fd,): (Resource<Descriptor>,)| -> FsOut<Resource<DynOutputStream>> {
-            let state = store.data_mut();
-            let quota = state.quotas.of(&fd);
-            match HostDescriptor::append_via_stream(&mut state.filesystem(), fd) {
-                Ok(stream) => Ok((Ok(counted(state, stream, quota)?),)),
-                Err(e) => Ok((Err(code(state, e)?),)),
-            }
-        },
-    )?;
-    types.func_wrap_async(
-        "[method]descriptor.write",
-        |mut store, (fd, buffer, offset): (Resource<Descriptor>, Vec<u8>, u64)| {
-            Box::new(async move {
-                let state = store.data_mut();
-                if let Some(quota) = state.quotas.of(&fd) {
-                    // A write past the end grows the file to offset + length.
-                    let size = match HostDescriptor::stat(
-                        &mut state.filesystem(),
-                        Resource::new_borrow(fd.rep()),
-                    )
-                    .await
-                    {
-                        Ok(stat) => stat.size,
-                        Err(e) => return Ok((Err(code(state, e)?),)),
-                    };
-                    let end = offset.saturating_add(buffer.len() as u64);
-                    let bytes = end.saturating_sub(size).max(buffer.len() as u64);
-                    if !quota.reserve(bytes) {
-                        return Ok((Err(ErrorCode::InsufficientSpace),));
-                    }
-                }
-                let written =
-                    HostDescriptor::write(&mut state.filesystem(), fd, buffer, offset).await;
-                Ok((match written {
-                    Ok(n) => Ok(n),
-                    Err(e) => Err(code(state, e)?),
-                },))
-            })
-        },
-    )?;
-    types.func_wrap_async(
-        "[method]descriptor.set-size",
-        |mut store, (fd, size): (Resource<Descriptor>, u64)| {
-            Box::new(async move {
-                let state = store.data_mut();
-                if let Some(quota) = state.quotas.of(&fd) {
-                    let current = match HostDescriptor::stat(
-                        &mut state.filesystem(),
-                        Resource::new_borrow(fd.rep()),
-                    )
-                    .await
-                    {
-                        Ok(stat) => stat.size,
-                        Err(e) => return Ok((Err(code(state, e)?),)),
-                    };
-                    if size > current && !quota.reserve(size - current) {
-                        return Ok((Err(ErrorCode::InsufficientSpace),));
-                    }
-                }
-                let done = HostDescriptor::set_size(&mut state.filesystem(), fd, size).await;
-                Ok((match done {
-                    Ok(()) => Ok(()),
-                    Err(e) => Err(code(state, e)?),
-                },))
-            })
-        },
-    )?;
-    // Moving or linking a file between directories with different quotas would move bytes past
-    // the destination's quota: refused as a cross-device move (`EXDEV`), which programs answer
-    // by copying.
-    types.func_wrap_async(
-        "[method]descriptor.rename-at",
-        |mut store, (fd, old, new_fd, new): (Resource<Descriptor>, String, Resource<Descriptor>, String)| {
-            Box::new(async move {
-                let state = store.data_mut();
-                if !same_quota(&state.quotas, &fd, &new_fd) {
-                    return Ok((Err(ErrorCode::CrossDevice),));
-                }
-                let done =
-                    HostDescriptor::rename_at(&mut state.filesystem(), fd, old, new_fd, new).await;
-                Ok((match done {
-                    Ok(()) => Ok(()),
-                    Err(e) => Err(code(state, e)?),
-                },))
-            })
-        },
-    )?;
-    types.func_wrap_async(
-        "[method]descriptor.link-at",
-        |mut store,
-         (fd, flags, old, new_fd, new): (
-            Resource<Descriptor>,
-            PathFlags,
-            String,
-            Resource<Descriptor>,
-            String,
-        )| {
-            Box::new(async move {
-                let state = store.data_mut();
-                if !same_quota(&state.quotas, &fd, &new_fd) {
-                    return Ok((Err(ErrorCode::CrossDevice),));
-                }
-                let done =
-                    HostDescriptor::link_at(&mut state.filesystem(), fd, flags, old, new_fd, new)
-                        .await;
-                Ok((match done {
-                    Ok(()) => Ok(()),
-                    Err(e) => Err(code(state, e)?),
-                },))
-            })
-        },
-    )?;
-    linker.allow_shadowing(false);
-    Ok(())
-}
-
-/// Whether two descriptors write to the same quota (or both to none).
-fn same_quota(quotas: &Quotas, a: &Resource<Descriptor>, b: &Resource<Descriptor>) -> bool {
-    match (quotas.of(a), quotas.of(b)) {
-        (None, None) => true,
-        (Some(x), Some(y)) => Arc::ptr_eq(&x, &y),
-        _ => false,
+    fn files(usage: &Usage) -> u64 {
+        usage.counters.lock().unwrap().as_ref().unwrap().files
     }
-}
 
-fn fs_preopens(state: &mut CallState) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
-    wasmtime_wasi::p2::bindings::filesystem::preopens::Host::get_directories(
-        &mut state.filesystem(),
-    )
+    #[test]
+    fn a_mount_is_walked_once_then_counted() {
+        let dir = std::env::temp_dir().join(format!("palisade-quota-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for i in 0..3 {
+            std::fs::write(dir.join(i.to_string()), "x").unwrap();
+        }
+        let quota = |usage| {
+            let mut quotas = Quotas::new(AuditLog::new(&Policy::builtin_default()));
+            let limits = Limits {
+                bytes: 1 << 20,
+                files: 10,
+                table: "fs.mount[0]".into(),
+            };
+            quotas.add("/m", &dir, limits, usage);
+            quotas.by_guest["/m"].clone()
+        };
+        let one = Ask { bytes: 0, files: 1 };
+        let usage = Usage::of_mount(&dir, 10);
+        assert!(Arc::ptr_eq(&usage, &Usage::of_mount(&dir, 10)));
+        // The first call's first creation walks: 3 files, and the one it makes.
+        assert!(quota(usage.clone()).reserve(one));
+        assert_eq!(files(&usage), 4);
+        // Files made outside are not seen by later calls: they walk no more.
+        for i in 3..9 {
+            std::fs::write(dir.join(i.to_string()), "x").unwrap();
+        }
+        let later = quota(Usage::of_mount(&dir, 10));
+        assert!(later.reserve(one));
+        assert_eq!(files(&usage), 5);
+        later.release(0, 1);
+        assert_eq!(files(&usage), 4);
+        // Reservations that were never made into files run the count high (10 of 10)...
+        assert!(later.reserve(Ask { bytes: 0, files: 6 }));
+        assert_eq!(files(&usage), 10);
+        // ...until a call is about to refuse: it measures again, once (9 files on disk).
+        assert!(later.reserve(one));
+        assert_eq!(files(&usage), 10);
+        assert!(!later.reserve(one), "measured once per call");
+        assert_eq!(files(&usage), 10);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

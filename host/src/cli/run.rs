@@ -48,19 +48,20 @@ pub(super) fn load_policy(path: Option<&std::path::Path>) -> Result<Policy, Exit
     }
 }
 
-/// An ES module, or a component compiled by `palisade compile` (told apart by its first bytes).
+/// An ES module, or a component compiled by `palisade compile`, told apart by the file's name
+/// and bytes together (a `.wasm` that is not a component is `invalid_component`). Only a
+/// regular file of at most `MAX_SCRIPT_BYTES` is read.
 fn load_script(path: &std::path::Path) -> Result<Script, ExitCode> {
-    let unreadable =
-        |e: std::io::Error| usage_error(format!("cannot read {}: {e}", path.display()));
-    let mut magic = [0; 4];
-    let is_component = std::fs::File::open(path)
-        .and_then(|mut file| file.read_exact(&mut magic))
-        .is_ok_and(|()| &magic == b"\0asm");
-    if is_component {
-        let bytes = std::fs::read(path).map_err(unreadable)?;
-        return Script::from_component(bytes).map_err(|error| report_error(&error));
+    let bytes = Script::read_file_bytes(path)
+        .map_err(|e| usage_error(format!("cannot read {}: {e}", path.display())))?;
+    match Script::from_file_bytes(path, bytes) {
+        Ok(Ok(script)) => Ok(script),
+        Ok(Err(e)) => Err(usage_error(format!(
+            "cannot read {}: not valid UTF-8 text ({e})",
+            path.display()
+        ))),
+        Err(error) => Err(report_error(&error)),
     }
-    Script::from_file(path).map_err(unreadable)
 }
 
 pub(super) fn usage_error(message: String) -> ExitCode {
@@ -131,6 +132,9 @@ pub fn run(args: RunArgs) -> ExitCode {
         }
         (None, None) => runtime.block_on(palisade.run(&policy, &script, &input)),
     };
+    // A blocking file operation that outlived its call (which ended at its deadline) must not
+    // keep the process from exiting, as dropping the runtime would wait for it.
+    runtime.shutdown_background();
     if let Some(path) = &args.audit_log
         && let Err(e) = append_audit(path, &outcome)
     {

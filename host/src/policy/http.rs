@@ -189,9 +189,11 @@ pub(super) fn resolve_secrets(
                 env: None,
                 file: Some(file),
             } => {
-                let text = std::fs::read_to_string(base.join(file)).map_err(|e| {
-                    source.error(&key, span.clone(), format!("cannot read `{file}`: {e}"))
-                })?;
+                let text =
+                    crate::hostfile::read_text(&base.join(file), crate::hostfile::MAX_SECRET_BYTES)
+                        .map_err(|e| {
+                            source.error(&key, span.clone(), format!("cannot read `{file}`: {e}"))
+                        })?;
                 (SecretSource::File(file.clone()), text.trim().to_owned())
             }
             _ => {

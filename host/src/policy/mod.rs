@@ -71,6 +71,8 @@ pub struct Scratch {
     pub guest: String,
     /// The most bytes the directory may hold, seed included.
     pub quota: ByteSize,
+    /// The most entries (files, directories, links) it may hold, seed included.
+    pub max_files: u64,
     /// Host files and directories copied in at the start of each call (a directory's
     /// contents, a file under its own name). Absolute, resolved against the policy's folder.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -89,12 +91,21 @@ pub struct Mount {
     /// For `rw` mounts: the most bytes the directory may hold.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quota: Option<ByteSize>,
+    /// For `rw` mounts: the most entries (files, directories, links) it may hold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_files: Option<u64>,
 }
 
 /// Default quota of a `rw` mount.
 pub const DEFAULT_MOUNT_QUOTA: ByteSize = ByteSize(256 << 20);
 /// Default quota of the scratch directory (memory-backed on most hosts).
 pub const DEFAULT_SCRATCH_QUOTA: ByteSize = ByteSize(64 << 20);
+/// Default `max_files` of a `rw` mount and of the scratch directory. It also bounds the
+/// walk that measures a mount (one `fstatat` per entry, about 10 ms for 10,000 entries).
+pub const DEFAULT_MAX_FILES: u64 = 10_000;
+/// Largest `max_files` a policy may set: each entry costs the host a `fstatat` when the
+/// directory is measured.
+pub const MAX_FILES_LIMIT: u64 = 1_000_000;
 
 /// Whether a mount can be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -261,13 +272,16 @@ impl Policy {
     /// Read and validate a policy file. Its name defaults to the file stem.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| PolicyError {
-            file: Some(path.to_path_buf()),
-            key: String::new(),
-            line: None,
-            column: None,
-            message: format!("cannot read the policy file: {e}"),
-        })?;
+        let text =
+            crate::hostfile::read_text(path, crate::hostfile::MAX_POLICY_BYTES).map_err(|e| {
+                PolicyError {
+                    file: Some(path.to_path_buf()),
+                    key: String::new(),
+                    line: None,
+                    column: None,
+                    message: format!("cannot read the policy file: {e}"),
+                }
+            })?;
         Policy::from_toml(&text, Some(path))
     }
 
@@ -484,11 +498,28 @@ fn resolve_fs(raw: &raw::RawFs, source: &Source<'_>) -> Result<Fs, PolicyError> 
             (MountMode::Ro, None) => None,
             (MountMode::Rw, quota) => Some(quota.unwrap_or(DEFAULT_MOUNT_QUOTA)),
         };
+        let max_files = match (mode, m.max_files) {
+            (MountMode::Ro, Some(_)) => {
+                return Err(source.error(
+                    &format!("{key}.max_files"),
+                    span,
+                    "a read-only mount has no file limit; remove it or set mode = \"rw\"",
+                ));
+            }
+            (MountMode::Ro, None) => None,
+            (MountMode::Rw, n) => Some(check_max_files(
+                n,
+                &format!("{key}.max_files"),
+                source,
+                span.clone(),
+            )?),
+        };
         mount.push(Mount {
             host,
             guest: guest.clone(),
             mode,
             quota,
+            max_files,
         });
     }
     let scratch = match &raw.scratch {
@@ -516,6 +547,8 @@ fn resolve_fs(raw: &raw::RawFs, source: &Source<'_>) -> Result<Fs, PolicyError> 
                     format!("`{}` is also a mount", s.guest),
                 ));
             }
+            let max_files =
+                check_max_files(s.max_files, "fs.scratch.max_files", source, span.clone())?;
             let mut seed = Vec::new();
             for (i, path) in s.seed.iter().enumerate() {
                 let resolved = base.join(path).canonicalize().map_err(|e| {
@@ -527,14 +560,41 @@ fn resolve_fs(raw: &raw::RawFs, source: &Source<'_>) -> Result<Fs, PolicyError> 
                 })?;
                 seed.push(resolved);
             }
+            // Every call copies the seed: what cannot be copied is said here, not per call.
+            crate::scratch::check_seed(&seed, max_files).map_err(|e| {
+                source.error(
+                    &format!("fs.scratch.seed[{}]", e.index),
+                    span.clone(),
+                    e.message,
+                )
+            })?;
             Some(Scratch {
                 guest: s.guest.clone(),
                 quota: s.quota.unwrap_or(DEFAULT_SCRATCH_QUOTA),
+                max_files,
                 seed,
             })
         }
     };
     Ok(Fs { mount, scratch })
+}
+
+/// A `max_files` value, or the default.
+fn check_max_files(
+    value: Option<u64>,
+    key: &str,
+    source: &Source<'_>,
+    span: Option<Range<usize>>,
+) -> Result<u64, PolicyError> {
+    match value {
+        None => Ok(DEFAULT_MAX_FILES),
+        Some(n) if (1..=MAX_FILES_LIMIT).contains(&n) => Ok(n),
+        Some(n) => Err(source.error(
+            key,
+            span,
+            format!("{n} is out of range; use 1 to {MAX_FILES_LIMIT}"),
+        )),
+    }
 }
 
 fn resolve_determinism(

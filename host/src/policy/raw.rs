@@ -78,6 +78,7 @@ pub struct RawFs {
 pub struct RawScratch {
     pub guest: String,
     pub quota: Option<ByteSize>,
+    pub max_files: Option<u64>,
     #[serde(default)]
     pub seed: Vec<String>,
 }
@@ -90,6 +91,7 @@ pub struct RawMount {
     pub guest: String,
     pub mode: Option<String>,
     pub quota: Option<ByteSize>,
+    pub max_files: Option<u64>,
 }
 
 /// `[http]`: network access.

@@ -1,0 +1,516 @@
+//! The `wasi:filesystem` functions Palisade wraps, on top of wasmtime-wasi's: `open-at` opens
+//! only regular files and directories (a FIFO would block a host thread, a device is no
+//! file); those that add bytes (`write`, `write-via-stream`, `append-via-stream`, `set-size`)
+//! or entries (`open-at` creating a file, `create-directory-at`, `link-at`) reserve them in
+//! the directory's [`Quota`] first, and those that free them (`unlink-file-at`,
+//! `remove-directory-at`, a shrinking `set-size`) give them back. Descriptors are traced to
+//! their directory, and to their place below it, through `get-directories` and `open-at`; a
+//! path deeper than [`super::usage::MAX_DEPTH`] levels or longer than `PATH_MAX` on the host
+//! fails with `name-too-long`.
+
+use super::quota::{Ask, Counted, Quota, Quotas, Traced};
+use super::usage::Place;
+use crate::call::CallState;
+use std::sync::Arc;
+use std::time::Instant;
+use wasmtime::component::{Linker, Resource};
+use wasmtime_wasi::filesystem::WasiFilesystemView;
+use wasmtime_wasi::p2::DynOutputStream;
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    self as fs, Descriptor, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode,
+    HostDescriptor, OpenFlags, PathFlags,
+};
+
+const TYPES: &str = "wasi:filesystem/types@0.2.12";
+const PREOPENS: &str = "wasi:filesystem/preopens@0.2.12";
+
+type FsOut<T> = wasmtime::Result<(Result<T, ErrorCode>,)>;
+
+/// The error code of a failed filesystem call, or a trap.
+fn code(state: &mut CallState, error: wasmtime_wasi::p2::FsError) -> wasmtime::Result<ErrorCode> {
+    fs::Host::convert_error_code(&mut state.filesystem(), error)
+}
+
+/// What is at `path` below `fd`, or the error code of looking.
+async fn stat_at(
+    state: &mut CallState,
+    fd: &Resource<Descriptor>,
+    flags: PathFlags,
+    path: &str,
+) -> wasmtime::Result<Result<DescriptorStat, ErrorCode>> {
+    let stat = HostDescriptor::stat_at(
+        &mut state.filesystem(),
+        Resource::new_borrow(fd.rep()),
+        flags,
+        path.to_owned(),
+    )
+    .await;
+    Ok(match stat {
+        Ok(stat) => Ok(stat),
+        Err(e) => Err(code(state, e)?),
+    })
+}
+
+/// The size of the file `fd` names.
+async fn size_of(
+    state: &mut CallState,
+    fd: &Resource<Descriptor>,
+) -> wasmtime::Result<Result<u64, ErrorCode>> {
+    let stat = HostDescriptor::stat(&mut state.filesystem(), Resource::new_borrow(fd.rep())).await;
+    Ok(match stat {
+        Ok(stat) => Ok(stat.size),
+        Err(e) => Err(code(state, e)?),
+    })
+}
+
+/// The bytes that removing this entry frees: a regular file's size, unless another name
+/// still links to it.
+fn freed_bytes(stat: &DescriptorStat) -> u64 {
+    if stat.type_ == DescriptorType::RegularFile && stat.link_count <= 1 {
+        stat.size
+    } else {
+        0
+    }
+}
+
+/// Wrap a new stream of a quota'd descriptor, which writes from `position` of a file of
+/// `size` bytes.
+fn counted(
+    state: &mut CallState,
+    stream: Resource<DynOutputStream>,
+    quota: Option<Arc<Quota>>,
+    position: u64,
+    size: u64,
+) -> wasmtime::Result<Resource<DynOutputStream>> {
+    let Some(quota) = quota else {
+        return Ok(stream);
+    };
+    let inner = state.table.delete(stream)?;
+    Ok(state.table.push(Box::new(Counted {
+        inner,
+        quota,
+        position,
+        end: size,
+    }) as DynOutputStream)?)
+}
+
+/// Only regular files and directories are opened through a mount: a FIFO would block the
+/// opening thread until a writer comes (and keep the process from exiting), and a device or a
+/// socket is no file to read.
+fn openable(kind: DescriptorType) -> bool {
+    matches!(
+        kind,
+        DescriptorType::RegularFile | DescriptorType::Directory | DescriptorType::SymbolicLink
+    )
+}
+
+/// Replace the write paths of `wasi:filesystem` in `linker` with quota-checked ones, and its
+/// `open-at` with one that refuses non-regular files. Call after the WASI functions were added.
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let mut preopens = linker.instance(PREOPENS)?;
+    preopens.func_wrap("get-directories", |mut store, (): ()| {
+        let state = store.data_mut();
+        let dirs = fs_preopens(state)?;
+        for (fd, guest) in &dirs {
+            if let Some(quota) = state.quotas.by_guest.get(guest).cloned() {
+                let traced = Traced {
+                    quota,
+                    place: Place::default(),
+                };
+                state.quotas.by_descriptor.insert(fd.rep(), traced);
+            } else {
+                state.quotas.by_descriptor.remove(&fd.rep());
+            }
+        }
+        Ok((dirs,))
+    })?;
+    let mut types = linker.instance(TYPES)?;
+    types.func_wrap_async(
+        "[method]descriptor.open-at",
+        |mut store,
+         (fd, path_flags, path, oflags, flags): (
+            Resource<Descriptor>,
+            PathFlags,
+            String,
+            OpenFlags,
+            DescriptorFlags,
+        )| {
+            Box::new(async move {
+                let state = store.data_mut();
+                let traced = state.quotas.traced(&fd);
+                let existing = stat_at(state, &fd, path_flags, &path).await?;
+                if let Ok(stat) = &existing
+                    && !openable(stat.type_)
+                {
+                    state.quotas.audit.deny_target(
+                        "fs",
+                        "fs",
+                        "fs",
+                        "fs.mount",
+                        &format!(
+                            "{path} is not a regular file or directory ({:?})",
+                            stat.type_
+                        ),
+                        None,
+                        Instant::now(),
+                    );
+                    return Ok((Err(ErrorCode::Access),));
+                }
+                let place = traced.as_ref().and_then(|t| t.place.join(&path));
+                if traced.is_some() && place.is_none() {
+                    // Above the directory's root (cap-std refuses it too): never untraced.
+                    return Ok((Err(ErrorCode::NotPermitted),));
+                }
+                // A new name: one more file, at a place that is not too deep.
+                let created = match &traced {
+                    Some(t)
+                        if oflags.contains(OpenFlags::CREATE)
+                            && matches!(existing, Err(ErrorCode::NoEntry)) =>
+                    {
+                        if t.quota.refuse_place(place.as_ref()) {
+                            return Ok((Err(ErrorCode::NameTooLong),));
+                        }
+                        if !t.quota.reserve(Ask { bytes: 0, files: 1 }) {
+                            return Ok((Err(ErrorCode::InsufficientSpace),));
+                        }
+                        Some(t.quota.clone())
+                    }
+                    _ => None,
+                };
+                let opened = HostDescriptor::open_at(
+                    &mut state.filesystem(),
+                    fd,
+                    path_flags,
+                    path,
+                    oflags,
+                    flags,
+                )
+                .await;
+                Ok((match opened {
+                    Ok(child) => {
+                        match (traced, place) {
+                            (Some(t), Some(place)) => {
+                                if oflags.contains(OpenFlags::TRUNCATE)
+                                    && let Ok(stat) = &existing
+                                {
+                                    t.quota.release(freed_bytes(stat), 0);
+                                }
+                                let traced = Traced {
+                                    quota: t.quota,
+                                    place,
+                                };
+                                state.quotas.by_descriptor.insert(child.rep(), traced)
+                            }
+                            _ => state.quotas.by_descriptor.remove(&child.rep()),
+                        };
+                        Ok(child)
+                    }
+                    Err(e) => {
+                        if let Some(quota) = created {
+                            quota.release(0, 1);
+                        }
+                        Err(code(state, e)?)
+                    }
+                },))
+            })
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.write-via-stream",
+        |mut store, (fd, offset): (Resource<Descriptor>, u64)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                let quota = state.quotas.of(&fd);
+                let size = match &quota {
+                    Some(_) => match size_of(state, &fd).await? {
+                        Ok(size) => size,
+                        Err(e) => return Ok((Err(e),)),
+                    },
+                    None => 0,
+                };
+                let out: FsOut<Resource<DynOutputStream>> =
+                    match HostDescriptor::write_via_stream(&mut state.filesystem(), fd, offset) {
+                        Ok(stream) => Ok((Ok(counted(state, stream, quota, offset, size)?),)),
+                        Err(e) => Ok((Err(code(state, e)?),)),
+                    };
+                out
+            })
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.append-via-stream",
+        |mut store, (fd,): (Resource<Descriptor>,)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                let quota = state.quotas.of(&fd);
+                let size = match &quota {
+                    Some(_) => match size_of(state, &fd).await? {
+                        Ok(size) => size,
+                        Err(e) => return Ok((Err(e),)),
+                    },
+                    None => 0,
+                };
+                let out: FsOut<Resource<DynOutputStream>> =
+                    match HostDescriptor::append_via_stream(&mut state.filesystem(), fd) {
+                        Ok(stream) => Ok((Ok(counted(state, stream, quota, size, size)?),)),
+                        Err(e) => Ok((Err(code(state, e)?),)),
+                    };
+                out
+            })
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.write",
+        |mut store, (fd, buffer, offset): (Resource<Descriptor>, Vec<u8>, u64)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                let mut reserved = None;
+                if let Some(quota) = state.quotas.of(&fd) {
+                    // A write past the end grows the file to offset + length.
+                    let size = match size_of(state, &fd).await? {
+                        Ok(size) => size,
+                        Err(e) => return Ok((Err(e),)),
+                    };
+                    let end = offset.saturating_add(buffer.len() as u64);
+                    let grows = end.saturating_sub(size);
+                    if !quota.reserve_bytes(grows) {
+                        return Ok((Err(ErrorCode::InsufficientSpace),));
+                    }
+                    reserved = Some((quota, grows));
+                }
+                let written =
+                    HostDescriptor::write(&mut state.filesystem(), fd, buffer, offset).await;
+                Ok((match written {
+                    Ok(n) => Ok(n),
+                    Err(e) => {
+                        if let Some((quota, grows)) = reserved {
+                            quota.release(grows, 0);
+                        }
+                        Err(code(state, e)?)
+                    }
+                },))
+            })
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.set-size",
+        |mut store, (fd, size): (Resource<Descriptor>, u64)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                let quota = state.quotas.of(&fd);
+                let mut current = 0;
+                if let Some(quota) = &quota {
+                    current = match size_of(state, &fd).await? {
+                        Ok(size) => size,
+                        Err(e) => return Ok((Err(e),)),
+                    };
+                    if !quota.reserve_bytes(size.saturating_sub(current)) {
+                        return Ok((Err(ErrorCode::InsufficientSpace),));
+                    }
+                }
+                let done = HostDescriptor::set_size(&mut state.filesystem(), fd, size).await;
+                Ok((match done {
+                    Ok(()) => {
+                        if let Some(quota) = &quota {
+                            quota.release(current.saturating_sub(size), 0);
+                        }
+                        Ok(())
+                    }
+                    Err(e) => {
+                        if let Some(quota) = &quota {
+                            quota.release(size.saturating_sub(current), 0);
+                        }
+                        Err(code(state, e)?)
+                    }
+                },))
+            })
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.create-directory-at",
+        |mut store, (fd, path): (Resource<Descriptor>, String)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                let quota = state.quotas.of(&fd);
+                if let Some(quota) = &quota {
+                    if state.quotas.too_deep(&fd, &path) {
+                        return Ok((Err(ErrorCode::NameTooLong),));
+                    }
+                    if !quota.reserve(Ask { bytes: 0, files: 1 }) {
+                        return Ok((Err(ErrorCode::InsufficientSpace),));
+                    }
+                }
+                let done =
+                    HostDescriptor::create_directory_at(&mut state.filesystem(), fd, path).await;
+                Ok((match done {
+                    Ok(()) => Ok(()),
+                    Err(e) => {
+                        if let Some(quota) = &quota {
+                            quota.release(0, 1);
+                        }
+                        Err(code(state, e)?)
+                    }
+                },))
+            })
+        },
+    )?;
+    // A link made by the script could point anywhere in the tree and make a path deeper than
+    // the places traced here; the `fs` global makes none.
+    types.func_wrap_async(
+        "[method]descriptor.symlink-at",
+        |mut store, (fd, old, new): (Resource<Descriptor>, String, String)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                if state.quotas.of(&fd).is_some() {
+                    return Ok((Err(ErrorCode::NotPermitted),));
+                }
+                let done = HostDescriptor::symlink_at(&mut state.filesystem(), fd, old, new).await;
+                Ok((match done {
+                    Ok(()) => Ok(()),
+                    Err(e) => Err(code(state, e)?),
+                },))
+            })
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.unlink-file-at",
+        |mut store, (fd, path): (Resource<Descriptor>, String)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                let quota = state.quotas.of(&fd);
+                let freed = match &quota {
+                    Some(_) => stat_at(state, &fd, PathFlags::empty(), &path)
+                        .await?
+                        .ok()
+                        .map(|stat| freed_bytes(&stat)),
+                    None => None,
+                };
+                let done = HostDescriptor::unlink_file_at(&mut state.filesystem(), fd, path).await;
+                Ok((match done {
+                    Ok(()) => {
+                        if let (Some(quota), Some(bytes)) = (quota, freed) {
+                            quota.release(bytes, 1);
+                        }
+                        Ok(())
+                    }
+                    Err(e) => Err(code(state, e)?),
+                },))
+            })
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.remove-directory-at",
+        |mut store, (fd, path): (Resource<Descriptor>, String)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                let quota = state.quotas.of(&fd);
+                let done =
+                    HostDescriptor::remove_directory_at(&mut state.filesystem(), fd, path).await;
+                Ok((match done {
+                    Ok(()) => {
+                        if let Some(quota) = quota {
+                            quota.release(0, 1);
+                        }
+                        Ok(())
+                    }
+                    Err(e) => Err(code(state, e)?),
+                },))
+            })
+        },
+    )?;
+    // Moving or linking a file between directories with different quotas would move bytes past
+    // the destination's quota: refused as a cross-device move (`EXDEV`), which programs answer
+    // by copying. Within one quota, a directory may not move deeper or to a longer path (its
+    // subtree would go past the depth checked when it was made).
+    types.func_wrap_async(
+        "[method]descriptor.rename-at",
+        |mut store, (fd, old, new_fd, new): (Resource<Descriptor>, String, Resource<Descriptor>, String)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                if !same_quota(&state.quotas, &fd, &new_fd) {
+                    return Ok((Err(ErrorCode::CrossDevice),));
+                }
+                if let (Some(from), Some(to)) = (state.quotas.traced(&fd), state.quotas.traced(&new_fd)) {
+                    if to.quota.refuse_place(to.place.join(&new).as_ref()) {
+                        return Ok((Err(ErrorCode::NameTooLong),));
+                    }
+                    let moves_dir = matches!(
+                        stat_at(state, &fd, PathFlags::empty(), &old).await?,
+                        Ok(stat) if stat.type_ == DescriptorType::Directory
+                    );
+                    let (old_place, new_place) = (from.place.join(&old), to.place.join(&new));
+                    let deeper = match (old_place, new_place) {
+                        (Some(a), Some(b)) => b.depth() > a.depth() || b.len() > a.len(),
+                        _ => true,
+                    };
+                    if moves_dir && deeper {
+                        return Ok((Err(ErrorCode::NameTooLong),));
+                    }
+                }
+                let done =
+                    HostDescriptor::rename_at(&mut state.filesystem(), fd, old, new_fd, new).await;
+                Ok((match done {
+                    Ok(()) => Ok(()),
+                    Err(e) => Err(code(state, e)?),
+                },))
+            })
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.link-at",
+        |mut store,
+         (fd, flags, old, new_fd, new): (
+            Resource<Descriptor>,
+            PathFlags,
+            String,
+            Resource<Descriptor>,
+            String,
+        )| {
+            Box::new(async move {
+                let state = store.data_mut();
+                if !same_quota(&state.quotas, &fd, &new_fd) {
+                    return Ok((Err(ErrorCode::CrossDevice),));
+                }
+                let quota = state.quotas.of(&new_fd);
+                if let Some(quota) = &quota {
+                    if state.quotas.too_deep(&new_fd, &new) {
+                        return Ok((Err(ErrorCode::NameTooLong),));
+                    }
+                    if !quota.reserve(Ask { bytes: 0, files: 1 }) {
+                        return Ok((Err(ErrorCode::InsufficientSpace),));
+                    }
+                }
+                let done =
+                    HostDescriptor::link_at(&mut state.filesystem(), fd, flags, old, new_fd, new)
+                        .await;
+                Ok((match done {
+                    Ok(()) => Ok(()),
+                    Err(e) => {
+                        if let Some(quota) = &quota {
+                            quota.release(0, 1);
+                        }
+                        Err(code(state, e)?)
+                    }
+                },))
+            })
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+/// Whether two descriptors write to the same quota (or both to none).
+fn same_quota(quotas: &Quotas, a: &Resource<Descriptor>, b: &Resource<Descriptor>) -> bool {
+    match (quotas.of(a), quotas.of(b)) {
+        (None, None) => true,
+        (Some(x), Some(y)) => Arc::ptr_eq(&x, &y),
+        _ => false,
+    }
+}
+
+fn fs_preopens(state: &mut CallState) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
+    wasmtime_wasi::p2::bindings::filesystem::preopens::Host::get_directories(
+        &mut state.filesystem(),
+    )
+}
