@@ -649,7 +649,7 @@ fn resolve_determinism(
 
 /// Default limits, the values written in `policies/default.toml`.
 const DEFAULT_LIMITS: Limits = Limits {
-    fuel: 1_000_000_000,
+    fuel: 30_000_000_000,
     memory: ByteSize(64 << 20),
     timeout: HumanDuration(Duration::from_secs(1)),
     stack: ByteSize(12 << 20),

@@ -407,3 +407,31 @@ async fn recursion_ten_thousand_deep_works_under_the_default_policy() {
     assert!(outcome.error().unwrap().fix().is_none());
     assert_next_call_works().await;
 }
+
+/// Issue 22: the default fuel fits ordinary CPU-bound work (a 2 MiB typed array and 50,000
+/// small objects took 1.1e9 units, past the old default); work that never ends stops at the
+/// deadline, and a memory bomb is `memory_limit`, not whichever budget ran out first.
+#[tokio::test]
+async fn default_limits_fit_ordinary_cpu_bound_work() {
+    let default = palisade::Policy::builtin_default();
+    let work = palisade::Script::new(
+        "work.js",
+        "export default () => {
+           const bytes = new Uint8Array(2 << 20);
+           for (let i = 0; i < bytes.length; i++) bytes[i] = i & 255;
+           const rows = [];
+           for (let i = 0; i < 50000; i++) rows.push({ id: i, name: 'row ' + i });
+           let sum = 0;
+           for (const r of rows) sum += r.id + bytes[r.id % bytes.length];
+           return sum;
+         };",
+    );
+    let outcome = PALISADE.run(&default, &work, "null").await;
+    output(&outcome);
+    assert!(outcome.receipt.fuel_used > 1_000_000_000, "{:?}", outcome.receipt);
+    let outcome = run(&default, "infinite_loop.js", "null").await;
+    assert_eq!(code(&outcome), "timeout");
+    let outcome = run(&default, "memory_bomb.js", "null").await;
+    assert_eq!(code(&outcome), "memory_limit");
+    assert_next_call_works().await;
+}
