@@ -4,6 +4,7 @@ use crate::errors::{exception, syntax};
 use crate::exports::palisade::sandbox::runner::{Environment, Error, Module as Source};
 use crate::globals;
 use crate::wasi::clocks::monotonic_clock::subscribe_duration;
+use javy::quickjs::function::This;
 use javy::quickjs::object::Accessor;
 use javy::quickjs::{CatchResultExt, Ctx, Exception, Function, Module, Object, Persistent, Value};
 use javy::{Config, Runtime};
@@ -106,25 +107,26 @@ pub fn run(
                     evaluate(&cx, declared, real_clock)?
                 }
             };
-            if !namespace.contains_key(entry).unwrap_or(false) {
-                return Err(Error::MissingExport(format!(
-                    "module `{name}` has no export named `{entry}`"
-                )));
-            }
-            let export: Value = namespace
-                .get(entry)
-                .catch(&cx)
-                .map_err(|e| Error::Exception(exception(&cx, e)))?;
-
-            let result = match export.as_function() {
-                Some(function) => {
-                    // The instance ends with this call and its memory is discarded whole:
-                    // the input is not freed value by value when the call returns (for a
-                    // 1,000-row input, 6% of the call).
-                    mem::forget(arg.clone());
-                    call(&cx, function, arg)?
+            let result = if namespace.contains_key(entry).unwrap_or(false) {
+                let export: Value = namespace
+                    .get(entry)
+                    .catch(&cx)
+                    .map_err(|e| Error::Exception(exception(&cx, e)))?;
+                match export.as_function() {
+                    Some(function) => {
+                        // The instance ends with this call and its memory is discarded whole:
+                        // the input is not freed value by value when the call returns (for a
+                        // 1,000-row input, 6% of the call).
+                        mem::forget(arg.clone());
+                        call(&cx, function, arg)?
+                    }
+                    None => {
+                        warn_of_methods(&export);
+                        export
+                    }
                 }
-                None => export,
+            } else {
+                no_such_export(&cx, &namespace, name, entry, arg)?
             };
             let result = settle(&cx, result, "the result promise", real_clock)?;
             mem::forget(result.clone());
@@ -136,6 +138,76 @@ pub fn run(
             output
         })
     })
+}
+
+/// A call of an export the module does not have. Without a default export the module ran for
+/// its top level's effects (the result is `undefined`); a name that is a method of the default
+/// export (`export default { async execute(a, b) {…} }`, a tool's usual shape) calls that
+/// method with the default export as `this`.
+#[inline(never)]
+fn no_such_export<'js>(
+    cx: &Ctx<'js>,
+    namespace: &Object<'js>,
+    name: &str,
+    entry: &str,
+    arg: Value<'js>,
+) -> Result<Value<'js>, Error> {
+    let thrown = |e| Error::Exception(exception(cx, e));
+    if entry == "default" {
+        return Ok(Value::new_undefined(cx.clone()));
+    }
+    if namespace
+        .contains_key("default")
+        .catch(cx)
+        .map_err(thrown)?
+    {
+        let default: Value = namespace.get("default").catch(cx).map_err(thrown)?;
+        if let Some(object) = default.as_object() {
+            let method: Value = object.get(entry).catch(cx).map_err(thrown)?;
+            if let Some(method) = method.as_function() {
+                return method
+                    .call((This(default.clone()), arg))
+                    .catch(cx)
+                    .map_err(thrown);
+            }
+        }
+    }
+    Err(Error::MissingExport(format!(
+        "module `{name}` has no export named `{entry}`, and its default export has no method \
+         of that name"
+    )))
+}
+
+/// A default export that is an object with methods gives `{}` for them as JSON: say which
+/// methods there are and how to call one.
+fn warn_of_methods(value: &Value<'_>) {
+    let Some(object) = value.as_object() else {
+        return;
+    };
+    if object.as_function().is_some() || object.as_array().is_some() {
+        return;
+    }
+    let mut methods = Vec::new();
+    for key in object.keys::<String>() {
+        let Ok(key) = key else { continue };
+        if object
+            .get::<_, Value>(key.as_str())
+            .is_ok_and(|v| v.as_function().is_some())
+        {
+            methods.push(key);
+        }
+    }
+    if !methods.is_empty() {
+        crate::palisade::sandbox::console::log(
+            crate::palisade::sandbox::console::Level::Warn,
+            &format!(
+                "[palisade] the export is an object whose methods ({}) are not JSON and were \
+                 left out of the result; call one by name (`palisade run --export {}`)",
+                methods.join(", "),
+                methods[0]
+            ),
+        );
+    }
 }
 
 /// A global that a call gets from its policy.

@@ -55,6 +55,8 @@ mod precompile;
 mod replay;
 #[path = "integration/sandbox.rs"]
 mod sandbox;
+#[path = "integration/shapes.rs"]
+mod shapes;
 #[path = "integration/timers.rs"]
 mod timers;
 #[path = "integration/web_globals.rs"]

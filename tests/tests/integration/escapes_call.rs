@@ -428,7 +428,11 @@ async fn default_limits_fit_ordinary_cpu_bound_work() {
     );
     let outcome = PALISADE.run(&default, &work, "null").await;
     output(&outcome);
-    assert!(outcome.receipt.fuel_used > 1_000_000_000, "{:?}", outcome.receipt);
+    assert!(
+        outcome.receipt.fuel_used > 1_000_000_000,
+        "{:?}",
+        outcome.receipt
+    );
     let outcome = run(&default, "infinite_loop.js", "null").await;
     assert_eq!(code(&outcome), "timeout");
     let outcome = run(&default, "memory_bomb.js", "null").await;
