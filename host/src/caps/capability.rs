@@ -3,11 +3,11 @@
 //! the name is allowed, the per-call budget has room, the payload fits and matches the schema.
 
 use crate::Fix;
-use crate::audit::{AuditLog, Decision, truncate};
+use crate::audit::{AuditLog, Decision, Refusal, truncate};
 use crate::call::CallState;
 use crate::engine::bindings::palisade::sandbox::capability::{self, CallError, Denial};
 use crate::policy::{ByteSize, Capabilities, Policy};
-use crate::record::{CapabilityEvent, Tape};
+use crate::record::{CapabilityEvent, Tape, event_bytes};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -130,7 +130,7 @@ impl CapabilityState {
             return PendingCall::done(replayed(replay.capability(), &name, &self.audit));
         }
         let mut slot = None;
-        self.tape.record(|t| {
+        self.tape.record_sized(event_bytes([name.as_str()]), |t| {
             slot = Some(t.capabilities.len());
             t.capabilities.push(CapabilityEvent {
                 name: name.clone(),
@@ -138,9 +138,11 @@ impl CapabilityState {
                 value: String::new(),
             });
         });
+        let name_kept = name.clone();
         let mut pending = self.start_live(name, payload);
         if let Some(slot) = slot {
             let tape = self.tape.clone();
+            let name = name_kept;
             let state = std::mem::replace(&mut pending.state, Pending::Taken);
             let future = async move {
                 let result = match state {
@@ -148,8 +150,9 @@ impl CapabilityState {
                     Pending::Done(result) => result,
                     Pending::Taken => Err(CallError::Failed("no result".into())),
                 };
-                tape.record(|t| {
-                    t.capabilities[slot] = recorded(&t.capabilities[slot].name, &result)
+                let event = recorded(&name, &result);
+                tape.record_sized(event_bytes([event.value.as_str()]), |t| {
+                    t.capabilities[slot] = event
                 });
                 result
             };
@@ -323,7 +326,8 @@ fn recorded(name: &str, result: &Result<String, CallError>) -> CapabilityEvent {
 }
 
 /// The recorded answer to a capability call; a recorded denial is recorded again, so that an
-/// uncaught one ends the replayed call as it ended the first time.
+/// uncaught one ends the replayed call as `policy_denied` as it ended the first time, marked as
+/// replayed (`AuditLog::deny_replayed`).
 fn replayed(
     event: Option<CapabilityEvent>,
     name: &str,
@@ -346,17 +350,18 @@ fn replayed(
                     key: k.to_owned(),
                     value: v.to_owned(),
                 });
-            let rule = text("rule");
-            Err(CallError::Denied(audit.deny(
-                "capability",
-                name,
-                name,
-                &rule,
-                &text("reason"),
+            let (rule, reason) = (text("rule"), text("reason"));
+            let refusal = Refusal {
+                capability: "capability",
+                target: name,
+                label: name,
+                rule: &rule,
+                reason: &reason,
                 fix,
-                Instant::now(),
-                0,
-            )))
+            };
+            Err(CallError::Denied(
+                audit.deny_replayed(refusal, Instant::now()),
+            ))
         }
         _ => Err(CallError::Failed(event.value)),
     }

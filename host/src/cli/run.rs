@@ -78,18 +78,10 @@ pub fn run(args: RunArgs) -> ExitCode {
         Err(code) => return code,
     };
     let transcript: Option<Transcript> = match &args.replay {
-        Some(path) => {
-            let text = match std::fs::read_to_string(path) {
-                Ok(text) => text,
-                Err(e) => return usage_error(format!("cannot read {}: {e}", path.display())),
-            };
-            match serde_json::from_str(&text) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    return usage_error(format!("{} is not a transcript: {e}", path.display()));
-                }
-            }
-        }
+        Some(path) => match read_transcript(path, policy.limits().transcript.0) {
+            Ok(transcript) => Some(transcript),
+            Err(message) => return usage_error(message),
+        },
         None => None,
     };
     let input = match &transcript {
@@ -120,12 +112,17 @@ pub fn run(args: RunArgs) -> ExitCode {
         (None, Some(path)) => {
             let (outcome, transcript) =
                 runtime.block_on(palisade.run_recorded(&policy, &script, &input));
-            let written = serde_json::to_string_pretty(&transcript)
-                .map_err(std::io::Error::other)
-                .and_then(|text| std::fs::write(path, text));
+            let written =
+                std::fs::File::create(path).and_then(|file| write_transcript(file, &transcript));
             if let Err(e) = written {
                 eprintln!("error: cannot write the transcript {}: {e}", path.display());
                 return ExitCode::from(EXIT_USAGE);
+            }
+            if let Some(why) = &transcript.truncated {
+                eprintln!(
+                    "warning: the transcript {} is incomplete: {why}; it cannot be replayed",
+                    path.display()
+                );
             }
             outcome
         }
@@ -138,6 +135,32 @@ pub fn run(args: RunArgs) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     print_outcome(&outcome, args.json)
+}
+
+/// A transcript written by `--record`, read up to the policy's `limits.transcript`.
+fn read_transcript(path: &std::path::Path, limit: u64) -> Result<Transcript, String> {
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut text = String::new();
+    file.take(limit.saturating_add(1))
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if text.len() as u64 > limit {
+        return Err(format!(
+            "{} is larger than the policy's limits.transcript of {}",
+            path.display(),
+            palisade::policy::ByteSize(limit)
+        ));
+    }
+    serde_json::from_str(&text).map_err(|e| format!("{} is not a transcript: {e}", path.display()))
+}
+
+/// Write a transcript as JSON without building its text in memory first.
+fn write_transcript(file: std::fs::File, transcript: &Transcript) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(file);
+    serde_json::to_writer_pretty(&mut out, transcript).map_err(std::io::Error::other)?;
+    out.flush()
 }
 
 fn append_audit(path: &std::path::Path, outcome: &Outcome) -> std::io::Result<()> {
