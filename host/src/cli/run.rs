@@ -91,6 +91,33 @@ pub fn run(args: RunArgs) -> ExitCode {
             Err(message) => return usage_error(message),
         },
     };
+    // The files the call's records go to are opened before the call, so that a path that
+    // cannot be written is reported before the script runs (and before it writes to the
+    // key-value store or sends a request).
+    let record_file = match &args.record {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some((path, file)),
+            Err(e) => {
+                return usage_error(format!(
+                    "cannot write the transcript {}: {e}",
+                    path.display()
+                ));
+            }
+        },
+        None => None,
+    };
+    let audit_file = match &args.audit_log {
+        Some(path) => match open_audit(path) {
+            Ok(file) => Some((path, file)),
+            Err(e) => {
+                return usage_error(format!(
+                    "cannot write the audit log {}: {e}",
+                    path.display()
+                ));
+            }
+        },
+        None => None,
+    };
     let palisade = match Palisade::builder()
         .max_concurrency(1)
         .on_compile(super::compile_notice)
@@ -107,16 +134,19 @@ pub fn run(args: RunArgs) -> ExitCode {
             detail: "cannot start the async runtime".into(),
         });
     };
-    let outcome = match (&transcript, &args.record) {
+    // A write that fails after the call does not drop its outcome: the outcome is printed,
+    // then the failure.
+    let mut failed_writes = Vec::new();
+    let outcome = match (&transcript, record_file) {
         (Some(transcript), _) => runtime.block_on(palisade.replay(&policy, &script, transcript)),
-        (None, Some(path)) => {
+        (None, Some((path, file))) => {
             let (outcome, transcript) =
                 runtime.block_on(palisade.run_recorded(&policy, &script, &input));
-            let written =
-                std::fs::File::create(path).and_then(|file| write_transcript(file, &transcript));
-            if let Err(e) = written {
-                eprintln!("error: cannot write the transcript {}: {e}", path.display());
-                return ExitCode::from(EXIT_USAGE);
+            if let Err(e) = write_transcript(file, &transcript) {
+                failed_writes.push(format!(
+                    "cannot write the transcript {}: {e}",
+                    path.display()
+                ));
             }
             if let Some(why) = &transcript.truncated {
                 eprintln!(
@@ -128,13 +158,22 @@ pub fn run(args: RunArgs) -> ExitCode {
         }
         (None, None) => runtime.block_on(palisade.run(&policy, &script, &input)),
     };
-    if let Some(path) = &args.audit_log
-        && let Err(e) = append_audit(path, &outcome)
+    if let Some((path, file)) = audit_file
+        && let Err(e) = append_audit(file, &outcome)
     {
-        eprintln!("error: cannot write the audit log {}: {e}", path.display());
-        return ExitCode::from(EXIT_USAGE);
+        failed_writes.push(format!(
+            "cannot write the audit log {}: {e}",
+            path.display()
+        ));
     }
-    print_outcome(&outcome, args.json)
+    let code = print_outcome(&outcome, args.json);
+    for message in &failed_writes {
+        eprintln!("error: {message}");
+    }
+    match outcome.result {
+        Ok(_) if !failed_writes.is_empty() => ExitCode::from(EXIT_USAGE),
+        _ => code,
+    }
 }
 
 /// A transcript written by `--record`, read up to the policy's `limits.transcript`.
@@ -163,17 +202,20 @@ fn write_transcript(file: std::fs::File, transcript: &Transcript) -> std::io::Re
     out.flush()
 }
 
-fn append_audit(path: &std::path::Path, outcome: &Outcome) -> std::io::Result<()> {
+fn open_audit(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+}
+
+fn append_audit(mut file: std::fs::File, outcome: &Outcome) -> std::io::Result<()> {
     use std::io::Write;
     let mut lines = String::new();
     for record in &outcome.audit {
         lines.push_str(&serde_json::to_string(record).map_err(std::io::Error::other)?);
         lines.push('\n');
     }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
     file.write_all(lines.as_bytes())?;
     file.sync_data()
 }

@@ -327,6 +327,58 @@ fn unhex(text: &str) -> Vec<u8> {
         .collect()
 }
 
+#[test]
+fn escape_15_unwritable_record_or_audit_log_keeps_the_outcome() {
+    let dir = scratch_dir("escape-15");
+    std::fs::write(
+        dir.join("policy.toml"),
+        "[kv]\nnamespace = \"escape15\"\n[kv.buckets]\napp = \"rw\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("count.js"),
+        "export default async () => { const n = ((await kv.getJSON(\"n\")) ?? 0) + 1; \
+         await kv.set(\"n\", n); return n; };",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "count.js", "--policy", "policy.toml"];
+        args.extend_from_slice(extra);
+        palisade_in(&dir, &args, &[])
+    };
+    // Paths that cannot be opened: refused before the script runs (no kv write).
+    let missing = dir.join("no-such-dir/t.json");
+    let out = run(&["--record", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot write the transcript"));
+    assert_eq!(text(&out.stdout), "");
+    let out = run(&["--audit-log", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot write the audit log"));
+    assert_eq!(text(&out.stdout), "");
+
+    // Paths that open but cannot be written: the outcome is printed, then the failure.
+    let out = run(&["--record", "/dev/full"]);
+    assert_eq!(text(&out.stdout), "1\n");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("error: cannot write the transcript /dev/full"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&["--audit-log", "/dev/full", "--json"]);
+    let outcome: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(outcome["output"], 2);
+    assert!(text(&out.stderr).contains("error: cannot write the audit log /dev/full"));
+    assert_eq!(out.status.code(), Some(2));
+
+    // The call that could write everything sees both earlier writes, and only those.
+    let out = run(&["--audit-log", "audit.jsonl", "--record", "t.json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "3\n");
+    assert_next_cli_call_works(&dir);
+}
+
 /// A transcript for `input` with the given HTTP answers.
 fn forged(version: u32, http: Vec<HttpEvent>) -> Transcript {
     Transcript {
