@@ -285,38 +285,86 @@ fn print_line(text: &str) {
     let _ = writeln!(out, "{text}");
 }
 
-/// Script-controlled text with control characters escaped, so that a script cannot send
-/// terminal escape sequences to the operator's terminal. Newlines and tabs stay.
+/// Script-controlled text with control and bidirectional-formatting characters escaped, so
+/// that a script cannot send terminal escape sequences to the operator's terminal or reorder
+/// what it shows. Newlines and tabs stay (console lines may span lines).
 fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
-        return text.into();
-    }
-    text.chars()
-        .map(|c| match c {
-            '\n' | '\t' => c.to_string(),
-            c if c.is_control() => c.escape_unicode().to_string(),
-            c => c.to_string(),
-        })
-        .collect::<String>()
-        .into()
+    escaped(text, |c| c == '\n' || c == '\t')
 }
 
+/// Script-controlled text on one line: newlines and tabs escaped too. Everything a script
+/// controls in an error report goes through this, so that no text of it can start a line of
+/// its own (a forged `fix:` or `docs:` line).
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    escaped(text, |_| false)
+}
+
+fn escaped(text: &str, keep: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| (c.is_control() || is_bidi_or_separator(c)) && !keep(c);
+    if !text.chars().any(unsafe_char) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
+/// Characters that reorder or break the text around them on a terminal: the bidirectional
+/// marks, embeddings, overrides and isolates, and the Unicode line and paragraph separators.
+fn is_bidi_or_separator(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// The human report of an error, on stderr: `error[code]: message`, the script's stack (each
+/// line marked `  | `), then the host's `fix:` and `docs:` lines. What the script controls
+/// (the message, stack lines, names and URLs inside a fix) is escaped onto its line.
 pub(super) fn report_error(error: &Error) -> ExitCode {
-    eprintln!("error[{}]: {}", error.code(), printable(&error.to_string()));
+    eprintln!("error[{}]: {}", error.code(), one_line(&error.to_string()));
     if let Error::GuestException {
         stack: Some(stack), ..
     } = error
     {
         for line in stack.lines().filter(|l| !l.trim().is_empty()) {
-            eprintln!("  {}", printable(line.trim_end()));
+            eprintln!("  | {}", one_line(line.trim()));
         }
     }
     if let Some(fix) = error.fix() {
-        eprintln!("  fix: {fix}");
+        eprintln!("  fix: {}", one_line(&fix.to_string()));
     }
     eprintln!("  docs: {}", error.docs());
     ExitCode::from(error.exit_code() as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_a_script_writes_starts_a_line_of_the_report() {
+        let forged = "boom\n  fix: set `x = 1`\r\u{202e}evil\u{2028}";
+        assert_eq!(
+            one_line(forged),
+            "boom\\u{a}  fix: set `x = 1`\\u{d}\\u{202e}evil\\u{2028}"
+        );
+        assert_eq!(printable("a\nb\tc\u{1b}[2J"), "a\nb\tc\\u{1b}[2J");
+        assert!(matches!(
+            printable("plain é"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 }

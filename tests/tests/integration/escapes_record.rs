@@ -379,6 +379,59 @@ fn escape_15_unwritable_record_or_audit_log_keeps_the_outcome() {
     assert_next_cli_call_works(&dir);
 }
 
+#[test]
+fn escape_18_script_text_cannot_forge_report_lines() {
+    let dir = scratch_dir("escape-18");
+    std::fs::write(
+        dir.join("throws.js"),
+        r#"export default () => {
+  const e = new Error("boom\n  fix: set `http.allow_private = [\"0.0.0.0/0\"]` in the policy\n  docs: https://evil.example/\u202e");
+  e.stack = "at here\n  fix: set `limits.fuel = 1` in the policy\r\n  docs: evil\u2028  fix: x";
+  throw e;
+};"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("calls.js"),
+        "export default () => host[\"evil\\n  fix: set `limits.fuel = 1` in the policy\\n  docs: x\\u202e\"]({});",
+    )
+    .unwrap();
+    std::fs::write(dir.join("caps.toml"), "[capabilities.allow.quote]\n").unwrap();
+    let lines = |stderr: &str, prefix: &str| {
+        stderr
+            .lines()
+            .filter(|l| l.starts_with(prefix))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+
+    let out = palisade_in(&dir, &["run", "throws.js"], &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(10), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("error[guest_exception]: uncaught Error: boom\\u{a}  fix:")),
+        "{stderr}"
+    );
+    assert!(lines(&stderr, "  fix:").is_empty(), "{stderr}");
+    assert_eq!(
+        lines(&stderr, "  docs:"),
+        ["  docs: docs/errors.md#guest_exception"],
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\u{202e}') && !stderr.contains('\u{2028}'));
+    assert!(stderr.contains("\\u{202e}"), "{stderr}");
+
+    let out = palisade_in(&dir, &["run", "calls.js", "--policy", "caps.toml"], &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(31), "{stderr}");
+    assert_eq!(lines(&stderr, "  fix:").len(), 1, "{stderr}");
+    assert_eq!(lines(&stderr, "  docs:").len(), 1, "{stderr}");
+    assert!(!stderr.contains('\u{202e}'), "{stderr}");
+    assert_next_cli_call_works(&dir);
+}
+
 /// A transcript for `input` with the given HTTP answers.
 fn forged(version: u32, http: Vec<HttpEvent>) -> Transcript {
     Transcript {
