@@ -193,29 +193,69 @@ fn json_escaped(text: &str) -> String {
     quoted[1..quoted.len() - 1].to_owned()
 }
 
+/// Bytes of a form that count as the secret when the text stops after them (at its end, or at
+/// the `…` that marks a cut): text cut anywhere, before or after redaction, must not keep a
+/// prefix of a secret.
+const CUT_PREFIX: usize = 8;
+
+const ELLIPSIS: &[u8] = "…".as_bytes();
+
 /// Where `form` ends when it starts at `text[at]`, each of its bytes written as itself, as
-/// `%XX`, or (a space) as `+`. A `%` of the form may be a literal `%` or `%25`: both are tried.
+/// `%XX`, or (a space) as `+`; or where the text stops, cut, after at least `CUT_PREFIX` bytes
+/// of it. A `%` of the form against `%25` is read both ways (encoded, or literal before `25`),
+/// so the match follows every position it can have reached.
 fn matches_at(text: &[u8], at: usize, form: &[u8]) -> Option<usize> {
-    let mut i = at;
+    let mut ends = Ends::one(at);
     for (k, &want) in form.iter().enumerate() {
-        let &got = text.get(i)?;
-        let decoded = (got == b'%')
-            .then(|| text.get(i + 1..i + 3).and_then(hex_byte))
-            .flatten();
-        if want == b'%' && got == b'%' && decoded == Some(b'%') {
-            // `%25…` is the form's `%` encoded, or a literal `%` followed by `25`.
-            return matches_at(text, i + 3, &form[k + 1..])
-                .or_else(|| matches_at(text, i + 1, &form[k + 1..]));
+        let mut next = Ends::default();
+        for &i in ends.as_slice() {
+            let rest = &text[i..];
+            if k >= CUT_PREFIX.min(form.len()) && (rest.is_empty() || rest.starts_with(ELLIPSIS)) {
+                return Some(i);
+            }
+            let Some(&got) = rest.first() else {
+                continue;
+            };
+            if got == want || (want == b' ' && got == b'+') {
+                next.push(i + 1);
+            }
+            if got == b'%' && rest.get(1..3).and_then(hex_byte) == Some(want) {
+                next.push(i + 3);
+            }
         }
-        if decoded == Some(want) {
-            i += 3;
-        } else if got == want || (want == b' ' && got == b'+') {
-            i += 1;
-        } else {
+        if next.len == 0 {
             return None;
         }
+        ends = next;
     }
-    Some(i)
+    ends.as_slice().iter().copied().max()
+}
+
+/// The text positions a partial match can be at: few, since only a `%` is read two ways. Past
+/// the capacity further positions are dropped (a form with more than three `%` against `%25`s).
+#[derive(Default)]
+struct Ends {
+    at: [usize; 8],
+    len: usize,
+}
+
+impl Ends {
+    fn one(at: usize) -> Self {
+        let mut ends = Self::default();
+        ends.push(at);
+        ends
+    }
+
+    fn push(&mut self, i: usize) {
+        if self.len < self.at.len() && !self.as_slice().contains(&i) {
+            self.at[self.len] = i;
+            self.len += 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[usize] {
+        &self.at[..self.len]
+    }
 }
 
 fn hex_byte(pair: &[u8]) -> Option<u8> {
@@ -275,6 +315,17 @@ mod tests {
         for text in ["a%25b%q", "a%2525b%25q", "a%25%32%35b%q", "a%2525b%q"] {
             assert_eq!(s.redact(text).as_deref(), Some("[redacted]"), "{text}");
         }
+    }
+
+    #[test]
+    fn a_cut_secret_is_redacted_but_a_short_prefix_is_not() {
+        let s = secrets();
+        assert_eq!(s.redact("x: to\"k\\en 4").as_deref(), Some("x: [redacted]"));
+        assert_eq!(
+            s.redact("x: to%22k%5Cen%20…").as_deref(),
+            Some("x: [redacted]…")
+        );
+        assert_eq!(s.redact("x: to\"k\\"), None);
     }
 
     #[test]
