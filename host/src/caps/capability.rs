@@ -127,7 +127,11 @@ impl CapabilityState {
     /// goes to the transcript, and when replaying, the recorded result is the answer.
     fn start(&mut self, name: String, payload: String) -> PendingCall {
         if let Some(replay) = self.tape.replaying() {
-            return PendingCall::done(replayed(replay.capability(), &name, &self.audit));
+            let event = replay.capability();
+            if let Err(refused) = self.count_replayed(&name) {
+                return PendingCall::done(Err(refused));
+            }
+            return PendingCall::done(replayed(event, &name, &self.audit));
         }
         let mut slot = None;
         self.tape.record_sized(event_bytes([name.as_str()]), |t| {
@@ -194,6 +198,50 @@ impl CapabilityState {
         }
     }
 
+    /// Count a call of a granted capability against its `max_calls`.
+    fn count_call(
+        &mut self,
+        name: &str,
+        max_calls: u32,
+        key: &str,
+        started: Instant,
+        bytes_in: u64,
+    ) -> Result<(), CallError> {
+        let used = self.calls.entry(name.to_owned()).or_insert(0);
+        *used = used.saturating_add(1);
+        if *used <= max_calls {
+            return Ok(());
+        }
+        let reason = format!("more than {max_calls} calls in one script call");
+        let fix = Fix {
+            key: format!("{key}.max_calls"),
+            value: (max_calls.saturating_mul(2)).to_string(),
+        };
+        Err(self.deny(
+            name,
+            format!("{key}.max_calls"),
+            reason,
+            Some(fix),
+            started,
+            bytes_in,
+        ))
+    }
+
+    /// A replayed call of a capability this policy grants counts against its `max_calls`, as
+    /// it did when recorded: a transcript cannot answer more calls than the policy allows.
+    fn count_replayed(&mut self, name: &str) -> Result<(), CallError> {
+        let Some(max_calls) = self
+            .grants
+            .as_ref()
+            .and_then(|g| g.allow.get(name))
+            .map(|rule| rule.max_calls)
+        else {
+            return Ok(());
+        };
+        let key = format!("capabilities.allow.{}", toml_key(name));
+        self.count_call(name, max_calls, &key, Instant::now(), 0)
+    }
+
     /// Every policy check, in order; the handler to run with the parsed payload.
     fn check(
         &mut self,
@@ -236,23 +284,7 @@ impl CapabilityState {
                 bytes_in,
             ));
         };
-        let used = self.calls.entry(name.clone()).or_insert(0);
-        *used = used.saturating_add(1);
-        if *used > rule.max_calls {
-            let reason = format!("more than {} calls in one script call", rule.max_calls);
-            let fix = Fix {
-                key: format!("{key}.max_calls"),
-                value: (rule.max_calls.saturating_mul(2)).to_string(),
-            };
-            return Err(self.deny(
-                &name,
-                format!("{key}.max_calls"),
-                reason,
-                Some(fix),
-                started,
-                bytes_in,
-            ));
-        }
+        self.count_call(&name, rule.max_calls, &key, started, bytes_in)?;
         if bytes_in > rule.max_payload.0 {
             // Payload caps go up to 16 MiB; past that no policy change helps.
             let fix = (bytes_in <= 16 << 20).then(|| Fix {

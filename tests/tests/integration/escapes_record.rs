@@ -4,7 +4,7 @@
 
 use crate::support::*;
 use crate::upstream::Upstream;
-use palisade::record::{HttpEvent, TRANSCRIPT_VERSION, Transcript};
+use palisade::record::{CapabilityEvent, HttpEvent, TRANSCRIPT_VERSION, Transcript};
 use palisade::{Policy, Script};
 use serde_json::Value;
 use std::path::Path;
@@ -543,5 +543,24 @@ async fn escape_19_replay_checks_its_transcript() {
     assert_eq!(code(&outcome), "policy_denied");
     let json = serde_json::to_value(outcome.error().unwrap()).unwrap();
     assert_eq!(json["rule"], "http.max_requests");
+
+    // More answers than a granted capability's calls per call.
+    let granted = policy("[capabilities.allow.quote]\nmax_calls = 2\n");
+    let quotes = Script::new(
+        "forged.js",
+        "export default async () => { for (let i = 0; i < 3; i++) await host.quote({}); };",
+    );
+    let mut three = forged(TRANSCRIPT_VERSION, Vec::new());
+    three.capabilities = (0..3)
+        .map(|_| CapabilityEvent {
+            name: "quote".into(),
+            outcome: "ok".into(),
+            value: "1".into(),
+        })
+        .collect();
+    let outcome = PALISADE.replay(&granted, &quotes, &three).await;
+    assert_eq!(code(&outcome), "policy_denied");
+    let json = serde_json::to_value(outcome.error().unwrap()).unwrap();
+    assert_eq!(json["rule"], "capabilities.allow.quote.max_calls");
     assert_next_call_works().await;
 }
