@@ -76,7 +76,7 @@ impl Transcript {
         if let Some(why) = &self.truncated {
             return Err(format!(
                 "the transcript is incomplete ({why}), so a replay would not follow the \
-                 recorded call; record it again with a larger limits.transcript"
+                 recorded call"
             ));
         }
         Ok(())
