@@ -3,6 +3,7 @@
 
 use crate::engine::bindings::palisade::sandbox::capability::Denial;
 use crate::policy::Policy;
+use crate::secrets::Secrets;
 use crate::{Error, Fix};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -65,6 +66,8 @@ pub(crate) struct AuditLog(Arc<Mutex<Records>>);
 
 struct Records {
     policy: (String, String),
+    /// The policy's secret values: redacted from targets, errors and refusals as they are made.
+    secrets: Secrets,
     records: Vec<AuditRecord>,
     dropped: u64,
     /// The last refusal, so that an uncaught `PolicyDeniedError` is reported from the host's
@@ -72,6 +75,25 @@ struct Records {
     last_denial: Option<Error>,
     /// The latest refusal per target (a URL, `kv:BUCKET`), which the guest asks for by target.
     refusals: HashMap<String, Denial>,
+}
+
+/// A refusal as a gate describes it.
+pub(crate) struct Refusal<'a> {
+    /// The kind of capability (`capability`, `http`, `kv`) and the request's target.
+    pub capability: &'static str,
+    pub target: &'a str,
+    /// What the script's `PolicyDeniedError` names as the capability.
+    pub label: &'a str,
+    pub rule: &'a str,
+    pub reason: &'a str,
+    pub fix: Option<Fix>,
+}
+
+/// Who decided a refusal: this call's policy, or a transcript being replayed.
+#[derive(Clone, Copy)]
+enum Origin {
+    Policy,
+    Transcript,
 }
 
 /// What the audit log held when the call ended.
@@ -96,6 +118,7 @@ impl AuditLog {
     pub fn new(policy: &Policy) -> Self {
         Self(Arc::new(Mutex::new(Records {
             policy: (policy.name().to_owned(), policy.sha256().to_owned()),
+            secrets: Secrets::from_policy(policy),
             records: Vec::new(),
             dropped: 0,
             last_denial: None,
@@ -126,7 +149,7 @@ impl AuditLog {
             records.dropped += 1;
             return None;
         }
-        let record = AuditRecord {
+        let mut record = AuditRecord {
             time_unix_ms: now_unix_ms(),
             capability,
             target: truncate(target, MAX_TARGET_BYTES),
@@ -139,6 +162,11 @@ impl AuditLog {
             policy: records.policy.0.clone(),
             policy_sha256: records.policy.1.clone(),
         };
+        records.secrets.scrub(&mut record.target);
+        records.secrets.scrub(&mut record.rule);
+        if let Some(error) = &mut record.error {
+            records.secrets.scrub(error);
+        }
         records.records.push(record);
         Some(records.records.len() - 1)
     }
@@ -157,17 +185,53 @@ impl AuditLog {
         started: Instant,
         bytes_in: u64,
     ) -> Denial {
+        let refusal = Refusal {
+            capability,
+            target,
+            label,
+            rule,
+            reason,
+            fix,
+        };
+        self.refuse(refusal, Origin::Policy, started, bytes_in)
+    }
+
+    /// Record a refusal read from a transcript being replayed. The script gets the denial as
+    /// recorded, so that it takes the same path; the host's own record and the call's error name
+    /// the rule as `replay:RULE` and carry no fix, since the transcript, not this policy,
+    /// decided it (a transcript is a file anyone could have written).
+    pub fn deny_replayed(&self, refusal: Refusal<'_>, started: Instant) -> Denial {
+        self.refuse(refusal, Origin::Transcript, started, 0)
+    }
+
+    fn refuse(
+        &self,
+        refusal: Refusal<'_>,
+        origin: Origin,
+        started: Instant,
+        bytes_in: u64,
+    ) -> Denial {
+        let Refusal {
+            capability,
+            target,
+            label,
+            rule,
+            reason,
+            fix,
+        } = refusal;
+        let reported_rule = match origin {
+            Origin::Policy => rule.to_owned(),
+            Origin::Transcript => format!("replay:{rule}"),
+        };
         self.record(
             capability,
             target,
             Decision::Deny,
-            rule,
+            &reported_rule,
             started,
             (bytes_in, 0),
             None,
         );
-        // Debug formatting escapes what a script put in names and URLs (no forged log lines).
-        tracing::info!(capability, target = ?target, rule, "denied: {reason:?}");
         let label = truncate(label, MAX_TARGET_BYTES);
         let denial = Denial {
             capability: label.clone(),
@@ -175,12 +239,33 @@ impl AuditLog {
             reason: reason.to_owned(),
             fix: fix.as_ref().map(|f| format!("{} = {}", f.key, f.value)),
         };
-        self.lock().last_denial = Some(Error::PolicyDenied {
+        let fix = match origin {
+            Origin::Policy => fix,
+            Origin::Transcript => None,
+        };
+        let error = self.lock().secrets.redact_error(Error::PolicyDenied {
             capability: label,
-            rule: rule.to_owned(),
+            rule: reported_rule,
             reason: reason.to_owned(),
             fix,
         });
+        if let Error::PolicyDenied {
+            capability: label,
+            rule,
+            reason,
+            ..
+        } = &error
+        {
+            // Debug formatting escapes what a script put in names and URLs (no forged log
+            // lines); secrets are already redacted.
+            let target = self
+                .lock()
+                .secrets
+                .redact(target)
+                .unwrap_or_else(|| target.to_owned());
+            tracing::info!(capability, label = ?label, target = ?target, rule = ?rule, "denied: {reason:?}");
+        }
+        self.lock().last_denial = Some(error);
         denial
     }
 
@@ -197,7 +282,39 @@ impl AuditLog {
         started: Instant,
     ) {
         let reason = truncate(reason, MAX_REASON_BYTES);
-        let denial = self.deny(capability, target, label, rule, &reason, fix, started, 0);
+        let refusal = Refusal {
+            capability,
+            target,
+            label,
+            rule,
+            reason: &reason,
+            fix,
+        };
+        self.keep_refusal(target, self.refuse(refusal, Origin::Policy, started, 0));
+    }
+
+    /// Record a refused network request read from a transcript being replayed.
+    pub fn deny_http_replayed(
+        &self,
+        target: &str,
+        rule: &str,
+        reason: &str,
+        fix: Option<Fix>,
+        started: Instant,
+    ) {
+        let reason = truncate(reason, MAX_REASON_BYTES);
+        let refusal = Refusal {
+            capability: "http",
+            target,
+            label: "fetch",
+            rule,
+            reason: &reason,
+            fix,
+        };
+        self.keep_refusal(target, self.refuse(refusal, Origin::Transcript, started, 0));
+    }
+
+    fn keep_refusal(&self, target: &str, denial: Denial) {
         let key = truncate(target, MAX_TARGET_BYTES);
         let mut records = self.lock();
         if records.refusals.len() < MAX_AUDIT_RECORDS || records.refusals.contains_key(&key) {
@@ -242,17 +359,6 @@ impl AuditLog {
     pub fn add_bytes_out(&self, index: usize, bytes: u64) {
         if let Some(record) = self.lock().records.get_mut(index) {
             record.bytes_out += bytes;
-        }
-    }
-
-    /// Replace secret values in the records' errors.
-    pub fn redact(&self, secrets: &[String]) {
-        for record in &mut self.lock().records {
-            if let Some(error) = &record.error
-                && let Some(clean) = crate::caps::http::redact(error, secrets)
-            {
-                record.error = Some(clean);
-            }
         }
     }
 

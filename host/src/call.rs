@@ -4,7 +4,7 @@
 use crate::audit::{AuditLog, AuditRecord};
 use crate::caps::capability::{CapabilityState, Handler};
 use crate::caps::console::Console;
-use crate::caps::http::{HttpGate, RateLimiter, redact};
+use crate::caps::http::{HttpGate, RateLimiter};
 use crate::caps::kv::KvState;
 use crate::caps::quota::{Limits as QuotaLimits, Quotas, Usage};
 use crate::engine::Runtime;
@@ -15,6 +15,7 @@ use crate::policy::Policy;
 use crate::policy::{Clock, MountMode};
 use crate::record::{Tape, TapedMonotonic, TapedRng, TapedWall};
 use crate::scratch::ScratchDir;
+use crate::secrets::Secrets;
 use crate::{Error, GuestLocation, Script};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -516,7 +517,6 @@ pub(crate) async fn run(
     let secrets = state.http.secrets().clone();
     let mut result = result;
     if !secrets.is_empty() {
-        state.capabilities.audit.redact(&secrets);
         result = redact_result(result, &secrets);
     }
     let result = result.map_err(|error| bound_error(error, limits.output.0));
@@ -541,9 +541,7 @@ pub(crate) async fn run(
     let mut logs = state.console.finish();
     if !secrets.is_empty() {
         for line in &mut logs {
-            if let Some(clean) = redact(&line.message, &secrets) {
-                line.message = clean;
-            }
+            secrets.scrub(&mut line.message);
         }
     }
     Outcome {
@@ -619,31 +617,22 @@ fn accept_output(policy: &Policy, json: String) -> Result<Box<RawValue>, Error> 
     })
 }
 
-/// Replace secret values in the output and in a script's error (a secret can only reach the
-/// script through a response body that echoes it).
+/// Replace secret values, in every form they can take there, in the output and in every text
+/// of an error (a secret can only reach the script through a response that echoes it; the
+/// script can put it into names, URLs and messages). Audit records are redacted as they are
+/// made (`AuditLog`).
 fn redact_result(
     result: Result<Box<RawValue>, Error>,
-    secrets: &[String],
+    secrets: &Secrets,
 ) -> Result<Box<RawValue>, Error> {
     match result {
-        Ok(output) => match redact(output.get(), secrets) {
+        Ok(output) => match secrets.redact(output.get()) {
             None => Ok(output),
             Some(clean) => RawValue::from_string(clean).map_err(|_| Error::BadOutput {
                 detail: "the result held a secret value and could not be redacted".into(),
             }),
         },
-        Err(Error::GuestException {
-            name,
-            message,
-            stack,
-            location,
-        }) => Err(Error::GuestException {
-            name,
-            message: redact(&message, secrets).unwrap_or(message),
-            stack: stack.map(|s| redact(&s, secrets).unwrap_or(s)),
-            location,
-        }),
-        other => other,
+        Err(error) => Err(secrets.redact_error(error)),
     }
 }
 

@@ -9,7 +9,8 @@ use crate::caps::http::{RateLimiter, rate_limiter};
 use crate::guest::Guest;
 use crate::kv::{KvBackend, RedbBackend};
 use crate::policy::{ByteSize, Policy};
-use crate::record::{Replay, TRANSCRIPT_VERSION, Tape, Transcript};
+use crate::record::{Recorder, Replay, TRANSCRIPT_VERSION, Tape, Transcript};
+use crate::secrets::Secrets;
 use crate::{Error, Script};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -550,7 +551,10 @@ impl Palisade {
     }
 
     /// Like [`Palisade::run`], and return the [`Transcript`] of every answer the host gave:
-    /// clock reads, random bytes, capability, key-value and HTTP results.
+    /// clock reads, random bytes, capability, key-value and HTTP results. The transcript is
+    /// bounded by the policy's `limits.transcript`: past it, recording stops and
+    /// [`Transcript::truncated`] says so (the call itself goes on). Secret values are replaced
+    /// by `[redacted]` wherever an answer echoed them.
     pub async fn run_recorded(
         &self,
         policy: &Policy,
@@ -564,29 +568,42 @@ impl Palisade {
             policy_sha256: policy.sha256().to_owned(),
             ..Transcript::default()
         };
-        let shared = Arc::new(Mutex::new(transcript));
+        let limits = policy.limits();
+        let recorder = Arc::new(Recorder::new(
+            transcript,
+            limits.transcript.0,
+            limits.timeout.0,
+        ));
         let outcome = self
             .call_taped(
                 policy,
                 script,
                 "default",
                 input,
-                Tape::Record(shared.clone()),
+                Tape::Record(recorder.clone()),
             )
             .await;
-        let transcript = shared.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut transcript = recorder.take();
+        transcript.redact(&Secrets::from_policy(policy));
         (outcome, transcript)
     }
 
     /// Run `script` again against a recorded [`Transcript`], with its input: every clock read,
     /// random byte, capability, key-value and HTTP answer comes from the transcript; nothing
-    /// reaches the network, the store or a handler.
+    /// reaches the network, the store or a handler. A transcript of another version, or one cut
+    /// at its limit, ends the call as `invalid_input`; the policy's HTTP budgets apply to the
+    /// recorded answers, and refusals read from the transcript are reported as replayed
+    /// (`replay:RULE`, with no fix).
     pub async fn replay(
         &self,
         policy: &Policy,
         script: &Script,
         transcript: &Transcript,
     ) -> Outcome {
+        if let Err(detail) = transcript.check() {
+            let error = Error::InvalidInput { detail, fix: None };
+            return Outcome::failed(error, policy, std::time::Instant::now());
+        }
         let replay = Arc::new(Replay::new(transcript.clone()));
         self.call_taped(
             policy,

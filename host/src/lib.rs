@@ -33,6 +33,7 @@ pub mod policy;
 pub mod record;
 mod scratch;
 mod script;
+mod secrets;
 pub mod snapshot;
 
 pub use audit::{AuditRecord, Decision};

@@ -9,15 +9,28 @@
 //! took another branch) finds the transcript exhausted; such a request fails as the host's
 //! `internal` error for capabilities and `kv`, or as a network error for `fetch`.
 //!
+//! A transcript is bounded by the policy's `limits.transcript` (its size as written, in JSON):
+//! past it, recording stops and the transcript says so in `truncated`; the call goes on as it
+//! would unrecorded, and a replay refuses the transcript. Secret values never reach a
+//! transcript: they are replaced by `[redacted]` wherever they were echoed back. A replay checks
+//! the transcript's version, counts its answers against the policy's budgets, and reports the
+//! refusals it hands out as replayed.
+//!
 //! [`Palisade::run_recorded`]: crate::Palisade::run_recorded
 //! [`Palisade::replay`]: crate::Palisade::replay
 
+use crate::secrets::{REDACTED, Secrets};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-/// The transcript format's version.
-pub const TRANSCRIPT_VERSION: u32 = 1;
+/// The transcript format's version: 2 added `truncated` and redacts secrets. Version 1
+/// transcripts replay as before.
+pub const TRANSCRIPT_VERSION: u32 = 2;
+
+/// The oldest transcript version a replay accepts.
+pub const OLDEST_TRANSCRIPT_VERSION: u32 = 1;
 
 /// Everything the host answered during one call.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +56,78 @@ pub struct Transcript {
     pub kv: Vec<KvEvent>,
     /// HTTP requests in the order they were sent.
     pub http: Vec<HttpEvent>,
+    /// Set when the transcript reached the policy's `limits.transcript`: what was left out.
+    /// Recording stopped there; such a transcript cannot be replayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<String>,
+}
+
+impl Transcript {
+    /// Why this transcript cannot be replayed, if it cannot: a version this build does not
+    /// read, or a recording cut at its limit.
+    pub fn check(&self) -> Result<(), String> {
+        if !(OLDEST_TRANSCRIPT_VERSION..=TRANSCRIPT_VERSION).contains(&self.version) {
+            return Err(format!(
+                "the transcript is version {}; this Palisade replays versions \
+                 {OLDEST_TRANSCRIPT_VERSION} to {TRANSCRIPT_VERSION}",
+                self.version
+            ));
+        }
+        if let Some(why) = &self.truncated {
+            return Err(format!(
+                "the transcript is incomplete ({why}), so a replay would not follow the \
+                 recorded call"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Replace every secret value, in any form it was echoed back in, with `[redacted]`: in
+    /// capability, key-value and HTTP answers (bodies too) and their errors. The script read
+    /// these answers during the recorded call; a replay needs no secret to hand them out again.
+    pub(crate) fn redact(&mut self, secrets: &Secrets) {
+        if secrets.is_empty() {
+            return;
+        }
+        let text = |s: &mut String| secrets.scrub(s);
+        let bytes = |hexed: &mut String| {
+            if let Some(clean) = secrets.redact_bytes(&unhex(hexed)) {
+                *hexed = hex(&clean);
+            }
+        };
+        for event in &mut self.capabilities {
+            text(&mut event.name);
+            text(&mut event.value);
+        }
+        for event in &mut self.kv {
+            text(&mut event.bucket);
+            text(&mut event.key);
+            event.value.iter_mut().for_each(bytes);
+            event.keys.iter_mut().for_each(text);
+            text(&mut event.message);
+        }
+        for event in &mut self.http {
+            text(&mut event.target);
+            for (name, value) in &mut event.headers {
+                text(name);
+                if secrets.contains(value.as_bytes()) {
+                    *value = REDACTED.to_owned();
+                }
+            }
+            let body = unhex(&event.body);
+            if let Some(clean) = secrets.redact_bytes(&body) {
+                event.body = hex(&clean);
+                // The body changed length: the recorded length must match what is replayed.
+                for (name, value) in &mut event.headers {
+                    if name.eq_ignore_ascii_case("content-length") {
+                        *value = clean.len().to_string();
+                    }
+                }
+            }
+            text(&mut event.reason);
+            event.fix.iter_mut().for_each(text);
+        }
+    }
 }
 
 /// One capability call.
@@ -102,7 +187,19 @@ pub struct HttpEvent {
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    let mut out = String::with_capacity(bytes.len() * 2);
+    push_hex(&mut out, bytes);
+    out
+}
+
+/// Append `bytes` to `out` as lower-case hex.
+pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
 }
 
 /// Hex to bytes; pairs that are not hex digits are skipped (never a panic on odd input).
@@ -119,15 +216,113 @@ pub(crate) fn unhex(text: &str) -> Vec<u8> {
 pub(crate) enum Tape {
     #[default]
     Off,
-    Record(Arc<Mutex<Transcript>>),
+    Record(Arc<Recorder>),
     Replay(Arc<Replay>),
 }
 
+/// Bytes counted for one clock read: its digits, a comma, a line break and the indent of the
+/// pretty-printed JSON `--record` writes.
+const CLOCK_READ_BYTES: u64 = 32;
+
+/// Bytes counted for an event's field names and punctuation, besides its texts.
+const EVENT_BYTES: u64 = 160;
+
+/// A transcript being recorded, with its size so far (as written, approximately), its limit,
+/// and the call's deadline: recording is host work done inside the guest's host calls, which
+/// use no fuel, so nothing is recorded past the deadline (the call is about to end as
+/// `timeout`), and a flood of clock reads or random bytes cannot keep the call running.
+pub(crate) struct Recorder(Mutex<Recording>);
+
+struct Recording {
+    transcript: Transcript,
+    size: u64,
+    limit: u64,
+    timeout: Duration,
+    /// The call's timeout after the first answer recorded (the `Math.random` seed, drawn as
+    /// the call starts, after its deadline was set): never before the call's own deadline.
+    deadline: Option<Instant>,
+}
+
+impl Recorder {
+    pub fn new(transcript: Transcript, limit: u64, timeout: Duration) -> Self {
+        let size = EVENT_BYTES * 4
+            + transcript.input.len() as u64
+            + transcript.script.len() as u64
+            + transcript.policy_sha256.len() as u64;
+        let mut recording = Recording {
+            transcript,
+            size: 0,
+            limit,
+            timeout,
+            deadline: None,
+        };
+        if size > limit {
+            recording.cut(limit);
+        }
+        recording.size = size;
+        Self(Mutex::new(recording))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recording> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The transcript as recorded so far (the recorder keeps an empty one).
+    pub fn take(&self) -> Transcript {
+        std::mem::take(&mut self.lock().transcript)
+    }
+}
+
+impl Recording {
+    /// Count `bytes` more; false, and the transcript marked as cut, past the limit or the
+    /// deadline.
+    fn add(&mut self, bytes: u64) -> bool {
+        if self.transcript.truncated.is_some() {
+            return false;
+        }
+        let now = Instant::now();
+        match self.deadline {
+            None => self.deadline = Some(now + self.timeout),
+            Some(deadline) if now >= deadline => {
+                self.transcript.truncated = Some(
+                    "the call ran past its deadline; answers after it were not recorded".into(),
+                );
+                return false;
+            }
+            Some(_) => {}
+        }
+        let size = self.size.saturating_add(bytes);
+        if size > self.limit {
+            self.cut(self.limit);
+            return false;
+        }
+        self.size = size;
+        true
+    }
+
+    fn cut(&mut self, limit: u64) {
+        self.transcript.truncated = Some(format!(
+            "it reached limits.transcript of {}; later answers were not recorded",
+            crate::policy::ByteSize(limit)
+        ));
+    }
+}
+
 impl Tape {
-    /// Run `f` on the transcript being recorded.
+    /// Run `f`, which adds nothing that grows (it sets a number), on the transcript being
+    /// recorded.
     pub fn record(&self, f: impl FnOnce(&mut Transcript)) {
-        if let Tape::Record(t) = self {
-            f(&mut t.lock().unwrap_or_else(|p| p.into_inner()));
+        self.record_sized(0, f);
+    }
+
+    /// Run `f` on the transcript being recorded, counting `bytes` (what `f` adds, as written)
+    /// against its limit; past the limit, `f` does not run and recording has stopped.
+    pub fn record_sized(&self, bytes: u64, f: impl FnOnce(&mut Transcript)) {
+        if let Tape::Record(recorder) = self {
+            let mut recording = recorder.lock();
+            if recording.add(bytes) {
+                f(&mut recording.transcript);
+            }
         }
     }
 
@@ -137,6 +332,13 @@ impl Tape {
             _ => None,
         }
     }
+}
+
+/// The bytes an event's texts add to a transcript, with its punctuation.
+pub(crate) fn event_bytes<'a>(texts: impl IntoIterator<Item = &'a str>) -> u64 {
+    texts
+        .into_iter()
+        .fold(EVENT_BYTES, |sum, text| sum + text.len() as u64 + 8)
 }
 
 /// A transcript being replayed: each kind of answer is handed out in order.
@@ -225,11 +427,26 @@ impl Replay {
 }
 
 /// A random generator that records what it hands out, or hands out what was recorded.
+///
+/// wasmtime-wasi draws `get-random-bytes` one `u32` per byte, so the bytes are gathered here
+/// and go to the transcript a chunk at a time (and when the call's state is dropped): a lock,
+/// a clock read and a hex encoding per byte made a recorded `crypto.getRandomValues` 40 times
+/// slower than an unrecorded one, host time between two of the guest's fuel yields, where the
+/// deadline is not checked.
 pub(crate) struct TapedRng<R> {
     inner: R,
     tape: Tape,
     secure: bool,
+    /// Bytes handed out but not yet in the transcript.
+    pending: Vec<u8>,
+    /// Bytes drawn from `inner` ahead, a chunk at a time, and how many of them are used: the
+    /// same byte stream as drawing them one request at a time.
+    ahead: Box<[u8]>,
+    used: usize,
 }
+
+/// Random bytes gathered before they go to the transcript.
+const RANDOM_CHUNK: usize = 16 << 10;
 
 impl<R> TapedRng<R> {
     pub fn new(inner: R, tape: Tape, secure: bool) -> Self {
@@ -237,7 +454,33 @@ impl<R> TapedRng<R> {
             inner,
             tape,
             secure,
+            pending: Vec::new(),
+            ahead: Box::new([]),
+            used: 0,
         }
+    }
+
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let secure = self.secure;
+        let pending = &self.pending;
+        self.tape.record_sized(2 * pending.len() as u64, |t| {
+            let out = if secure {
+                &mut t.secure_random
+            } else {
+                &mut t.insecure_random
+            };
+            push_hex(out, pending);
+        });
+        self.pending.clear();
+    }
+}
+
+impl<R> Drop for TapedRng<R> {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 
@@ -245,6 +488,16 @@ impl<R: rand::Rng> rand::TryRng for TapedRng<R> {
     type Error = std::convert::Infallible;
 
     fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        // The common case (one call per byte of `get-random-bytes`), kept short.
+        if let (Tape::Record(_), Some(b)) = (&self.tape, self.ahead.get(self.used..self.used + 4)) {
+            let word = [b[0], b[1], b[2], b[3]];
+            self.used += 4;
+            self.pending.extend_from_slice(&word);
+            if self.pending.len() >= RANDOM_CHUNK {
+                self.flush();
+            }
+            return Ok(u32::from_le_bytes(word));
+        }
         let mut b = [0; 4];
         self.try_fill_bytes(&mut b)?;
         Ok(u32::from_le_bytes(b))
@@ -259,17 +512,24 @@ impl<R: rand::Rng> rand::TryRng for TapedRng<R> {
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
         match &self.tape {
             Tape::Replay(replay) => replay.random(self.secure, dst),
-            tape => {
-                self.inner.fill_bytes(dst);
-                let secure = self.secure;
-                tape.record(|t| {
-                    let out = if secure {
-                        &mut t.secure_random
-                    } else {
-                        &mut t.insecure_random
-                    };
-                    out.push_str(&hex(dst));
-                });
+            Tape::Off => self.inner.fill_bytes(dst),
+            Tape::Record(_) => {
+                let mut filled = 0;
+                while filled < dst.len() {
+                    if self.used == self.ahead.len() {
+                        self.ahead = vec![0; RANDOM_CHUNK].into();
+                        self.inner.fill_bytes(&mut self.ahead);
+                        self.used = 0;
+                    }
+                    let n = (dst.len() - filled).min(self.ahead.len() - self.used);
+                    dst[filled..filled + n].copy_from_slice(&self.ahead[self.used..self.used + n]);
+                    self.used += n;
+                    filled += n;
+                }
+                self.pending.extend_from_slice(dst);
+                if self.pending.len() >= RANDOM_CHUNK {
+                    self.flush();
+                }
             }
         }
         Ok(())
@@ -283,16 +543,16 @@ pub(crate) struct TapedWall {
 }
 
 impl wasmtime_wasi::HostWallClock for TapedWall {
-    fn resolution(&self) -> std::time::Duration {
+    fn resolution(&self) -> Duration {
         self.inner.resolution()
     }
 
-    fn now(&self) -> std::time::Duration {
+    fn now(&self) -> Duration {
         if let Some(replay) = self.tape.replaying() {
-            return std::time::Duration::from_nanos(replay.wall());
+            return Duration::from_nanos(replay.wall());
         }
         let now = self.inner.now();
-        self.tape.record(|t| {
+        self.tape.record_sized(CLOCK_READ_BYTES, |t| {
             t.wall_clock
                 .push(u64::try_from(now.as_nanos()).unwrap_or(u64::MAX))
         });
@@ -316,7 +576,8 @@ impl wasmtime_wasi::HostMonotonicClock for TapedMonotonic {
             return replay.monotonic();
         }
         let now = self.inner.now();
-        self.tape.record(|t| t.monotonic_clock.push(now));
+        self.tape
+            .record_sized(CLOCK_READ_BYTES, |t| t.monotonic_clock.push(now));
         now
     }
 }

@@ -4,11 +4,11 @@
 
 use super::forward::{self, ResponseBudget};
 use crate::Fix;
-use crate::audit::{AuditLog, Decision, truncate};
+use crate::audit::{AuditLog, Decision, Refusal, truncate};
 use crate::call::CallState;
 use crate::engine::bindings::palisade::sandbox::capability::{self, CallError, Denial};
 use crate::policy::{ByteSize, Capabilities, Policy};
-use crate::record::{CapabilityEvent, Tape};
+use crate::record::{CapabilityEvent, Tape, event_bytes};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -162,10 +162,14 @@ impl CapabilityState {
     /// goes to the transcript, and when replaying, the recorded result is the answer.
     fn start(&mut self, name: String, payload: String) -> PendingCall {
         if let Some(replay) = self.tape.replaying() {
-            return PendingCall::done(replayed(replay.capability(), &name, &self.audit));
+            let event = replay.capability();
+            if let Err(refused) = self.count_replayed(&name) {
+                return PendingCall::done(Err(refused));
+            }
+            return PendingCall::done(replayed(event, &name, &self.audit));
         }
         let mut slot = None;
-        self.tape.record(|t| {
+        self.tape.record_sized(event_bytes([name.as_str()]), |t| {
             slot = Some(t.capabilities.len());
             t.capabilities.push(CapabilityEvent {
                 name: name.clone(),
@@ -173,9 +177,11 @@ impl CapabilityState {
                 value: String::new(),
             });
         });
+        let name_kept = name.clone();
         let mut pending = self.start_live(name, payload);
         if let Some(slot) = slot {
             let tape = self.tape.clone();
+            let name = name_kept;
             let state = std::mem::replace(&mut pending.state, Pending::Taken);
             let future = async move {
                 let result = match state {
@@ -183,8 +189,9 @@ impl CapabilityState {
                     Pending::Done(result) => result,
                     Pending::Taken => Err(CallError::Failed("no result".into())),
                 };
-                tape.record(|t| {
-                    t.capabilities[slot] = recorded(&t.capabilities[slot].name, &result)
+                let event = recorded(&name, &result);
+                tape.record_sized(event_bytes([event.value.as_str()]), |t| {
+                    t.capabilities[slot] = event
                 });
                 result
             };
@@ -252,6 +259,50 @@ impl CapabilityState {
         }
     }
 
+    /// Count a call of a granted capability against its `max_calls`.
+    fn count_call(
+        &mut self,
+        name: &str,
+        max_calls: u32,
+        key: &str,
+        started: Instant,
+        bytes_in: u64,
+    ) -> Result<(), CallError> {
+        let used = self.calls.entry(name.to_owned()).or_insert(0);
+        *used = used.saturating_add(1);
+        if *used <= max_calls {
+            return Ok(());
+        }
+        let reason = format!("more than {max_calls} calls in one script call");
+        let fix = Fix {
+            key: format!("{key}.max_calls"),
+            value: (max_calls.saturating_mul(2)).to_string(),
+        };
+        Err(self.deny(
+            name,
+            format!("{key}.max_calls"),
+            reason,
+            Some(fix),
+            started,
+            bytes_in,
+        ))
+    }
+
+    /// A replayed call of a capability this policy grants counts against its `max_calls`, as
+    /// it did when recorded: a transcript cannot answer more calls than the policy allows.
+    fn count_replayed(&mut self, name: &str) -> Result<(), CallError> {
+        let Some(max_calls) = self
+            .grants
+            .as_ref()
+            .and_then(|g| g.allow.get(name))
+            .map(|rule| rule.max_calls)
+        else {
+            return Ok(());
+        };
+        let key = format!("capabilities.allow.{}", toml_key(name));
+        self.count_call(name, max_calls, &key, Instant::now(), 0)
+    }
+
     /// Every policy check, in order; the handler to run with the parsed payload.
     fn check(
         &mut self,
@@ -294,23 +345,7 @@ impl CapabilityState {
                 bytes_in,
             ));
         };
-        let used = self.calls.entry(name.clone()).or_insert(0);
-        *used = used.saturating_add(1);
-        if *used > rule.max_calls {
-            let reason = format!("more than {} calls in one script call", rule.max_calls);
-            let fix = Fix {
-                key: format!("{key}.max_calls"),
-                value: (rule.max_calls.saturating_mul(2)).to_string(),
-            };
-            return Err(self.deny(
-                &name,
-                format!("{key}.max_calls"),
-                reason,
-                Some(fix),
-                started,
-                bytes_in,
-            ));
-        }
+        self.count_call(&name, rule.max_calls, &key, started, bytes_in)?;
         if bytes_in > rule.max_payload.0 {
             // Payload caps go up to 16 MiB; past that no policy change helps.
             let fix = (bytes_in <= 16 << 20).then(|| Fix {
@@ -415,7 +450,8 @@ fn recorded(name: &str, result: &Result<String, CallError>) -> CapabilityEvent {
 }
 
 /// The recorded answer to a capability call; a recorded denial is recorded again, so that an
-/// uncaught one ends the replayed call as it ended the first time.
+/// uncaught one ends the replayed call as `policy_denied` as it ended the first time, marked as
+/// replayed (`AuditLog::deny_replayed`).
 fn replayed(
     event: Option<CapabilityEvent>,
     name: &str,
@@ -438,17 +474,18 @@ fn replayed(
                     key: k.to_owned(),
                     value: v.to_owned(),
                 });
-            let rule = text("rule");
-            Err(CallError::Denied(audit.deny(
-                "capability",
-                name,
-                name,
-                &rule,
-                &text("reason"),
+            let (rule, reason) = (text("rule"), text("reason"));
+            let refusal = Refusal {
+                capability: "capability",
+                target: name,
+                label: name,
+                rule: &rule,
+                reason: &reason,
                 fix,
-                Instant::now(),
-                0,
-            )))
+            };
+            Err(CallError::Denied(
+                audit.deny_replayed(refusal, Instant::now()),
+            ))
         }
         _ => Err(CallError::Failed(event.value)),
     }

@@ -17,8 +17,12 @@
 
 use crate::Fix;
 use crate::audit::{AuditLog, Decision};
-use crate::policy::{HostError, Http, HttpRule, canonical_host, split_host_port};
-use crate::record::{HttpEvent, Tape, hex, unhex};
+use crate::policy::{
+    DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT as DEFAULT_HTTP_TIMEOUT,
+    HostError, Http, HttpRule, canonical_host, split_host_port,
+};
+use crate::record::{HttpEvent, Tape, event_bytes, push_hex, unhex};
+use crate::secrets::{REDACTED, Secrets};
 use bytes::{Bytes, BytesMut};
 use governor::{DefaultDirectRateLimiter, Quota};
 use http_body::{Body, Frame};
@@ -49,9 +53,6 @@ pub(crate) fn rate_limiter(http: &Http) -> Option<Arc<RateLimiter>> {
 /// How long a name lookup may take before the request fails as a DNS error.
 const DNS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// What replaces a secret value wherever the script could see it.
-pub(crate) const REDACTED: &str = "[redacted]";
-
 /// The call's usage of its network budgets.
 #[derive(Default)]
 struct Usage {
@@ -66,7 +67,7 @@ pub(crate) struct HttpGate {
     rate: Option<Arc<RateLimiter>>,
     usage: Arc<Usage>,
     audit: AuditLog,
-    secrets: Arc<[String]>,
+    secrets: Arc<Secrets>,
     tape: Tape,
 }
 
@@ -94,10 +95,9 @@ impl HttpGate {
         audit: AuditLog,
         tape: Tape,
     ) -> Self {
-        let secrets: Arc<[String]> = policy
-            .as_ref()
-            .map_or_else(Vec::new, |p| p.secret_values())
-            .into();
+        let secrets = Arc::new(Secrets::new(
+            &policy.as_ref().map_or_else(Vec::new, |p| p.secret_values()),
+        ));
         Self {
             policy,
             rate,
@@ -109,7 +109,7 @@ impl HttpGate {
     }
 
     /// Secret values this call's policy injects, for redaction.
-    pub fn secrets(&self) -> &Arc<[String]> {
+    pub fn secrets(&self) -> &Arc<Secrets> {
         &self.secrets
     }
 
@@ -253,6 +253,48 @@ impl HttpGate {
         self.audit
             .deny_http(target, &refusal.rule, &refusal.reason, refusal.fix, started);
         Error::HttpRequestDenied
+    }
+
+    /// The recorded answer to a request, with no network access, within the policy's budgets
+    /// (those of an `[http]` table with default values when the policy has none): the
+    /// answers that passed the gate are counted against `max_requests`, and their bodies
+    /// against `max_response_body`, as they were when recorded; a transcript cannot hand the
+    /// script more than the policy would have let through.
+    fn replayed(&self, event: Option<HttpEvent>, target: &str, started: Instant) -> Answer {
+        let (max_requests, max_response_body, timeout) = match &self.policy {
+            Some(p) => (p.max_requests, p.max_response_body.0, p.timeout.0),
+            None => (
+                DEFAULT_MAX_REQUESTS,
+                DEFAULT_MAX_RESPONSE_BODY.0,
+                DEFAULT_HTTP_TIMEOUT,
+            ),
+        };
+        let passed = event
+            .as_ref()
+            .is_some_and(|e| e.outcome == "response" || e.outcome == "failed");
+        if passed && self.usage.requests.fetch_add(1, Ordering::SeqCst) + 1 > max_requests {
+            let refusal = Refusal::new(
+                "http.max_requests",
+                format!("more than {max_requests} requests in one script call"),
+                None,
+            );
+            return Err(self.refuse(target, started, refusal, Slot(None)));
+        }
+        let (response, index) = replayed(event, target, &self.audit, started)?;
+        let (parts, body) = response.into_parts();
+        let io: IoFuture = Box::new(async { Ok(()) });
+        let body = CountedResponse {
+            inner: body,
+            usage: self.usage.clone(),
+            limit: max_response_body,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+            audit: self.audit.clone(),
+            index,
+            seen: 0,
+            slot: Slot(None),
+            done: false,
+        };
+        Ok((http::Response::from_parts(parts, body.boxed_unsync()), io))
     }
 
     /// Decide a request that the plain guest could not send (it imports no `wasi:http`, and
@@ -429,7 +471,7 @@ impl WasiHttpHooks for HttpGate {
             let event = replay
                 .http()
                 .filter(|e| e.target == target_text && e.method == method);
-            let answer = replayed(event, &target_text, &self.audit, started);
+            let answer = self.replayed(event, &target_text, started);
             return Box::new(async move { answer });
         }
         let slot = Slot::reserve(&self.tape, &method, &target_text);
@@ -466,7 +508,7 @@ struct Outgoing {
     target_text: String,
     usage: Arc<Usage>,
     audit: AuditLog,
-    secrets: Arc<[String]>,
+    secrets: Arc<Secrets>,
     started: Instant,
     slot: Slot,
     /// Request body bytes of this request.
@@ -696,8 +738,7 @@ impl Outgoing {
             }
         };
         for value in parts.headers.values_mut() {
-            let text = String::from_utf8_lossy(value.as_bytes());
-            if self.secrets.iter().any(|s| text.contains(s.as_str())) {
+            if self.secrets.contains(value.as_bytes()) {
                 *value = http::HeaderValue::from_static(REDACTED);
             }
         }
@@ -990,18 +1031,6 @@ impl Drop for CountedResponse {
     }
 }
 
-/// Replace every secret value in `text` with the redaction marker.
-pub(crate) fn redact(text: &str, secrets: &[String]) -> Option<String> {
-    if !secrets.iter().any(|s| text.contains(s.as_str())) {
-        return None;
-    }
-    let mut out = text.to_owned();
-    for secret in secrets {
-        out = out.replace(secret.as_str(), REDACTED);
-    }
-    Some(out)
-}
-
 /// This request's place in the transcript being recorded, if one is.
 #[derive(Clone)]
 struct Slot(Option<(Tape, usize)>);
@@ -1009,7 +1038,7 @@ struct Slot(Option<(Tape, usize)>);
 impl Slot {
     fn reserve(tape: &Tape, method: &str, target: &str) -> Slot {
         let mut slot = None;
-        tape.record(|t| {
+        tape.record_sized(event_bytes([method, target]), |t| {
             slot = Some(t.http.len());
             t.http.push(HttpEvent {
                 method: method.to_owned(),
@@ -1027,14 +1056,17 @@ impl Slot {
         Slot(slot.map(|i| (tape.clone(), i)))
     }
 
-    fn edit(&self, f: impl FnOnce(&mut HttpEvent)) {
+    /// Edit the event, counting `bytes` more (what the edit adds, as written).
+    fn edit(&self, bytes: u64, f: impl FnOnce(&mut HttpEvent)) {
         if let Some((tape, i)) = &self.0 {
-            tape.record(|t| f(&mut t.http[*i]));
+            tape.record_sized(bytes, |t| f(&mut t.http[*i]));
         }
     }
 
     fn deny(&self, rule: &str, reason: &str, fix: Option<&Fix>) {
-        self.edit(|e| {
+        let fix_text = fix.map(|f| f.key.len() + f.value.len()).unwrap_or(0);
+        let bytes = event_bytes([rule, reason]) + fix_text as u64;
+        self.edit(bytes, |e| {
             e.outcome = "denied".into();
             e.rule = Some(rule.to_owned());
             e.reason = reason.to_owned();
@@ -1043,15 +1075,17 @@ impl Slot {
     }
 
     fn fail(&self, error: &Error) {
-        self.edit(|e| {
+        let reason = error.to_string();
+        self.edit(event_bytes([reason.as_str()]), |e| {
             e.outcome = "failed".into();
             e.error = Some(kind_of(error).into());
-            e.reason = error.to_string();
+            e.reason = reason;
         });
     }
 
     fn respond(&self, status: u16, headers: Vec<(String, String)>) {
-        self.edit(|e| {
+        let texts = headers.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]);
+        self.edit(event_bytes(texts), |e| {
             e.outcome = "response".into();
             e.status = status;
             e.headers = headers;
@@ -1059,13 +1093,14 @@ impl Slot {
     }
 
     fn body(&self, data: &[u8]) {
-        self.edit(|e| e.body.push_str(&hex(data)));
+        self.edit(2 * data.len() as u64, |e| push_hex(&mut e.body, data));
     }
 
     fn body_error(&self, error: &Error) {
-        self.edit(|e| {
+        let reason = error.to_string();
+        self.edit(event_bytes([reason.as_str()]), |e| {
             e.error = Some(kind_of(error).into());
-            e.reason = error.to_string();
+            e.reason = reason;
         });
     }
 }
@@ -1110,8 +1145,14 @@ fn error_of(kind: &str, reason: &str) -> Error {
 
 type Answer = Result<(http::Response<WasiBody>, IoFuture), Error>;
 
-/// The recorded answer to a request, with no network access.
-fn replayed(event: Option<HttpEvent>, target: &str, audit: &AuditLog, started: Instant) -> Answer {
+/// The recorded answer to a request, with no network access, and the index of its audit
+/// record.
+fn replayed(
+    event: Option<HttpEvent>,
+    target: &str,
+    audit: &AuditLog,
+    started: Instant,
+) -> Result<(http::Response<WasiBody>, Option<usize>), Error> {
     let Some(event) = event else {
         return Err(Error::InternalError(Some(format!(
             "the transcript has no further answer for {target}"
@@ -1128,7 +1169,7 @@ fn replayed(event: Option<HttpEvent>, target: &str, audit: &AuditLog, started: I
                     value: v.to_owned(),
                 });
             let rule = event.rule.as_deref().unwrap_or("http");
-            audit.deny_http(target, rule, &event.reason, fix, started);
+            audit.deny_http_replayed(target, rule, &event.reason, fix, started);
             Err(if rule == "http.private" {
                 Error::DestinationIpProhibited
             } else {
@@ -1147,8 +1188,8 @@ fn replayed(event: Option<HttpEvent>, target: &str, audit: &AuditLog, started: I
             let response = response
                 .body(body.boxed_unsync())
                 .map_err(|e| Error::InternalError(Some(e.to_string())))?;
-            audit.record_http(target, Decision::Allow, "replay", started, (0, 0), None);
-            Ok((response, Box::new(async { Ok(()) }) as IoFuture))
+            let index = audit.record_http(target, Decision::Allow, "replay", started, (0, 0), None);
+            Ok((response, index))
         }
         _ => Err(error_of(
             event.error.as_deref().unwrap_or("other"),

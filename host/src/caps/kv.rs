@@ -10,7 +10,7 @@ use crate::call::CallState;
 use crate::engine::bindings::wasi::keyvalue::store::{self, Error as StoreError, KeyResponse};
 use crate::kv::{KvBackend, KvError};
 use crate::policy::{BucketMode, ByteSize, Kv};
-use crate::record::{KvEvent, Tape, hex, unhex};
+use crate::record::{KvEvent, Tape, event_bytes, hex, unhex};
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::Resource;
@@ -177,7 +177,7 @@ impl KvState {
         let result = tokio::task::spawn_blocking(move || f(backend.as_ref(), &namespace))
             .await
             .map_err(|e| StoreError::Other(format!("the key-value store failed: {e}")))?;
-        self.tape.record(|t| {
+        if let Tape::Record(_) = &self.tape {
             let mut event = KvEvent {
                 op: op.into(),
                 bucket: bucket.into(),
@@ -199,8 +199,13 @@ impl KvState {
                     event.message = message.clone();
                 }
             }
-            t.kv.push(event);
-        });
+            let texts = [&event.bucket, &event.key, &event.message]
+                .into_iter()
+                .chain(&event.keys)
+                .map(String::as_str);
+            let bytes = event_bytes(texts) + event.value.as_ref().map_or(0, |v| v.len() as u64);
+            self.tape.record_sized(bytes, |t| t.kv.push(event));
+        }
         Ok(result)
     }
 

@@ -79,18 +79,10 @@ pub fn run(args: RunArgs) -> ExitCode {
         Err(code) => return code,
     };
     let transcript: Option<Transcript> = match &args.replay {
-        Some(path) => {
-            let text = match std::fs::read_to_string(path) {
-                Ok(text) => text,
-                Err(e) => return usage_error(format!("cannot read {}: {e}", path.display())),
-            };
-            match serde_json::from_str(&text) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    return usage_error(format!("{} is not a transcript: {e}", path.display()));
-                }
-            }
-        }
+        Some(path) => match read_transcript(path, policy.limits().transcript.0) {
+            Ok(transcript) => Some(transcript),
+            Err(message) => return usage_error(message),
+        },
         None => None,
     };
     let input = match &transcript {
@@ -99,6 +91,33 @@ pub fn run(args: RunArgs) -> ExitCode {
             Ok(input) => input,
             Err(message) => return usage_error(message),
         },
+    };
+    // The files the call's records go to are opened before the call, so that a path that
+    // cannot be written is reported before the script runs (and before it writes to the
+    // key-value store or sends a request).
+    let record_file = match &args.record {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some((path, file)),
+            Err(e) => {
+                return usage_error(format!(
+                    "cannot write the transcript {}: {e}",
+                    path.display()
+                ));
+            }
+        },
+        None => None,
+    };
+    let audit_file = match &args.audit_log {
+        Some(path) => match open_audit(path) {
+            Ok(file) => Some((path, file)),
+            Err(e) => {
+                return usage_error(format!(
+                    "cannot write the audit log {}: {e}",
+                    path.display()
+                ));
+            }
+        },
+        None => None,
     };
     let palisade = match Palisade::builder()
         .max_concurrency(1)
@@ -116,17 +135,25 @@ pub fn run(args: RunArgs) -> ExitCode {
             detail: "cannot start the async runtime".into(),
         });
     };
-    let outcome = match (&transcript, &args.record) {
+    // A write that fails after the call does not drop its outcome: the outcome is printed,
+    // then the failure.
+    let mut failed_writes = Vec::new();
+    let outcome = match (&transcript, record_file) {
         (Some(transcript), _) => runtime.block_on(palisade.replay(&policy, &script, transcript)),
-        (None, Some(path)) => {
+        (None, Some((path, file))) => {
             let (outcome, transcript) =
                 runtime.block_on(palisade.run_recorded(&policy, &script, &input));
-            let written = serde_json::to_string_pretty(&transcript)
-                .map_err(std::io::Error::other)
-                .and_then(|text| std::fs::write(path, text));
-            if let Err(e) = written {
-                eprintln!("error: cannot write the transcript {}: {e}", path.display());
-                return ExitCode::from(EXIT_USAGE);
+            if let Err(e) = write_transcript(file, &transcript) {
+                failed_writes.push(format!(
+                    "cannot write the transcript {}: {e}",
+                    path.display()
+                ));
+            }
+            if let Some(why) = &transcript.truncated {
+                eprintln!(
+                    "warning: the transcript {} is incomplete: {why}; it cannot be replayed",
+                    path.display()
+                );
             }
             outcome
         }
@@ -135,26 +162,64 @@ pub fn run(args: RunArgs) -> ExitCode {
     // A blocking file operation that outlived its call (which ended at its deadline) must not
     // keep the process from exiting, as dropping the runtime would wait for it.
     runtime.shutdown_background();
-    if let Some(path) = &args.audit_log
-        && let Err(e) = append_audit(path, &outcome)
+    if let Some((path, file)) = audit_file
+        && let Err(e) = append_audit(file, &outcome)
     {
-        eprintln!("error: cannot write the audit log {}: {e}", path.display());
-        return ExitCode::from(EXIT_USAGE);
+        failed_writes.push(format!(
+            "cannot write the audit log {}: {e}",
+            path.display()
+        ));
     }
-    print_outcome(&outcome, args.json)
+    let code = print_outcome(&outcome, args.json);
+    for message in &failed_writes {
+        eprintln!("error: {message}");
+    }
+    match outcome.result {
+        Ok(_) if !failed_writes.is_empty() => ExitCode::from(EXIT_USAGE),
+        _ => code,
+    }
 }
 
-fn append_audit(path: &std::path::Path, outcome: &Outcome) -> std::io::Result<()> {
+/// A transcript written by `--record`, read up to the policy's `limits.transcript`.
+fn read_transcript(path: &std::path::Path, limit: u64) -> Result<Transcript, String> {
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut text = String::new();
+    file.take(limit.saturating_add(1))
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if text.len() as u64 > limit {
+        return Err(format!(
+            "{} is larger than the policy's limits.transcript of {}",
+            path.display(),
+            palisade::policy::ByteSize(limit)
+        ));
+    }
+    serde_json::from_str(&text).map_err(|e| format!("{} is not a transcript: {e}", path.display()))
+}
+
+/// Write a transcript as JSON without building its text in memory first.
+fn write_transcript(file: std::fs::File, transcript: &Transcript) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(file);
+    serde_json::to_writer_pretty(&mut out, transcript).map_err(std::io::Error::other)?;
+    out.flush()
+}
+
+fn open_audit(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+}
+
+fn append_audit(mut file: std::fs::File, outcome: &Outcome) -> std::io::Result<()> {
     use std::io::Write;
     let mut lines = String::new();
     for record in &outcome.audit {
         lines.push_str(&serde_json::to_string(record).map_err(std::io::Error::other)?);
         lines.push('\n');
     }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
     file.write_all(lines.as_bytes())?;
     file.sync_data()
 }
@@ -224,38 +289,86 @@ fn print_line(text: &str) {
     let _ = writeln!(out, "{text}");
 }
 
-/// Script-controlled text with control characters escaped, so that a script cannot send
-/// terminal escape sequences to the operator's terminal. Newlines and tabs stay.
+/// Script-controlled text with control and bidirectional-formatting characters escaped, so
+/// that a script cannot send terminal escape sequences to the operator's terminal or reorder
+/// what it shows. Newlines and tabs stay (console lines may span lines).
 fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
-        return text.into();
-    }
-    text.chars()
-        .map(|c| match c {
-            '\n' | '\t' => c.to_string(),
-            c if c.is_control() => c.escape_unicode().to_string(),
-            c => c.to_string(),
-        })
-        .collect::<String>()
-        .into()
+    escaped(text, |c| c == '\n' || c == '\t')
 }
 
+/// Script-controlled text on one line: newlines and tabs escaped too. Everything a script
+/// controls in an error report goes through this, so that no text of it can start a line of
+/// its own (a forged `fix:` or `docs:` line).
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    escaped(text, |_| false)
+}
+
+fn escaped(text: &str, keep: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| (c.is_control() || is_bidi_or_separator(c)) && !keep(c);
+    if !text.chars().any(unsafe_char) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
+/// Characters that reorder or break the text around them on a terminal: the bidirectional
+/// marks, embeddings, overrides and isolates, and the Unicode line and paragraph separators.
+fn is_bidi_or_separator(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// The human report of an error, on stderr: `error[code]: message`, the script's stack (each
+/// line marked `  | `), then the host's `fix:` and `docs:` lines. What the script controls
+/// (the message, stack lines, names and URLs inside a fix) is escaped onto its line.
 pub(super) fn report_error(error: &Error) -> ExitCode {
-    eprintln!("error[{}]: {}", error.code(), printable(&error.to_string()));
+    eprintln!("error[{}]: {}", error.code(), one_line(&error.to_string()));
     if let Error::GuestException {
         stack: Some(stack), ..
     } = error
     {
         for line in stack.lines().filter(|l| !l.trim().is_empty()) {
-            eprintln!("  {}", printable(line.trim_end()));
+            eprintln!("  | {}", one_line(line.trim()));
         }
     }
     if let Some(fix) = error.fix() {
-        eprintln!("  fix: {fix}");
+        eprintln!("  fix: {}", one_line(&fix.to_string()));
     }
     eprintln!("  docs: {}", error.docs());
     ExitCode::from(error.exit_code() as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_a_script_writes_starts_a_line_of_the_report() {
+        let forged = "boom\n  fix: set `x = 1`\r\u{202e}evil\u{2028}";
+        assert_eq!(
+            one_line(forged),
+            "boom\\u{a}  fix: set `x = 1`\\u{d}\\u{202e}evil\\u{2028}"
+        );
+        assert_eq!(printable("a\nb\tc\u{1b}[2J"), "a\nb\tc\\u{1b}[2J");
+        assert!(matches!(
+            printable("plain é"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 }

@@ -152,10 +152,10 @@ pub enum SecretSource {
     File(String),
 }
 
-const DEFAULT_MAX_REQUESTS: u32 = 20;
+pub(crate) const DEFAULT_MAX_REQUESTS: u32 = 20;
 const DEFAULT_MAX_REQUEST_BODY: ByteSize = ByteSize(1 << 20);
-const DEFAULT_MAX_RESPONSE_BODY: ByteSize = ByteSize(8 << 20);
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_MAX_RESPONSE_BODY: ByteSize = ByteSize(8 << 20);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_METHODS: &[&str] = &["GET", "HEAD"];
 const BODY_LIMIT: ByteSize = ByteSize(1 << 30);
 

@@ -11,6 +11,7 @@ mod raw;
 pub mod units;
 
 pub use capabilities::{Capabilities, CapabilityRule, Schema};
+pub(crate) use http::{DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT};
 pub use http::{HeaderValue, HostPattern, Http, HttpRule, Rate, SecretSource};
 pub(crate) use http::{HostError, canonical_host, split_host_port};
 pub use kv::{BucketMode, Kv};
@@ -177,6 +178,9 @@ pub struct Limits {
     pub input: ByteSize,
     /// Console bytes kept; later lines are dropped and a marker says how much.
     pub console: ByteSize,
+    /// Largest transcript a recorded call keeps (`--record`, `run_recorded`), as written;
+    /// recording stops there. Also the largest transcript file `--replay` reads.
+    pub transcript: ByteSize,
 }
 
 /// Accepted range of each limit. Each bound names what it protects.
@@ -193,6 +197,9 @@ mod bounds {
     pub const IO: (ByteSize, ByteSize) = (ByteSize(16), ByteSize(256 << 20));
     /// Console lines are held in the host's memory until the call ends.
     pub const CONSOLE: (ByteSize, ByteSize) = (ByteSize(0), ByteSize(64 << 20));
+    /// A transcript is held in host memory while its call runs, and once more while it is
+    /// written: 1 GiB bounds that; 64 KiB holds a small call's clock reads and answers.
+    pub const TRANSCRIPT: (ByteSize, ByteSize) = (ByteSize(64 << 10), ByteSize(1 << 30));
 }
 
 /// A policy that could not be read or validated.
@@ -656,6 +663,7 @@ const DEFAULT_LIMITS: Limits = Limits {
     output: ByteSize(1 << 20),
     input: ByteSize(1 << 20),
     console: ByteSize(64 << 10),
+    transcript: ByteSize(64 << 20),
 };
 
 impl Default for Limits {
@@ -722,6 +730,13 @@ fn resolve_limits(raw: &RawLimits, source: &Source<'_>) -> Result<Limits, Policy
             &raw.console,
             d.console,
             bounds::CONSOLE,
+        )?,
+        transcript: pick(
+            source,
+            "limits.transcript",
+            &raw.transcript,
+            d.transcript,
+            bounds::TRANSCRIPT,
         )?,
     })
 }

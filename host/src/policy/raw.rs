@@ -32,6 +32,7 @@ pub struct RawLimits {
     pub output: Option<Spanned<ByteSize>>,
     pub input: Option<Spanned<ByteSize>>,
     pub console: Option<Spanned<ByteSize>>,
+    pub transcript: Option<Spanned<ByteSize>>,
 }
 
 /// `[capabilities]`: the bridge global and the allowed host capabilities.
