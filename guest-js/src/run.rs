@@ -4,7 +4,7 @@ use crate::errors::{exception, syntax};
 use crate::exports::palisade::sandbox::runner::{Environment, Error, Module as Source};
 use crate::globals;
 use crate::wasi::clocks::monotonic_clock::subscribe_duration;
-use javy::quickjs::function::This;
+use javy::quickjs::function::{Rest, This};
 use javy::quickjs::object::Accessor;
 use javy::quickjs::{CatchResultExt, Ctx, Exception, Function, Module, Object, Persistent, Value};
 use javy::{Config, Runtime};
@@ -113,6 +113,10 @@ pub fn run(
                     .catch(&cx)
                     .map_err(|e| Error::Exception(exception(&cx, e)))?;
                 match export.as_function() {
+                    Some(function) if env.spread_args => {
+                        let undefined = Value::new_undefined(cx.clone());
+                        call_spread(&cx, function, undefined, arg)?
+                    }
                     Some(function) => {
                         // The instance ends with this call and its memory is discarded whole:
                         // the input is not freed value by value when the call returns (for a
@@ -126,7 +130,7 @@ pub fn run(
                     }
                 }
             } else {
-                no_such_export(&cx, &namespace, name, entry, arg)?
+                no_such_export(&cx, &namespace, name, entry, arg, env.spread_args)?
             };
             let result = settle(&cx, result, "the result promise", real_clock)?;
             mem::forget(result.clone());
@@ -151,6 +155,7 @@ fn no_such_export<'js>(
     name: &str,
     entry: &str,
     arg: Value<'js>,
+    spread_args: bool,
 ) -> Result<Value<'js>, Error> {
     let thrown = |e| Error::Exception(exception(cx, e));
     if entry == "default" {
@@ -165,6 +170,9 @@ fn no_such_export<'js>(
         if let Some(object) = default.as_object() {
             let method: Value = object.get(entry).catch(cx).map_err(thrown)?;
             if let Some(method) = method.as_function() {
+                if spread_args {
+                    return call_spread(cx, method, default.clone(), arg);
+                }
                 return method
                     .call((This(default.clone()), arg))
                     .catch(cx)
@@ -176,6 +184,32 @@ fn no_such_export<'js>(
         "module `{name}` has no export named `{entry}`, and its default export has no method \
          of that name"
     )))
+}
+
+/// Call `function` with the elements of `args`, a JSON array, as its arguments.
+fn call_spread<'js>(
+    cx: &Ctx<'js>,
+    function: &Function<'js>,
+    this: Value<'js>,
+    args: Value<'js>,
+) -> Result<Value<'js>, Error> {
+    let Some(array) = args.as_array() else {
+        return Err(Error::InvalidInput(
+            "the arguments must be a JSON array (one element per argument)".to_owned(),
+        ));
+    };
+    let mut list = Vec::with_capacity(array.len());
+    for element in array.iter::<Value>() {
+        list.push(
+            element
+                .catch(cx)
+                .map_err(|e| Error::Exception(exception(cx, e)))?,
+        );
+    }
+    function
+        .call((This(this), Rest(list)))
+        .catch(cx)
+        .map_err(|e| Error::Exception(exception(cx, e)))
 }
 
 /// A default export that is an object with methods gives `{}` for them as JSON: say which

@@ -460,7 +460,24 @@ pub(crate) fn environment(policy: &Policy, random_seed: u64) -> Environment {
         fs: policy.grants_files(),
         kv_bucket: policy.kv().map(|kv| kv.default_bucket.clone()),
         fixed_clock: matches!(policy.determinism().clock, Clock::Fixed(_)),
+        spread_args: false,
     }
+}
+
+/// What a call invokes: an export (or a method of the default export) by name, with the input
+/// as its one argument or, when `spread_args`, a JSON array of its arguments.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Invoke<'a> {
+    pub export: &'a str,
+    pub spread_args: bool,
+}
+
+impl Invoke<'static> {
+    /// The default export, called with the input.
+    pub const DEFAULT: Self = Invoke {
+        export: "default",
+        spread_args: false,
+    };
 }
 
 pub(crate) async fn run(
@@ -468,7 +485,7 @@ pub(crate) async fn run(
     policy: &Policy,
     shared: Shared,
     script: &Script,
-    entry: &str,
+    invoke: Invoke<'_>,
     input: &str,
     times: Times,
 ) -> Outcome {
@@ -496,12 +513,22 @@ pub(crate) async fn run(
         Some(bytecode) => Module::Bytecode(bytecode.to_vec()),
         None => Module::Source(script.source().to_owned()),
     };
-    let env = environment(policy, random_seed);
+    let env = Environment {
+        spread_args: invoke.spread_args,
+        ..environment(policy, random_seed)
+    };
     let result = guarded(&mut store, policy, deadline, async |store| {
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;
         sandbox
             .palisade_sandbox_runner()
-            .call_run(&mut *store, script.name(), &module, entry, input, &env)
+            .call_run(
+                &mut *store,
+                script.name(),
+                &module,
+                invoke.export,
+                input,
+                &env,
+            )
             .await
     })
     .await

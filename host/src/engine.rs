@@ -538,7 +538,10 @@ impl Palisade {
             })
     }
 
-    /// Run a named export of `script` with `input` (JSON text) under `policy`.
+    /// Run a named export of `script` with `input` (JSON text) under `policy`. When the module
+    /// has no export of that name but its default export is an object with a method of that
+    /// name (`export default { async execute(payload) {…} }`), the method is called, with the
+    /// object as `this`.
     pub async fn call(
         &self,
         policy: &Policy,
@@ -546,7 +549,29 @@ impl Palisade {
         entry: &str,
         input: &str,
     ) -> Outcome {
-        self.call_taped(policy, script, entry, input, Tape::Off)
+        let invoke = call::Invoke {
+            export: entry,
+            spread_args: false,
+        };
+        self.call_taped(policy, script, invoke, input, Tape::Off)
+            .await
+    }
+
+    /// Like [`Palisade::call`], with several arguments: `args` is a JSON array whose elements
+    /// are passed to the export (or method) one each, as `f(a, b)` (`palisade run --args`).
+    /// Text that is not a JSON array ends the call as `invalid_input`.
+    pub async fn call_args(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        entry: &str,
+        args: &str,
+    ) -> Outcome {
+        let invoke = call::Invoke {
+            export: entry,
+            spread_args: true,
+        };
+        self.call_taped(policy, script, invoke, args, Tape::Off)
             .await
     }
 
@@ -578,7 +603,7 @@ impl Palisade {
             .call_taped(
                 policy,
                 script,
-                "default",
+                call::Invoke::DEFAULT,
                 input,
                 Tape::Record(recorder.clone()),
             )
@@ -608,7 +633,7 @@ impl Palisade {
         self.call_taped(
             policy,
             script,
-            "default",
+            call::Invoke::DEFAULT,
             &transcript.input,
             Tape::Replay(replay),
         )
@@ -619,7 +644,7 @@ impl Palisade {
         &self,
         policy: &Policy,
         script: &Script,
-        entry: &str,
+        entry: call::Invoke<'_>,
         input: &str,
         tape: Tape,
     ) -> Outcome {

@@ -50,6 +50,37 @@ pub(crate) fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// A script at `path`: a regular file as [`read_bounded`] reads it, or a pipe (`palisade run
+/// <(…)`, `/dev/stdin` fed by a pipe) read whole, up to `max`. Devices and sockets are refused.
+pub(crate) fn read_script(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileTypeExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    if !file.metadata()?.file_type().is_fifo() {
+        drop(file);
+        return read_bounded(path, max);
+    }
+    // A pipe: read it to its end, waiting for its writer (with none, it ends at once).
+    rustix::fs::fcntl_setfl(&file, rustix::fs::OFlags::empty())?;
+    read_stream(file, max)
+}
+
+/// At most `max` bytes from `reader`, to its end; an error of kind `InvalidInput` when there
+/// are more.
+pub(crate) fn read_stream(reader: impl Read, max: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    reader.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("larger than the {max} bytes the host reads"),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// [`read_bounded`] as UTF-8 text.
 pub(crate) fn read_text(path: &Path, max: u64) -> io::Result<String> {
     String::from_utf8(read_bounded(path, max)?)

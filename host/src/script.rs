@@ -106,10 +106,16 @@ impl Script {
         Ok(Self::new(file_name(path), source))
     }
 
-    /// The bytes of a script file (source or compiled component), read as
-    /// [`Script::from_file`] reads them: a regular file of at most [`MAX_SCRIPT_BYTES`].
+    /// The bytes of a script file (source or compiled component): a regular file, or a pipe
+    /// read to its end, of at most [`MAX_SCRIPT_BYTES`]; devices and sockets are refused.
     pub fn read_file_bytes(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
-        crate::hostfile::read_bounded(path.as_ref(), MAX_SCRIPT_BYTES)
+        crate::hostfile::read_script(path.as_ref(), MAX_SCRIPT_BYTES)
+    }
+
+    /// The bytes of a script read from a stream (`palisade run -` reads stdin), to its end, at
+    /// most [`MAX_SCRIPT_BYTES`].
+    pub fn read_stream_bytes(reader: impl std::io::Read) -> std::io::Result<Vec<u8>> {
+        crate::hostfile::read_stream(reader, MAX_SCRIPT_BYTES)
     }
 
     /// A script from a file's bytes: a compiled component when the name ends in `.wasm`, the

@@ -11,8 +11,17 @@ use std::process::ExitCode;
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The script: an ES module whose default export is called with the input, or a `.wasm`
-    /// component written by `palisade compile`.
+    /// component written by `palisade compile`; `-` reads the module from stdin (then the input
+    /// comes only from `--input`, `--input-file` or `--args`).
     file: PathBuf,
+    /// Call this export, or this method of the default export (`export default { execute() {} }`),
+    /// instead of the default export.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["record", "replay"])]
+    export: Option<String>,
+    /// Pass the elements of this JSON array to the export as its arguments, one each
+    /// (`--args '["a", 2]'` calls `f("a", 2)`), instead of one input.
+    #[arg(long, value_name = "JSON", conflicts_with_all = ["input", "input_file", "record", "replay"])]
+    args: Option<String>,
     /// JSON input. Without `--input` or `--input-file`, input is read from stdin when stdin is
     /// not a terminal, and is `null` otherwise.
     #[arg(long, conflicts_with = "input_file")]
@@ -52,8 +61,12 @@ pub(super) fn load_policy(path: Option<&std::path::Path>) -> Result<Policy, Exit
 /// and bytes together (a `.wasm` that is not a component is `invalid_component`). Only a
 /// regular file of at most `MAX_SCRIPT_BYTES` is read.
 fn load_script(path: &std::path::Path) -> Result<Script, ExitCode> {
-    let bytes = Script::read_file_bytes(path)
-        .map_err(|e| usage_error(format!("cannot read {}: {e}", path.display())))?;
+    let bytes = if is_stdin(path) {
+        Script::read_stream_bytes(std::io::stdin().lock())
+    } else {
+        Script::read_file_bytes(path)
+    }
+    .map_err(|e| usage_error(format!("cannot read {}: {e}", path.display())))?;
     match Script::from_file_bytes(path, bytes) {
         Ok(Ok(script)) => Ok(script),
         Ok(Err(e)) => Err(usage_error(format!(
@@ -62,6 +75,11 @@ fn load_script(path: &std::path::Path) -> Result<Script, ExitCode> {
         ))),
         Err(error) => Err(report_error(&error)),
     }
+}
+
+/// `-`: the script is read from stdin.
+fn is_stdin(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
 }
 
 pub(super) fn usage_error(message: String) -> ExitCode {
@@ -85,9 +103,10 @@ pub fn run(args: RunArgs) -> ExitCode {
         },
         None => None,
     };
-    let input = match &transcript {
-        Some(t) => t.input.clone(),
-        None => match read_input(&args, policy.limits().input.0) {
+    let input = match (&transcript, &args.args) {
+        (Some(t), _) => t.input.clone(),
+        (None, Some(list)) => list.clone(),
+        (None, None) => match read_input(&args, policy.limits().input.0) {
             Ok(input) => input,
             Err(message) => return usage_error(message),
         },
@@ -157,7 +176,14 @@ pub fn run(args: RunArgs) -> ExitCode {
             }
             outcome
         }
-        (None, None) => runtime.block_on(palisade.run(&policy, &script, &input)),
+        (None, None) => {
+            let export = args.export.as_deref().unwrap_or("default");
+            if args.args.is_some() {
+                runtime.block_on(palisade.call_args(&policy, &script, export, &input))
+            } else {
+                runtime.block_on(palisade.call(&policy, &script, export, &input))
+            }
+        }
     };
     // A blocking file operation that outlived its call (which ended at its deadline) must not
     // keep the process from exiting, as dropping the runtime would wait for it.
@@ -235,7 +261,10 @@ fn read_input(args: &RunArgs, limit: u64) -> Result<String, String> {
             Ok(file) => (Box::new(file), path.display().to_string()),
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         },
-        None if std::io::stdin().is_terminal() => return Ok("null".to_owned()),
+        // A script read from stdin leaves no input there.
+        None if std::io::stdin().is_terminal() || is_stdin(&args.file) => {
+            return Ok("null".to_owned());
+        }
         None => (Box::new(std::io::stdin()), "stdin".to_owned()),
     };
     let mut bytes = Vec::new();

@@ -498,3 +498,69 @@ fn bench_measures_under_a_policy_file() {
         stderr(&missing)
     );
 }
+
+/// Issue 22: `palisade run -` reads the script from stdin, and a pipe given as the script path
+/// (`/dev/stdin` fed by a pipe, `<(…)`) is read whole: its first bytes were lost before.
+#[test]
+fn scripts_come_from_stdin_or_a_pipe() {
+    let source = "export default (x) => ({ doubled: x.n * 2 });";
+    let o = palisade(&["run", "-", "--input", r#"{"n":21}"#], Some(source));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "{\"doubled\":42}\n");
+    // Without --input, a script from stdin is called with null.
+    let o = palisade(&["run", "-"], Some("export default (x) => x;"));
+    assert_eq!(stdout(&o), "null\n");
+    let o = palisade(
+        &["run", "/dev/stdin", "--input", r#"{"n":1}"#],
+        Some(source),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "{\"doubled\":2}\n");
+    // A device is still refused, at once.
+    let o = palisade(&["run", "/dev/zero"], None);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Issue 22: `--export NAME` calls a method of the default export, and `--args` passes a list
+/// of arguments (tools take several).
+#[test]
+fn export_and_args_reach_a_tools_method() {
+    let dir = crate::support::scratch_dir("cli-tool");
+    let tool = dir.join("tool.js");
+    std::fs::write(
+        &tool,
+        "export default { async execute(actor, payload) { return { actor, payload }; } };\n\
+         export const add = (a, b, c = 0) => a + b + c;",
+    )
+    .unwrap();
+    let tool = tool.display().to_string();
+    let o = palisade(
+        &[
+            "run",
+            &tool,
+            "--export",
+            "execute",
+            "--args",
+            r#"["ada", {"x": 1}]"#,
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "{\"actor\":\"ada\",\"payload\":{\"x\":1}}\n");
+    let o = palisade(
+        &["run", &tool, "--export", "add", "--args", "[1, 2, 3]"],
+        None,
+    );
+    assert_eq!(stdout(&o), "6\n");
+    let o = palisade(
+        &["run", &tool, "--export", "add", "--args", "{\"a\":1}"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(15), "invalid_input: {}", stderr(&o));
+    // Run as the default, the tool object's method is named in a warning.
+    let o = palisade(&["run", &tool], None);
+    assert_eq!(stdout(&o), "{}\n");
+    assert!(stderr(&o).contains("--export execute"), "{}", stderr(&o));
+    let o = palisade(&["run", &tool, "--export", "nope"], None);
+    assert_eq!(o.status.code(), Some(13), "missing_export");
+}
