@@ -75,6 +75,9 @@ pub struct Receipt {
 #[derive(Debug)]
 pub struct Outcome {
     pub result: Result<Box<RawValue>, Error>,
+    /// For an `internal` error: the id under which its full cause was logged at error level
+    /// (`PALISADE_LOG`/`RUST_LOG`); the caller sees only "internal error" and this id.
+    pub error_id: Option<String>,
     pub logs: Vec<LogLine>,
     /// One record per gated decision (capability calls), in order.
     pub audit: Vec<AuditRecord>,
@@ -95,6 +98,7 @@ impl Outcome {
     /// A call that failed before its sandbox was created.
     pub(crate) fn failed(error: Error, policy: &Policy, started: Instant) -> Outcome {
         Outcome {
+            error_id: log_internal(&error, policy),
             result: Err(error),
             logs: Vec::new(),
             audit: Vec::new(),
@@ -125,6 +129,9 @@ impl Serialize for Outcome {
             Err(error) => {
                 map.serialize_entry("ok", &false)?;
                 map.serialize_entry("error", error)?;
+                if let Some(id) = &self.error_id {
+                    map.serialize_entry("error_id", id)?;
+                }
             }
         }
         map.serialize_entry("logs", &self.logs)?;
@@ -132,6 +139,21 @@ impl Serialize for Outcome {
         map.serialize_entry("receipt", &self.receipt)?;
         map.end()
     }
+}
+
+/// Log an `internal` error's full cause at error level under a fresh id, and return the id.
+fn log_internal(error: &Error, policy: &Policy) -> Option<String> {
+    let Error::Internal { detail } = error else {
+        return None;
+    };
+    let id = format!("{:016x}", rand::random::<u64>());
+    tracing::error!(
+        error_id = %id,
+        policy = policy.name(),
+        policy_sha256 = policy.sha256(),
+        "internal error: {detail}"
+    );
+    Some(id)
 }
 
 fn micros(d: Duration) -> u64 {
@@ -571,8 +593,13 @@ pub(crate) async fn run(
             secrets.scrub(&mut line.message);
         }
     }
+    let error_id = result
+        .as_ref()
+        .err()
+        .and_then(|error| log_internal(error, policy));
     Outcome {
         result,
+        error_id,
         logs,
         audit: audit.records,
         receipt,

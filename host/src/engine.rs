@@ -648,6 +648,38 @@ impl Palisade {
         input: &str,
         tape: Tape,
     ) -> Outcome {
+        use tracing::Instrument;
+        // One span per call: every log line of the call (an internal error's cause included)
+        // carries its policy and script.
+        let span = tracing::info_span!(
+            "call",
+            policy = policy.name(),
+            policy_sha256 = policy.sha256(),
+            script = script.name(),
+        );
+        let outcome = self
+            .call_untraced(policy, script, entry, input, tape)
+            .instrument(span.clone())
+            .await;
+        span.in_scope(|| {
+            tracing::debug!(
+                fuel = outcome.receipt.fuel_used,
+                wall_time_us = outcome.receipt.wall_time_us,
+                code = outcome.error().map_or("ok", Error::code),
+                "call ended"
+            );
+        });
+        outcome
+    }
+
+    async fn call_untraced(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        entry: call::Invoke<'_>,
+        input: &str,
+        tape: Tape,
+    ) -> Outcome {
         let started = std::time::Instant::now();
         if let Err(error) = call::check_input(policy, input) {
             return Outcome::failed(error, policy, started);

@@ -194,6 +194,13 @@ impl Error {
             .unwrap_or((70, 500))
     }
 
+    /// Whether the same call may succeed if tried again later, unchanged: no slot or compile
+    /// budget was free (`capacity_exhausted`), or Palisade itself failed (`internal`). Every
+    /// other code comes from the script, its input or its policy, and ends the same way again.
+    pub fn retryable(&self) -> bool {
+        matches!(self.code(), "capacity_exhausted" | "internal")
+    }
+
     /// The exit code of `palisade run` for this error (table in `docs/errors.md`).
     pub fn exit_code(&self) -> i32 {
         self.row().0
@@ -278,6 +285,7 @@ impl Serialize for Error {
         map.serialize_entry("code", self.code())?;
         map.serialize_entry("message", &self.to_string())?;
         map.serialize_entry("fix", &self.fix())?;
+        map.serialize_entry("retryable", &self.retryable())?;
         match self {
             Error::GuestException {
                 name,

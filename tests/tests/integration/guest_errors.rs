@@ -139,3 +139,60 @@ async fn console_lines_keep_their_level() {
         ]
     );
 }
+
+/// Every code in `Error::table()` has a row and a section in docs/errors.md, and the page lists
+/// no code that does not exist.
+#[test]
+fn docs_errors_md_lists_exactly_the_codes() {
+    let page = std::fs::read_to_string(root().join("docs/errors.md")).unwrap();
+    let mut rows: Vec<(String, i32, u16)> = page
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let code = cells.get(1)?.strip_prefix("[`")?.split('`').next()?;
+            Some((
+                code.to_owned(),
+                cells.get(2)?.parse().ok()?,
+                cells.get(3)?.parse().ok()?,
+            ))
+        })
+        .collect();
+    rows.sort();
+    let mut codes: Vec<(String, i32, u16)> = palisade::Error::table()
+        .iter()
+        .map(|(code, exit, status)| ((*code).to_owned(), *exit, *status))
+        .collect();
+    codes.sort();
+    assert_eq!(rows, codes, "the table in docs/errors.md");
+    for (code, ..) in &codes {
+        assert!(
+            page.contains(&format!("\n## {code}\n")),
+            "no section for {code}"
+        );
+    }
+}
+
+/// An `internal` error carries an id, logged with its cause; the caller sees no detail.
+#[tokio::test]
+async fn internal_errors_carry_an_error_id() {
+    // A key-value store that cannot be opened (its path is a directory) is an internal error.
+    let dir = scratch_dir("internal-id");
+    let broken = palisade::Palisade::builder()
+        .max_concurrency(1)
+        .kv_path(&dir)
+        .build()
+        .unwrap();
+    let p = policy("[kv]\nnamespace = \"x\"\n[kv.buckets]\napp = \"rw\"\n");
+    let outcome = broken
+        .run(&p, &Script::new("kv.js", "export default () => 1;"), "null")
+        .await;
+    assert_eq!(code(&outcome), "internal");
+    let id = outcome.error_id.clone().expect("an error id");
+    assert_eq!(id.len(), 16);
+    let json = serde_json::to_value(&outcome).unwrap();
+    assert_eq!(json["error_id"], id.as_str());
+    assert_eq!(json["error"]["message"], "internal error");
+    assert_eq!(json["error"]["retryable"], true);
+    let fine = run_source("export default () => 1;", "null").await;
+    assert!(fine.error_id.is_none());
+}
