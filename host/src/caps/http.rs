@@ -646,23 +646,46 @@ impl Outgoing {
                 info_code: None,
             });
         }
+        let trusted_host = self
+            .policy
+            .allow_private_hosts
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(host.trim_end_matches('.')));
         for address in &addresses {
             let ip = address.ip();
             if is_non_public(ip)
+                && !trusted_host
                 && !self
                     .policy
                     .allow_private
                     .iter()
                     .any(|net| net.contains(&ip))
             {
-                let prefix = if ip.is_ipv4() { 32 } else { 128 };
+                // The script, its error and the caller's outcome learn the host name only: the
+                // address it resolved to would hand a script the internal address map one name
+                // at a time. The operator's log has the address.
+                tracing::info!(host = %host, address = %ip, "refused a non-public address");
                 let reason = format!(
-                    "{host} resolves to {ip}, a private, loopback, link-local or otherwise \
-                     non-public address"
+                    "{host} resolves to a private, loopback, link-local or otherwise non-public \
+                     address"
                 );
-                let fix = Fix {
-                    key: "http.allow_private".into(),
-                    value: format!("[\"{ip}/{prefix}\"]"),
+                let literal = host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<IpAddr>()
+                    .is_ok();
+                let fix = if literal {
+                    // The script wrote the address itself: naming it reveals nothing.
+                    let prefix = if ip.is_ipv4() { 32 } else { 128 };
+                    Fix {
+                        key: "http.allow_private".into(),
+                        value: format!("[\"{ip}/{prefix}\"]"),
+                    }
+                } else {
+                    Fix {
+                        key: "http.allow_private_hosts".into(),
+                        value: format!("[\"{}\"]", host.trim_end_matches('.').to_ascii_lowercase()),
+                    }
                 };
                 self.slot.deny("http.private", &reason, Some(&fix));
                 self.audit.deny_http(

@@ -28,6 +28,10 @@ pub struct Http {
     /// Private, loopback and other non-public ranges that rules may reach. Empty by default.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allow_private: Vec<IpNet>,
+    /// Host names (lower-case, as rules write them) that may resolve to non-public addresses,
+    /// whatever they resolve to: internal services named by DNS. Empty by default.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow_private_hosts: Vec<String>,
     /// Allowed targets; the first rule that matches decides.
     pub allow: Vec<HttpRule>,
 }
@@ -290,6 +294,28 @@ pub(super) fn resolve(
             })?;
         allow_private.push(parsed.trunc());
     }
+    let mut allow_private_hosts = Vec::new();
+    for (i, host) in raw.allow_private_hosts.iter().enumerate() {
+        let text = host.get_ref().trim_end_matches('.').to_ascii_lowercase();
+        let valid = !text.is_empty()
+            && text.len() <= 253
+            && text.split('.').all(|l| {
+                !l.is_empty()
+                    && l.len() <= 63
+                    && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            });
+        if !valid {
+            return Err(source.error(
+                &format!("http.allow_private_hosts[{i}]"),
+                Some(host.span()),
+                format!(
+                    "`{}` is not a host name such as \"db.internal.example\"",
+                    host.get_ref()
+                ),
+            ));
+        }
+        allow_private_hosts.push(text);
+    }
     let mut allow = Vec::new();
     for (i, rule) in raw.allow.iter().enumerate() {
         let key = format!("http.allow[{i}]");
@@ -347,6 +373,7 @@ pub(super) fn resolve(
         timeout,
         rate,
         allow_private,
+        allow_private_hosts,
         allow,
     })
 }

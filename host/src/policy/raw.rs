@@ -107,6 +107,8 @@ pub struct RawHttp {
     #[serde(default)]
     pub allow_private: Vec<Spanned<String>>,
     #[serde(default)]
+    pub allow_private_hosts: Vec<Spanned<String>>,
+    #[serde(default)]
     pub allow: Vec<Spanned<RawHttpRule>>,
 }
 

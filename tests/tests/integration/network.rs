@@ -517,3 +517,42 @@ async fn waiting_on_the_network_counts_against_the_call_deadline() {
     assert_eq!(code(&outcome), "timeout");
     assert_next_call_works().await;
 }
+
+/// Issue 25: a refusal names the host the script asked for, never the addresses it resolved to
+/// (the script would learn the internal address map one name at a time); the fix names the
+/// host, and `http.allow_private_hosts` lets that host through.
+#[tokio::test]
+async fn refusals_name_the_host_not_its_addresses() {
+    let up = Upstream::start().await;
+    let port = up.port();
+    let rules = format!("[[http.allow]]\nurl = \"http://localhost:{port}/api/\"\n");
+    let p = policy(&format!("[http]\n{rules}"));
+    let source = format!(
+        r#"export default async () => {{
+          try {{ await fetch("http://localhost:{port}/api/hello"); return "sent"; }}
+          catch (e) {{ return {{ message: e.message, fix: e.fix, rule: e.rule }}; }}
+        }};"#
+    );
+    let outcome = run_js(&p, &source).await;
+    let refused = json_output(&outcome);
+    assert_eq!(refused["rule"], "http.private", "{refused}");
+    assert_eq!(refused["fix"], "http.allow_private_hosts = [\"localhost\"]");
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains("localhost resolves to a private"),
+        "{message}"
+    );
+    let everything = serde_json::to_string(&outcome).unwrap();
+    assert!(
+        !everything.contains("127.0.0.1") && !everything.contains("::1"),
+        "{everything}"
+    );
+    assert_eq!(up.connections(), 0);
+    // The fix, applied, lets the request through.
+    let p = policy(&format!(
+        "[http]\nallow_private_hosts = [\"localhost\"]\n{rules}"
+    ));
+    let outcome = run_js(&p, &source).await;
+    assert_eq!(json_output(&outcome), "sent");
+    assert_eq!(up.connections(), 1);
+}
