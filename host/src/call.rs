@@ -207,6 +207,8 @@ pub(crate) struct Shared {
     pub kv: Option<Arc<dyn KvBackend>>,
     /// Recording or replaying the host's answers, if either.
     pub tape: Tape,
+    /// Who is calling, for capability handlers.
+    pub context: crate::CallContext,
 }
 
 impl WasiView for CallState {
@@ -357,6 +359,7 @@ impl CallState {
                 shared.handlers,
                 audit.clone(),
                 tape.clone(),
+                shared.context,
             ),
             config: policy.config().cloned(),
             http_ctx: WasiHttpCtx::new(),

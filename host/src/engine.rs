@@ -11,6 +11,7 @@ use crate::kv::{KvBackend, RedbBackend};
 use crate::policy::{ByteSize, Policy};
 use crate::record::{Recorder, Replay, TRANSCRIPT_VERSION, Tape, Transcript};
 use crate::secrets::Secrets;
+use crate::{CallContext, RunOptions};
 use crate::{Error, Script};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -183,7 +184,22 @@ impl Builder {
         F: Fn(serde_json::Value) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<serde_json::Value, String>> + Send + 'static,
     {
-        let handler: Handler = Arc::new(move |payload| Box::pin(handler(payload)));
+        let handler: Handler = Arc::new(move |_context, payload| Box::pin(handler(payload)));
+        self.handlers.insert(name.into(), handler);
+        self
+    }
+
+    /// Register a capability whose handler also gets the call's [`CallContext`]: its call id,
+    /// the policy's name and SHA-256, and the metadata the embedder attached to the call
+    /// ([`RunOptions::metadata`]). A handler that panics ends its own call as `internal`; one
+    /// that never answers ends it at its deadline, as `timeout`.
+    pub fn capability_with_context<F, Fut>(mut self, name: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(CallContext, serde_json::Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<serde_json::Value, String>> + Send + 'static,
+    {
+        let handler: Handler =
+            Arc::new(move |context, payload| Box::pin(handler(context, payload)));
         self.handlers.insert(name.into(), handler);
         self
     }
@@ -549,12 +565,45 @@ impl Palisade {
         entry: &str,
         input: &str,
     ) -> Outcome {
-        let invoke = call::Invoke {
-            export: entry,
-            spread_args: false,
+        let options = RunOptions::default().export(entry);
+        self.run_with(policy, script, input, &options).await
+    }
+
+    /// Run `script` under `policy` with per-call [`RunOptions`]: the export (or method) to
+    /// call and how, limits lower than the policy's, metadata for capability handlers. An
+    /// option above the policy's limit ends the call as `invalid_input`, with the policy change
+    /// that would allow it as the fix.
+    pub async fn run_with(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        input: &str,
+        options: &RunOptions,
+    ) -> Outcome {
+        let limits = match options.limits(policy.limits()) {
+            Ok(limits) => limits,
+            Err(error) => return Outcome::failed(error, policy, std::time::Instant::now()),
         };
-        self.call_taped(policy, script, invoke, input, Tape::Off)
-            .await
+        let lowered;
+        let policy = if limits == *policy.limits() {
+            policy
+        } else {
+            lowered = policy.with_limits(limits);
+            &lowered
+        };
+        let invoke = call::Invoke {
+            export: options.export.as_deref().unwrap_or("default"),
+            spread_args: options.spread_args,
+        };
+        self.call_taped_with(
+            policy,
+            script,
+            invoke,
+            input,
+            Tape::Off,
+            options.metadata.clone(),
+        )
+        .await
     }
 
     /// Like [`Palisade::call`], with several arguments: `args` is a JSON array whose elements
@@ -567,12 +616,8 @@ impl Palisade {
         entry: &str,
         args: &str,
     ) -> Outcome {
-        let invoke = call::Invoke {
-            export: entry,
-            spread_args: true,
-        };
-        self.call_taped(policy, script, invoke, args, Tape::Off)
-            .await
+        let options = RunOptions::default().export(entry).spread_args();
+        self.run_with(policy, script, args, &options).await
     }
 
     /// Like [`Palisade::run`], and return the [`Transcript`] of every answer the host gave:
@@ -648,17 +693,38 @@ impl Palisade {
         input: &str,
         tape: Tape,
     ) -> Outcome {
+        self.call_taped_with(policy, script, entry, input, tape, None)
+            .await
+    }
+
+    async fn call_taped_with(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        entry: call::Invoke<'_>,
+        input: &str,
+        tape: Tape,
+        metadata: Option<Arc<serde_json::Value>>,
+    ) -> Outcome {
         use tracing::Instrument;
+        let context = CallContext {
+            call_id: format!("{:016x}", rand::random::<u64>()),
+            capability: String::new(),
+            policy: policy.name().to_owned(),
+            policy_sha256: policy.sha256().to_owned(),
+            metadata,
+        };
         // One span per call: every log line of the call (an internal error's cause included)
-        // carries its policy and script.
+        // carries its id, policy and script.
         let span = tracing::info_span!(
             "call",
+            call_id = context.call_id.as_str(),
             policy = policy.name(),
             policy_sha256 = policy.sha256(),
             script = script.name(),
         );
         let outcome = self
-            .call_untraced(policy, script, entry, input, tape)
+            .call_untraced(policy, script, entry, input, tape, context)
             .instrument(span.clone())
             .await;
         span.in_scope(|| {
@@ -679,6 +745,7 @@ impl Palisade {
         entry: call::Invoke<'_>,
         input: &str,
         tape: Tape,
+        context: CallContext,
     ) -> Outcome {
         let started = std::time::Instant::now();
         if let Err(error) = call::check_input(policy, input) {
@@ -763,6 +830,7 @@ impl Palisade {
             rate: self.rate_limiter(policy),
             kv,
             tape,
+            context,
         };
         let outcome = call::run(
             &runtime,

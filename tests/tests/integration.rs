@@ -19,6 +19,8 @@ mod concurrency;
 mod config;
 #[path = "integration/determinism.rs"]
 mod determinism;
+#[path = "integration/embedding.rs"]
+mod embedding;
 #[path = "integration/escapes_call.rs"]
 mod escapes_call;
 #[path = "integration/escapes_compile.rs"]

@@ -24,8 +24,55 @@ pub type CapabilityFuture = Pin<Box<dyn Future<Output = Result<serde_json::Value
 /// and errors, and a script could otherwise make each refusal pin megabytes of host memory.
 const MAX_NAME_BYTES: usize = 128;
 
-/// A registered handler.
-pub(crate) type Handler = Arc<dyn Fn(serde_json::Value) -> CapabilityFuture + Send + Sync>;
+/// A registered handler: it gets the call's context and the payload.
+pub(crate) type Handler =
+    Arc<dyn Fn(crate::CallContext, serde_json::Value) -> CapabilityFuture + Send + Sync>;
+
+/// Who is calling a capability: handed to a handler registered with
+/// [`Builder::capability_with_context`](crate::Builder::capability_with_context), and sent to
+/// a `forward` URL as `palisade-call-id`, `palisade-capability`, `palisade-policy`,
+/// `palisade-policy-sha256` and `palisade-metadata` headers.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// A fresh id for each call (16 hex digits), also in the call's log span.
+    pub call_id: String,
+    /// The capability being called.
+    pub capability: String,
+    /// The name of the policy that governs the call.
+    pub policy: String,
+    /// The SHA-256 of that policy's text.
+    pub policy_sha256: String,
+    /// What the embedder attached to the call ([`RunOptions::metadata`](crate::RunOptions)):
+    /// an actor id, a tenant, a session.
+    pub metadata: Option<Arc<serde_json::Value>>,
+}
+
+/// Polls a handler's future and turns a panic into an error: a handler that panics ends its
+/// own call (as `internal`), never the host.
+struct CatchPanic(CapabilityFuture);
+
+impl Future for CatchPanic {
+    type Output = Result<Result<serde_json::Value, String>, String>;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let inner = &mut self.0;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
+            Ok(poll) => poll.map(Ok),
+            Err(panic) => std::task::Poll::Ready(Err(panic_message(&*panic))),
+        }
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned())
+}
 
 /// Capabilities of one call: the policy's grants, the embedder's handlers, usage so far.
 pub(crate) struct CapabilityState {
@@ -36,6 +83,8 @@ pub(crate) struct CapabilityState {
     tape: Tape,
     /// What the call's forwarded responses may still take of the host's memory.
     responses: ResponseBudget,
+    /// Who is calling, for handlers and forwarded calls.
+    context: crate::CallContext,
     /// The call's `limits.memory`, which that budget starts from.
     memory: ByteSize,
 }
@@ -51,6 +100,8 @@ enum Target {
 /// A capability call in flight: the handler's future, then its result until the guest takes it.
 pub struct PendingCall {
     state: Pending,
+    /// Set when the handler panicked: taking the result then ends the call as `internal`.
+    panicked: Arc<std::sync::OnceLock<String>>,
     /// For a forwarded call: the budget its response was taken from, given back when the
     /// guest takes the response (or drops the call), since the host no longer holds it then.
     budget: Option<ResponseBudget>,
@@ -82,6 +133,7 @@ impl PendingCall {
     fn done(result: Result<String, CallError>) -> Self {
         Self {
             state: Pending::Done(result),
+            panicked: Arc::default(),
             budget: None,
         }
     }
@@ -103,8 +155,10 @@ impl CapabilityState {
         handlers: Arc<HashMap<String, Handler>>,
         audit: AuditLog,
         tape: Tape,
+        context: crate::CallContext,
     ) -> Self {
         Self {
+            context,
             grants: policy.capabilities().cloned(),
             handlers,
             calls: HashMap::new(),
@@ -210,13 +264,39 @@ impl CapabilityState {
                 let memory = self.memory;
                 let budget = self.responses.clone();
                 let forwarded = matches!(target, Target::Forward { .. }).then(|| budget.clone());
+                let context = crate::CallContext {
+                    capability: name.clone(),
+                    ..self.context.clone()
+                };
+                let panicked: Arc<std::sync::OnceLock<String>> = Arc::default();
+                let panic_flag = panicked.clone();
                 let future = async move {
                     let result = match target {
-                        Target::Handler(handler) => handler(value)
-                            .await
-                            .and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string())),
+                        Target::Handler(handler) => {
+                            // The handler runs inside the call: a panic while making or polling
+                            // its future ends this call only.
+                            let made =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    handler(context, value)
+                                }));
+                            let answer = match made {
+                                Ok(future) => CatchPanic(future).await,
+                                Err(panic) => Err(panic_message(&*panic)),
+                            };
+                            match answer {
+                                Ok(answer) => answer.and_then(|v| {
+                                    serde_json::to_string(&v).map_err(|e| e.to_string())
+                                }),
+                                Err(panic) => {
+                                    let _ = panic_flag.set(panic);
+                                    Err("the capability handler failed".to_owned())
+                                }
+                            }
+                        }
                         Target::Forward { url, max_response } => {
-                            match forward::call(&url, value, max_response.0, &budget).await {
+                            match forward::call(&url, value, max_response.0, &budget, &context)
+                                .await
+                            {
                                 Ok(text) => Ok(text),
                                 Err(forward::Failure::Failed(message)) => Err(message),
                                 Err(refused) => {
@@ -253,6 +333,7 @@ impl CapabilityState {
                 };
                 PendingCall {
                     state: Pending::Running(Box::pin(future)),
+                    panicked,
                     budget: forwarded,
                 }
             }
@@ -546,6 +627,11 @@ impl capability::HostPendingCall for CallState {
     ) -> wasmtime::Result<Option<Result<String, CallError>>> {
         let pending = self.table.get_mut(&this)?;
         pending.release();
+        if let Some(panic) = pending.panicked.get() {
+            return Err(wasmtime::Error::msg(format!(
+                "a capability handler panicked: {panic}"
+            )));
+        }
         match std::mem::replace(&mut pending.state, Pending::Taken) {
             Pending::Done(result) => Ok(Some(result)),
             Pending::Taken => Ok(None),

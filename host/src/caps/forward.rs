@@ -63,8 +63,9 @@ pub(crate) async fn call(
     payload: serde_json::Value,
     max_response: u64,
     budget: &ResponseBudget,
+    context: &crate::CallContext,
 ) -> Result<String, Failure> {
-    tokio::time::timeout(TIMEOUT, post(url, payload, max_response, budget))
+    tokio::time::timeout(TIMEOUT, post(url, payload, max_response, budget, context))
         .await
         .unwrap_or_else(|_| {
             Err(Failure::Failed(format!(
@@ -78,6 +79,7 @@ async fn post(
     payload: serde_json::Value,
     max_response: u64,
     budget: &ResponseBudget,
+    context: &crate::CallContext,
 ) -> Result<String, Failure> {
     let failed = Failure::Failed;
     let uri: http::Uri = url.parse().map_err(|e| failed(format!("{url}: {e}")))?;
@@ -97,9 +99,21 @@ async fn post(
     let result = async {
         let body = serde_json::to_vec(&payload).map_err(|e| failed(e.to_string()))?;
         drop(payload);
-        let request = http::Request::post(uri.path_and_query().map_or("/", |p| p.as_str()))
+        let mut request = http::Request::post(uri.path_and_query().map_or("/", |p| p.as_str()))
             .header(http::header::HOST, authority.as_str())
             .header(http::header::CONTENT_TYPE, "application/json")
+            .header("palisade-call-id", context.call_id.as_str())
+            .header("palisade-capability", context.capability.as_str())
+            .header("palisade-policy", context.policy.as_str())
+            .header("palisade-policy-sha256", context.policy_sha256.as_str());
+        // The embedder's metadata as compact JSON (left out if it cannot be a header value).
+        if let Some(metadata) = &context.metadata
+            && let Ok(text) = serde_json::to_string(metadata)
+            && let Ok(value) = http::HeaderValue::from_bytes(text.as_bytes())
+        {
+            request = request.header("palisade-metadata", value);
+        }
+        let request = request
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| failed(e.to_string()))?;
         let response = sender

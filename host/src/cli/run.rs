@@ -3,7 +3,7 @@
 use super::EXIT_USAGE;
 use clap::Args;
 use palisade::record::Transcript;
-use palisade::{Error, Level, Outcome, Palisade, Policy, Script};
+use palisade::{Error, Level, Outcome, Palisade, Policy, RunOptions, Script};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +22,19 @@ pub struct RunArgs {
     /// (`--args '["a", 2]'` calls `f("a", 2)`), instead of one input.
     #[arg(long, value_name = "JSON", conflicts_with_all = ["input", "input_file", "record", "replay"])]
     args: Option<String>,
+    /// A shorter deadline than the policy's `limits.timeout` (`200ms`, `2s`).
+    #[arg(long, value_name = "DURATION", conflicts_with_all = ["record", "replay"])]
+    timeout: Option<palisade::policy::HumanDuration>,
+    /// Less fuel than the policy's `limits.fuel`.
+    #[arg(long, value_name = "N", conflicts_with_all = ["record", "replay"])]
+    fuel: Option<u64>,
+    /// Less memory than the policy's `limits.memory` (`32MiB`).
+    #[arg(long, value_name = "SIZE", conflicts_with_all = ["record", "replay"])]
+    memory: Option<palisade::policy::ByteSize>,
+    /// JSON handed to the policy's capability handlers and forward URLs with every call
+    /// (`palisade-metadata` header): an actor id, a tenant.
+    #[arg(long, value_name = "JSON", conflicts_with_all = ["record", "replay"])]
+    metadata: Option<String>,
     /// JSON input. Without `--input` or `--input-file`, input is read from stdin when stdin is
     /// not a terminal, and is `null` otherwise.
     #[arg(long, conflicts_with = "input_file")]
@@ -177,12 +190,19 @@ pub fn run(args: RunArgs) -> ExitCode {
             outcome
         }
         (None, None) => {
-            let export = args.export.as_deref().unwrap_or("default");
-            if args.args.is_some() {
-                runtime.block_on(palisade.call_args(&policy, &script, export, &input))
-            } else {
-                runtime.block_on(palisade.call(&policy, &script, export, &input))
+            let mut options = RunOptions::default();
+            options.export = args.export.clone();
+            options.spread_args = args.args.is_some();
+            options.timeout = args.timeout.map(|t| t.0);
+            options.fuel = args.fuel;
+            options.memory = args.memory;
+            if let Some(text) = &args.metadata {
+                match serde_json::from_str(text) {
+                    Ok(metadata) => options = options.metadata(metadata),
+                    Err(e) => return usage_error(format!("--metadata is not JSON: {e}")),
+                }
             }
+            runtime.block_on(palisade.run_with(&policy, &script, &input, &options))
         }
     };
     // A blocking file operation that outlived its call (which ended at its deadline) must not

@@ -389,6 +389,14 @@ impl Policy {
         &self.limits
     }
 
+    /// This policy with other limits (a call's options, checked against these first).
+    pub(crate) fn with_limits(&self, limits: Limits) -> Policy {
+        Policy {
+            limits,
+            ..self.clone()
+        }
+    }
+
     /// Directories mounted into the guest, if any.
     pub fn fs(&self) -> Option<&Fs> {
         self.fs.as_ref()

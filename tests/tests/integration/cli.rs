@@ -564,3 +564,24 @@ fn export_and_args_reach_a_tools_method() {
     let o = palisade(&["run", &tool, "--export", "nope"], None);
     assert_eq!(o.status.code(), Some(13), "missing_export");
 }
+
+/// Issue 25: per-call limits from the command line, lower than the policy's only.
+#[test]
+fn per_call_limits_from_the_command_line() {
+    let looping = "tests/fixtures/js/infinite_loop.js";
+    let o = palisade(&["run", looping, "--timeout", "100ms"], None);
+    assert_eq!(o.status.code(), Some(21), "timeout: {}", stderr(&o));
+    let o = palisade(&["run", looping, "--fuel", "5000000", "--json"], None);
+    assert_eq!(o.status.code(), Some(20), "fuel_exhausted");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["receipt"]["fuel_used"], 5_000_000);
+    let o = palisade(&["run", looping, "--timeout", "10s", "--json"], None);
+    assert_eq!(o.status.code(), Some(15), "invalid_input");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["error"]["fix"]["key"], "limits.timeout");
+    let o = palisade(
+        &["run", "tests/fixtures/js/memory_bomb.js", "--memory", "16MiB"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(22), "memory_limit");
+}

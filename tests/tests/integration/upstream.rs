@@ -20,6 +20,8 @@ use tokio::net::TcpListener;
 pub struct Seen {
     pub path: String,
     pub authorization: Option<String>,
+    /// The `palisade-*` headers of the request, by name.
+    pub palisade: Vec<(String, String)>,
 }
 
 #[derive(Default)]
@@ -109,6 +111,15 @@ async fn route(req: Request<Incoming>, state: &State) -> Response<Out> {
         .headers()
         .get("authorization")
         .map(|v| v.to_str().unwrap_or("").to_owned());
+    let palisade = req
+        .headers()
+        .iter()
+        .filter(|(name, _)| name.as_str().starts_with("palisade-"))
+        .map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            (name.as_str().to_owned(), value)
+        })
+        .collect();
     let ms: u64 = query(&req, "ms").and_then(|v| v.parse().ok()).unwrap_or(0);
     let bytes: usize = query(&req, "bytes")
         .and_then(|v| v.parse().ok())
@@ -123,6 +134,7 @@ async fn route(req: Request<Incoming>, state: &State) -> Response<Out> {
     state.seen.lock().unwrap().push(Seen {
         path: path.clone(),
         authorization: authorization.clone(),
+        palisade,
     });
     let json = |status: StatusCode, text: String| {
         Response::builder()
