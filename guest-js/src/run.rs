@@ -6,7 +6,9 @@ use crate::globals;
 use crate::wasi::clocks::monotonic_clock::subscribe_duration;
 use javy::quickjs::function::{Rest, This};
 use javy::quickjs::object::Accessor;
-use javy::quickjs::{CatchResultExt, Ctx, Exception, Function, Module, Object, Persistent, Value};
+use javy::quickjs::{
+    CatchResultExt, Ctx, Exception, Function, Module, Object, Persistent, Value, qjs,
+};
 use javy::{Config, Runtime};
 use std::cell::{OnceCell, RefCell};
 use std::mem;
@@ -82,6 +84,7 @@ pub fn run(
     globals::io::clear();
     with_runtime(|rt| {
         rt.context().with(|cx| {
+            set_stack_limit(&cx, env.stack_limit);
             // The input is read first: input that is not JSON ends the call before any of the
             // script runs.
             let (arg, shapes) = crate::json::parse(&cx, input).map_err(Error::InvalidInput)?;
@@ -184,6 +187,18 @@ fn no_such_export<'js>(
         "module `{name}` has no export named `{entry}`, and its default export has no method \
          of that name"
     )))
+}
+
+/// Let QuickJS use `limit` bytes of the shadow stack from here: a recursion past it throws a
+/// catchable `RangeError` (QuickJS's stack check, which this guest's QuickJS keeps on under
+/// WASI) before the wasm stacks run out.
+fn set_stack_limit(cx: &Ctx<'_>, limit: u32) {
+    // SAFETY: the context is live; these only set the runtime's stack top and limit.
+    unsafe {
+        let rt = qjs::JS_GetRuntime(cx.as_raw().as_ptr());
+        qjs::JS_UpdateStackTop(rt);
+        qjs::JS_SetMaxStackSize(rt, limit as qjs::size_t);
+    }
 }
 
 /// Call `function` with the elements of `args`, a JSON array, as its arguments.
@@ -357,6 +372,7 @@ pub fn preload(name: &str, source: &str, env: &Environment) -> Result<(), Error>
     TOUCHED.with(|t| t.borrow_mut().take());
     with_runtime(|rt| {
         rt.context().with(|cx| {
+            set_stack_limit(&cx, env.stack_limit);
             let thrown = |e| Error::Exception(exception(&cx, e));
             let reserved = call_global_names(env);
             let placeholders = reserve(&cx, &reserved).catch(&cx).map_err(thrown)?;

@@ -486,7 +486,17 @@ pub(crate) fn environment(policy: &Policy, random_seed: u64) -> Environment {
         kv_bucket: policy.kv().map(|kv| kv.default_bucket.clone()),
         fixed_clock: matches!(policy.determinism().clock, Clock::Fixed(_)),
         spread_args: false,
+        stack_limit: quickjs_stack_limit(policy.limits().stack.0),
     }
+}
+
+/// How much of the guest's shadow stack QuickJS may use under a native wasm stack of `stack`
+/// bytes. A JavaScript call takes about 950 bytes of the native stack and 290 of the shadow
+/// one, so a quarter of `stack` in shadow bytes runs out before the native stack does (and
+/// before the 6 MiB shadow stack itself, for every `limits.stack`): QuickJS then throws a
+/// `RangeError` the script can catch instead of the call ending in a trap.
+fn quickjs_stack_limit(stack: u64) -> u32 {
+    u32::try_from(stack / 4).unwrap_or(u32::MAX)
 }
 
 /// What a call invokes: an export (or a method of the default export) by name, with the input
@@ -830,6 +840,17 @@ fn classify_guest(error: runner::Error, state: &CallState, policy: &Policy) -> E
     if state.limiter.denied() && is_out_of_memory(&error) {
         return Error::MemoryLimit {
             limit: policy.limits().memory,
+        };
+    }
+    // QuickJS's own stack check threw and nothing caught it: the recursion was too deep for
+    // the policy's stack, as when a wasm stack runs out.
+    if let runner::Error::Exception(e) = &error
+        && e.name == "RangeError"
+        && e.message == "Maximum call stack size exceeded"
+    {
+        return Error::StackOverflow {
+            limit: policy.limits().stack,
+            shadow_stack: false,
         };
     }
     // An uncaught refusal is reported from the host's record of it, not from the exception.

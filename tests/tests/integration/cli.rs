@@ -580,7 +580,12 @@ fn per_call_limits_from_the_command_line() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["error"]["fix"]["key"], "limits.timeout");
     let o = palisade(
-        &["run", "tests/fixtures/js/memory_bomb.js", "--memory", "16MiB"],
+        &[
+            "run",
+            "tests/fixtures/js/memory_bomb.js",
+            "--memory",
+            "16MiB",
+        ],
         None,
     );
     assert_eq!(o.status.code(), Some(22), "memory_limit");

@@ -400,11 +400,35 @@ async fn recursion_ten_thousand_deep_works_under_the_default_policy() {
     assert_eq!(outcome.error().unwrap().fix().unwrap().value, "\"16MiB\"");
     // At the largest stack a policy can set, the native stack still runs out first.
     let deepest = policy("[limits]\nstack = \"16MiB\"\n");
-    let outcome = PALISADE.run(&deepest, &script, "15000").await;
-    assert_eq!(output(&outcome), "15000");
+    let outcome = PALISADE.run(&deepest, &script, "13000").await;
+    assert_eq!(output(&outcome), "13000");
     let outcome = PALISADE.run(&deepest, &script, "40000").await;
     assert_eq!(code(&outcome), "stack_overflow");
     assert!(outcome.error().unwrap().fix().is_none());
+    assert_next_call_works().await;
+}
+
+/// Issue 22: a stack overflow the script catches is a `RangeError`, as in Node and QuickJS-ng,
+/// and the script goes on running; under every stack size, QuickJS's own check trips before
+/// either wasm stack runs out.
+#[tokio::test]
+async fn a_stack_overflow_is_catchable() {
+    let source = "const f = (n) => n === 0 ? 0 : 1 + f(n - 1);
+      export default (n) => {
+        let caught;
+        try { f(n); } catch (e) { caught = [e instanceof RangeError, e.message]; }
+        return [caught, f(10)];
+      };";
+    let script = palisade::Script::new("catches.js", source);
+    for stack in ["64KiB", "512KiB", "12MiB", "16MiB"] {
+        let p = policy(&format!("[limits]\nstack = \"{stack}\"\n"));
+        let outcome = PALISADE.run(&p, &script, "1000000").await;
+        assert_eq!(
+            output(&outcome),
+            r#"[[true,"Maximum call stack size exceeded"],10]"#,
+            "{stack}"
+        );
+    }
     assert_next_call_works().await;
 }
 
