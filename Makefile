@@ -1,5 +1,5 @@
 # Palisade's developer commands. `make check` is what CI runs (.ci/run).
-.PHONY: setup guest guest-check fmt lint test check bench
+.PHONY: setup guest guest-check fmt lint package test check bench
 
 CARGO ?= cargo
 SHELL := /bin/bash
@@ -26,14 +26,37 @@ lint: setup
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --no-default-features -- -D warnings
 
+# The `palisade` crate as crates.io would take it (nothing is uploaded): package it, build the
+# packaged copy on its own (the committed guests, wit/, LICENSE and the default policy inside it),
+# check that the .crate is under crates.io's 10 MiB limit, and build its docs with warnings as errors.
+# A packaged crate carries no workspace profile: the --config flags repeat [profile.dev] of
+# Cargo.toml, so that the verify build reuses target/'s compiled dependencies (about 30 s
+# instead of a cold build).
+PACKAGE_PROFILE := --config 'profile.dev.debug="line-tables-only"' \
+	--config 'profile.dev.package."*".opt-level=3' \
+	--config 'profile.dev.package."*".debug=false' \
+	--config 'profile.dev.package."*".debug-assertions=false' \
+	--config 'profile.dev.package."*".overflow-checks=false'
+CRATE_LIMIT := 10485760
+
+package:
+	$(CARGO) publish --locked --dry-run --allow-dirty -p palisade $(PACKAGE_PROFILE)
+	$(CARGO) package --locked --no-verify --allow-dirty -q -p palisade
+	@crate=target/package/palisade-$$($(CARGO) pkgid -p palisade | sed 's/.*[#@]//').crate; \
+	size=$$(stat -c %s $$crate); \
+	echo "$$crate: $$size bytes (crates.io takes at most $(CRATE_LIMIT))"; \
+	test $$size -lt $(CRATE_LIMIT)
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade --no-deps
+
 # All tests; the last line sums every test binary's results.
 test:
 	mkdir -p target
 	$(CARGO) test --locked 2>&1 | tee target/test.log
 	@awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' target/test.log
 
-# Everything: set-up, formatting, lints (host and guest), the committed guest, all tests.
-check: setup fmt lint guest-check test
+# Everything: set-up, formatting, lints (host and guest), the committed guest, the packaged
+# crate and its docs, all tests.
+check: setup fmt lint guest-check package test
 
 # Benchmarks (release build): the peers' four workloads, fresh sandbox per call.
 bench:

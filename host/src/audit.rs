@@ -14,7 +14,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
+    /// The request went through.
     Allow,
+    /// The request was refused.
     Deny,
 }
 
@@ -27,18 +29,22 @@ pub struct AuditRecord {
     pub capability: &'static str,
     /// What was requested: the capability's name, or the request's URL.
     pub target: String,
+    /// Whether the gate let the request through.
     pub decision: Decision,
     /// The policy rule that decided, such as `capabilities.allow.do.max_calls`.
     pub rule: String,
-    /// Bytes the script sent (payload, request body) and got back (result, response body).
+    /// Bytes the script sent (payload, request body).
     pub bytes_in: u64,
+    /// Bytes the script got back (result, response body).
     pub bytes_out: u64,
     /// Time the host spent on the request, in microseconds.
     pub duration_us: u64,
     /// Why a request that was allowed still failed (handler error), if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Name of the policy that decided.
     pub policy: String,
+    /// SHA-256 of that policy's text.
     pub policy_sha256: String,
 }
 

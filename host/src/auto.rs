@@ -36,14 +36,20 @@ pub(crate) type Key = ([u8; 32], String);
 #[non_exhaustive]
 pub enum AutoCompileStatus {
     /// Called this many times so far; compiled once the count reaches the threshold.
-    Counting { calls: u32 },
+    Counting {
+        /// Calls counted so far under this policy.
+        calls: u32,
+    },
     /// Being compiled in the background; calls run from source meanwhile.
     Compiling,
     /// Compiled: calls run from the component.
     Ready,
     /// Could not be compiled (the error's code and message, such as `not_compilable`); calls
     /// keep running from source.
-    Refused { reason: String },
+    Refused {
+        /// The compile error's code and message.
+        reason: String,
+    },
 }
 
 enum Entry {

@@ -36,17 +36,24 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
+    /// `console.debug`.
     Debug,
+    /// `console.info`.
     Info,
+    /// `console.log`.
     Log,
+    /// `console.warn`.
     Warn,
+    /// `console.error`.
     Error,
 }
 
 /// One console line of a call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LogLine {
+    /// The console method that wrote it.
     pub level: Level,
+    /// The line's text, as the console formatted its arguments.
     pub message: String,
 }
 
@@ -74,13 +81,16 @@ pub struct Receipt {
 /// The result of a call: JSON output or a typed error, console lines, and a receipt.
 #[derive(Debug)]
 pub struct Outcome {
+    /// The JSON output of the call, or the error that ended it.
     pub result: Result<Box<RawValue>, Error>,
     /// For an `internal` error: the id under which its full cause was logged at error level
     /// (`PALISADE_LOG`/`RUST_LOG`); the caller sees only "internal error" and this id.
     pub error_id: Option<String>,
+    /// The console lines the script wrote, in order, within the policy's console caps.
     pub logs: Vec<LogLine>,
     /// One record per gated decision (capability calls), in order.
     pub audit: Vec<AuditRecord>,
+    /// What the call used: fuel, time, memory, and what was dropped over a cap.
     pub receipt: Receipt,
 }
 

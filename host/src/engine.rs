@@ -24,7 +24,7 @@ use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAl
 pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         world: "sandbox",
-        path: "../wit",
+        path: "wit",
         imports: {
             "palisade:sandbox/capability": async | trappable,
             "wasi:keyvalue/store": async | trappable,

@@ -24,7 +24,9 @@ impl fmt::Display for Fix {
 /// Where in the script an error points, 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct GuestLocation {
+    /// The line, 1-based.
     pub line: u32,
+    /// The column, 1-based.
     pub column: u32,
 }
 
@@ -37,20 +39,33 @@ pub enum Error {
     /// The policy refused a capability, and the script did not catch the `PolicyDeniedError`.
     #[error("policy denied capability `{capability}` ({rule}): {reason}")]
     PolicyDenied {
+        /// What was refused: a capability's name, or `fetch` for the network.
         capability: String,
+        /// The policy rule that refused it, such as `http.allow`.
         rule: String,
+        /// Why it was refused, for people.
         reason: String,
+        /// The policy change that would allow it, where one is mechanical.
         fix: Option<Fix>,
     },
     /// The fuel budget ran out.
     #[error("the fuel budget of {budget} was exhausted")]
-    FuelExhausted { budget: u64 },
+    FuelExhausted {
+        /// The policy's `limits.fuel`.
+        budget: u64,
+    },
     /// The wall-clock deadline passed.
     #[error("the call ran past its {limit} deadline")]
-    Timeout { limit: crate::policy::HumanDuration },
+    Timeout {
+        /// The policy's `limits.timeout`.
+        limit: crate::policy::HumanDuration,
+    },
     /// The guest tried to grow its memory past the limit.
     #[error("the guest needed more than its {limit} memory limit")]
-    MemoryLimit { limit: crate::policy::ByteSize },
+    MemoryLimit {
+        /// The policy's `limits.memory`.
+        limit: crate::policy::ByteSize,
+    },
     /// The wasm stack (`limits.stack`) or the guest's fixed 6 MiB shadow stack ran out (deep or
     /// unbounded recursion).
     #[error("{}", if *shadow_stack {
@@ -59,60 +74,97 @@ pub enum Error {
         format!("the script exceeded the {limit} wasm stack (deep or unbounded recursion)")
     })]
     StackOverflow {
+        /// The policy's `limits.stack`.
         limit: crate::policy::ByteSize,
+        /// Whether the guest's shadow stack ran out rather than the wasm stack.
         shadow_stack: bool,
     },
     /// The JSON result is larger than the policy allows.
     #[error("the result is {size} bytes, over the {limit} output limit")]
     OutputTooLarge {
+        /// The result's size in bytes.
         size: u64,
+        /// The policy's `limits.output`.
         limit: crate::policy::ByteSize,
     },
     /// The input is not valid JSON or is too large.
     #[error("invalid input: {detail}")]
-    InvalidInput { detail: String, fix: Option<Fix> },
+    InvalidInput {
+        /// What is wrong with the input.
+        detail: String,
+        /// The policy change that would accept it, where one is mechanical.
+        fix: Option<Fix>,
+    },
     /// The module does not parse.
     #[error("syntax error: {message}{}", fmt_location(*location))]
     GuestSyntax {
+        /// QuickJS's message.
         message: String,
+        /// Where in the script, when QuickJS says.
         location: Option<GuestLocation>,
+        /// The JS stack trace, when there is one.
         stack: Option<String>,
     },
     /// An exception escaped the script, or its result promise was rejected.
     #[error("uncaught {name}: {message}")]
     GuestException {
+        /// The error's `name`, such as `TypeError`.
         name: String,
+        /// The error's `message`.
         message: String,
+        /// The JS stack trace, when there is one.
         stack: Option<String>,
+        /// Where in the script it was thrown, when the stack says.
         location: Option<GuestLocation>,
     },
     /// The result promise can never settle.
     #[error("{detail}")]
-    GuestDeadlock { detail: String },
+    GuestDeadlock {
+        /// What the script was left waiting for.
+        detail: String,
+    },
     /// The module has no export of the requested name.
     #[error("{detail}")]
-    MissingExport { detail: String },
+    MissingExport {
+        /// Which export is missing, and which the module has.
+        detail: String,
+    },
     /// The result has no JSON form (BigInt, cycle, function, symbol).
     #[error("the result is not JSON: {detail}")]
-    BadOutput { detail: String },
+    BadOutput {
+        /// What has no JSON form, and where.
+        detail: String,
+    },
     /// The guest's wasm trapped for a reason that is not a limit (an `unreachable`, an
     /// out-of-bounds access, an indirect call of the wrong type): a broken or forged compiled
     /// script, since the embedded guests do not trap on their own.
     #[error("the guest's wasm trapped: {trap}")]
-    GuestTrap { trap: String },
+    GuestTrap {
+        /// wasmtime's description of the trap.
+        trap: String,
+    },
     /// `palisade compile`: the module's top level does something that a snapshot would freeze
     /// into every call (a clock read, random numbers, a timer, a host call).
     #[error("cannot compile: {detail}")]
-    NotCompilable { detail: String },
+    NotCompilable {
+        /// What the top level did.
+        detail: String,
+    },
     /// A `.wasm` file that is not a script compiled by this build of Palisade.
     #[error("not a compiled script for this Palisade: {detail}")]
-    InvalidComponent { detail: String },
+    InvalidComponent {
+        /// Why the component was refused.
+        detail: String,
+    },
     /// The policy is invalid, or asks for more than this Palisade instance was built for.
     #[error("invalid policy: {0}")]
     InvalidPolicy(PolicyError),
     /// Every sandbox slot stayed busy past the admission wait.
     #[error("no sandbox slot became free within {waited_ms} ms")]
-    CapacityExhausted { waited_ms: u64 },
+    CapacityExhausted {
+        /// How long the call waited for a slot, in milliseconds.
+        waited_ms: u64,
+    },
     /// A compiled script's component needs compiling for this machine, and the host has spent
     /// its compile budget ([`crate::Builder::compile_budget`]). Code `capacity_exhausted`.
     #[error(
@@ -120,12 +172,17 @@ pub enum Error {
          compile budget of {budget} per minute; retry in {retry_ms} ms"
     )]
     CompileBudget {
+        /// The host's compile budget per minute.
         budget: crate::policy::HumanDuration,
+        /// When enough of the budget is free again, in milliseconds.
         retry_ms: u64,
     },
     /// A bug or an environment failure in Palisade itself. Details go to the log, not the caller.
     #[error("internal error")]
-    Internal { detail: String },
+    Internal {
+        /// The cause, for the log; callers are shown only "internal error".
+        detail: String,
+    },
 }
 
 /// Upper bounds of the policy values a fix may suggest (the policy checker's ranges).

@@ -13,7 +13,10 @@ use std::path::Path;
 pub enum KvError {
     /// The namespace already holds its maximum number of keys.
     #[error("the namespace holds {limit} keys, its maximum")]
-    TooManyKeys { limit: u64 },
+    TooManyKeys {
+        /// The namespace's key limit.
+        limit: u64,
+    },
     /// The storage itself failed.
     #[error("the key-value store failed: {0}")]
     Backend(String),

@@ -17,6 +17,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod audit;
 mod auto;
 mod bytecode;

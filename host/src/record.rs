@@ -35,9 +35,11 @@ pub const OLDEST_TRANSCRIPT_VERSION: u32 = 1;
 /// Everything the host answered during one call.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Transcript {
+    /// The transcript format ([`TRANSCRIPT_VERSION`] when written by this build).
     pub version: u32,
-    /// The script's name and the JSON input of the recorded call.
+    /// The name of the recorded call's script.
     pub script: String,
+    /// The JSON input of the recorded call.
     pub input: String,
     /// SHA-256 of the policy that governed it.
     pub policy_sha256: String,
@@ -47,8 +49,9 @@ pub struct Transcript {
     pub wall_clock: Vec<u64>,
     /// Monotonic-clock reads, nanoseconds, in order.
     pub monotonic_clock: Vec<u64>,
-    /// Bytes drawn from `wasi:random` (secure, then insecure), hex-encoded.
+    /// Bytes drawn from `wasi:random`'s secure generator, hex-encoded.
     pub secure_random: String,
+    /// Bytes drawn from `wasi:random`'s insecure generator, hex-encoded.
     pub insecure_random: String,
     /// Capability calls in the order they started.
     pub capabilities: Vec<CapabilityEvent>,
@@ -133,28 +136,35 @@ impl Transcript {
 /// One capability call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CapabilityEvent {
+    /// The capability's name.
     pub name: String,
     /// `ok` (the JSON result), `denied` (the denial, as JSON) or `failed` (the message).
     pub outcome: String,
+    /// The JSON result, the denial or the message, as `outcome` says.
     pub value: String,
 }
 
 /// One key-value operation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KvEvent {
+    /// The operation: `get`, `set`, `delete` or `list` (`exists` is recorded as a `get`).
     pub op: String,
+    /// The bucket the script named.
     pub bucket: String,
+    /// The key; for `list`, the cursor the script passed (as decimal text, `0` for none).
     pub key: String,
     /// The value read (hex), when the operation read one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
-    /// Keys listed, for `list-keys`, and the cursor returned.
+    /// Keys listed, for `list-keys`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keys: Vec<String>,
+    /// For `list`, the cursor returned when more keys follow; for `too-many-keys`, the limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<u64>,
     /// `ok`, `denied`, `no-such-store` or `other`.
     pub outcome: String,
+    /// For `other`: the store's error message.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
 }
@@ -162,12 +172,16 @@ pub struct KvEvent {
 /// One HTTP request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HttpEvent {
+    /// The request's method.
     pub method: String,
+    /// The request's URL.
     pub target: String,
     /// `response`, `denied` or `failed`.
     pub outcome: String,
+    /// The response's status, for a `response`.
     #[serde(default)]
     pub status: u16,
+    /// The response's headers as the script saw them, secrets redacted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<(String, String)>,
     /// The response body as the script received it (hex).
@@ -177,11 +191,13 @@ pub struct HttpEvent {
     /// `timeout`, `response-too-large`, `request-too-large`, `tls`, `content-coding`, `other`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// For a denial: rule, reason, fix. For a failure: the error's message in `reason`.
+    /// For a denial: the policy rule that refused the request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// For a denial, why it was refused; for a failure, the error's message.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+    /// For a denial: the policy change that would allow the request, if there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
 }

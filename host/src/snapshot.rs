@@ -12,7 +12,7 @@
 //! Any other read fails the snapshot.
 //!
 //! `palisade compile` snapshots that component a second time, after its `preload` export
-//! evaluated one script's module (see [`preload`]); there no clock or random read is allowed.
+//! evaluated one script's module; there no clock or random read is allowed.
 
 use crate::Error;
 use crate::engine::bindings::Sandbox;

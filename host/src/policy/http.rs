@@ -39,7 +39,9 @@ pub struct Http {
 /// A rate: `count` requests per `per`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {
+    /// Requests allowed in each period.
     pub count: u32,
+    /// The period: a second, a minute or an hour.
     pub per: Duration,
 }
 
@@ -65,8 +67,11 @@ impl Serialize for Rate {
 pub struct HttpRule {
     /// The rule as written, for errors and `policy check`.
     pub url: String,
+    /// `http` or `https`.
     pub scheme: String,
+    /// The hosts the rule matches, lower-case.
     pub host: HostPattern,
+    /// The port, the scheme's default when the rule names none.
     pub port: u16,
     /// Requests whose path starts with this prefix match; `/` matches every path.
     pub path: String,
@@ -79,11 +84,14 @@ pub struct HttpRule {
 /// A rule's host: exact, or `*.suffix` for any subdomain of suffix (not suffix itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostPattern {
+    /// This host only.
     Exact(String),
+    /// Any subdomain of this suffix (written `*.suffix`), not the suffix itself.
     Subdomains(String),
 }
 
 impl HostPattern {
+    /// Whether a request's host (lower-case, without a trailing dot) matches.
     pub fn matches(&self, host: &str) -> bool {
         match self {
             HostPattern::Exact(h) => h == host,
@@ -97,7 +105,9 @@ impl HostPattern {
 /// A header value template: the text as written and the value with secrets filled in.
 #[derive(Clone, PartialEq, Eq)]
 pub struct HeaderValue {
+    /// The value as written in the policy, with its `${secrets.NAME}` references.
     pub template: String,
+    /// The value sent, with the secrets filled in.
     pub value: String,
     /// The secret values used in it, so that they can be redacted wherever they show up.
     pub secrets: Vec<String>,

@@ -54,7 +54,9 @@ impl Serialize for Kv {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BucketMode {
+    /// Read-only (`ro`).
     Ro,
+    /// Read-write (`rw`).
     Rw,
 }
 

@@ -1,8 +1,8 @@
 //! Policy files: which capabilities a script may use, and how much.
 //!
-//! Parsing happens in two stages: [`raw`] mirrors the TOML exactly (unknown keys are errors),
-//! then [`Policy::from_toml`] resolves defaults and checks ranges into the [`Policy`] the rest
-//! of Palisade sees. Every error names the key path and the line.
+//! Parsing happens in two stages: a private module mirrors the TOML exactly (unknown keys are
+//! errors), then [`Policy::from_toml`] resolves defaults and checks ranges into the [`Policy`]
+//! the rest of Palisade sees. Every error names the key path and the line.
 
 mod capabilities;
 mod http;
@@ -27,7 +27,7 @@ use std::time::Duration;
 pub use units::{ByteSize, HumanDuration};
 
 /// The text of `policies/default.toml`, which is the built-in default policy.
-pub const DEFAULT_POLICY_TOML: &str = include_str!("../../../policies/default.toml");
+pub const DEFAULT_POLICY_TOML: &str = include_str!("default.toml");
 
 /// A validated policy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -59,7 +59,9 @@ pub struct Policy {
 /// `[fs]`: host directories mounted into the guest, and a per-call scratch directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Fs {
+    /// Host directories mounted into the guest (`[[fs.mount]]`).
     pub mount: Vec<Mount>,
+    /// The per-call scratch directory (`[fs.scratch]`), if the policy asks for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scratch: Option<Scratch>,
 }
@@ -112,7 +114,9 @@ pub const MAX_FILES_LIMIT: u64 = 1_000_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MountMode {
+    /// Read-only (`ro`).
     Ro,
+    /// Read-write (`rw`), within the mount's quotas.
     Rw,
 }
 
@@ -210,8 +214,9 @@ pub struct PolicyError {
     pub file: Option<PathBuf>,
     /// Dotted key path (`limits.memory`), empty for the document as a whole.
     pub key: String,
-    /// 1-based line and column of the offending value.
+    /// 1-based line of the offending value.
     pub line: Option<usize>,
+    /// 1-based column of the offending value.
     pub column: Option<usize>,
     /// What is wrong, and how to fix it.
     pub message: String,
