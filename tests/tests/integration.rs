@@ -61,5 +61,7 @@ mod sandbox;
 mod shapes;
 #[path = "integration/timers.rs"]
 mod timers;
+#[path = "integration/tls.rs"]
+mod tls;
 #[path = "integration/web_globals.rs"]
 mod web_globals;

@@ -580,7 +580,7 @@ impl Outgoing {
         );
 
         let io: Box<dyn Stream> = if self.target.https {
-            Box::new(tls(&self.target.host, stream).await?)
+            Box::new(tls(&self.target.host, stream, self.policy.ca_file.as_ref()).await?)
         } else {
             Box::new(stream)
         };
@@ -850,14 +850,37 @@ fn hyper_error(e: hyper::Error) -> Error {
     }
 }
 
+/// The public roots built in (webpki-roots) and the system's certificate store, read once.
+fn base_roots() -> &'static rustls::RootCertStore {
+    static ROOTS: std::sync::OnceLock<rustls::RootCertStore> = std::sync::OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let mut roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.into(),
+        };
+        let system = rustls_native_certs::load_native_certs();
+        for error in &system.errors {
+            tracing::warn!("the system certificate store: {error}");
+        }
+        let (added, ignored) = roots.add_parsable_certificates(system.certs);
+        tracing::debug!(added, ignored, "system certificates trusted for https");
+        roots
+    })
+}
+
 async fn tls(
     host: &str,
     stream: TcpStream,
+    extra: Option<&crate::policy::CaFile>,
 ) -> Result<tokio_rustls::client::TlsStream<TcpStream>, Error> {
     use rustls::pki_types::ServerName;
-    let roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.into(),
-    };
+    let mut roots = base_roots().clone();
+    if let Some(extra) = extra {
+        let certificates = extra
+            .certificates
+            .iter()
+            .map(|der| rustls::pki_types::CertificateDer::from(der.clone()));
+        roots.add_parsable_certificates(certificates);
+    }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()

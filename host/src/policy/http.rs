@@ -32,8 +32,52 @@ pub struct Http {
     /// whatever they resolve to: internal services named by DNS. Empty by default.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allow_private_hosts: Vec<String>,
+    /// Certificate authorities trusted for `https` besides the built-in public roots and the
+    /// system's store: the certificates of `ca_file` (PEM), read when the policy is loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<CaFile>,
     /// Allowed targets; the first rule that matches decides.
     pub allow: Vec<HttpRule>,
+}
+
+/// The extra certificate authorities of `[http] ca_file`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CaFile {
+    /// The file, as the policy names it.
+    pub path: String,
+    /// Its certificates, DER-encoded.
+    #[serde(skip)]
+    pub certificates: std::sync::Arc<Vec<Vec<u8>>>,
+}
+
+/// A CA file is a few certificates; this bounds what the host reads.
+const MAX_CA_FILE_BYTES: u64 = 1 << 20;
+
+/// The certificates of the PEM file `ca_file` names (relative to the policy's folder).
+fn read_ca_file(raw: &toml::Spanned<String>, source: &Source<'_>) -> Result<CaFile, PolicyError> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let base = match source.file.and_then(Path::parent) {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = raw.get_ref();
+    let fail = |message: String| source.error("http.ca_file", Some(raw.span()), message);
+    let bytes = crate::hostfile::read_bounded(&base.join(name), MAX_CA_FILE_BYTES)
+        .map_err(|e| fail(format!("cannot read `{name}`: {e}")))?;
+    let mut certificates = Vec::new();
+    for certificate in CertificateDer::pem_slice_iter(&bytes) {
+        let certificate =
+            certificate.map_err(|e| fail(format!("`{name}` is not PEM certificates: {e}")))?;
+        certificates.push(certificate.to_vec());
+    }
+    if certificates.is_empty() {
+        return Err(fail(format!("`{name}` holds no PEM certificate")));
+    }
+    Ok(CaFile {
+        path: name.clone(),
+        certificates: std::sync::Arc::new(certificates),
+    })
 }
 
 /// A rate: `count` requests per `per`.
@@ -384,6 +428,11 @@ pub(super) fn resolve(
         rate,
         allow_private,
         allow_private_hosts,
+        ca_file: raw
+            .ca_file
+            .as_ref()
+            .map(|f| read_ca_file(f, source))
+            .transpose()?,
         allow,
     })
 }

@@ -11,8 +11,8 @@ mod raw;
 pub mod units;
 
 pub use capabilities::{Capabilities, CapabilityRule, Schema};
+pub use http::{CaFile, HeaderValue, HostPattern, Http, HttpRule, Rate, SecretSource};
 pub(crate) use http::{DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT};
-pub use http::{HeaderValue, HostPattern, Http, HttpRule, Rate, SecretSource};
 pub(crate) use http::{HostError, canonical_host, split_host_port};
 pub use kv::{BucketMode, Kv};
 use raw::{RawLimits, RawPolicy};

@@ -108,6 +108,7 @@ pub struct RawHttp {
     pub allow_private: Vec<Spanned<String>>,
     #[serde(default)]
     pub allow_private_hosts: Vec<Spanned<String>>,
+    pub ca_file: Option<Spanned<String>>,
     #[serde(default)]
     pub allow: Vec<Spanned<RawHttpRule>>,
 }
