@@ -55,6 +55,8 @@ mod precompile;
 mod replay;
 #[path = "integration/sandbox.rs"]
 mod sandbox;
+#[path = "integration/tamper.rs"]
+mod tamper;
 #[path = "integration/timers.rs"]
 mod timers;
 #[path = "integration/web_globals.rs"]

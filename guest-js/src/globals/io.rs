@@ -117,30 +117,41 @@ pub fn clear() {
 const PRELUDE: &str = r#"
 (function (nativeCancel) {
   "use strict";
-  const waiting = new Map();
-  const arrived = new Map();
+  // Host-facing: the maps and the promise are the intrinsics captured here, and a result is
+  // handed over in a box without a prototype, so that settling it looks nothing up (no `then`).
+  const uncurry = (fn) => Function.prototype.call.bind(fn);
+  const MapCtor = Map;
+  const mapGet = uncurry(Map.prototype.get);
+  const mapSet = uncurry(Map.prototype.set);
+  const mapHas = uncurry(Map.prototype.has);
+  const mapDelete = uncurry(Map.prototype.delete);
+  const PromiseCtor = Promise;
+  const waiting = new MapCtor();
+  const arrived = new MapCtor();
   function onReady(id, value) {
-    const waiter = waiting.get(id);
+    const box = { __proto__: null, value };
+    const waiter = mapGet(waiting, id);
     if (waiter) {
-      waiting.delete(id);
-      waiter(value);
+      mapDelete(waiting, id);
+      waiter(box);
     } else {
-      arrived.set(id, value);
+      mapSet(arrived, id, box);
     }
   }
+  // A promise of `{ value }`, the operation's result.
   function wait(id) {
-    if (arrived.has(id)) {
-      const value = arrived.get(id);
-      arrived.delete(id);
-      return Promise.resolve(value);
+    if (mapHas(arrived, id)) {
+      const box = mapGet(arrived, id);
+      mapDelete(arrived, id);
+      return new PromiseCtor((resolve) => resolve(box));
     }
-    return new Promise((resolve) => waiting.set(id, resolve));
+    return new PromiseCtor((resolve) => mapSet(waiting, id, resolve));
   }
   function cancel(id) {
     if (id == null) return;
     nativeCancel(id);
-    waiting.delete(id);
-    arrived.delete(id);
+    mapDelete(waiting, id);
+    mapDelete(arrived, id);
   }
   return [onReady, wait, cancel];
 })
@@ -437,10 +448,10 @@ fn body_step<'js>(cx: &Ctx<'js>, read: &mut BodyRead) -> Result<Option<Value<'js
 /// A host denial as the JS object `PolicyDeniedError` is built from.
 fn denial_object<'js>(cx: &Ctx<'js>, d: Denial) -> Result<Value<'js>> {
     let denial = Object::new(cx.clone())?;
-    denial.set("capability", d.capability)?;
-    denial.set("rule", d.rule)?;
-    denial.set("reason", d.reason)?;
-    denial.set("fix", d.fix)?;
+    crate::globals::define_own(&denial, "capability", d.capability)?;
+    crate::globals::define_own(&denial, "rule", d.rule)?;
+    crate::globals::define_own(&denial, "reason", d.reason)?;
+    crate::globals::define_own(&denial, "fix", d.fix)?;
     Ok(denial.into_value())
 }
 

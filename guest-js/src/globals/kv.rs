@@ -132,7 +132,13 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
         Func::from(crate::globals::absent),
         Func::from(crate::globals::absent),
     );
-    let made: Array = prelude.call((op, list, Func::from(crate::globals::io::refusal)))?;
+    let made: Array = prelude.call((
+        op,
+        list,
+        Func::from(crate::globals::io::refusal),
+        Func::from(crate::globals::fetch::utf8_encode),
+        Func::from(crate::globals::fetch::utf8_decode),
+    ))?;
     let (kv, use_bucket): (Value, Function) = (made.get(0)?, made.get(1)?);
     KV.with(|slot| {
         *slot.borrow_mut() = Some((Persistent::save(cx, kv), Persistent::save(cx, use_bucket)))

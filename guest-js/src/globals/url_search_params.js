@@ -5,18 +5,25 @@
  * `palisade.urlsp.bind` registers a callback that gets the serialization after each mutation,
  * and `palisade.urlsp.reset` replaces the list from a query string without calling it.
  */
+// Host-facing (serializing, as fetch.js does for a body): uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
 (() => {
   "use strict";
 
   const { encodeURIComponent } = globalThis;
+  const exec = Function.prototype.call.bind(RegExp.prototype.exec);
+  // QuickJS compiles a template literal to a call of `String.prototype.concat`: none here.
+  const concat = Function.prototype.call.bind(String.prototype.concat);
+  const toWellFormed = String.prototype.toWellFormed ? Function.prototype.call.bind(String.prototype.toWellFormed) : null;
+  const stringReplace = Function.prototype.call.bind(String.prototype.replace);
+  const TypeErrorCtor = TypeError;
   const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
   const toUSVString = String.prototype.toWellFormed
-    ? (value) => `${value}`.toWellFormed()
-    : (value) => `${value}`.replace(LONE_SURROGATE, "\uFFFD");
+    ? (value) => toWellFormed(concat("", value))
+    : (value) => stringReplace(concat("", value), LONE_SURROGATE, "\uFFFD");
 
   const requireArgs = (args, count, method) => {
     if (args.length < count) {
-      throw new TypeError(`URLSearchParams.${method}: ${count} argument${count > 1 ? "s" : ""} required, but only ${args.length} present`);
+      throw new TypeErrorCtor(concat("URLSearchParams.", method, ": ", count, " argument", count > 1 ? "s" : "", " required, but only ", args.length, " present"));
     }
   };
 
@@ -61,7 +68,7 @@
         }
       }
     }
-    return needed === 0 ? out : `${out}\uFFFD`;
+    return needed === 0 ? out : concat("", out, "\uFFFD");
   }
 
   // Characters outside escapes are already whole code points, so each run of escapes decodes alone.
@@ -81,11 +88,32 @@
   }
 
   // encodeURIComponent keeps A-Z a-z 0-9 and -_.!~*'(); the form-urlencoded set keeps only *-._
-  const encode = (text) => (/^[\w*.-]*$/.test(text) ? text : encodeURIComponent(text).replace(/%20|[!'()~]/g,
-    (match) => (match === "%20" ? "+" : `%${match.charCodeAt(0).toString(16).toUpperCase()}`)));
-  const serialize = (list) => list.map(([name, value]) => `${encode(name)}=${encode(value)}`).join("&");
+  const SAFE = /^[\w*.-]*$/;
+  const FORM_ESCAPES = { __proto__: null, "!": "%21", "'": "%27", "(": "%28", ")": "%29", "~": "%7E" };
+  const encode = (text) => {
+    if (exec(SAFE, text) !== null) return text;
+    const escaped = encodeURIComponent(text);
+    let out = "";
+    for (let i = 0; i < escaped.length; i++) {
+      const c = escaped[i];
+      if (c === "%" && escaped[i + 1] === "2" && escaped[i + 2] === "0") {
+        out += "+";
+        i += 2;
+      } else {
+        out += FORM_ESCAPES[c] ?? c;
+      }
+    }
+    return out;
+  };
+  const serialize = (list) => {
+    let out = "";
+    for (let i = 0; i < list.length; i++) {
+      out += concat("", i === 0 ? "" : "&", encode(list[i][0]), "=", encode(list[i][1]));
+    }
+    return out;
+  };
 
-  let listOf, bind, reset;
+  let listOf, bind, reset, hasList;
 
   class URLSearchParams {
     #list = [];
@@ -210,6 +238,7 @@
 
     static {
       listOf = (params) => params.#list;
+      hasList = (value) => #list in value;
       bind = (params, onUpdate) => {
         if (onUpdate !== null && typeof onUpdate !== "function") throw new TypeError("onUpdate must be a function or null");
         params.#onUpdate = onUpdate;
@@ -256,6 +285,14 @@
   const hook = (name, value) => Object.defineProperty(URLSearchParams, Symbol.for(name), { value });
   hook("palisade.urlsp.bind", bind);
   hook("palisade.urlsp.reset", reset);
+
+  // What fetch.js uses instead of the public members, which a script can replace. fetch.js takes
+  // it and deletes it before the snapshot.
+  const isParams = (value) => typeof value === "object" && value !== null && hasList(value);
+  Object.defineProperty(URLSearchParams, Symbol.for("palisade.internals"), {
+    value: Object.freeze({ __proto__: null, isParams, serialize: (params) => serialize(listOf(params)) }),
+    configurable: true,
+  });
 
   Object.defineProperty(globalThis, "URLSearchParams", {
     value: URLSearchParams, writable: true, configurable: true, enumerable: false,
