@@ -40,8 +40,9 @@ const PRELUDE: &str = r#"
     const list = [];
     for (let i = 0; i < args.length; i++) own(list, i, isUint8Array(args[i]) ? bytesOf(args[i]) : args[i]);
     const reply = native(name, list);
-    const ok = reply[0], value = reply[1], code = reply[2];
-    if (ok) return value;
+    const value = reply[1];
+    if (reply[0]) return value;
+    const code = reply[2];
     // A write the host refused for a quota reaches the guest's libc as a plain I/O error; the
     // host's record says what happened.
     const denial = code === "EIO" && name === "writeFile" ? refusal("fs") : null;
@@ -139,7 +140,9 @@ fn operate<'js>(
                 .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
                 .collect::<std::io::Result<_>>()?;
             names.sort();
-            Ok(javy::quickjs::IntoJs::into_js(names, cx).unwrap_or(undefined))
+            Ok(crate::globals::string_array(cx, names)
+                .map(|names| names.into_value())
+                .unwrap_or(undefined))
         }),
         "stat" => std::fs::metadata(&path).map(|m| {
             let stat = || -> Result<Value<'js>> {
@@ -194,13 +197,13 @@ fn native<'js>(args: Args<'js>) -> Result<Value<'js>> {
     let result = javy::quickjs::Array::new(cx.clone())?;
     match operate(&cx, &name, &list)? {
         Ok(value) => {
-            result.set(0, true)?;
-            result.set(1, value)?;
+            crate::globals::define_index(&result, 0, true)?;
+            crate::globals::define_index(&result, 1, value)?;
         }
         Err(e) => {
-            result.set(0, false)?;
-            result.set(1, e.to_string())?;
-            result.set(2, code(e.kind()))?;
+            crate::globals::define_index(&result, 0, false)?;
+            crate::globals::define_index(&result, 1, e.to_string())?;
+            crate::globals::define_index(&result, 2, code(e.kind()))?;
         }
     }
     Ok(result.into_value())

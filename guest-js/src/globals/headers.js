@@ -136,22 +136,28 @@
       if (this.#sorted === null) {
         const list = this.#list;
         const names = [];
-        const seen = { __proto__: null };
+        const groups = { __proto__: null };
         for (let i = 0; i < list.length; i++) {
           const name = list[i][0];
-          if (seen[name] !== true) {
-            seen[name] = true;
+          const values = groups[name];
+          if (values === undefined) {
+            groups[name] = [list[i][1]];
             push(names, name);
+          } else {
+            push(values, list[i][1]);
           }
         }
         sort(names);
         const sorted = [];
         for (let n = 0; n < names.length; n++) {
           const name = names[n];
+          const values = groups[name];
           if (name === "set-cookie") {
-            for (let i = 0; i < list.length; i++) if (list[i][0] === name) push(sorted, [name, list[i][1]]);
+            for (let i = 0; i < values.length; i++) push(sorted, [name, values[i]]);
           } else {
-            push(sorted, [name, combined(list, name)]);
+            let value = values[0];
+            for (let i = 1; i < values.length; i++) value = concat("", value, ", ", values[i]);
+            push(sorted, [name, value]);
           }
         }
         this.#sorted = sorted;

@@ -277,8 +277,8 @@ pub fn http_send<'js>(
     write_body(outgoing, bytes.as_deref().unwrap_or(&[]));
     let id = add(Op::Response(future));
     let out = Array::new(cx)?;
-    out.set(0, 0)?;
-    out.set(1, id)?;
+    crate::globals::define_index(&out, 0, 0)?;
+    crate::globals::define_index(&out, 1, id)?;
     Ok(out.into_value())
 }
 
@@ -309,9 +309,9 @@ fn header_bytes(headers: Vec<List<(String, String)>>) -> Vec<(String, Vec<u8>)> 
 /// `[1, kind, detail]`: a request that failed, for `fetch`'s error classes.
 fn failure<'js>(cx: &Ctx<'js>, kind: &str, detail: &str) -> Result<Value<'js>> {
     let out = Array::new(cx.clone())?;
-    out.set(0, 1)?;
-    out.set(1, kind)?;
-    out.set(2, detail)?;
+    crate::globals::define_index(&out, 0, 1)?;
+    crate::globals::define_index(&out, 1, kind)?;
+    crate::globals::define_index(&out, 2, detail)?;
     Ok(out.into_value())
 }
 
@@ -340,8 +340,8 @@ pub fn http_send<'js>(
         return failure(&cx, &kind, &detail);
     }
     let out = Array::new(cx)?;
-    out.set(0, 0)?;
-    out.set(1, add(Op::Refused))?;
+    crate::globals::define_index(&out, 0, 0)?;
+    crate::globals::define_index(&out, 1, add(Op::Refused))?;
     Ok(out.into_value())
 }
 
@@ -388,26 +388,30 @@ fn response_value<'js>(
             let headers = Array::new(cx.clone())?;
             for (i, (name, value)) in response.headers().entries().into_iter().enumerate() {
                 let pair = Array::new(cx.clone())?;
-                pair.set(0, name)?;
-                pair.set(1, value.iter().map(|&b| char::from(b)).collect::<String>())?;
-                headers.set(i, pair)?;
+                crate::globals::define_index(&pair, 0, name)?;
+                crate::globals::define_index(
+                    &pair,
+                    1,
+                    value.iter().map(|&b| char::from(b)).collect::<String>(),
+                )?;
+                crate::globals::define_index(&headers, i as u32, pair)?;
             }
             let body = start_body(response);
-            out.set(0, 0)?;
-            out.set(1, status)?;
-            out.set(2, headers)?;
-            out.set(3, body)?;
+            crate::globals::define_index(&out, 0, 0)?;
+            crate::globals::define_index(&out, 1, status)?;
+            crate::globals::define_index(&out, 2, headers)?;
+            crate::globals::define_index(&out, 3, body)?;
         }
         Ok(Err(code)) => {
             let (kind, detail) = code_name(&code);
-            out.set(0, 1)?;
-            out.set(1, kind)?;
-            out.set(2, detail)?;
+            crate::globals::define_index(&out, 0, 1)?;
+            crate::globals::define_index(&out, 1, kind)?;
+            crate::globals::define_index(&out, 2, detail)?;
         }
         Err(()) => {
-            out.set(0, 1)?;
-            out.set(1, "other")?;
-            out.set(2, "the response was already taken")?;
+            crate::globals::define_index(&out, 0, 1)?;
+            crate::globals::define_index(&out, 1, "other")?;
+            crate::globals::define_index(&out, 2, "the response was already taken")?;
         }
     }
     Ok(Some(out.into_value()))
@@ -422,9 +426,9 @@ fn body_step<'js>(cx: &Ctx<'js>, read: &mut BodyRead) -> Result<Option<Value<'js
             Ok(chunk) => read.data.extend_from_slice(&chunk),
             Err(StreamError::Closed) => {
                 let out = Array::new(cx.clone())?;
-                out.set(0, 0)?;
+                crate::globals::define_index(&out, 0, 0)?;
                 let data = std::mem::take(&mut read.data);
-                out.set(1, TypedArray::<u8>::new(cx.clone(), data)?)?;
+                crate::globals::define_index(&out, 1, TypedArray::<u8>::new(cx.clone(), data)?)?;
                 return Ok(Some(out.into_value()));
             }
             Err(StreamError::LastOperationFailed(error)) => {
@@ -436,9 +440,9 @@ fn body_step<'js>(cx: &Ctx<'js>, read: &mut BodyRead) -> Result<Option<Value<'js
                     }
                 };
                 let out = Array::new(cx.clone())?;
-                out.set(0, 1)?;
-                out.set(1, kind)?;
-                out.set(2, detail)?;
+                crate::globals::define_index(&out, 0, 1)?;
+                crate::globals::define_index(&out, 1, kind)?;
+                crate::globals::define_index(&out, 2, detail)?;
                 return Ok(Some(out.into_value()));
             }
         }
@@ -473,15 +477,15 @@ fn capability_value<'js>(cx: &Ctx<'js>, pending: &PendingCall) -> Result<Option<
         Ok(text) => (0, text),
         Err(CallError::Denied(d)) => {
             let out = Array::new(cx.clone())?;
-            out.set(0, 1)?;
-            out.set(1, denial_object(cx, d)?)?;
+            crate::globals::define_index(&out, 0, 1)?;
+            crate::globals::define_index(&out, 1, denial_object(cx, d)?)?;
             return Ok(Some(out.into_value()));
         }
         Err(CallError::Failed(message)) => (2, message),
     };
     let out = Array::new(cx.clone())?;
-    out.set(0, status)?;
-    out.set(1, text)?;
+    crate::globals::define_index(&out, 0, status)?;
+    crate::globals::define_index(&out, 1, text)?;
     Ok(Some(out.into_value()))
 }
 

@@ -13,7 +13,7 @@ pub mod timers;
 mod url;
 
 use javy::quickjs::object::Property;
-use javy::quickjs::{Ctx, IntoAtom, IntoJs, Object, Result};
+use javy::quickjs::{Array, Ctx, IntoAtom, IntoJs, Object, Result};
 
 /// Define a per-call global as an own data property (as an assignment to a new global would),
 /// without passing through anything a compiled script's top level may have put on the global
@@ -42,6 +42,22 @@ pub fn define_own<'js>(
         key,
         Property::from(value).writable().enumerable().configurable(),
     )
+}
+
+/// Define element `index` of an array made for the script or a prelude (what a store at the end
+/// of the array makes), without the setter a script may have put on `Array.prototype` or
+/// `Object.prototype` for that index: once one is there, QuickJS stores through the prototypes.
+pub fn define_index<'js>(array: &Array<'js>, index: u32, value: impl IntoJs<'js>) -> Result<()> {
+    define_own(array.as_object(), index, value)
+}
+
+/// An array of strings, made with `define_index`.
+pub fn string_array<'js>(cx: &Ctx<'js>, strings: Vec<String>) -> Result<Array<'js>> {
+    let array = Array::new(cx.clone())?;
+    for (index, string) in strings.into_iter().enumerate() {
+        define_index(&array, index as u32, string)?;
+    }
+    Ok(array)
 }
 
 /// What the guest built without capabilities (`palisade-guest-plain.wasm`, for policies that

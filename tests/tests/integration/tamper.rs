@@ -130,7 +130,8 @@ for (let i = 0; i < targets.length; i++) plan[plan.length] = [targets[i][0], tar
 for (const key of ["then", "headers", "method", "body", "signal", "get", "set", "redirect", "status",
   "statusText", "init", "prefix", "cursor", "limit", "recursive", "fix", "code", "name", "message",
   "capability", "rule", "reason", "value", "writable", "enumerable", "configurable", "done", "next",
-  "url", "type", "href", "aborted", "once", "capture", "passive", "handleEvent", "transfer"]) {
+  "url", "type", "href", "aborted", "once", "capture", "passive", "handleEvent", "transfer", "region",
+  "mode", "size", "isFile", "isDirectory", "keys"]) {
   poisonAccessor(key);
 }
 for (let i = 0; i < plan.length; i++) methods(plan[i][0], plan[i][1], plan[i][2]);
@@ -167,10 +168,13 @@ const bytesOf = (list) => {
   for (let i = 0; i < list.length; i++) bytes[i] = list[i];
   return bytes;
 };
+// Append by defining: the tampering puts setters on Array.prototype's first indices.
+const append = (list, value) => ORIG.defineProperty(list, list.length,
+  { __proto__: null, value, writable: true, enumerable: true, configurable: true });
 const headerList = (headers) => {
   const list = [];
   // (Not `date`, which may differ between the two runs.)
-  headers.forEach((value, name) => { if (name !== "date") list[list.length] = "" + name + "=" + value; });
+  headers.forEach((value, name) => { if (name !== "date") append(list, "" + name + "=" + value); });
   return list;
 };
 
@@ -280,7 +284,7 @@ export default async (input) => {
 
   // timers
   const order = [];
-  const push = (x) => { order[order.length] = x; };
+  const push = (x) => append(order, x);
   await new ORIG.Promise((resolve) => {
     setTimeout((x, y) => push("t2:" + x + y), 2, "x", "y");
     const dropped = setTimeout(() => push("dropped"), 1);
@@ -488,5 +492,59 @@ async fn an_uncaught_refusal_after_tampering_is_policy_denied() {
         .await;
     assert_eq!(code(&outcome), "policy_denied");
     assert!(up.seen().is_empty());
+    assert_next_call_works().await;
+}
+
+/// Accessors on `Array.prototype`'s first indices: once one is there, QuickJS stores every new
+/// element of every array through the prototypes, so the arrays the guest's natives make for
+/// its preludes are made by definition instead. (Not in the combined test: QuickJS's own
+/// `JSON.stringify` stores through them too, so a script that does this cannot serialize an
+/// object, with or without Palisade.)
+#[tokio::test]
+async fn index_accessors_on_array_prototype_do_not_reach_the_hosts_arrays() {
+    let up = Upstream::start().await;
+    let (policy, _scratch, _closed) = granting(up.port());
+    let source = format!(
+        r#"{ORIGINALS}
+for (let i = 0; i < 4; i++) {{
+  ORIG.defineProperty(Array.prototype, i, {{
+    __proto__: null,
+    get() {{ throw new ORIG.Error("tampered Array.prototype[" + i + "] was read"); }},
+    set(_) {{ throw new ORIG.Error("tampered Array.prototype[" + i + "] was written"); }},
+    configurable: true,
+  }});
+}}
+export default async () => {{
+  const out = {{ __proto__: null }};
+  const r = await fetch("http://localhost:{port}/api/hello");
+  out.status = r.status;
+  out.type = r.headers.get("content-type");
+  out.body = await r.text();
+  out.url = new URL("/a?b=1", "http://localhost:{port}/").href;
+  await kv.set("k", "v");
+  out.kv = await kv.get("k");
+  out.keys = (await kv.list()).keys;
+  await fs.writeFile("/scratch/f.txt", "x");
+  out.files = await fs.readdir("/scratch");
+  out.stat = (await fs.stat("/scratch/f.txt")).size;
+  out.config = config.getAll().region;
+  out.echo = await host.echo("text");
+  try {{ await fetch("http://localhost:{port}/private"); }} catch (e) {{ out.refused = e.name + " " + e.rule; }}
+  return out;
+}};"#,
+        port = up.port()
+    );
+    let outcome = TAMPER
+        .run(&policy, &Script::new("indices.js", source), "null")
+        .await;
+    assert_eq!(
+        serde_json::from_str::<Value>(output(&outcome)).unwrap(),
+        json!({
+            "status": 200, "type": "application/json", "body": r#"{"hello":"world"}"#,
+            "url": format!("http://localhost:{}/a?b=1", up.port()), "kv": "v", "keys": ["k"],
+            "files": ["f.txt"], "stat": 1, "config": "eu-west", "echo": "text",
+            "refused": "PolicyDeniedError http.allow",
+        })
+    );
     assert_next_call_works().await;
 }
