@@ -35,6 +35,16 @@
   const copy = (list) => { const out = []; for (let i = 0; i < list.length; i++) push(out, list[i]); return out; };
   const indexOf = (list, value) => { for (let i = 0; i < list.length; i++) if (list[i] === value) return i; return -1; };
   const DOMExceptionCtor = globalThis.DOMException;
+  const { getPrototypeOf, hasOwn } = Object;
+  const ObjectPrototype = Object.prototype;
+  // A dictionary member as Web IDL reads it, except that nothing is taken from
+  // `Object.prototype`, where only a script that tampers with it could have put it.
+  const member = (dict, key) => {
+    for (let o = dict; o !== null && o !== undefined && o !== ObjectPrototype; o = getPrototypeOf(o)) {
+      if (hasOwn(o, key)) return dict[key];
+    }
+    return undefined;
+  };
   const setTimeoutFn = globalThis.setTimeout;
 
   const defineGlobal = (name, value) =>
@@ -69,9 +79,9 @@
       if (eventInitDict != null && !isObject(eventInitDict)) throw new TypeErrorCtor("Event: eventInitDict must be an object");
       this.#state = {
         type: concat("", type),
-        bubbles: BooleanCtor(eventInitDict?.bubbles),
-        cancelable: BooleanCtor(eventInitDict?.cancelable),
-        composed: BooleanCtor(eventInitDict?.composed),
+        bubbles: BooleanCtor(member(eventInitDict, "bubbles")),
+        cancelable: BooleanCtor(member(eventInitDict, "cancelable")),
+        composed: BooleanCtor(member(eventInitDict, "composed")),
         target: null,
         currentTarget: null,
         phase: PHASES.NONE,
@@ -121,10 +131,11 @@
 
   // Listener options: a boolean means `capture`; `signal` must be an AbortSignal.
   const flattenOptions = (options, withExtras) => {
-    if (!isObject(options)) return { capture: Boolean(options), once: false, passive: false, signal: undefined };
-    const capture = Boolean(options.capture);
+    if (!isObject(options)) return { capture: BooleanCtor(options), once: false, passive: false, signal: undefined };
+    const capture = BooleanCtor(member(options, "capture"));
     if (!withExtras) return { capture };
-    const once = Boolean(options.once), passive = Boolean(options.passive), { signal } = options;
+    const once = BooleanCtor(member(options, "once")), passive = BooleanCtor(member(options, "passive"));
+    const signal = member(options, "signal");
     if (signal !== undefined && !isAbortSignal(signal)) throw new TypeErrorCtor("addEventListener: options.signal is not an AbortSignal");
     return { capture, once, passive, signal };
   };
@@ -206,7 +217,8 @@
     }
 
     static {
-      addListener = (target, type, callback) => target.#add(type, callback, { capture: false });
+      addListener = (target, type, callback) =>
+        target.#add(type, callback, { __proto__: null, capture: false, once: false, passive: false, signal: undefined });
       removeListener = (target, type, callback) => target.#removeMatching(type, callback, false);
       dispatch = (target, event, trusted) => {
         const state = eventState(event);

@@ -76,7 +76,7 @@ mode = "dry-run"
 /// The originals the summary itself uses, taken before any tampering (in both runs alike).
 const ORIGINALS: &str = r#"
 const ORIG = {
-  Promise, Uint8Array, Headers, Request, Response, URL, Error, TypeError, AbortController,
+  Promise, Uint8Array, Headers, Request, Response, URL, Error, TypeError, AbortController, URLSearchParams,
   defineProperty: Object.defineProperty, getPrototypeOf: Object.getPrototypeOf, freeze: Object.freeze,
   byteLength: Function.prototype.call.bind(Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength").get),
   length: Function.prototype.call.bind(
@@ -231,6 +231,30 @@ export default async (input) => {
   url.pathname = "/t";
   out.url = { href: url.href, host: url.host, search: url.search, origin: url.origin };
 
+  const params = new ORIG.URLSearchParams("?a=1&b=2+3&c=%E2%82%AC&a=4&e=%FF");
+  params.append("d", "x y!~");
+  params.delete("b");
+  params.set("a", "5");
+  params.sort();
+  const paramList = [];
+  params.forEach((value, name) => append(paramList, name + "=" + value));
+  out.params = {
+    text: params.toString(), all: params.getAll("c"), has: [params.has("d"), params.has("b")],
+    list: paramList, size: params.size, get: params.get("e"),
+  };
+  const record = new ORIG.URLSearchParams({ k: "v", "sp ace": "1" });
+  out.record = record.toString();
+  const withQuery = new ORIG.URL(base + "/api/echo?x=1");
+  withQuery.searchParams.append("y", "2 3");
+  out.searchParams = [withQuery.href, withQuery.searchParams.get("x")];
+  out.formEcho = await (await fetch(base + "/api/echo", { method: "POST", body: params })).json();
+  const events = [];
+  const ac = new ORIG.AbortController();
+  ac.signal.addEventListener("abort", (e) => append(events, "listener " + e.type));
+  ac.signal.onabort = (e) => append(events, "onabort " + e.type);
+  ac.abort();
+  out.events = { events, aborted: ac.signal.aborted, reason: ac.signal.reason.name };
+
   // The capability bridge
   out.bridge = await host.echo({ n: 1, list: [1, "two"] });
   out.bridgeNull = await host.echo();
@@ -384,6 +408,18 @@ async fn a_script_that_tampers_with_every_global_gets_what_an_untampered_one_get
     assert_eq!(expected["fsError"]["code"], json!("ENOENT"));
     assert_eq!(expected["config"]["region"], json!("eu-west"));
     assert_eq!(expected["timers"], json!(["sync", "micro", "t2:xy", "t5"]));
+    assert_eq!(
+        expected["params"]["text"],
+        json!("a=5&c=%E2%82%AC&d=x+y%21%7E&e=%EF%BF%BD")
+    );
+    assert_eq!(
+        expected["formEcho"]["body"],
+        json!("a=5&c=%E2%82%AC&d=x+y%21%7E&e=%EF%BF%BD")
+    );
+    assert_eq!(
+        expected["events"]["events"],
+        json!(["listener abort", "onabort abort"])
+    );
     let names: Vec<&Value> = expected["classes"]
         .as_array()
         .unwrap()
