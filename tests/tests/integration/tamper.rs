@@ -584,3 +584,62 @@ export default async () => {{
     );
     assert_next_call_works().await;
 }
+
+/// Palisade's globals reach each other through internals taken before the snapshot, not
+/// through their public members: with every member of the prototypes of `Headers`, `Request`,
+/// `Response`, `URL`, `URLSearchParams`, `Event`, `EventTarget`, `AbortSignal` and
+/// `AbortController` replaced by accessors that throw, `fetch` still sends what it was given
+/// (headers, a form body, a signal), follows a redirect and reports a refusal.
+#[tokio::test]
+async fn fetch_does_not_use_the_public_members_of_the_other_globals() {
+    let up = Upstream::start().await;
+    let (policy, _scratch, _closed) = granting(up.port());
+    let source = format!(
+        r#"{ORIGINALS}
+const getter = (C, key) => Function.prototype.call.bind(Object.getOwnPropertyDescriptor(C.prototype, key).get);
+const status = getter(Response, "status"), url = getter(Response, "url"), signalOf = getter(AbortController, "signal");
+const json = Function.prototype.call.bind(Response.prototype.json);
+const text = Function.prototype.call.bind(Response.prototype.text);
+for (const C of [Headers, Request, Response, URL, URLSearchParams, Event, EventTarget, AbortSignal, AbortController]) {{
+  for (const key of Reflect.ownKeys(C.prototype)) {{
+    if (key === "constructor" || !Object.getOwnPropertyDescriptor(C.prototype, key).configurable) continue;
+    Object.defineProperty(C.prototype, key, {{
+      get() {{ throw new Error("tampered " + C.name + "." + String(key) + " was read"); }},
+      set(_) {{ throw new Error("tampered " + C.name + "." + String(key) + " was written"); }},
+      configurable: true,
+    }});
+  }}
+}}
+export default async () => {{
+  const base = "http://localhost:{port}";
+  const controller = new AbortController();
+  const sent = await fetch(base + "/api/echo", {{
+    method: "POST", headers: new Headers({{ authorization: "Bearer t" }}), body: new URLSearchParams("a=1&b=2 3"),
+    signal: signalOf(controller),
+  }});
+  const redirected = await fetch(new Request(base + "/api/redirect"));
+  let refused;
+  try {{ await fetch(base + "/private"); }} catch (e) {{ refused = e.name + " " + e.rule; }}
+  return [status(sent), await json(sent), status(redirected), url(redirected), await text(redirected), refused];
+}};"#,
+        port = up.port()
+    );
+    let outcome = TAMPER
+        .run(&policy, &Script::new("members.js", source), "null")
+        .await;
+    assert_eq!(
+        serde_json::from_str::<Value>(output(&outcome)).unwrap(),
+        json!([
+            200,
+            {"method": "POST", "length": 9, "body": "a=1&b=2+3"},
+            200,
+            format!("http://localhost:{}/api/hello", up.port()),
+            r#"{"hello":"world"}"#,
+            "PolicyDeniedError http.allow"
+        ])
+    );
+    let paths: Vec<String> = up.seen().into_iter().map(|s| s.path).collect();
+    assert_eq!(paths, ["/api/echo", "/api/redirect", "/api/hello"]);
+    assert_eq!(up.seen()[0].authorization.as_deref(), Some("Bearer t"));
+    assert_next_call_works().await;
+}
