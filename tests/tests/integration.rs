@@ -59,6 +59,8 @@ mod replay;
 mod sandbox;
 #[path = "integration/shapes.rs"]
 mod shapes;
+#[path = "integration/tamper.rs"]
+mod tamper;
 #[path = "integration/timers.rs"]
 mod timers;
 #[path = "integration/tls.rs"]

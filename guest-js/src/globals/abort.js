@@ -4,28 +4,70 @@
  * (capturing ones first, as at the target phase). `AbortSignal.timeout` schedules with the
  * guest's `setTimeout`.
  */
+// Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
 (() => {
   "use strict";
 
+  // Intrinsics, captured before the snapshot.
+  const uncurry = (fn) => Function.prototype.call.bind(fn);
+  // QuickJS compiles a template literal to a call of `String.prototype.concat`: none here.
+  const concat = uncurry(String.prototype.concat);
+  const { defineProperty, freeze } = Object;
+  const { apply } = Reflect;
+  const { isArray } = Array;
+  const BooleanCtor = Boolean;
+  const NumberCtor = Number;
+  const { trunc } = Math;
+  const { isFinite, MAX_SAFE_INTEGER } = Number;
+  const TypeErrorCtor = TypeError;
+  const dateNow = Date.now;
+  const performanceNow = globalThis.performance?.now ? uncurry(globalThis.performance.now) : null;
+  const performanceObject = globalThis.performance;
+  const MapCtor = Map;
+  const mapGet = uncurry(Map.prototype.get);
+  const mapSet = uncurry(Map.prototype.set);
+  const SetCtor = Set;
+  const setAdd = uncurry(Set.prototype.add);
+  const setForEach = uncurry(Set.prototype.forEach);
+  const setClear = uncurry(Set.prototype.clear);
+  const splice = uncurry(Array.prototype.splice);
+  const push = (list, value) => { defineProperty(list, list.length, { __proto__: null, value, writable: true, enumerable: true, configurable: true }); };
+  const copy = (list) => { const out = []; for (let i = 0; i < list.length; i++) push(out, list[i]); return out; };
+  const indexOf = (list, value) => { for (let i = 0; i < list.length; i++) if (list[i] === value) return i; return -1; };
+  const DOMExceptionCtor = globalThis.DOMException;
+  const { getPrototypeOf, hasOwn } = Object;
+  const ObjectPrototype = Object.prototype;
+  // A dictionary member as Web IDL reads it, except that nothing is taken from
+  // `Object.prototype`, where only a script that tampers with it could have put it.
+  const member = (dict, key) => {
+    for (let o = dict; o !== null && o !== undefined && o !== ObjectPrototype; o = getPrototypeOf(o)) {
+      if (hasOwn(o, key)) return dict[key];
+    }
+    return undefined;
+  };
+  const setTimeoutFn = globalThis.setTimeout;
+
   const defineGlobal = (name, value) =>
-    Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
+    defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
 
 
   const requireArgs = (args, count, what) => {
     if (args.length < count) {
-      throw new TypeError(`${what}: ${count} argument${count > 1 ? "s" : ""} required, but only ${args.length} present`);
+      throw new TypeErrorCtor(concat("", what, ": ", count, " argument", count > 1 ? "s" : "", " required, but only ", args.length, " present"));
     }
   };
   const isObject = (value) => (typeof value === "object" && value !== null) || typeof value === "function";
 
   // An exception from a listener must not stop the dispatch; report it the way the host can.
+  const reportError = typeof globalThis.reportError === "function" ? globalThis.reportError : null;
+  const consoleError = globalThis.console?.error;
   const reportException = (error) => {
-    if (typeof globalThis.reportError === "function") globalThis.reportError(error);
-    else globalThis.console?.error?.("Uncaught", error);
+    if (reportError) reportError(error);
+    else if (typeof consoleError === "function") consoleError("Uncaught", error);
   };
 
   const PHASES = { NONE: 0, CAPTURING_PHASE: 1, AT_TARGET: 2, BUBBLING_PHASE: 3 };
-  const now = () => globalThis.performance?.now?.() ?? Date.now();
+  const now = () => (performanceNow ? performanceNow(performanceObject) : dateNow());
 
   let eventState, isEvent;
 
@@ -34,12 +76,12 @@
 
     constructor(type, eventInitDict = undefined) {
       requireArgs(arguments, 1, "Event");
-      if (eventInitDict != null && !isObject(eventInitDict)) throw new TypeError("Event: eventInitDict must be an object");
+      if (eventInitDict != null && !isObject(eventInitDict)) throw new TypeErrorCtor("Event: eventInitDict must be an object");
       this.#state = {
-        type: `${type}`,
-        bubbles: Boolean(eventInitDict?.bubbles),
-        cancelable: Boolean(eventInitDict?.cancelable),
-        composed: Boolean(eventInitDict?.composed),
+        type: concat("", type),
+        bubbles: BooleanCtor(member(eventInitDict, "bubbles")),
+        cancelable: BooleanCtor(member(eventInitDict, "cancelable")),
+        composed: BooleanCtor(member(eventInitDict, "composed")),
         target: null,
         currentTarget: null,
         phase: PHASES.NONE,
@@ -89,76 +131,82 @@
 
   // Listener options: a boolean means `capture`; `signal` must be an AbortSignal.
   const flattenOptions = (options, withExtras) => {
-    if (!isObject(options)) return { capture: Boolean(options), once: false, passive: false, signal: undefined };
-    const capture = Boolean(options.capture);
+    if (!isObject(options)) return { capture: BooleanCtor(options), once: false, passive: false, signal: undefined };
+    const capture = BooleanCtor(member(options, "capture"));
     if (!withExtras) return { capture };
-    const once = Boolean(options.once), passive = Boolean(options.passive), { signal } = options;
-    if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError("addEventListener: options.signal is not an AbortSignal");
+    const once = BooleanCtor(member(options, "once")), passive = BooleanCtor(member(options, "passive"));
+    const signal = member(options, "signal");
+    if (signal !== undefined && !isAbortSignal(signal)) throw new TypeErrorCtor("addEventListener: options.signal is not an AbortSignal");
     return { capture, once, passive, signal };
   };
 
   let addListener, removeListener, dispatch, isAbortSignal, isAborted, onAbort;
 
   class EventTarget {
-    #listeners = new Map();
+    #listeners = new MapCtor();
 
     #remove(type, listener) {
-      const list = this.#listeners.get(type);
-      const index = list ? list.indexOf(listener) : -1;
-      if (index >= 0) list.splice(index, 1);
+      const list = mapGet(this.#listeners, type);
+      const index = list ? indexOf(list, listener) : -1;
+      if (index >= 0) splice(list, index, 1);
       listener.removed = true;
     }
 
     #add(type, callback, { capture, once, passive, signal }) {
       if (callback === null || (signal !== undefined && isAborted(signal))) return;
-      let list = this.#listeners.get(type);
-      if (list === undefined) this.#listeners.set(type, (list = []));
-      if (list.some((l) => l.callback === callback && l.capture === capture)) return;
-      const listener = { callback, capture, once, passive, removed: false };
-      list.push(listener);
+      let list = mapGet(this.#listeners, type);
+      if (list === undefined) mapSet(this.#listeners, type, (list = []));
+      for (let i = 0; i < list.length; i++) if (list[i].callback === callback && list[i].capture === capture) return;
+      const listener = { __proto__: null, callback, capture, once, passive, removed: false };
+      push(list, listener);
       if (signal) onAbort(signal, () => this.#remove(type, listener));
     }
 
     addEventListener(type, callback, options = undefined) {
       requireArgs(arguments, 2, "EventTarget.addEventListener");
       if (callback !== null && callback !== undefined && !isObject(callback)) {
-        throw new TypeError("EventTarget.addEventListener: callback is not an object");
+        throw new TypeErrorCtor("EventTarget.addEventListener: callback is not an object");
       }
-      this.#add(`${type}`, callback ?? null, flattenOptions(options, true));
+      this.#add(concat("", type), callback ?? null, flattenOptions(options, true));
     }
 
     #removeMatching(type, callback, capture) {
-      const listener = this.#listeners.get(type)?.find((l) => l.callback === callback && l.capture === capture);
-      if (listener) this.#remove(type, listener);
+      const list = mapGet(this.#listeners, type);
+      if (list === undefined) return;
+      for (let i = 0; i < list.length; i++) {
+        if (list[i].callback === callback && list[i].capture === capture) return this.#remove(type, list[i]);
+      }
     }
 
     removeEventListener(type, callback, options = undefined) {
       requireArgs(arguments, 2, "EventTarget.removeEventListener");
-      this.#removeMatching(`${type}`, callback, flattenOptions(options, false).capture);
+      this.#removeMatching(concat("", type), callback, flattenOptions(options, false).capture);
     }
 
     dispatchEvent(event) {
       requireArgs(arguments, 1, "EventTarget.dispatchEvent");
-      if (!isEvent(event)) throw new TypeError("EventTarget.dispatchEvent: event is not an Event");
+      if (!isEvent(event)) throw new TypeErrorCtor("EventTarget.dispatchEvent: event is not an Event");
       return dispatch(this, event, false);
     }
 
     // Run the listeners for one pass: capturing ones, then the rest.
     #invoke(event, state, capture) {
       if (state.stopPropagation) return;
-      const list = this.#listeners.get(state.type);
+      const list = mapGet(this.#listeners, state.type);
       if (list === undefined) return;
-      for (const listener of [...list]) {
+      const listeners = copy(list);
+      for (let i = 0; i < listeners.length; i++) {
+        const listener = listeners[i];
         if (listener.removed || listener.capture !== capture) continue;
         if (listener.once) this.#remove(state.type, listener);
         state.inPassiveListener = listener.passive;
         try {
           const { callback } = listener;
-          if (typeof callback === "function") callback.call(this, event);
+          if (typeof callback === "function") apply(callback, this, [event]);
           else {
             const handleEvent = callback.handleEvent;
-            if (typeof handleEvent !== "function") throw new TypeError("EventListener.handleEvent is not a function");
-            handleEvent.call(callback, event);
+            if (typeof handleEvent !== "function") throw new TypeErrorCtor("EventListener.handleEvent is not a function");
+            apply(handleEvent, callback, [event]);
           }
         } catch (error) {
           reportException(error);
@@ -169,11 +217,12 @@
     }
 
     static {
-      addListener = (target, type, callback) => target.#add(type, callback, { capture: false });
+      addListener = (target, type, callback) =>
+        target.#add(type, callback, { __proto__: null, capture: false, once: false, passive: false, signal: undefined });
       removeListener = (target, type, callback) => target.#removeMatching(type, callback, false);
       dispatch = (target, event, trusted) => {
         const state = eventState(event);
-        if (state.dispatching) throw new globalThis.DOMException("The event is already being dispatched.", "InvalidStateError");
+        if (state.dispatching) throw new DOMExceptionCtor("The event is already being dispatched.", "InvalidStateError");
         state.dispatching = true;
         state.trusted = trusted;
         state.target = state.currentTarget = target;
@@ -189,21 +238,21 @@
     }
   }
 
-  const abortError = () => new globalThis.DOMException("This operation was aborted", "AbortError");
+  const abortError = () => new DOMExceptionCtor("This operation was aborted", "AbortError");
   const CONSTRUCT = Symbol("AbortSignal");
-  let signalAbort, createSignal;
+  let signalAbort, createSignal, forget, reasonOf;
 
   class AbortSignal extends EventTarget {
     #reason = undefined;
     #algorithms = [];
     #sources = [];
-    #dependents = new Set();
+    #dependents = new SetCtor();
     #dependent = false;
     #onabort = null;
     #handlerListener = null;
 
     constructor(key = undefined) {
-      if (key !== CONSTRUCT) throw new TypeError("Illegal constructor");
+      if (key !== CONSTRUCT) throw new TypeErrorCtor("Illegal constructor");
       super();
     }
 
@@ -231,7 +280,10 @@
       } else if (this.#onabort !== null && this.#handlerListener === null) {
         this.#handlerListener = (event) => {
           const current = this.#onabort;
-          if (typeof current === "function" && current.call(this, event) === false) event.preventDefault();
+          if (typeof current === "function" && apply(current, this, [event]) === false) {
+            const state = eventState(event);
+            if (state.cancelable && !state.inPassiveListener) state.canceled = true;
+          }
         };
         addListener(this, "abort", this.#handlerListener);
       }
@@ -245,34 +297,38 @@
 
     static timeout(milliseconds) {
       requireArgs(arguments, 1, "AbortSignal.timeout");
-      const number = Number(milliseconds);
-      const ms = Math.trunc(number);
-      if (!Number.isFinite(number) || ms < 0 || ms > Number.MAX_SAFE_INTEGER) {
-        throw new TypeError("AbortSignal.timeout: milliseconds must be a non-negative safe integer");
+      const number = NumberCtor(milliseconds);
+      const ms = trunc(number);
+      if (!isFinite(number) || ms < 0 || ms > MAX_SAFE_INTEGER) {
+        throw new TypeErrorCtor("AbortSignal.timeout: milliseconds must be a non-negative safe integer");
       }
       const signal = new AbortSignal(CONSTRUCT);
-      globalThis.setTimeout(() => {
-        signal.#abort(new globalThis.DOMException("The operation timed out.", "TimeoutError"));
+      setTimeoutFn(() => {
+        signal.#abort(new DOMExceptionCtor("The operation timed out.", "TimeoutError"));
       }, ms);
       return signal;
     }
 
     static any(signals) {
       requireArgs(arguments, 1, "AbortSignal.any");
-      const list = [...signals];
-      if (!list.every(isAbortSignal)) throw new TypeError("AbortSignal.any: every member must be an AbortSignal");
+      const list = isArray(signals) ? copy(signals) : [...signals];
+      for (let i = 0; i < list.length; i++) if (!isAbortSignal(list[i])) throw new TypeErrorCtor("AbortSignal.any: every member must be an AbortSignal");
       const result = new AbortSignal(CONSTRUCT);
-      const aborted = list.find((signal) => signal.#reason !== undefined);
-      if (aborted) {
-        result.#reason = aborted.#reason;
-        return result;
+      for (let i = 0; i < list.length; i++) {
+        if (list[i].#reason !== undefined) {
+          result.#reason = list[i].#reason;
+          return result;
+        }
       }
       result.#dependent = true;
-      for (const signal of list) {
-        for (const source of signal.#dependent ? signal.#sources : [signal]) {
-          if (!result.#sources.includes(source)) {
-            result.#sources.push(source);
-            source.#dependents.add(result);
+      for (let i = 0; i < list.length; i++) {
+        const signal = list[i];
+        const sources = signal.#dependent ? signal.#sources : [signal];
+        for (let j = 0; j < sources.length; j++) {
+          const source = sources[j];
+          if (indexOf(result.#sources, source) < 0) {
+            push(result.#sources, source);
+            setAdd(source.#dependents, result);
           }
         }
       }
@@ -283,19 +339,20 @@
     #abort(reason) {
       if (this.#reason !== undefined) return;
       this.#reason = reason === undefined ? abortError() : reason;
-      const dependents = [];
-      for (const dependent of this.#dependents) {
+      const signals = [this];
+      setForEach(this.#dependents, (dependent) => {
         if (dependent.#reason === undefined) {
           dependent.#reason = this.#reason;
-          dependents.push(dependent);
+          push(signals, dependent);
         }
-      }
-      this.#dependents.clear();
-      for (const signal of [this, ...dependents]) {
+      });
+      setClear(this.#dependents);
+      for (let i = 0; i < signals.length; i++) {
+        const signal = signals[i];
         signal.#sources = [];
         const algorithms = signal.#algorithms;
         signal.#algorithms = [];
-        for (const algorithm of algorithms) algorithm();
+        for (let j = 0; j < algorithms.length; j++) algorithms[j]();
         dispatch(signal, new Event("abort"), true);
       }
     }
@@ -304,8 +361,14 @@
       isAbortSignal = (value) => isObject(value) && #reason in value;
       isAborted = (signal) => signal.#reason !== undefined;
       onAbort = (signal, algorithm) => {
-        if (signal.#reason === undefined) signal.#algorithms.push(algorithm);
+        if (signal.#reason === undefined) push(signal.#algorithms, algorithm);
       };
+      // Stop running `algorithm` on abort (fetch.js, once its operation has settled).
+      forget = (signal, algorithm) => {
+        const index = indexOf(signal.#algorithms, algorithm);
+        if (index >= 0) splice(signal.#algorithms, index, 1);
+      };
+      reasonOf = (signal) => signal.#reason;
       signalAbort = (signal, reason) => signal.#abort(reason);
       createSignal = () => new AbortSignal(CONSTRUCT);
     }
@@ -334,6 +397,13 @@
       Object.defineProperty(target, name, { value, enumerable: true, writable: false, configurable: false });
     }
   }
+
+  // What fetch.js uses instead of the public members, which a script can replace. fetch.js takes
+  // it and deletes it before the snapshot.
+  defineProperty(AbortSignal, Symbol.for("palisade.internals"), {
+    value: freeze({ __proto__: null, isAbortSignal, isAborted, reasonOf, onAbort, forget, createSignal }),
+    configurable: true,
+  });
 
   defineGlobal("Event", Event);
   defineGlobal("EventTarget", EventTarget);

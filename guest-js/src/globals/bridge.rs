@@ -24,35 +24,48 @@ thread_local! {
 /// could be imported again by its name) and never through a global.
 const PRELUDE: &str = r#"
 (function (start, wait) {
+"use strict";
+// Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
+const { defineProperty, freeze, create } = Object;
+const { parse, stringify } = JSON;
+const ProxyCtor = Proxy;
+// QuickJS compiles a template literal to a call of `String.prototype.concat`: none here.
+const concat = Function.prototype.call.bind(String.prototype.concat);
+// Own data properties, as assignments made them, defined so that a frozen or poisoned
+// `Error.prototype` or `Object.prototype` cannot refuse or intercept them.
+const own = (object, key, value) =>
+  defineProperty(object, key, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
 
 class PolicyDeniedError extends Error {
   constructor(denial) {
-    super(`policy denied capability \`${denial.capability}\`: ${denial.reason}`);
-    this.name = "PolicyDeniedError";
-    this.capability = denial.capability;
-    this.rule = denial.rule;
-    this.fix = denial.fix ?? null;
+    super(concat("policy denied capability `", denial.capability, "`: ", denial.reason));
+    own(this, "name", "PolicyDeniedError");
+    own(this, "capability", denial.capability);
+    own(this, "rule", denial.rule);
+    own(this, "fix", denial.fix ?? null);
   }
 }
 class CapabilityError extends Error {
   constructor(capability, message) {
     super(message);
-    this.name = "CapabilityError";
-    this.capability = capability;
+    own(this, "name", "CapabilityError");
+    own(this, "capability", capability);
   }
 }
 globalThis.PolicyDeniedError = PolicyDeniedError;
 globalThis.CapabilityError = CapabilityError;
 
 const invoke = async (name, payload) => {
-  const text = JSON.stringify(payload === undefined ? null : payload);
-  const [status, result] = await wait(start(name, text));
-  if (status === 0) return JSON.parse(result);
+  const text = stringify(payload === undefined ? null : payload);
+  const reply = (await wait(start(name, text))).value;
+  const status = reply[0], result = reply[1];
+  if (status === 0) return parse(result);
   if (status === 1) throw new PolicyDeniedError(result);
   throw new CapabilityError(name, result);
 };
 
-return new Proxy(Object.freeze(Object.create(null)), {
+return new ProxyCtor(freeze(create(null)), {
+  __proto__: null,
   get(_, name) {
     // Not thenable, not a symbol-keyed protocol object: only named capabilities.
     if (typeof name !== "string" || name === "then") return undefined;

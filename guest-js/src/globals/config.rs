@@ -37,7 +37,7 @@ fn config_get_all<'js>(args: Args<'js>) -> Result<Value<'js>> {
     let all = get_all().map_err(|e| Exception::throw_message(&cx, &store_error(e)))?;
     let object = Object::new(cx)?;
     for (key, value) in all {
-        object.set(key, value)?;
+        crate::globals::define_own(&object, key, value)?;
     }
     Ok(object.into_value())
 }

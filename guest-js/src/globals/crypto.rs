@@ -12,26 +12,47 @@ fn random_bytes(cx: Ctx<'_>, len: u32) -> Result<TypedArray<'_, u8>> {
 const PRELUDE: &str = r#"
 (function (randomBytes) {
   "use strict";
-  const INTEGER = [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array,
-    Int32Array, Uint32Array, BigInt64Array, BigUint64Array];
+  // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
+  const uncurry = (fn) => Function.prototype.call.bind(fn);
+  // QuickJS compiles a template literal to a call of `String.prototype.concat`: none here.
+  const concat = uncurry(String.prototype.concat);
+  const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
+  const getter = (key) => uncurry(Object.getOwnPropertyDescriptor(TypedArrayPrototype, key).get);
+  const typedArrayName = getter(Symbol.toStringTag);
+  const typedArrayBuffer = getter("buffer");
+  const typedArrayOffset = getter("byteOffset");
+  const typedArrayLength = getter("byteLength");
+  const typedArraySet = uncurry(TypedArrayPrototype.set);
+  const Uint8ArrayCtor = Uint8Array;
+  const TypeErrorCtor = TypeError;
+  const DOMExceptionCtor = DOMException;
+  const INTEGER = { __proto__: null, Int8Array: true, Uint8Array: true, Uint8ClampedArray: true, Int16Array: true,
+    Uint16Array: true, Int32Array: true, Uint32Array: true, BigInt64Array: true, BigUint64Array: true };
+  const HEX = "0123456789abcdef";
+  const hex = (bytes, from, to) => {
+    let out = "";
+    for (let i = from; i < to; i++) out += HEX[bytes[i] >> 4] + HEX[bytes[i] & 15];
+    return out;
+  };
   const crypto = {
     getRandomValues(array) {
-      if (!INTEGER.some((T) => array instanceof T)) {
-        throw new TypeError("getRandomValues needs an integer typed array");
+      const name = typedArrayName(array);
+      if (name === undefined || INTEGER[name] !== true) {
+        throw new TypeErrorCtor("getRandomValues needs an integer typed array");
       }
-      if (array.byteLength > 65536) {
-        throw new DOMException(
-          `${array.byteLength} bytes requested; at most 65536 per call`, "QuotaExceededError");
+      const byteLength = typedArrayLength(array);
+      if (byteLength > 65536) {
+        throw new DOMExceptionCtor(
+          concat("", byteLength, " bytes requested; at most 65536 per call"), "QuotaExceededError");
       }
-      new Uint8Array(array.buffer, array.byteOffset, array.byteLength).set(randomBytes(array.byteLength));
+      typedArraySet(new Uint8ArrayCtor(typedArrayBuffer(array), typedArrayOffset(array), byteLength), randomBytes(byteLength));
       return array;
     },
     randomUUID() {
       const b = randomBytes(16);
       b[6] = (b[6] & 0x0f) | 0x40;
       b[8] = (b[8] & 0x3f) | 0x80;
-      const hex = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+      return concat("", hex(b, 0, 4), "-", hex(b, 4, 6), "-", hex(b, 6, 8), "-", hex(b, 8, 10), "-", hex(b, 10, 16));
     },
   };
   Object.defineProperty(crypto, Symbol.toStringTag, { value: "Crypto" });

@@ -2,8 +2,11 @@
  * `DOMException` for Palisade guests, when the engine has none: the error class that
  * `AbortSignal`, `structuredClone` and `crypto` throw, with the standard legacy `code`s.
  */
+// Host-facing: `name` and `code` are getters over a private field, so a frozen `Error.prototype` cannot refuse them.
 (() => {
   "use strict";
+  // QuickJS compiles a template literal to a call of `String.prototype.concat`: none here.
+  const concat = Function.prototype.call.bind(String.prototype.concat);
 
   if (typeof globalThis.DOMException !== "function") {
     const CODES = {
@@ -17,8 +20,8 @@
     class DOMException extends Error {
       #name;
       constructor(message = "", name = "Error") {
-        super(`${message}`);
-        this.#name = `${name}`;
+        super(concat("", message));
+        this.#name = concat("", name);
       }
       get name() { return this.#name; }
       get code() { return CODES[this.#name] ?? 0; }

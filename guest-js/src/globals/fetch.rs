@@ -4,7 +4,28 @@
 
 use crate::globals::io;
 use javy::quickjs::prelude::Func;
-use javy::quickjs::{Ctx, Function, Object, Result};
+use javy::quickjs::{Ctx, Function, Object, Result, String as JsString, TypedArray};
+
+/// UTF-8 of a string, lone surrogates as U+FFFD: what `new TextEncoder().encode(text)` gives,
+/// for the globals that must not call `TextEncoder`, which a script can replace (fetch.js,
+/// kv.js).
+pub fn utf8_encode<'js>(cx: Ctx<'js>, text: JsString<'js>) -> Result<TypedArray<'js, u8>> {
+    let encoded = text
+        .to_string()
+        .unwrap_or_else(|error| javy::to_string_lossy(&cx, &text, error));
+    TypedArray::new(cx, encoded.into_bytes())
+}
+
+/// Bytes as text, invalid sequences as U+FFFD and a leading byte order mark dropped: what
+/// `new TextDecoder().decode(bytes)` gives, for the same globals.
+pub fn utf8_decode<'js>(cx: Ctx<'js>, bytes: TypedArray<'js, u8>) -> Result<JsString<'js>> {
+    let view = bytes.as_bytes().unwrap_or_default();
+    let view = match view {
+        [0xEF, 0xBB, 0xBF, rest @ ..] => rest,
+        _ => view,
+    };
+    JsString::from_str(cx, &String::from_utf8_lossy(view))
+}
 
 const PRELUDE: &str = include_str!("fetch.js");
 
@@ -16,5 +37,7 @@ pub fn register<'js>(cx: &Ctx<'js>, wait: &Function<'js>, cancel: &Function<'js>
     native.set("send", Func::from(io::http_send))?;
     native.set("denial", Func::from(io::refusal))?;
     native.set("cancel", Func::from(io::cancel))?;
+    native.set("encode", Func::from(utf8_encode))?;
+    native.set("decode", Func::from(utf8_decode))?;
     prelude.call((native, wait.clone(), cancel.clone()))
 }

@@ -15,24 +15,51 @@ use std::io::ErrorKind;
 
 const PRELUDE: &str = r#"
 (function (native, refusal) {
+  "use strict";
+  // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
+  const { defineProperty, freeze } = Object;
+  const ErrorCtor = Error;
+  // QuickJS compiles a template literal to a call of `String.prototype.concat`: none here.
+  const concat = Function.prototype.call.bind(String.prototype.concat);
+  const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
+  const getter = (key) => Function.prototype.call.bind(Object.getOwnPropertyDescriptor(TypedArrayPrototype, key).get);
+  const typedArrayName = getter(Symbol.toStringTag);
+  const typedArrayLength = getter("length");
+  // What `value instanceof Uint8Array` said, without `Uint8Array`'s @@hasInstance.
+  const isUint8Array = (value) => typedArrayName(value) === "Uint8Array";
+  const own = (object, key, value) =>
+    defineProperty(object, key, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+  // A Uint8Array as the list of its bytes (what `Array.from` gave), without its iterator.
+  const bytesOf = (array) => {
+    const length = typedArrayLength(array);
+    const out = [];
+    for (let i = 0; i < length; i++) own(out, i, array[i]);
+    return out;
+  };
   const wrap = (name) => async (...args) => {
-    const [ok, value, code] = native(name, args.map((a) => (a instanceof Uint8Array ? Array.from(a) : a)));
-    if (ok) return value;
+    const list = [];
+    for (let i = 0; i < args.length; i++) own(list, i, isUint8Array(args[i]) ? bytesOf(args[i]) : args[i]);
+    const reply = native(name, list);
+    const value = reply[1];
+    if (reply[0]) return value;
+    const code = reply[2];
     // A write the host refused for a quota reaches the guest's libc as a plain I/O error; the
     // host's record says what happened.
     const denial = code === "EIO" && name === "writeFile" ? refusal("fs") : null;
     if (denial) {
-      const error = new Error(`ENOSPC: ${denial.reason}`);
-      Object.assign(error, { code: "ENOSPC", rule: denial.rule, fix: denial.fix ?? null });
+      const error = new ErrorCtor(concat("ENOSPC: ", denial.reason));
+      own(error, "code", "ENOSPC");
+      own(error, "rule", denial.rule);
+      own(error, "fix", denial.fix ?? null);
       throw error;
     }
-    const error = new Error(`${code}: ${value}`);
-    error.code = code;
+    const error = new ErrorCtor(concat("", code, ": ", value));
+    own(error, "code", code);
     throw error;
   };
   const fs = {};
   for (const name of ["readFile", "writeFile", "readdir", "stat", "mkdir", "rm"]) fs[name] = wrap(name);
-  return Object.freeze(fs);
+  return freeze(fs);
 })
 "#;
 
@@ -113,14 +140,16 @@ fn operate<'js>(
                 .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
                 .collect::<std::io::Result<_>>()?;
             names.sort();
-            Ok(javy::quickjs::IntoJs::into_js(names, cx).unwrap_or(undefined))
+            Ok(crate::globals::string_array(cx, names)
+                .map(|names| names.into_value())
+                .unwrap_or(undefined))
         }),
         "stat" => std::fs::metadata(&path).map(|m| {
             let stat = || -> Result<Value<'js>> {
                 let o = Object::new(cx.clone())?;
-                o.set("size", m.len() as f64)?;
-                o.set("isFile", m.is_file())?;
-                o.set("isDirectory", m.is_dir())?;
+                crate::globals::define_own(&o, "size", m.len() as f64)?;
+                crate::globals::define_own(&o, "isFile", m.is_file())?;
+                crate::globals::define_own(&o, "isDirectory", m.is_dir())?;
                 Ok(o.into_value())
             };
             stat().unwrap_or(undefined)
@@ -168,13 +197,13 @@ fn native<'js>(args: Args<'js>) -> Result<Value<'js>> {
     let result = javy::quickjs::Array::new(cx.clone())?;
     match operate(&cx, &name, &list)? {
         Ok(value) => {
-            result.set(0, true)?;
-            result.set(1, value)?;
+            crate::globals::define_index(&result, 0, true)?;
+            crate::globals::define_index(&result, 1, value)?;
         }
         Err(e) => {
-            result.set(0, false)?;
-            result.set(1, e.to_string())?;
-            result.set(2, code(e.kind()))?;
+            crate::globals::define_index(&result, 0, false)?;
+            crate::globals::define_index(&result, 1, e.to_string())?;
+            crate::globals::define_index(&result, 2, code(e.kind()))?;
         }
     }
     Ok(result.into_value())

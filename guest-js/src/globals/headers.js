@@ -4,42 +4,87 @@
  * values apart. The symbol-keyed static hook `palisade.headers.guard` sets a Headers object's
  * guard to "immutable" (every mutation throws a TypeError) or back to "none".
  */
+// Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
 (() => {
   "use strict";
 
+  // Intrinsics, captured before the snapshot: nothing below looks one up at call time.
+  const uncurry = (fn) => Function.prototype.call.bind(fn);
+  // QuickJS compiles a template literal to a call of `String.prototype.concat`: none here.
+  const concat = uncurry(String.prototype.concat);
+  const { defineProperty, freeze, getOwnPropertyDescriptor, getOwnPropertyNames, getPrototypeOf } = Object;
+  const { apply, ownKeys } = Reflect;
+  const { isArray } = Array;
+  const { iterator } = Symbol;
+  const TypeErrorCtor = TypeError;
+  const exec = uncurry(RegExp.prototype.exec);
+  const sort = uncurry(Array.prototype.sort);
+  const toLowerCase = uncurry(String.prototype.toLowerCase);
+  const charCodeAt = uncurry(String.prototype.charCodeAt);
+  const slice = uncurry(String.prototype.slice);
+  const push = (list, value) => { defineProperty(list, list.length, { __proto__: null, value, writable: true, enumerable: true, configurable: true }); };
+
   const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+  const ABOVE_LATIN1 = /[^\x00-\xff]/;
+  const FORBIDDEN_VALUE = /[\0\r\n]/;
   const isHttpWhitespace = (code) => code === 0x09 || code === 0x0a || code === 0x0d || code === 0x20;
 
   const requireArgs = (args, count, method) => {
     if (args.length < count) {
-      throw new TypeError(`Headers.${method}: ${count} argument${count > 1 ? "s" : ""} required, but only ${args.length} present`);
+      throw new TypeErrorCtor(concat("Headers.", method, ": ", count, " argument", count > 1 ? "s" : "", " required, but only ", args.length, " present"));
     }
   };
 
   const toByteString = (value) => {
-    const text = `${value}`;
-    if (/[^\x00-\xff]/.test(text)) throw new TypeError(`Headers: "${text}" has a character above U+00FF`);
+    const text = concat("", value);
+    if (exec(ABOVE_LATIN1, text) !== null) throw new TypeErrorCtor(concat("Headers: \"", text, "\" has a character above U+00FF"));
     return text;
   };
 
   const headerName = (value) => {
     const name = toByteString(value);
-    if (!TOKEN.test(name)) throw new TypeError(`Headers: "${name}" is not a valid header name`);
-    return name.toLowerCase();
+    if (exec(TOKEN, name) === null) throw new TypeErrorCtor(concat("Headers: \"", name, "\" is not a valid header name"));
+    return toLowerCase(name);
   };
 
   // Strip leading and trailing HTTP whitespace, then refuse NUL, CR and LF.
   const headerValue = (value) => {
     const text = toByteString(value);
     let start = 0, end = text.length;
-    while (start < end && isHttpWhitespace(text.charCodeAt(start))) start++;
-    while (end > start && isHttpWhitespace(text.charCodeAt(end - 1))) end--;
-    const normalized = text.slice(start, end);
-    if (/[\0\r\n]/.test(normalized)) throw new TypeError(`Headers: "${normalized}" is not a valid header value`);
+    while (start < end && isHttpWhitespace(charCodeAt(text, start))) start++;
+    while (end > start && isHttpWhitespace(charCodeAt(text, end - 1))) end--;
+    const normalized = slice(text, start, end);
+    if (exec(FORBIDDEN_VALUE, normalized) !== null) throw new TypeErrorCtor(concat("Headers: \"", normalized, "\" is not a valid header value"));
     return normalized;
   };
 
-  let pairsOf, setGuard;
+  // The pairs of a sequence init: arrays by index, other iterables by their own protocol.
+  const pairOf = (header) => {
+    if ((typeof header !== "object" || header === null) && typeof header !== "function") {
+      throw new TypeErrorCtor("Headers: each header must be a sequence of a name and a value");
+    }
+    const pair = isArray(header) ? header : [...header];
+    if (pair.length !== 2) throw new TypeErrorCtor("Headers: each header must be a sequence of exactly a name and a value");
+    return pair;
+  };
+
+  // The values of `list` named `name`, joined as a combined header value, or null.
+  const combined = (list, name) => {
+    let out = null;
+    for (let i = 0; i < list.length; i++) {
+      if (list[i][0] === name) out = out === null ? list[i][1] : concat("", out, ", ", list[i][1]);
+    }
+    return out;
+  };
+
+  // `list` without the entries `drop(entry, index)` picks.
+  const without = (list, drop) => {
+    const kept = [];
+    for (let i = 0; i < list.length; i++) if (!drop(list[i], i)) push(kept, list[i]);
+    return kept;
+  };
+
+  let pairsOf, setGuard, isHeaders, appendTo, listOf;
 
   class Headers {
     #list = [];
@@ -49,26 +94,33 @@
     constructor(init = undefined) {
       if (init === undefined) return;
       if ((typeof init !== "object" || init === null) && typeof init !== "function") {
-        throw new TypeError("Headers: init must be a sequence of name-value pairs or a record");
+        throw new TypeErrorCtor("Headers: init must be a sequence of name-value pairs or a record");
       }
-      if (init[Symbol.iterator] != null) {
+      if (isHeaders(init)) {
+        // What iterating it gives, without its @@iterator.
+        const list = init.#pairs();
+        for (let i = 0; i < list.length; i++) this.#append(list[i][0], list[i][1]);
+      } else if (isArray(init)) {
+        for (let i = 0; i < init.length; i++) {
+          const pair = pairOf(init[i]);
+          this.#append(pair[0], pair[1]);
+        }
+      } else if (init[iterator] != null) {
         for (const header of init) {
-          if ((typeof header !== "object" || header === null) && typeof header !== "function") {
-            throw new TypeError("Headers: each header must be a sequence of a name and a value");
-          }
-          const pair = [...header];
-          if (pair.length !== 2) throw new TypeError("Headers: each header must be a sequence of exactly a name and a value");
+          const pair = pairOf(header);
           this.#append(pair[0], pair[1]);
         }
       } else {
-        for (const key of Reflect.ownKeys(init)) {
-          if (Reflect.getOwnPropertyDescriptor(init, key)?.enumerable) this.#append(toByteString(key), init[key]);
+        const keys = ownKeys(init);
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i];
+          if (getOwnPropertyDescriptor(init, key)?.enumerable) this.#append(toByteString(key), init[key]);
         }
       }
     }
 
     #mutable() {
-      if (this.#guard === "immutable") throw new TypeError("Headers: these headers are immutable");
+      if (this.#guard === "immutable") throw new TypeErrorCtor("Headers: these headers are immutable");
       this.#sorted = null;
     }
 
@@ -76,23 +128,39 @@
       name = headerName(name);
       value = headerValue(value);
       this.#mutable();
-      this.#list.push([name, value]);
+      push(this.#list, [name, value]);
     }
 
     // The sorted, combined pairs that iteration walks; recomputed only after a change.
     #pairs() {
       if (this.#sorted === null) {
-        const groups = new Map();
-        for (const [name, value] of this.#list) {
-          const values = groups.get(name);
-          if (values === undefined) groups.set(name, [value]);
-          else values.push(value);
+        const list = this.#list;
+        const names = [];
+        const groups = { __proto__: null };
+        for (let i = 0; i < list.length; i++) {
+          const name = list[i][0];
+          const values = groups[name];
+          if (values === undefined) {
+            groups[name] = [list[i][1]];
+            push(names, name);
+          } else {
+            push(values, list[i][1]);
+          }
         }
-        this.#sorted = [];
-        for (const name of [...groups.keys()].sort()) {
-          if (name === "set-cookie") for (const value of groups.get(name)) this.#sorted.push([name, value]);
-          else this.#sorted.push([name, groups.get(name).join(", ")]);
+        sort(names);
+        const sorted = [];
+        for (let n = 0; n < names.length; n++) {
+          const name = names[n];
+          const values = groups[name];
+          if (name === "set-cookie") {
+            for (let i = 0; i < values.length; i++) push(sorted, [name, values[i]]);
+          } else {
+            let value = values[0];
+            for (let i = 1; i < values.length; i++) value = concat("", value, ", ", values[i]);
+            push(sorted, [name, value]);
+          }
         }
+        this.#sorted = sorted;
       }
       return this.#sorted;
     }
@@ -106,24 +174,27 @@
       requireArgs(arguments, 1, "delete");
       name = headerName(name);
       this.#mutable();
-      this.#list = this.#list.filter((header) => header[0] !== name);
+      this.#list = without(this.#list, (header) => header[0] === name);
     }
 
     get(name) {
       requireArgs(arguments, 1, "get");
-      name = headerName(name);
-      const values = this.#list.filter((header) => header[0] === name).map((header) => header[1]);
-      return values.length === 0 ? null : values.join(", ");
+      return combined(this.#list, headerName(name));
     }
 
     getSetCookie() {
-      return this.#list.filter((header) => header[0] === "set-cookie").map((header) => header[1]);
+      const values = [];
+      const list = this.#list;
+      for (let i = 0; i < list.length; i++) if (list[i][0] === "set-cookie") push(values, list[i][1]);
+      return values;
     }
 
     has(name) {
       requireArgs(arguments, 1, "has");
       name = headerName(name);
-      return this.#list.some((header) => header[0] === name);
+      const list = this.#list;
+      for (let i = 0; i < list.length; i++) if (list[i][0] === name) return true;
+      return false;
     }
 
     set(name, value) {
@@ -131,20 +202,22 @@
       name = headerName(name);
       value = headerValue(value);
       this.#mutable();
-      const first = this.#list.findIndex((header) => header[0] === name);
-      if (first < 0) this.#list.push([name, value]);
+      const list = this.#list;
+      let first = -1;
+      for (let i = 0; i < list.length && first < 0; i++) if (list[i][0] === name) first = i;
+      if (first < 0) push(list, [name, value]);
       else {
-        this.#list[first][1] = value;
-        this.#list = this.#list.filter((header, i) => i <= first || header[0] !== name);
+        list[first][1] = value;
+        this.#list = without(list, (header, i) => i > first && header[0] === name);
       }
     }
 
     forEach(callback, thisArg = undefined) {
       requireArgs(arguments, 1, "forEach");
-      if (typeof callback !== "function") throw new TypeError("Headers.forEach: callback is not a function");
+      if (typeof callback !== "function") throw new TypeErrorCtor("Headers.forEach: callback is not a function");
       for (let i = 0; i < this.#pairs().length; i++) {
-        const [name, value] = this.#pairs()[i];
-        callback.call(thisArg, value, name, this);
+        const pair = this.#pairs()[i];
+        apply(callback, thisArg, [pair[1], pair[0], this]);
       }
     }
 
@@ -163,9 +236,12 @@
     static {
       pairsOf = (headers) => headers.#pairs();
       setGuard = (headers, guard) => {
-        if (guard !== "immutable" && guard !== "none") throw new TypeError('Headers guard must be "immutable" or "none"');
+        if (guard !== "immutable" && guard !== "none") throw new TypeErrorCtor('Headers guard must be "immutable" or "none"');
         headers.#guard = guard;
       };
+      isHeaders = (value) => (typeof value === "object" && value !== null) && #list in value;
+      appendTo = (headers, name, value) => headers.#append(name, value);
+      listOf = (headers) => headers.#list;
     }
   }
 
@@ -182,26 +258,49 @@
     next() {
       const pairs = pairsOf(this.#headers);
       if (this.#index >= pairs.length) return { value: undefined, done: true };
-      const [name, value] = pairs[this.#index++];
+      const pair = pairs[this.#index++];
+      const name = pair[0], value = pair[1];
       return { value: this.#kind === "key" ? name : this.#kind === "value" ? value : [name, value], done: false };
     }
   }
 
-  const IteratorPrototype = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+  const IteratorPrototype = getPrototypeOf(getPrototypeOf([][iterator]()));
   Object.setPrototypeOf(HeadersIterator.prototype, IteratorPrototype);
   delete HeadersIterator.prototype.constructor;
 
   // Web IDL members are enumerable; @@iterator is the same function as entries.
   const proto = Headers.prototype;
   for (const target of [proto, HeadersIterator.prototype]) {
-    for (const key of Object.getOwnPropertyNames(target)) {
-      if (key !== "constructor") Object.defineProperty(target, key, { enumerable: true });
+    for (const key of getOwnPropertyNames(target)) {
+      if (key !== "constructor") defineProperty(target, key, { enumerable: true });
     }
   }
-  Object.defineProperty(proto, Symbol.iterator, { value: proto.entries, writable: true, configurable: true });
-  Object.defineProperty(proto, Symbol.toStringTag, { value: "Headers", configurable: true });
-  Object.defineProperty(HeadersIterator.prototype, Symbol.toStringTag, { value: "Headers Iterator", configurable: true });
-  Object.defineProperty(Headers, Symbol.for("palisade.headers.guard"), { value: setGuard });
+  defineProperty(proto, iterator, { value: proto.entries, writable: true, configurable: true });
+  defineProperty(proto, Symbol.toStringTag, { value: "Headers", configurable: true });
+  defineProperty(HeadersIterator.prototype, Symbol.toStringTag, { value: "Headers Iterator", configurable: true });
+  defineProperty(Headers, Symbol.for("palisade.headers.guard"), { value: setGuard });
 
-  Object.defineProperty(globalThis, "Headers", { value: Headers, writable: true, configurable: true, enumerable: false });
+  // What fetch.js uses instead of the public methods, which a script can replace. fetch.js
+  // takes it and deletes it before the snapshot.
+  const has = (headers, name) => combined(listOf(headers), name) !== null;
+  const get = (headers, name) => combined(listOf(headers), name);
+  // A copy of `pairs` (arrays of a name and a value: the host's, or the pairs of `sent`).
+  const fromPairs = (pairs) => {
+    const headers = new Headers();
+    for (let i = 0; i < pairs.length; i++) appendTo(headers, pairs[i][0], pairs[i][1]);
+    return headers;
+  };
+  // The header list to send: the sorted, combined pairs, each a fresh array.
+  const sent = (headers) => {
+    const pairs = pairsOf(headers);
+    const out = [];
+    for (let i = 0; i < pairs.length; i++) push(out, [pairs[i][0], pairs[i][1]]);
+    return out;
+  };
+  defineProperty(Headers, Symbol.for("palisade.internals"), {
+    value: freeze({ __proto__: null, isHeaders, has, get, append: appendTo, fromPairs, sent, guard: setGuard }),
+    configurable: true,
+  });
+
+  defineProperty(globalThis, "Headers", { value: Headers, writable: true, configurable: true, enumerable: false });
 })();

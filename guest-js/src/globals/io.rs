@@ -117,30 +117,41 @@ pub fn clear() {
 const PRELUDE: &str = r#"
 (function (nativeCancel) {
   "use strict";
-  const waiting = new Map();
-  const arrived = new Map();
+  // Host-facing: the maps and the promise are the intrinsics captured here, and a result is
+  // handed over in a box without a prototype, so that settling it looks nothing up (no `then`).
+  const uncurry = (fn) => Function.prototype.call.bind(fn);
+  const MapCtor = Map;
+  const mapGet = uncurry(Map.prototype.get);
+  const mapSet = uncurry(Map.prototype.set);
+  const mapHas = uncurry(Map.prototype.has);
+  const mapDelete = uncurry(Map.prototype.delete);
+  const PromiseCtor = Promise;
+  const waiting = new MapCtor();
+  const arrived = new MapCtor();
   function onReady(id, value) {
-    const waiter = waiting.get(id);
+    const box = { __proto__: null, value };
+    const waiter = mapGet(waiting, id);
     if (waiter) {
-      waiting.delete(id);
-      waiter(value);
+      mapDelete(waiting, id);
+      waiter(box);
     } else {
-      arrived.set(id, value);
+      mapSet(arrived, id, box);
     }
   }
+  // A promise of `{ value }`, the operation's result.
   function wait(id) {
-    if (arrived.has(id)) {
-      const value = arrived.get(id);
-      arrived.delete(id);
-      return Promise.resolve(value);
+    if (mapHas(arrived, id)) {
+      const box = mapGet(arrived, id);
+      mapDelete(arrived, id);
+      return new PromiseCtor((resolve) => resolve(box));
     }
-    return new Promise((resolve) => waiting.set(id, resolve));
+    return new PromiseCtor((resolve) => mapSet(waiting, id, resolve));
   }
   function cancel(id) {
     if (id == null) return;
     nativeCancel(id);
-    waiting.delete(id);
-    arrived.delete(id);
+    mapDelete(waiting, id);
+    mapDelete(arrived, id);
   }
   return [onReady, wait, cancel];
 })
@@ -266,8 +277,8 @@ pub fn http_send<'js>(
     write_body(outgoing, bytes.as_deref().unwrap_or(&[]));
     let id = add(Op::Response(future));
     let out = Array::new(cx)?;
-    out.set(0, 0)?;
-    out.set(1, id)?;
+    crate::globals::define_index(&out, 0, 0)?;
+    crate::globals::define_index(&out, 1, id)?;
     Ok(out.into_value())
 }
 
@@ -298,9 +309,9 @@ fn header_bytes(headers: Vec<List<(String, String)>>) -> Vec<(String, Vec<u8>)> 
 /// `[1, kind, detail]`: a request that failed, for `fetch`'s error classes.
 fn failure<'js>(cx: &Ctx<'js>, kind: &str, detail: &str) -> Result<Value<'js>> {
     let out = Array::new(cx.clone())?;
-    out.set(0, 1)?;
-    out.set(1, kind)?;
-    out.set(2, detail)?;
+    crate::globals::define_index(&out, 0, 1)?;
+    crate::globals::define_index(&out, 1, kind)?;
+    crate::globals::define_index(&out, 2, detail)?;
     Ok(out.into_value())
 }
 
@@ -329,8 +340,8 @@ pub fn http_send<'js>(
         return failure(&cx, &kind, &detail);
     }
     let out = Array::new(cx)?;
-    out.set(0, 0)?;
-    out.set(1, add(Op::Refused))?;
+    crate::globals::define_index(&out, 0, 0)?;
+    crate::globals::define_index(&out, 1, add(Op::Refused))?;
     Ok(out.into_value())
 }
 
@@ -377,26 +388,30 @@ fn response_value<'js>(
             let headers = Array::new(cx.clone())?;
             for (i, (name, value)) in response.headers().entries().into_iter().enumerate() {
                 let pair = Array::new(cx.clone())?;
-                pair.set(0, name)?;
-                pair.set(1, value.iter().map(|&b| char::from(b)).collect::<String>())?;
-                headers.set(i, pair)?;
+                crate::globals::define_index(&pair, 0, name)?;
+                crate::globals::define_index(
+                    &pair,
+                    1,
+                    value.iter().map(|&b| char::from(b)).collect::<String>(),
+                )?;
+                crate::globals::define_index(&headers, i as u32, pair)?;
             }
             let body = start_body(response);
-            out.set(0, 0)?;
-            out.set(1, status)?;
-            out.set(2, headers)?;
-            out.set(3, body)?;
+            crate::globals::define_index(&out, 0, 0)?;
+            crate::globals::define_index(&out, 1, status)?;
+            crate::globals::define_index(&out, 2, headers)?;
+            crate::globals::define_index(&out, 3, body)?;
         }
         Ok(Err(code)) => {
             let (kind, detail) = code_name(&code);
-            out.set(0, 1)?;
-            out.set(1, kind)?;
-            out.set(2, detail)?;
+            crate::globals::define_index(&out, 0, 1)?;
+            crate::globals::define_index(&out, 1, kind)?;
+            crate::globals::define_index(&out, 2, detail)?;
         }
         Err(()) => {
-            out.set(0, 1)?;
-            out.set(1, "other")?;
-            out.set(2, "the response was already taken")?;
+            crate::globals::define_index(&out, 0, 1)?;
+            crate::globals::define_index(&out, 1, "other")?;
+            crate::globals::define_index(&out, 2, "the response was already taken")?;
         }
     }
     Ok(Some(out.into_value()))
@@ -411,9 +426,9 @@ fn body_step<'js>(cx: &Ctx<'js>, read: &mut BodyRead) -> Result<Option<Value<'js
             Ok(chunk) => read.data.extend_from_slice(&chunk),
             Err(StreamError::Closed) => {
                 let out = Array::new(cx.clone())?;
-                out.set(0, 0)?;
+                crate::globals::define_index(&out, 0, 0)?;
                 let data = std::mem::take(&mut read.data);
-                out.set(1, TypedArray::<u8>::new(cx.clone(), data)?)?;
+                crate::globals::define_index(&out, 1, TypedArray::<u8>::new(cx.clone(), data)?)?;
                 return Ok(Some(out.into_value()));
             }
             Err(StreamError::LastOperationFailed(error)) => {
@@ -425,9 +440,9 @@ fn body_step<'js>(cx: &Ctx<'js>, read: &mut BodyRead) -> Result<Option<Value<'js
                     }
                 };
                 let out = Array::new(cx.clone())?;
-                out.set(0, 1)?;
-                out.set(1, kind)?;
-                out.set(2, detail)?;
+                crate::globals::define_index(&out, 0, 1)?;
+                crate::globals::define_index(&out, 1, kind)?;
+                crate::globals::define_index(&out, 2, detail)?;
                 return Ok(Some(out.into_value()));
             }
         }
@@ -437,10 +452,10 @@ fn body_step<'js>(cx: &Ctx<'js>, read: &mut BodyRead) -> Result<Option<Value<'js
 /// A host denial as the JS object `PolicyDeniedError` is built from.
 fn denial_object<'js>(cx: &Ctx<'js>, d: Denial) -> Result<Value<'js>> {
     let denial = Object::new(cx.clone())?;
-    denial.set("capability", d.capability)?;
-    denial.set("rule", d.rule)?;
-    denial.set("reason", d.reason)?;
-    denial.set("fix", d.fix)?;
+    crate::globals::define_own(&denial, "capability", d.capability)?;
+    crate::globals::define_own(&denial, "rule", d.rule)?;
+    crate::globals::define_own(&denial, "reason", d.reason)?;
+    crate::globals::define_own(&denial, "fix", d.fix)?;
     Ok(denial.into_value())
 }
 
@@ -462,15 +477,15 @@ fn capability_value<'js>(cx: &Ctx<'js>, pending: &PendingCall) -> Result<Option<
         Ok(text) => (0, text),
         Err(CallError::Denied(d)) => {
             let out = Array::new(cx.clone())?;
-            out.set(0, 1)?;
-            out.set(1, denial_object(cx, d)?)?;
+            crate::globals::define_index(&out, 0, 1)?;
+            crate::globals::define_index(&out, 1, denial_object(cx, d)?)?;
             return Ok(Some(out.into_value()));
         }
         Err(CallError::Failed(message)) => (2, message),
     };
     let out = Array::new(cx.clone())?;
-    out.set(0, status)?;
-    out.set(1, text)?;
+    crate::globals::define_index(&out, 0, status)?;
+    crate::globals::define_index(&out, 1, text)?;
     Ok(Some(out.into_value()))
 }
 

@@ -1,30 +1,52 @@
 // The `kv` global over the natives of kv.rs. Keys are strings; values are stored as bytes.
-(function (op, list, refusal) {
+// Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
+(function (op, list, refusal, encode, decode) {
   "use strict";
-  const freeze = Object.freeze;
+  const { defineProperty, freeze, getPrototypeOf, hasOwn } = Object;
+  // QuickJS compiles a template literal to a call of `String.prototype.concat`: none here.
+  const concat = Function.prototype.call.bind(String.prototype.concat);
+  const ObjectPrototype = Object.prototype;
+  const { parse, stringify } = JSON;
+  const StringCtor = String;
+  const NumberCtor = Number;
+  const { isInteger } = Number;
+  const TypeErrorCtor = TypeError;
+  const startsWith = Function.prototype.call.bind(String.prototype.startsWith);
+  const typedArrayName = Function.prototype.call.bind(
+    Object.getOwnPropertyDescriptor(getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get);
+  const PolicyDeniedErrorCtor = PolicyDeniedError;
+  const own = (object, key, value) =>
+    defineProperty(object, key, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+  // A dictionary member as Web IDL reads it, except that nothing is taken from
+  // `Object.prototype`, where only a script that tampers with it could have put it.
+  const member = (dict, key) => {
+    for (let o = dict; o !== null && o !== ObjectPrototype; o = getPrototypeOf(o)) {
+      if (hasOwn(o, key)) return dict[key];
+    }
+    return undefined;
+  };
+
   class KvError extends Error {
     constructor(message) {
       super(message);
-      this.name = "KvError";
+      own(this, "name", "KvError");
     }
   }
-  Object.defineProperty(globalThis, "KvError", { value: KvError, writable: true, configurable: true, enumerable: false });
-  const encoder = new TextEncoder();
-  const decoder = new TextDecoder();
+  defineProperty(globalThis, "KvError", { value: KvError, writable: true, configurable: true, enumerable: false });
 
   const fail = (bucket, reply) => {
     if (reply[0] === 1) {
-      const denial = refusal(`kv:${bucket}`);
-      if (denial) return new PolicyDeniedError(denial);
+      const denial = refusal(concat("kv:", bucket));
+      if (denial) return new PolicyDeniedErrorCtor(denial);
     }
-    return new KvError(`kv bucket \`${bucket}\`: ${reply[1]}`);
+    return new KvError(concat("kv bucket `", bucket, "`: ", reply[1]));
   };
 
   // `nameOf` gives the bucket's name when an operation runs: the default bucket is the call's,
   // set by `use` after the snapshot.
   function bucket(nameOf) {
     const call = (kind, key, value) => {
-      if (typeof key !== "string") throw new TypeError("kv keys are strings");
+      if (typeof key !== "string") throw new TypeErrorCtor("kv keys are strings");
       const name = nameOf();
       const reply = op(kind, name, key, value);
       if (reply[0] !== 0) throw fail(name, reply);
@@ -33,23 +55,23 @@
     return freeze({
       async get(key) {
         const bytes = call("get", key);
-        return bytes === null ? null : decoder.decode(bytes);
+        return bytes === null ? null : decode(bytes);
       },
       async getJSON(key) {
         const bytes = call("get", key);
-        return bytes === null ? null : JSON.parse(decoder.decode(bytes));
+        return bytes === null ? null : parse(decode(bytes));
       },
       async getBytes(key) {
         return call("get", key);
       },
       async set(key, value) {
         let bytes;
-        if (typeof value === "string") bytes = encoder.encode(value);
-        else if (value instanceof Uint8Array) bytes = value;
+        if (typeof value === "string") bytes = encode(value);
+        else if (typedArrayName(value) === "Uint8Array") bytes = value;
         else {
-          const text = JSON.stringify(value);
-          if (text === undefined) throw new TypeError("the value has no JSON form");
-          bytes = encoder.encode(text);
+          const text = stringify(value);
+          if (text === undefined) throw new TypeErrorCtor("the value has no JSON form");
+          bytes = encode(text);
         }
         call("set", key, bytes);
       },
@@ -60,23 +82,30 @@
         return call("has", key);
       },
       // Keys in byte order, those starting with `prefix`, at most `limit`; `cursor` continues.
-      async list({ prefix = "", cursor = null, limit = 100 } = {}) {
-        prefix = String(prefix);
-        let offset = cursor === null ? 0 : Number(cursor);
-        if (!Number.isInteger(offset) || offset < 0) throw new TypeError("not a kv cursor");
+      async list(options = {}) {
+        if (options === null) throw new TypeErrorCtor("kv.list options must be an object");
+        const given = (key, fallback) => {
+          const value = member(options, key);
+          return value === undefined ? fallback : value;
+        };
+        const prefix = StringCtor(given("prefix", ""));
+        const cursor = given("cursor", null);
+        const limit = given("limit", 100);
+        let offset = cursor === null ? 0 : NumberCtor(cursor);
+        if (!isInteger(offset) || offset < 0) throw new TypeErrorCtor("not a kv cursor");
         const name = nameOf();
         const keys = [];
         for (;;) {
           const reply = list(name, offset);
           if (reply[0] !== 0) throw fail(name, reply);
-          const [, page, next] = reply;
+          const page = reply[1], next = reply[2];
           for (let i = 0; i < page.length; i++) {
             const key = page[i];
-            if (key.startsWith(prefix)) {
-              keys.push(key);
+            if (startsWith(key, prefix)) {
+              own(keys, keys.length, key);
               if (keys.length >= limit) {
                 const more = i + 1 < page.length || next != null;
-                return { keys, cursor: more ? String(offset + i + 1) : null };
+                return { keys, cursor: more ? StringCtor(offset + i + 1) : null };
               }
             }
           }
@@ -93,7 +122,7 @@
   const kv = freeze({
     ...bucket(() => current),
     bucket: (name) => {
-      const fixed = String(name);
+      const fixed = StringCtor(name);
       return bucket(() => fixed);
     },
   });

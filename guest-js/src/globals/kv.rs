@@ -29,8 +29,8 @@ thread_local! {
 /// `[0, value]`, `[1, message]` for a refusal, `[2, message]` for any other failure.
 fn reply<'js>(cx: &Ctx<'js>, status: i32, value: Value<'js>) -> Result<Value<'js>> {
     let out = Array::new(cx.clone())?;
-    out.set(0, status)?;
-    out.set(1, value)?;
+    crate::globals::define_index(&out, 0, status)?;
+    crate::globals::define_index(&out, 1, value)?;
     Ok(out.into_value())
 }
 
@@ -110,9 +110,13 @@ fn kv_list<'js>(cx: Ctx<'js>, bucket: String, offset: f64) -> Result<Value<'js>>
         match b.list_keys(cursor) {
             Ok(page) => {
                 let out = Array::new(cx.clone())?;
-                out.set(0, 0)?;
-                out.set(1, page.keys)?;
-                out.set(2, page.cursor.map(|c| c as f64))?;
+                crate::globals::define_index(&out, 0, 0)?;
+                crate::globals::define_index(
+                    &out,
+                    1,
+                    crate::globals::string_array(&cx, page.keys)?,
+                )?;
+                crate::globals::define_index(&out, 2, page.cursor.map(|c| c as f64))?;
                 Ok(out.into_value())
             }
             Err(e) => failure(&cx, e),
@@ -132,7 +136,13 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
         Func::from(crate::globals::absent),
         Func::from(crate::globals::absent),
     );
-    let made: Array = prelude.call((op, list, Func::from(crate::globals::io::refusal)))?;
+    let made: Array = prelude.call((
+        op,
+        list,
+        Func::from(crate::globals::io::refusal),
+        Func::from(crate::globals::fetch::utf8_encode),
+        Func::from(crate::globals::fetch::utf8_decode),
+    ))?;
     let (kv, use_bucket): (Value, Function) = (made.get(0)?, made.get(1)?);
     KV.with(|slot| {
         *slot.borrow_mut() = Some((Persistent::save(cx, kv), Persistent::save(cx, use_bucket)))

@@ -13,7 +13,7 @@ pub mod timers;
 mod url;
 
 use javy::quickjs::object::Property;
-use javy::quickjs::{Ctx, IntoJs, Result};
+use javy::quickjs::{Array, Ctx, IntoAtom, IntoJs, Object, Result};
 
 /// Define a per-call global as an own data property (as an assignment to a new global would),
 /// without passing through anything a compiled script's top level may have put on the global
@@ -27,6 +27,37 @@ pub fn define_global<'js>(cx: &Ctx<'js>, name: &str, value: impl IntoJs<'js>) ->
             .enumerable()
             .configurable(),
     )
+}
+
+/// Define `key` on an object made for the script as an own data property (what an assignment
+/// to a new key makes), without passing through a setter a script may have put on
+/// `Object.prototype` for that key.
+pub fn define_own<'js>(
+    object: &Object<'js>,
+    key: impl IntoAtom<'js>,
+    value: impl IntoJs<'js>,
+) -> Result<()> {
+    let value = value.into_js(object.ctx())?;
+    object.prop(
+        key,
+        Property::from(value).writable().enumerable().configurable(),
+    )
+}
+
+/// Define element `index` of an array made for the script or a prelude (what a store at the end
+/// of the array makes), without the setter a script may have put on `Array.prototype` or
+/// `Object.prototype` for that index: once one is there, QuickJS stores through the prototypes.
+pub fn define_index<'js>(array: &Array<'js>, index: u32, value: impl IntoJs<'js>) -> Result<()> {
+    define_own(array.as_object(), index, value)
+}
+
+/// An array of strings, made with `define_index`.
+pub fn string_array<'js>(cx: &Ctx<'js>, strings: Vec<String>) -> Result<Array<'js>> {
+    let array = Array::new(cx.clone())?;
+    for (index, string) in strings.into_iter().enumerate() {
+        define_index(&array, index as u32, string)?;
+    }
+    Ok(array)
 }
 
 /// What the guest built without capabilities (`palisade-guest-plain.wasm`, for policies that
@@ -67,7 +98,24 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     fs::register(cx)?;
     config::register(cx)?;
     fetch::register(cx, &wait, &cancel)?;
+    make_atom_room(cx)?;
     make_global_room(cx)
+}
+
+/// Leave room in the runtime's atom table for the names a call's script brings. QuickJS grows
+/// its atom array (by half, then threading every new slot onto its free list) when no slot is
+/// free, and doubles its atom hash (rehashing every atom) once the count passes twice its size;
+/// whether the snapshot ends just short of either depends on how many names the preludes use,
+/// and when it does, the first new name of every call pays for it: 10,000 wasm instructions
+/// (`tests/tests/integration/fuel_guard.rs`). Making `ATOM_ROOM` atoms and freeing them here
+/// does any such growth before the snapshot, and leaves their slots free.
+fn make_atom_room(cx: &Ctx<'_>) -> Result<()> {
+    const ATOM_ROOM: usize = 128;
+    let atoms = (0..ATOM_ROOM)
+        .map(|i| javy::quickjs::Atom::from_str(cx.clone(), &format!("__palisade_atom_room_{i}")))
+        .collect::<Result<Vec<_>>>()?;
+    drop(atoms);
+    Ok(())
 }
 
 /// Leave room in the global object for the globals a call adds (the capability bridge, `kv`,

@@ -3,6 +3,7 @@
  * QuickJS has. Objects are walked with an explicit stack, so deep nesting cannot overflow the
  * engine's call stack. Transfer lists are not supported: a non-empty one throws.
  */
+// Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
 (() => {
   "use strict";
 
@@ -10,10 +11,13 @@
     Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
 
 
-  const dataCloneError = (message) => new globalThis.DOMException(message, "DataCloneError");
+  const DOMExceptionCtor = globalThis.DOMException;
+  const dataCloneError = (message) => new DOMExceptionCtor(message, "DataCloneError");
 
   // Intrinsics captured at load, so guest changes to prototypes cannot steer a clone.
   const uncurry = (fn) => Function.prototype.call.bind(fn);
+  // QuickJS compiles a template literal to a call of `String.prototype.concat`: none here.
+  const concat = uncurry(String.prototype.concat);
   const getter = (proto, key) => {
     const desc = Object.getOwnPropertyDescriptor(proto, key);
     return desc?.get ? uncurry(desc.get) : () => undefined;
@@ -45,10 +49,28 @@
   const mapSize = getter(Map.prototype, "size");
   const mapForEach = uncurry(Map.prototype.forEach);
   const mapSet = uncurry(Map.prototype.set);
+  const mapGet = uncurry(Map.prototype.get);
+  const MapCtor = Map;
+  const SetCtor = Set;
+  const ObjectCtor = Object;
+  const stringSlice = uncurry(String.prototype.slice);
+  const push = (list, value) => {
+    defineProperty(list, list.length, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+  };
+  const pop = uncurry(Array.prototype.pop);
   const setSize = getter(Set.prototype, "size");
   const setForEach = uncurry(Set.prototype.forEach);
   const setAdd = uncurry(Set.prototype.add);
+  const setHas = uncurry(Set.prototype.has);
   const dateValue = uncurry(Date.prototype.getTime);
+  const DateCtor = Date;
+  const ArrayCtor = Array;
+  const ArrayBufferCtor = ArrayBuffer;
+  const DataViewCtor = DataView;
+  const Uint8ArrayCtor = Uint8Array;
+  const TypeErrorCtor = TypeError;
+  const typedArraySet = uncurry(Object.getPrototypeOf(Uint8Array.prototype).set);
+  const RegExpCtor = RegExp;
   const regExpSource = getter(RegExp.prototype, "source");
   const REGEXP_FLAGS = [["d", "hasIndices"], ["g", "global"], ["i", "ignoreCase"], ["m", "multiline"],
     ["s", "dotAll"], ["u", "unicode"], ["v", "unicodeSets"], ["y", "sticky"]]
@@ -67,7 +89,6 @@
   for (const Type of [Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError]) {
     ERRORS[Type.name] = Type;
   }
-  const DOMExceptionCtor = globalThis.DOMException;
   // Objects with internal state that has no serialization, and Palisade's web API objects,
   // which are platform objects in the web platform and just as uncloneable there.
   const UNCLONEABLE = new Set(["Arguments", "Symbol", "WeakMap", "WeakSet", "WeakRef", "FinalizationRegistry",
@@ -88,9 +109,9 @@
     if (bufferDetached(buffer)) throw dataCloneError("A detached ArrayBuffer could not be cloned.");
     const length = bufferLength(buffer);
     const copy = bufferResizable(buffer)
-      ? new ArrayBuffer(length, { maxByteLength: bufferMaxLength(buffer) })
-      : new ArrayBuffer(length);
-    new Uint8Array(copy).set(new Uint8Array(buffer, 0, length));
+      ? new ArrayBufferCtor(length, { __proto__: null, maxByteLength: bufferMaxLength(buffer) })
+      : new ArrayBufferCtor(length);
+    typedArraySet(new Uint8ArrayCtor(copy), new Uint8ArrayCtor(buffer, 0, length));
     return copy;
   };
 
@@ -111,27 +132,28 @@
       const name = typedArrayName(value);
       if (name === undefined) {
         const buffer = clone(dataViewBuffer(value));
-        return new DataView(buffer, dataViewOffset(value), dataViewLength(value));
+        return new DataViewCtor(buffer, dataViewOffset(value), dataViewLength(value));
       }
       return new TYPED_ARRAYS[name](clone(typedArrayBuffer(value)), typedArrayOffset(value), typedArrayLength(value));
     }
     if (isArray(value)) {
-      const copy = new Array(value.length);
-      frames.push({ kind: "object", source: value, target: copy, items: ownKeys(value), index: 0 });
+      const copy = new ArrayCtor(value.length);
+      push(frames, { __proto__: null, kind: "object", source: value, target: copy, items: ownKeys(value), index: 0 });
       return copy;
     }
-    const tag = objectTag(value).slice(8, -1);
+    const tag = stringSlice(objectTag(value), 8, -1);
     switch (tag) {
       case "Boolean": case "Number": case "String": case "BigInt":
-        if (is(WRAPPERS[tag], value)) return Object(WRAPPERS[tag](value));
+        if (is(WRAPPERS[tag], value)) return ObjectCtor(WRAPPERS[tag](value));
         break;
       case "Date":
-        if (is(dateValue, value)) return new Date(dateValue(value));
+        if (is(dateValue, value)) return new DateCtor(dateValue(value));
         break;
       case "RegExp":
         if (value !== RegExp.prototype && is(regExpSource, value)) {
-          const flags = REGEXP_FLAGS.map(([flag, get]) => (get(value) ? flag : "")).join("");
-          return new RegExp(regExpSource(value), flags);
+          let flags = "";
+          for (let i = 0; i < REGEXP_FLAGS.length; i++) if (REGEXP_FLAGS[i][1](value)) flags += REGEXP_FLAGS[i][0];
+          return new RegExpCtor(regExpSource(value), flags);
         }
         break;
       case "ArrayBuffer":
@@ -140,69 +162,72 @@
       case "Map":
         if (is(mapSize, value)) {
           const items = [];
-          mapForEach(value, (entryValue, entryKey) => items.push(entryKey, entryValue));
-          const copy = new Map();
-          frames.push({ kind: "map", target: copy, items, index: 0, key: undefined });
+          mapForEach(value, (entryValue, entryKey) => {
+            push(items, entryKey);
+            push(items, entryValue);
+          });
+          const copy = new MapCtor();
+          push(frames, { __proto__: null, kind: "map", target: copy, items, index: 0, key: undefined });
           return copy;
         }
         break;
       case "Set":
         if (is(setSize, value)) {
           const items = [];
-          setForEach(value, (entry) => items.push(entry));
-          const copy = new Set();
-          frames.push({ kind: "set", target: copy, items, index: 0 });
+          setForEach(value, (entry) => push(items, entry));
+          const copy = new SetCtor();
+          push(frames, { __proto__: null, kind: "set", target: copy, items, index: 0 });
           return copy;
         }
         break;
       case "DOMException":
         if (typeof DOMExceptionCtor === "function" && value instanceof DOMExceptionCtor) {
-          return cloneError(value, DOMExceptionCtor, `${value.message}`, `${value.name}`);
+          return cloneError(value, DOMExceptionCtor, concat("", value.message), concat("", value.name));
         }
         break;
     }
-    if (UNCLONEABLE.has(tag)) throw dataCloneError(`${tag} object could not be cloned.`);
+    if (setHas(UNCLONEABLE, tag)) throw dataCloneError(concat("", tag, " object could not be cloned."));
     if (isError(value)) {
       const { name } = value;
       const desc = getOwnPropertyDescriptor(value, "message");
-      const message = desc && "value" in desc ? `${desc.value}` : undefined;
+      const message = desc && "value" in desc ? concat("", desc.value) : undefined;
       const Type = typeof name === "string" && ERRORS[name] ? ERRORS[name] : Error;
       return cloneError(value, Type, message);
     }
     const copy = {};
-    frames.push({ kind: "object", source: value, target: copy, items: ownKeys(value), index: 0 });
+    push(frames, { __proto__: null, kind: "object", source: value, target: copy, items: ownKeys(value), index: 0 });
     return copy;
   };
 
   function checkTransfer(options) {
     if (options === undefined || options === null) return;
     if (typeof options !== "object" && typeof options !== "function") {
-      throw new TypeError("structuredClone: options must be an object");
+      throw new TypeErrorCtor("structuredClone: options must be an object");
     }
     const { transfer } = options;
     if (transfer === undefined) return;
     if (Object(transfer) !== transfer || typeof transfer[Symbol.iterator] !== "function") {
-      throw new TypeError("structuredClone: options.transfer must be a sequence of objects");
+      throw new TypeErrorCtor("structuredClone: options.transfer must be a sequence of objects");
     }
     const list = [...transfer];
     if (list.some((item) => Object(item) !== item)) {
-      throw new TypeError("structuredClone: options.transfer must be a sequence of objects");
+      throw new TypeErrorCtor("structuredClone: options.transfer must be a sequence of objects");
     }
     if (list.length > 0) throw dataCloneError("Transferring objects is not supported.");
   }
 
   function structuredClone(value, options = undefined) {
-    if (arguments.length === 0) throw new TypeError("structuredClone: 1 argument required, but only 0 present");
+    if (arguments.length === 0) throw new TypeErrorCtor("structuredClone: 1 argument required, but only 0 present");
     checkTransfer(options);
-    const memory = new Map();
+    const memory = new MapCtor();
     const frames = [];
     const clone = (input) => {
       if (typeof input === "symbol") throw dataCloneError("A symbol could not be cloned.");
       if ((typeof input !== "object" || input === null) && typeof input !== "function") return input;
-      let copy = memory.get(input);
+      let copy = mapGet(memory, input);
       if (copy === undefined) {
         copy = cloneObject(input, clone, frames);
-        memory.set(input, copy);
+        mapSet(memory, input, copy);
       }
       return copy;
     };
@@ -211,7 +236,7 @@
     while (frames.length > 0) {
       const frame = frames[frames.length - 1];
       if (frame.index === frame.items.length) {
-        frames.pop();
+        pop(frames);
         continue;
       }
       const item = frame.items[frame.index++];

@@ -3,7 +3,7 @@
 //! parser, so what a script sees is what the host is asked for.
 
 use javy::quickjs::prelude::Func;
-use javy::quickjs::{Ctx, Function, Result};
+use javy::quickjs::{Ctx, Function, Result, Value};
 use url::{Url, quirks};
 
 /// `[href, origin, protocol, username, password, host, hostname, port, pathname, search, hash]`.
@@ -23,17 +23,29 @@ fn parts(url: &Url) -> Vec<String> {
     ]
 }
 
-fn url_parse(input: String, base: Option<String>) -> Option<Vec<String>> {
-    let url = match base {
-        Some(base) => Url::parse(&base).ok()?.join(&input).ok()?,
-        None => Url::parse(&input).ok()?,
-    };
-    Some(parts(&url))
+/// The parts as an array that a setter on `Array.prototype` cannot intercept, or `null`.
+fn parts_value<'js>(cx: &Ctx<'js>, parts: Option<Vec<String>>) -> Result<Value<'js>> {
+    match parts {
+        Some(parts) => Ok(crate::globals::string_array(cx, parts)?.into_value()),
+        None => Ok(Value::new_null(cx.clone())),
+    }
 }
 
-/// Apply one WHATWG setter; `None` when `href` does not parse (it always does: it came from
-/// `url_parse`) or the new href is invalid.
-fn url_set(href: String, part: String, value: String) -> Option<Vec<String>> {
+fn url_parse(cx: Ctx<'_>, input: String, base: Option<String>) -> Result<Value<'_>> {
+    let url = match base {
+        Some(base) => Url::parse(&base).and_then(|base| base.join(&input)),
+        None => Url::parse(&input),
+    };
+    parts_value(&cx, url.ok().as_ref().map(parts))
+}
+
+/// Apply one WHATWG setter: the new parts, or `null` when `href` does not parse (it always
+/// does: it came from `url_parse`) or the new href is invalid.
+fn url_set(cx: Ctx<'_>, href: String, part: String, value: String) -> Result<Value<'_>> {
+    parts_value(&cx, set_part(href, part, value))
+}
+
+fn set_part(href: String, part: String, value: String) -> Option<Vec<String>> {
     let mut url = Url::parse(&href).ok()?;
     match part.as_str() {
         "protocol" => quirks::set_protocol(&mut url, &value).ok()?,
