@@ -7,6 +7,8 @@ mod upstream;
 
 #[path = "integration/auto_compile.rs"]
 mod auto_compile;
+#[path = "integration/bytes.rs"]
+mod bytes;
 #[path = "integration/capabilities.rs"]
 mod capabilities;
 #[path = "integration/cli.rs"]

@@ -1,60 +1,173 @@
-//! `atob` and `btoa`, as in browsers: Latin-1 strings to and from base64.
+//! `atob` and `btoa`, as in browsers: Latin-1 strings to and from base64. The bytes move in
+//! Rust (a few wasm instructions per byte); the JS wrapper only converts the argument to a
+//! string and throws the `InvalidCharacterError` that browsers throw.
 
-use javy::quickjs::{Ctx, Function, Result};
+use crate::globals::text::Utf8;
+use javy::quickjs::prelude::Func;
+use javy::quickjs::{Ctx, Function, Result, String as JsString};
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// The value of a base64 digit, 64 for anything else.
+const DIGITS: [u8; 256] = {
+    let mut table = [64u8; 256];
+    let mut i = 0;
+    while i < 64 {
+        table[ALPHABET[i] as usize] = i as u8;
+        i += 1;
+    }
+    table
+};
+
+/// The code units of a string made only of Latin-1 characters, one byte each, to `f`; `None`
+/// when it has one above U+00FF (a lone surrogate included).
+fn with_latin1<T>(text: JsString<'_>, f: impl FnOnce(&[u8]) -> T) -> Result<Option<T>> {
+    let utf8 = Utf8::new(text)?;
+    let bytes = utf8.bytes();
+    if bytes.is_ascii() {
+        // ASCII is its own Latin-1.
+        return Ok(Some(f(bytes)));
+    }
+    let latin1: Option<Vec<u8>> = utf8
+        .text()
+        .and_then(|text| text.chars().map(|c| u8::try_from(c).ok()).collect());
+    Ok(latin1.map(|bytes| f(&bytes)))
+}
+
+/// A string whose code units are `bytes` (each byte as U+0000..U+00FF).
+fn from_latin1<'js>(cx: Ctx<'js>, bytes: &[u8]) -> Result<JsString<'js>> {
+    if bytes.is_ascii() {
+        // ASCII is its own UTF-8.
+        return JsString::from_str(cx, std::str::from_utf8(bytes).unwrap_or_default());
+    }
+    let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+    JsString::from_str(cx, &text)
+}
+
+/// Base64 of `bytes`, with padding.
+pub fn encode(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len().div_ceil(3) * 4);
+    let mut chunks = bytes.chunks_exact(3);
+    for c in &mut chunks {
+        let n = (u32::from(c[0]) << 16) | (u32::from(c[1]) << 8) | u32::from(c[2]);
+        out.extend_from_slice(&[
+            ALPHABET[(n >> 18) as usize & 63],
+            ALPHABET[(n >> 12) as usize & 63],
+            ALPHABET[(n >> 6) as usize & 63],
+            ALPHABET[n as usize & 63],
+        ]);
+    }
+    match *chunks.remainder() {
+        [a] => {
+            let n = u32::from(a) << 16;
+            out.extend_from_slice(&[
+                ALPHABET[(n >> 18) as usize & 63],
+                ALPHABET[(n >> 12) as usize & 63],
+                b'=',
+                b'=',
+            ]);
+        }
+        [a, b] => {
+            let n = (u32::from(a) << 16) | (u32::from(b) << 8);
+            out.extend_from_slice(&[
+                ALPHABET[(n >> 18) as usize & 63],
+                ALPHABET[(n >> 12) as usize & 63],
+                ALPHABET[(n >> 6) as usize & 63],
+                b'=',
+            ]);
+        }
+        _ => {}
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// WHATWG forgiving-base64 decode: ASCII whitespace removed, then one or two trailing `=` when
+/// the length is a multiple of 4; `None` when the rest has a length of 4n+1 or a character
+/// outside the alphabet. Leftover bits are dropped.
+pub fn decode(input: &[u8]) -> Option<Vec<u8>> {
+    let mut text: Vec<u8> = input
+        .iter()
+        .copied()
+        .filter(|c| !matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' '))
+        .collect();
+    if text.len().is_multiple_of(4) && text.last() == Some(&b'=') {
+        text.pop();
+        if text.last() == Some(&b'=') {
+            text.pop();
+        }
+    }
+    if text.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(text.len() / 4 * 3 + 2);
+    let mut chunks = text.chunks_exact(4);
+    for c in &mut chunks {
+        let (a, b, d, e) = (
+            DIGITS[c[0] as usize],
+            DIGITS[c[1] as usize],
+            DIGITS[c[2] as usize],
+            DIGITS[c[3] as usize],
+        );
+        if (a | b | d | e) & 64 != 0 {
+            return None;
+        }
+        let n = (u32::from(a) << 18) | (u32::from(b) << 12) | (u32::from(d) << 6) | u32::from(e);
+        out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]);
+    }
+    let rest = chunks.remainder();
+    let mut n = 0u32;
+    for &c in rest {
+        let d = DIGITS[c as usize];
+        if d == 64 {
+            return None;
+        }
+        n = (n << 6) | u32::from(d);
+    }
+    match rest.len() {
+        2 => out.push((n >> 4) as u8),
+        3 => out.extend_from_slice(&[(n >> 10) as u8, (n >> 2) as u8]),
+        _ => {}
+    }
+    Some(out)
+}
+
+/// `btoa`'s work: the base64 of a Latin-1 string, or `undefined` when it is not Latin-1.
+fn btoa<'js>(cx: Ctx<'js>, text: JsString<'js>) -> Result<Option<JsString<'js>>> {
+    with_latin1(text, encode)?
+        .map(|encoded| JsString::from_str(cx, &encoded))
+        .transpose()
+}
+
+/// `atob`'s work: the Latin-1 string that base64 text stands for, or `undefined` when it is not
+/// valid base64.
+fn atob<'js>(cx: Ctx<'js>, text: JsString<'js>) -> Result<Option<JsString<'js>>> {
+    // Anything outside Latin-1 is outside the alphabet too.
+    with_latin1(text, decode)?
+        .flatten()
+        .map(|bytes| from_latin1(cx, &bytes))
+        .transpose()
+}
 
 const PRELUDE: &str = r#"
-(function () {
+(function (encode, decode) {
   "use strict";
   // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
-  const uncurry = (fn) => Function.prototype.call.bind(fn);
   const StringCtor = String;
   const ErrorCtor = Error;
-  const { fromCharCode } = String;
-  const charCodeAt = uncurry(String.prototype.charCodeAt);
-  const indexOf = uncurry(String.prototype.indexOf);
-  const exec = uncurry(RegExp.prototype.exec);
   const defineProperty = Object.defineProperty;
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const NOT_BASE64 = /[^A-Za-z0-9+/]/;
   const invalid = (message) => {
     const e = new ErrorCtor(message);
     defineProperty(e, "name", { __proto__: null, value: "InvalidCharacterError", writable: true, enumerable: true, configurable: true });
     return e;
   };
-  const isWhitespace = (c) => c === "\t" || c === "\n" || c === "\f" || c === "\r" || c === " ";
   globalThis.btoa = function btoa(data) {
-    const text = StringCtor(data);
-    let out = "";
-    for (let i = 0; i < text.length; i += 3) {
-      const a = charCodeAt(text, i), b = charCodeAt(text, i + 1), c = charCodeAt(text, i + 2);
-      if (a > 255 || b > 255 || c > 255) throw invalid("btoa: the string has characters outside Latin-1");
-      const n = (a << 16) | ((b || 0) << 8) | (c || 0);
-      out += alphabet[(n >> 18) & 63] + alphabet[(n >> 12) & 63];
-      out += i + 1 < text.length ? alphabet[(n >> 6) & 63] : "=";
-      out += i + 2 < text.length ? alphabet[n & 63] : "=";
-    }
+    const out = encode(StringCtor(data));
+    if (out === undefined) throw invalid("btoa: the string has characters outside Latin-1");
     return out;
   };
   globalThis.atob = function atob(data) {
-    const input = StringCtor(data);
-    let text = "";
-    for (let i = 0; i < input.length; i++) if (!isWhitespace(input[i])) text += input[i];
-    if (text.length % 4 === 0) {
-      // Drop one or two trailing "=".
-      let end = text.length;
-      if (end > 0 && text[end - 1] === "=") end--;
-      if (end > 0 && text[end - 1] === "=" && end === text.length - 1) end--;
-      let kept = "";
-      for (let i = 0; i < end; i++) kept += text[i];
-      text = kept;
-    }
-    if (text.length % 4 === 1 || exec(NOT_BASE64, text) !== null) throw invalid("atob: not valid base64");
-    let out = "", bits = 0, value = 0;
-    for (let i = 0; i < text.length; i++) {
-      value = (value << 6) | indexOf(alphabet, text[i]);
-      bits += 6;
-      if (bits >= 8) { bits -= 8; out += fromCharCode((value >> bits) & 255); }
-    }
+    const out = decode(StringCtor(data));
+    if (out === undefined) throw invalid("atob: not valid base64");
     return out;
   };
 })
@@ -63,5 +176,5 @@ const PRELUDE: &str = r#"
 /// Install `atob` and `btoa`. Runs once, before the snapshot.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let prelude: Function = cx.eval(PRELUDE)?;
-    prelude.call(())
+    prelude.call((Func::from(btoa), Func::from(atob)))
 }

@@ -10,10 +10,15 @@ use javy::quickjs::{Ctx, Function, Object, Result, String as JsString, TypedArra
 /// for the globals that must not call `TextEncoder`, which a script can replace (fetch.js,
 /// kv.js).
 pub fn utf8_encode<'js>(cx: Ctx<'js>, text: JsString<'js>) -> Result<TypedArray<'js, u8>> {
-    let encoded = text
-        .to_string()
-        .unwrap_or_else(|error| javy::to_string_lossy(&cx, &text, error));
-    TypedArray::new(cx, encoded.into_bytes())
+    let utf8 = crate::globals::text::Utf8::new(text.clone())?;
+    let encoded = match utf8.text() {
+        Some(text) => text.as_bytes().to_vec(),
+        None => match text.to_string() {
+            Ok(text) => text.into_bytes(),
+            Err(error) => javy::to_string_lossy(&cx, &text, error).into_bytes(),
+        },
+    };
+    TypedArray::new(cx, encoded)
 }
 
 /// Bytes as text, invalid sequences as U+FFFD and a leading byte order mark dropped: what
@@ -24,7 +29,11 @@ pub fn utf8_decode<'js>(cx: Ctx<'js>, bytes: TypedArray<'js, u8>) -> Result<JsSt
         [0xEF, 0xBB, 0xBF, rest @ ..] => rest,
         _ => view,
     };
-    JsString::from_str(cx, &String::from_utf8_lossy(view))
+    // Well-formed text (the usual case) is checked a word at a time and not copied.
+    match std::str::from_utf8(view) {
+        Ok(text) => JsString::from_str(cx, text),
+        Err(_) => JsString::from_str(cx, &String::from_utf8_lossy(view)),
+    }
 }
 
 const PRELUDE: &str = include_str!("fetch.js");

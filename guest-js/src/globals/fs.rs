@@ -6,7 +6,7 @@
 use javy::quickjs::prelude::Func;
 use javy::quickjs::{Ctx, Function, Persistent, Result, Value};
 #[cfg(feature = "capabilities")]
-use javy::quickjs::{Exception, Object, prelude::MutFn};
+use javy::quickjs::{Exception, Object, TypedArray, prelude::MutFn};
 #[cfg(feature = "capabilities")]
 use javy::{Args, hold_and_release};
 use std::cell::RefCell;
@@ -21,24 +21,11 @@ const PRELUDE: &str = r#"
   const ErrorCtor = Error;
   // QuickJS compiles a template literal to a call of `String.prototype.concat`: none here.
   const concat = Function.prototype.call.bind(String.prototype.concat);
-  const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
-  const getter = (key) => Function.prototype.call.bind(Object.getOwnPropertyDescriptor(TypedArrayPrototype, key).get);
-  const typedArrayName = getter(Symbol.toStringTag);
-  const typedArrayLength = getter("length");
-  // What `value instanceof Uint8Array` said, without `Uint8Array`'s @@hasInstance.
-  const isUint8Array = (value) => typedArrayName(value) === "Uint8Array";
   const own = (object, key, value) =>
     defineProperty(object, key, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
-  // A Uint8Array as the list of its bytes (what `Array.from` gave), without its iterator.
-  const bytesOf = (array) => {
-    const length = typedArrayLength(array);
-    const out = [];
-    for (let i = 0; i < length; i++) own(out, i, array[i]);
-    return out;
-  };
   const wrap = (name) => async (...args) => {
     const list = [];
-    for (let i = 0; i < args.length; i++) own(list, i, isUint8Array(args[i]) ? bytesOf(args[i]) : args[i]);
+    for (let i = 0; i < args.length; i++) own(list, i, args[i]);
     const reply = native(name, list);
     const value = reply[1];
     if (reply[0]) return value;
@@ -122,19 +109,30 @@ fn operate<'js>(
                 })
             })
             .map(|r| r.unwrap_or(undefined)),
-        "writeFile" => {
-            let data = match args.get(1) {
-                Some(v) if v.is_string() => v.get::<String>()?.into_bytes(),
-                Some(v) if v.is_array() => v.get::<Vec<u8>>()?,
-                _ => {
-                    return Err(Exception::throw_type(
-                        cx,
-                        "fs.writeFile(path, data) needs a string or Uint8Array",
-                    ));
+        "writeFile" => match args.get(1) {
+            // A string's UTF-8 and a Uint8Array's bytes, each written in one piece.
+            Some(v) if v.is_string() => {
+                let utf8 = crate::globals::text::Utf8::new(v.get()?)?;
+                match utf8.text() {
+                    Some(text) => std::fs::write(&path, text),
+                    // A lone surrogate: refused as before, by the conversion to a Rust string.
+                    None => std::fs::write(&path, v.get::<String>()?),
                 }
-            };
-            std::fs::write(&path, data).map(|()| undefined)
+            }
+            Some(v) if v.as_object().is_some_and(|o| o.is_typed_array::<u8>()) => {
+                let array = TypedArray::<u8>::from_value(v.clone())?;
+                // A detached buffer has no bytes.
+                std::fs::write(&path, array.as_bytes().unwrap_or_default())
+            }
+            Some(v) if v.is_array() => std::fs::write(&path, v.get::<Vec<u8>>()?),
+            _ => {
+                return Err(Exception::throw_type(
+                    cx,
+                    "fs.writeFile(path, data) needs a string or Uint8Array",
+                ));
+            }
         }
+        .map(|()| undefined),
         "readdir" => std::fs::read_dir(&path).and_then(|entries| {
             let mut names: Vec<String> = entries
                 .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))

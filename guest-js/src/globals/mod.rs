@@ -9,6 +9,7 @@ mod fetch;
 pub mod fs;
 pub mod io;
 pub mod kv;
+pub mod text;
 pub mod timers;
 mod url;
 
