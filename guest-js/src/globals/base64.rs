@@ -46,62 +46,70 @@ fn from_latin1<'js>(cx: Ctx<'js>, bytes: &[u8]) -> Result<JsString<'js>> {
 
 /// Base64 of `bytes`, with padding.
 pub fn encode(bytes: &[u8]) -> String {
-    let mut out = Vec::with_capacity(bytes.len().div_ceil(3) * 4);
-    let mut chunks = bytes.chunks_exact(3);
-    for c in &mut chunks {
+    let digit = |n: u32| ALPHABET[(n & 63) as usize];
+    let mut out = vec![b'='; bytes.len().div_ceil(3) * 4];
+    let chunks = bytes.chunks_exact(3);
+    let rest = chunks.remainder();
+    for (c, o) in chunks.zip(out.chunks_exact_mut(4)) {
         let n = (u32::from(c[0]) << 16) | (u32::from(c[1]) << 8) | u32::from(c[2]);
-        out.extend_from_slice(&[
-            ALPHABET[(n >> 18) as usize & 63],
-            ALPHABET[(n >> 12) as usize & 63],
-            ALPHABET[(n >> 6) as usize & 63],
-            ALPHABET[n as usize & 63],
-        ]);
+        o[0] = digit(n >> 18);
+        o[1] = digit(n >> 12);
+        o[2] = digit(n >> 6);
+        o[3] = digit(n);
     }
-    match *chunks.remainder() {
-        [a] => {
-            let n = u32::from(a) << 16;
-            out.extend_from_slice(&[
-                ALPHABET[(n >> 18) as usize & 63],
-                ALPHABET[(n >> 12) as usize & 63],
-                b'=',
-                b'=',
-            ]);
+    if let Some(o) = out.rchunks_exact_mut(4).next().filter(|_| !rest.is_empty()) {
+        let n = (u32::from(rest[0]) << 16) | (u32::from(*rest.get(1).unwrap_or(&0)) << 8);
+        o[0] = digit(n >> 18);
+        o[1] = digit(n >> 12);
+        if rest.len() == 2 {
+            o[2] = digit(n >> 6);
         }
-        [a, b] => {
-            let n = (u32::from(a) << 16) | (u32::from(b) << 8);
-            out.extend_from_slice(&[
-                ALPHABET[(n >> 18) as usize & 63],
-                ALPHABET[(n >> 12) as usize & 63],
-                ALPHABET[(n >> 6) as usize & 63],
-                b'=',
-            ]);
-        }
-        _ => {}
     }
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// ASCII whitespace as the forgiving-base64 algorithm strips it.
+fn is_whitespace(c: &u8) -> bool {
+    matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
 }
 
 /// WHATWG forgiving-base64 decode: ASCII whitespace removed, then one or two trailing `=` when
 /// the length is a multiple of 4; `None` when the rest has a length of 4n+1 or a character
 /// outside the alphabet. Leftover bits are dropped.
 pub fn decode(input: &[u8]) -> Option<Vec<u8>> {
-    let mut text: Vec<u8> = input
-        .iter()
-        .copied()
-        .filter(|c| !matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' '))
-        .collect();
-    if text.len().is_multiple_of(4) && text.last() == Some(&b'=') {
-        text.pop();
-        if text.last() == Some(&b'=') {
-            text.pop();
+    // Text without whitespace (the usual case) is decoded as it is; whitespace is outside the
+    // alphabet, so text with some fails there and is decoded again without it.
+    decode_stripped(input).or_else(|| {
+        if !input.iter().any(is_whitespace) {
+            return None;
+        }
+        let text: Vec<u8> = input
+            .iter()
+            .copied()
+            .filter(|c| !is_whitespace(c))
+            .collect();
+        decode_stripped(&text)
+    })
+}
+
+/// `decode` of text that has no whitespace.
+fn decode_stripped(mut text: &[u8]) -> Option<Vec<u8>> {
+    if text.len().is_multiple_of(4)
+        && let [rest @ .., b'='] = text
+    {
+        text = rest;
+        if let [rest @ .., b'='] = text {
+            text = rest;
         }
     }
     if text.len() % 4 == 1 {
         return None;
     }
-    let mut out = Vec::with_capacity(text.len() / 4 * 3 + 2);
-    let mut chunks = text.chunks_exact(4);
-    for c in &mut chunks {
+    let chunks = text.chunks_exact(4);
+    let rest = chunks.remainder();
+    let mut out = vec![0u8; text.len() / 4 * 3 + rest.len().saturating_sub(1)];
+    let (whole, tail) = out.split_at_mut(text.len() / 4 * 3);
+    for (c, o) in chunks.zip(whole.chunks_exact_mut(3)) {
         let (a, b, d, e) = (
             DIGITS[c[0] as usize],
             DIGITS[c[1] as usize],
@@ -112,9 +120,10 @@ pub fn decode(input: &[u8]) -> Option<Vec<u8>> {
             return None;
         }
         let n = (u32::from(a) << 18) | (u32::from(b) << 12) | (u32::from(d) << 6) | u32::from(e);
-        out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]);
+        o[0] = (n >> 16) as u8;
+        o[1] = (n >> 8) as u8;
+        o[2] = n as u8;
     }
-    let rest = chunks.remainder();
     let mut n = 0u32;
     for &c in rest {
         let d = DIGITS[c as usize];
@@ -124,8 +133,11 @@ pub fn decode(input: &[u8]) -> Option<Vec<u8>> {
         n = (n << 6) | u32::from(d);
     }
     match rest.len() {
-        2 => out.push((n >> 4) as u8),
-        3 => out.extend_from_slice(&[(n >> 10) as u8, (n >> 2) as u8]),
+        2 => tail[0] = (n >> 4) as u8,
+        3 => {
+            tail[0] = (n >> 10) as u8;
+            tail[1] = (n >> 2) as u8;
+        }
         _ => {}
     }
     Some(out)
