@@ -87,6 +87,7 @@ const SCRIPTS: &[(&str, &str)] = &[
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     console::register(cx)?;
     base64::register(cx)?;
+    text::register(cx)?;
     timers::register(cx)?;
     for (_name, source) in SCRIPTS {
         cx.eval::<(), _>(*source)?;

@@ -112,13 +112,12 @@ async fn byte_paths_fuel_per_byte_stays_bounded() {
         ),
         ("fetch body: string", text, post("s"), N, ONE_SCAN),
         ("response.text()", "", get("text"), N, ONE_SCAN),
-        // javy's TextDecoder (String::from_utf8_lossy, then the scan).
         (
             "TextDecoder.decode",
             bytes,
             "new TextDecoder().decode(b)".into(),
             N,
-            30.0,
+            ONE_SCAN,
         ),
         // The text, then JSON.parse over each character.
         (
@@ -150,7 +149,8 @@ async fn byte_paths_fuel_per_byte_stays_bounded() {
 }
 
 /// The bulk paths keep their values: a Uint8Array (and a view into a larger buffer) is written
-/// byte for byte, and `atob`/`btoa` keep the forgiving-base64 rules and their errors.
+/// byte for byte, `atob`/`btoa` keep the forgiving-base64 rules and their errors, and
+/// `TextEncoder`/`TextDecoder` handle a BOM, `fatal`, `ignoreBOM`, views and bad input.
 #[tokio::test]
 async fn bulk_paths_keep_values_and_errors() {
     let p = policy("[fs.scratch]\nguest = \"/scratch\"\n");
@@ -166,7 +166,17 @@ async fn bulk_paths_keep_values_and_errors() {
                        () => atob('a\u00e9Gk'), () => atob('a=Gk')]) {
         try { f(); errors.push('none'); } catch (e) { errors.push(e.name + ': ' + e.message); }
       }
+      const decoder = new TextDecoder(), fatal = new TextDecoder('utf-8', { fatal: true });
+      const keep = new TextDecoder('utf-8', { ignoreBOM: true });
+      const bom = new Uint8Array([0xef, 0xbb, 0xbf, 104, 105, 0xff]);
+      for (const f of [() => fatal.decode(bom), () => decoder.decode({}), () => decoder.decode(bom, { stream: true })]) {
+        try { f(); errors.push('none'); } catch (e) { errors.push(e.name + ': ' + e.message); }
+      }
+      const text = [decoder.decode(bom), keep.decode(bom).length, decoder.decode(bom.subarray(3, 5)),
+                    decoder.decode(bom.buffer), decoder.decode(), fatal.decode(new TextEncoder().encode('h\u00e9\ud800')),
+                    Array.from(new TextEncoder().encode('\u00e9')), new TextEncoder().encode().length];
       return {
+        text,
         hi: await fs.readFile('/scratch/hi'), view: await fs.readFile('/scratch/view'),
         all: btoa(latin1).slice(0, 16), back: atob(btoa(latin1)) === latin1,
         forgiving: [atob(' aG\tk\n= '), atob('aGk'), atob('aA=='), atob('aA'), atob(''), btoa('')],
@@ -184,7 +194,11 @@ async fn bulk_paths_keep_values_and_errors() {
         serde_json::json!({
             "hi": "hi", "view": "hi", "all": "AAECAwQFBgcICQoL", "back": true,
             "forgiving": ["hi", "hi", "h", "h", "", ""],
-            "errors": [btoa, btoa, atob, atob, atob, atob],
+            "errors": [btoa, btoa, atob, atob, atob, atob,
+                "TypeError: The encoded data was not valid utf-8",
+                "TypeError: The provided value is not of type '(ArrayBuffer or ArrayBufferView)'",
+                "Error: Streaming decode is not supported"],
+            "text": ["hi\u{fffd}", 4, "hi", "hi\u{fffd}", "", "h\u{e9}\u{fffd}", [195, 169], 0],
         })
     );
     assert_next_call_works().await;
