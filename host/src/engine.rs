@@ -713,6 +713,7 @@ impl Palisade {
             policy: policy.name().to_owned(),
             policy_sha256: policy.sha256().to_owned(),
             metadata,
+            argument_list: false,
         };
         // One span per call: every log line of the call (an internal error's cause included)
         // carries its id, policy and script.

@@ -207,6 +207,7 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<SnapshotState>> {
     for (interface, function) in [
         ("palisade:sandbox/console@0.1.0", "log"),
         ("palisade:sandbox/capability@0.1.0", "call"),
+        ("palisade:sandbox/capability@0.1.0", "call-args"),
         ("palisade:sandbox/capability@0.1.0", "refusal"),
         ("palisade:sandbox/capability@0.1.0", "unsent-request"),
         (

@@ -23,7 +23,7 @@ thread_local! {
 /// evaluated as a script returning a function of the natives, never as a module (a module
 /// could be imported again by its name) and never through a global.
 const PRELUDE: &str = r#"
-(function (start, wait) {
+(function (start, startArgs, wait) {
 "use strict";
 // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
 const { defineProperty, freeze, create } = Object;
@@ -55,9 +55,12 @@ class CapabilityError extends Error {
 globalThis.PolicyDeniedError = PolicyDeniedError;
 globalThis.CapabilityError = CapabilityError;
 
-const invoke = async (name, payload) => {
-  const text = stringify(payload === undefined ? null : payload);
-  const reply = (await wait(start(name, text))).value;
+// One argument travels as itself, several as their list: every argument reaches the host.
+const invoke = async (name, args) => {
+  const started = args.length > 1
+    ? startArgs(name, stringify(args))
+    : start(name, stringify(args.length === 0 || args[0] === undefined ? null : args[0]));
+  const reply = (await wait(started)).value;
   const status = reply[0], result = reply[1];
   if (status === 0) return parse(result);
   if (status === 1) throw new PolicyDeniedError(result);
@@ -69,7 +72,7 @@ return new ProxyCtor(freeze(create(null)), {
   get(_, name) {
     // Not thenable, not a symbol-keyed protocol object: only named capabilities.
     if (typeof name !== "string" || name === "then") return undefined;
-    return (payload) => invoke(name, payload);
+    return (...args) => invoke(name, args);
   },
   set() { return false; },
   defineProperty() { return false; },
@@ -81,10 +84,16 @@ return new ProxyCtor(freeze(create(null)), {
 pub fn register<'js>(cx: &Ctx<'js>, wait: &Function<'js>) -> Result<()> {
     let prelude: Function = cx.eval(PRELUDE)?;
     #[cfg(feature = "capabilities")]
-    let start = Func::from(io::start_capability);
+    let (start, start_args) = (
+        Func::from(io::start_capability),
+        Func::from(io::start_capability_args),
+    );
     #[cfg(not(feature = "capabilities"))]
-    let start = Func::from(crate::globals::absent);
-    let bridge: Value = prelude.call((start, wait.clone()))?;
+    let (start, start_args) = (
+        Func::from(crate::globals::absent),
+        Func::from(crate::globals::absent),
+    );
+    let bridge: Value = prelude.call((start, start_args, wait.clone()))?;
     BRIDGE.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, bridge)));
     Ok(())
 }

@@ -174,6 +174,13 @@ pub fn start_capability(name: String, payload: String) -> u32 {
 }
 
 #[cfg(feature = "capabilities")]
+/// Start a capability call with several arguments (`args`, a JSON array), like
+/// [`start_capability`].
+pub fn start_capability_args(name: String, args: String) -> u32 {
+    add(Op::Capability(capability::call_args(&name, &args)))
+}
+
+#[cfg(feature = "capabilities")]
 /// A `wasi:http` error code as a stable string for the JS error classes.
 fn code_name(code: &ErrorCode) -> (&'static str, String) {
     let detail = format!("{code:?}");

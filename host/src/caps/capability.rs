@@ -45,6 +45,10 @@ pub struct CallContext {
     /// What the embedder attached to the call ([`RunOptions::metadata`](crate::RunOptions)):
     /// an actor id, a tenant, a session.
     pub metadata: Option<Arc<serde_json::Value>>,
+    /// Whether the payload is the list of the call's arguments (`maia.render(id, view)`, a
+    /// call with several), rather than its one argument (`maia.do(x)`); sent to `forward`
+    /// URLs as `palisade-arguments: list`.
+    pub argument_list: bool,
 }
 
 /// Polls a handler's future and turns a panic into an error: a handler that panics ends its
@@ -214,7 +218,7 @@ impl CapabilityState {
 
     /// Check a call against the policy and start its handler; when recording, the result
     /// goes to the transcript, and when replaying, the recorded result is the answer.
-    fn start(&mut self, name: String, payload: String) -> PendingCall {
+    fn start(&mut self, name: String, payload: String, argument_list: bool) -> PendingCall {
         if let Some(replay) = self.tape.replaying() {
             let event = replay.capability();
             if let Err(refused) = self.count_replayed(&name) {
@@ -232,7 +236,7 @@ impl CapabilityState {
             });
         });
         let name_kept = name.clone();
-        let mut pending = self.start_live(name, payload);
+        let mut pending = self.start_live(name, payload, argument_list);
         if let Some(slot) = slot {
             let tape = self.tape.clone();
             let name = name_kept;
@@ -254,7 +258,7 @@ impl CapabilityState {
         pending
     }
 
-    fn start_live(&mut self, name: String, payload: String) -> PendingCall {
+    fn start_live(&mut self, name: String, payload: String, argument_list: bool) -> PendingCall {
         let started = Instant::now();
         let bytes_in = payload.len() as u64;
         match self.check(&name, &payload, started, bytes_in) {
@@ -266,6 +270,7 @@ impl CapabilityState {
                 let forwarded = matches!(target, Target::Forward { .. }).then(|| budget.clone());
                 let context = crate::CallContext {
                     capability: name.clone(),
+                    argument_list,
                     ..self.context.clone()
                 };
                 let panicked: Arc<std::sync::OnceLock<String>> = Arc::default();
@@ -591,7 +596,16 @@ impl capability::Host for CallState {
         name: String,
         payload: String,
     ) -> wasmtime::Result<Resource<PendingCall>> {
-        let pending = self.capabilities.start(name, payload);
+        let pending = self.capabilities.start(name, payload, false);
+        Ok(self.table.push(pending)?)
+    }
+
+    async fn call_args(
+        &mut self,
+        name: String,
+        args: String,
+    ) -> wasmtime::Result<Resource<PendingCall>> {
+        let pending = self.capabilities.start(name, args, true);
         Ok(self.table.push(pending)?)
     }
 

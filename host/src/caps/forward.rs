@@ -106,6 +106,9 @@ async fn post(
             .header("palisade-capability", context.capability.as_str())
             .header("palisade-policy", context.policy.as_str())
             .header("palisade-policy-sha256", context.policy_sha256.as_str());
+        if context.argument_list {
+            request = request.header("palisade-arguments", "list");
+        }
         // The embedder's metadata as compact JSON (left out if it cannot be a header value).
         if let Some(metadata) = &context.metadata
             && let Ok(text) = serde_json::to_string(metadata)

@@ -131,3 +131,43 @@ async fn options_lower_the_policys_limits_and_never_raise_them() {
     );
     assert_next_call_works().await;
 }
+
+/// Issue 25: every argument of a bridge call reaches the handler and a forward URL (they were
+/// dropped but the first); a one-argument call keeps its payload form.
+#[tokio::test]
+async fn every_argument_of_a_bridge_call_arrives() {
+    let palisade = Palisade::builder()
+        .max_concurrency(2)
+        .capability_with_context("render", |context: CallContext, payload| async move {
+            Ok(serde_json::json!({ "list": context.argument_list, "payload": payload }))
+        })
+        .build()
+        .unwrap();
+    let p = policy("[capabilities]\nglobal = \"maia\"\n[capabilities.allow.render]\n");
+    let script = Script::new(
+        "args.js",
+        "export default async () => [
+           await maia.render('actor-1', { view: 'card' }, 'dark'),
+           await maia.render({ one: 1 }),
+           await maia.render([1, 2]),
+           await maia.render(),
+         ];",
+    );
+    let outcome = palisade.run(&p, &script, "null").await;
+    assert_eq!(
+        output(&outcome),
+        r#"[{"list":true,"payload":["actor-1",{"view":"card"},"dark"]},{"list":false,"payload":{"one":1}},{"list":false,"payload":[1,2]},{"list":false,"payload":null}]"#
+    );
+    // A forward URL gets the list, marked as such.
+    let up = Upstream::start().await;
+    let p = policy(&format!(
+        "[capabilities.allow.echo]\nforward = \"http://127.0.0.1:{}/api/echo\"\n",
+        up.port()
+    ));
+    let script = Script::new("fwd.js", "export default async () => host.echo('a', 2);");
+    let outcome = PALISADE.run(&p, &script, "null").await;
+    let echoed: serde_json::Value = serde_json::from_str(output(&outcome)).unwrap();
+    assert_eq!(echoed["body"], r#"["a",2]"#);
+    let headers: std::collections::HashMap<_, _> = up.seen()[0].palisade.iter().cloned().collect();
+    assert_eq!(headers["palisade-arguments"], "list");
+}
