@@ -1,7 +1,7 @@
 //! Audit records: one per gated decision, kept in the outcome and optionally appended to a
 //! JSON-lines log. Each record names the policy (and its SHA-256) that decided.
 
-use crate::engine::bindings::palisade::sandbox::capability::Denial;
+use crate::bindings::palisade::sandbox::capability::Denial;
 use crate::policy::Policy;
 use crate::secrets::Secrets;
 use crate::{Error, Fix};

@@ -2,13 +2,16 @@
 //! [`Outcome`] with its receipt. Nothing of a call outlives its store.
 
 use crate::audit::{AuditLog, AuditRecord};
-use crate::caps::capability::{CapabilityState, Handler};
-use crate::caps::console::Console;
+use crate::bindings::exports::palisade::sandbox::runner::{self, Environment, Module};
+use crate::caps::capability::{CapabilityState, CapabilityView, Handler};
+use crate::caps::config::Config;
+use crate::caps::console::{Console, LogLine};
+use crate::caps::files::FsState;
 use crate::caps::http::{HttpGate, RateLimiter};
-use crate::caps::kv::KvState;
+use crate::caps::kv::{KvState, KvView};
 use crate::caps::quota::{Limits as QuotaLimits, Quotas, Usage};
 use crate::engine::Runtime;
-use crate::engine::bindings::exports::palisade::sandbox::runner::{self, Environment, Module};
+use crate::error::guest_error;
 use crate::kv::KvBackend;
 use crate::limits::{DeadlineExceeded, MemoryLimiter};
 use crate::policy::Policy;
@@ -16,7 +19,7 @@ use crate::policy::{Clock, MountMode};
 use crate::record::{Tape, TapedMonotonic, TapedRng, TapedWall};
 use crate::scratch::ScratchDir;
 use crate::secrets::Secrets;
-use crate::{Error, GuestLocation, Script};
+use crate::{Error, Script};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Serialize;
@@ -24,38 +27,13 @@ use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmtime::component::ResourceTable;
+use wasmtime::component::{Linker, ResourceTable};
 use wasmtime::{Store, Trap, UpdateDeadline};
 use wasmtime_wasi::FsPerms;
 use wasmtime_wasi::{
     HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
 };
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
-
-/// The console method that produced a line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// `console.debug`.
-    Debug,
-    /// `console.info`.
-    Info,
-    /// `console.log`.
-    Log,
-    /// `console.warn`.
-    Warn,
-    /// `console.error`.
-    Error,
-}
-
-/// One console line of a call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LogLine {
-    /// The console method that wrote it.
-    pub level: Level,
-    /// The line's text, as the console formatted its arguments.
-    pub message: String,
-}
 
 /// What a call used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -187,7 +165,7 @@ pub(crate) struct CallState {
     limiter: MemoryLimiter,
     pub(crate) console: Console,
     pub(crate) capabilities: CapabilityState,
-    pub(crate) config: Option<Arc<std::collections::BTreeMap<String, String>>>,
+    config: Config,
     http_ctx: WasiHttpCtx,
     pub(crate) http: HttpGate,
     pub(crate) kv: KvState,
@@ -219,6 +197,32 @@ pub(crate) struct Shared {
     pub tape: Tape,
     /// Who is calling, for capability handlers.
     pub context: crate::CallContext,
+}
+
+impl FsState for CallState {
+    fn quotas(&mut self) -> &mut Quotas {
+        &mut self.quotas
+    }
+}
+
+/// Link every import of the guest's world to the call's state: WASI (its file system wrapped
+/// by the quota gate) and `wasi:http` through the network gate, then Palisade's own
+/// interfaces and `wasi:config`, each to the view of its own capability.
+pub(crate) fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    wasmtime_wasi::p2::add_to_linker_async(linker)?;
+    crate::caps::files::add_to_linker(linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
+    crate::caps::console::add_to_linker(linker, |s| &mut s.console)?;
+    crate::caps::capability::add_to_linker(linker, |s| CapabilityView {
+        state: &mut s.capabilities,
+        table: &mut s.table,
+        http: &mut s.http,
+    })?;
+    crate::caps::config::add_to_linker(linker, |s| &mut s.config)?;
+    crate::caps::kv::add_to_linker(linker, |s| KvView {
+        kv: &s.kv,
+        table: &mut s.table,
+    })
 }
 
 impl WasiView for CallState {
@@ -371,7 +375,7 @@ impl CallState {
                 tape.clone(),
                 shared.context,
             ),
-            config: policy.config().cloned(),
+            config: Config(policy.config().cloned()),
             http_ctx: WasiHttpCtx::new(),
             http: HttpGate::new(
                 policy.http().cloned(),
@@ -410,9 +414,7 @@ impl HostMonotonicClock for FixedClock {
 /// Room for the records of a host call's values above twice the memory limit.
 const HOSTCALL_FUEL_ROOM: usize = 1 << 20;
 
-/// Guest code yields to the executor each time it has used this much fuel (about half a
-/// millisecond of QuickJS interpreting here), and the call's deadline is checked then.
-pub(crate) const FUEL_SLICE: u64 = 10_000_000;
+use crate::limits::FUEL_SLICE;
 
 /// A store with the policy's limits: fuel, memory limiter, and the wall-clock deadline.
 fn new_store(
@@ -882,33 +884,5 @@ fn is_out_of_memory(error: &runner::Error) -> bool {
         runner::Error::Exception(e) => e.name == "InternalError" || e.name == "null",
         runner::Error::Deadlock(_) | runner::Error::MissingExport(_) => false,
         _ => true,
-    }
-}
-
-/// The host error for an error the guest returned.
-pub(crate) fn guest_error(error: runner::Error) -> Error {
-    let location = |l: Option<runner::Location>| {
-        l.map(|l| GuestLocation {
-            line: l.line,
-            column: l.column,
-        })
-    };
-    match error {
-        runner::Error::Syntax(e) => Error::GuestSyntax {
-            message: e.message,
-            location: location(e.location),
-            stack: e.stack,
-        },
-        runner::Error::Exception(e) => Error::GuestException {
-            name: e.name,
-            message: e.message,
-            stack: e.stack,
-            location: location(e.location),
-        },
-        runner::Error::Deadlock(detail) => Error::GuestDeadlock { detail },
-        runner::Error::BadOutput(detail) => Error::BadOutput { detail },
-        runner::Error::InvalidInput(detail) => Error::InvalidInput { detail, fix: None },
-        runner::Error::MissingExport(detail) => Error::MissingExport { detail },
-        runner::Error::NotCompilable(detail) => Error::NotCompilable { detail },
     }
 }

@@ -18,28 +18,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::Semaphore;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig};
-
-pub(crate) mod bindings {
-    wasmtime::component::bindgen!({
-        world: "sandbox",
-        path: "wit",
-        imports: {
-            "palisade:sandbox/capability": async | trappable,
-            "wasi:keyvalue/store": async | trappable,
-        },
-        with: {
-            "wasi:io": wasmtime_wasi::p2::bindings::io,
-            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
-            "wasi:random": wasmtime_wasi::p2::bindings::random,
-            "wasi:http": wasmtime_wasi_http::p2::bindings::http,
-            "palisade:sandbox/capability.pending-call": crate::caps::capability::PendingCall,
-            "wasi:keyvalue/store.bucket": crate::caps::kv::Bucket,
-        },
-        exports: { default: async },
-    });
-}
 
 /// Compiled scripts whose machine code and linked `InstancePre` stay loaded per engine.
 const COMPILED_SCRIPTS: usize = 32;
@@ -319,7 +299,7 @@ type CompiledKey = (u64, [u8; 32]);
 /// One engine with its linked, ready-to-instantiate guest.
 pub(crate) struct Runtime {
     pub engine: Engine,
-    pub pre: bindings::SandboxPre<CallState>,
+    pub pre: crate::bindings::SandboxPre<CallState>,
     /// Whether the engine meters fuel ([`Builder::fuel_metering`]).
     pub fuel: bool,
 }
@@ -1032,24 +1012,10 @@ impl Inner {
 fn instance_pre(
     engine: &Engine,
     component: &wasmtime::component::Component,
-) -> wasmtime::Result<bindings::SandboxPre<CallState>> {
+) -> wasmtime::Result<crate::bindings::SandboxPre<CallState>> {
     let mut linker: Linker<CallState> = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-    crate::caps::files::add_to_linker(&mut linker)?;
-    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    // WASI and wasi:http are linked above; Palisade's own interfaces and wasi:config here.
-    use bindings::palisade::sandbox::{capability, console};
-    console::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
-    capability::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
-    bindings::wasi::config::store::add_to_linker::<CallState, HasSelf<CallState>>(
-        &mut linker,
-        |s| s,
-    )?;
-    bindings::wasi::keyvalue::store::add_to_linker::<CallState, HasSelf<CallState>>(
-        &mut linker,
-        |s| s,
-    )?;
-    bindings::SandboxPre::new(linker.instantiate_pre(component)?)
+    call::link(&mut linker)?;
+    crate::bindings::SandboxPre::new(linker.instantiate_pre(component)?)
 }
 
 fn engine_config(s: &Builder, stack: usize) -> Config {

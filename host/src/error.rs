@@ -2,6 +2,7 @@
 //! an HTTP status, a docs anchor and, where mechanical, the policy change that would have let
 //! the call through.
 
+use crate::bindings::exports::palisade::sandbox::runner;
 use crate::policy::PolicyError;
 use serde::Serialize;
 use std::fmt;
@@ -371,6 +372,34 @@ impl Serialize for Error {
             _ => {}
         }
         map.end()
+    }
+}
+
+/// The host error for an error the guest returned.
+pub(crate) fn guest_error(error: runner::Error) -> Error {
+    let location = |l: Option<runner::Location>| {
+        l.map(|l| GuestLocation {
+            line: l.line,
+            column: l.column,
+        })
+    };
+    match error {
+        runner::Error::Syntax(e) => Error::GuestSyntax {
+            message: e.message,
+            location: location(e.location),
+            stack: e.stack,
+        },
+        runner::Error::Exception(e) => Error::GuestException {
+            name: e.name,
+            message: e.message,
+            stack: e.stack,
+            location: location(e.location),
+        },
+        runner::Error::Deadlock(detail) => Error::GuestDeadlock { detail },
+        runner::Error::BadOutput(detail) => Error::BadOutput { detail },
+        runner::Error::InvalidInput(detail) => Error::InvalidInput { detail, fix: None },
+        runner::Error::MissingExport(detail) => Error::MissingExport { detail },
+        runner::Error::NotCompilable(detail) => Error::NotCompilable { detail },
     }
 }
 

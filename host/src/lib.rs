@@ -21,6 +21,7 @@
 
 mod audit;
 mod auto;
+mod bindings;
 mod bytecode;
 mod cache;
 mod call;
@@ -41,8 +42,9 @@ pub mod snapshot;
 
 pub use audit::{AuditRecord, Decision};
 pub use auto::AutoCompileStatus;
-pub use call::{Level, LogLine, Outcome, Receipt};
+pub use call::{Outcome, Receipt};
 pub use caps::capability::{CallContext, CapabilityFuture};
+pub use caps::console::{Level, LogLine};
 pub use engine::{Builder, Palisade};
 pub use error::{Error, Fix, GuestLocation};
 pub use options::RunOptions;

@@ -3,6 +3,10 @@
 
 use std::time::{Duration, Instant};
 
+/// Guest code yields to the executor each time it has used this much fuel (about half a
+/// millisecond of QuickJS interpreting here), and the call's deadline is checked then.
+pub(crate) const FUEL_SLICE: u64 = 10_000_000;
+
 /// How fast the host is assumed to touch fresh guest memory (page faults and zeroing): 4 bytes
 /// a nanosecond, faster than measured on the 2-core machines Palisade is tested on (about 2.3),
 /// so that a growth is refused only when it cannot finish in time.

@@ -15,8 +15,8 @@
 //! evaluated one script's module; there no clock or random read is allowed.
 
 use crate::Error;
-use crate::engine::bindings::Sandbox;
-use crate::engine::bindings::exports::palisade::sandbox::runner::Environment;
+use crate::bindings::Sandbox;
+use crate::bindings::exports::palisade::sandbox::runner::Environment;
 use crate::guest::Guest;
 use crate::limits::MemoryLimiter;
 use crate::policy::Limits;
@@ -347,7 +347,7 @@ pub(crate) async fn preload(
     store.set_fuel(fuel).map_err(internal)?;
     // As in a call: the guest yields every fuel slice, and the deadline is checked then.
     store
-        .fuel_async_yield_interval(Some(crate::call::FUEL_SLICE))
+        .fuel_async_yield_interval(Some(crate::limits::FUEL_SLICE))
         .map_err(internal)?;
     let timed_out = || Error::Timeout {
         limit: limits.timeout,
@@ -371,7 +371,7 @@ pub(crate) async fn preload(
     }
     match preloaded {
         Ok(Ok(())) => {}
-        Ok(Err(error)) => return Err(crate::call::guest_error(error)),
+        Ok(Err(error)) => return Err(crate::error::guest_error(error)),
         Err(trap) => {
             if trap.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel) {
                 return Err(Error::FuelExhausted { budget: fuel });

@@ -1,7 +1,33 @@
 //! `palisade:sandbox/console`: console lines kept up to the policy's byte cap.
 
-use crate::call::{CallState, Level, LogLine};
-use crate::engine::bindings::palisade::sandbox::console::{self, Level as WitLevel};
+use crate::bindings::palisade::sandbox::console::{self, Level as WitLevel};
+use serde::Serialize;
+use wasmtime::component::{HasSelf, Linker};
+
+/// The console method that produced a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// `console.debug`.
+    Debug,
+    /// `console.info`.
+    Info,
+    /// `console.log`.
+    Log,
+    /// `console.warn`.
+    Warn,
+    /// `console.error`.
+    Error,
+}
+
+/// One console line of a call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogLine {
+    /// The console method that wrote it.
+    pub level: Level,
+    /// The line's text, as the console formatted its arguments.
+    pub message: String,
+}
 
 /// What each kept line costs against the cap besides its text: the host keeps a record per
 /// line ([`LogLine`], 32 bytes on 64-bit hosts), so that empty lines are counted too and the
@@ -75,7 +101,7 @@ impl Console {
     }
 }
 
-impl console::Host for CallState {
+impl console::Host for Console {
     fn log(&mut self, level: WitLevel, message: String) {
         let level = match level {
             WitLevel::Debug => Level::Debug,
@@ -84,8 +110,17 @@ impl console::Host for CallState {
             WitLevel::Warn => Level::Warn,
             WitLevel::Error => Level::Error,
         };
-        self.console.push(level, message);
+        self.push(level, message);
     }
+}
+
+/// Link `palisade:sandbox/console` to the call's [`Console`], which `console` finds in the
+/// store's state.
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    console: fn(&mut T) -> &mut Console,
+) -> wasmtime::Result<()> {
+    console::add_to_linker::<T, HasSelf<Console>>(linker, console)
 }
 
 #[cfg(test)]

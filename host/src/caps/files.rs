@@ -10,10 +10,10 @@
 
 use super::quota::{Ask, Counted, Quota, Quotas, Traced};
 use super::usage::Place;
-use crate::call::CallState;
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::{Linker, Resource};
+use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::WasiFilesystemView;
 use wasmtime_wasi::p2::DynOutputStream;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
@@ -24,16 +24,25 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 const TYPES: &str = "wasi:filesystem/types@0.2.12";
 const PREOPENS: &str = "wasi:filesystem/preopens@0.2.12";
 
+/// What the file-system gate reaches of a call's state: WASI's file system (its descriptors
+/// and resource table) and the quotas of the writable directories.
+pub(crate) trait FsState: WasiView + 'static {
+    fn quotas(&mut self) -> &mut Quotas;
+}
+
 type FsOut<T> = wasmtime::Result<(Result<T, ErrorCode>,)>;
 
 /// The error code of a failed filesystem call, or a trap.
-fn code(state: &mut CallState, error: wasmtime_wasi::p2::FsError) -> wasmtime::Result<ErrorCode> {
+fn code<S: FsState>(
+    state: &mut S,
+    error: wasmtime_wasi::p2::FsError,
+) -> wasmtime::Result<ErrorCode> {
     fs::Host::convert_error_code(&mut state.filesystem(), error)
 }
 
 /// What is at `path` below `fd`, or the error code of looking.
-async fn stat_at(
-    state: &mut CallState,
+async fn stat_at<S: FsState>(
+    state: &mut S,
     fd: &Resource<Descriptor>,
     flags: PathFlags,
     path: &str,
@@ -52,8 +61,8 @@ async fn stat_at(
 }
 
 /// The size of the file `fd` names.
-async fn size_of(
-    state: &mut CallState,
+async fn size_of<S: FsState>(
+    state: &mut S,
     fd: &Resource<Descriptor>,
 ) -> wasmtime::Result<Result<u64, ErrorCode>> {
     let stat = HostDescriptor::stat(&mut state.filesystem(), Resource::new_borrow(fd.rep())).await;
@@ -75,8 +84,8 @@ fn freed_bytes(stat: &DescriptorStat) -> u64 {
 
 /// Wrap a new stream of a quota'd descriptor, which writes from `position` of a file of
 /// `size` bytes.
-fn counted(
-    state: &mut CallState,
+fn counted<S: FsState>(
+    state: &mut S,
     stream: Resource<DynOutputStream>,
     quota: Option<Arc<Quota>>,
     position: u64,
@@ -85,8 +94,8 @@ fn counted(
     let Some(quota) = quota else {
         return Ok(stream);
     };
-    let inner = state.table.delete(stream)?;
-    Ok(state.table.push(Box::new(Counted {
+    let inner = state.ctx().table.delete(stream)?;
+    Ok(state.ctx().table.push(Box::new(Counted {
         inner,
         quota,
         position,
@@ -106,21 +115,21 @@ fn openable(kind: DescriptorType) -> bool {
 
 /// Replace the write paths of `wasi:filesystem` in `linker` with quota-checked ones, and its
 /// `open-at` with one that refuses non-regular files. Call after the WASI functions were added.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(crate) fn add_to_linker<S: FsState>(linker: &mut Linker<S>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let mut preopens = linker.instance(PREOPENS)?;
     preopens.func_wrap("get-directories", |mut store, (): ()| {
         let state = store.data_mut();
         let dirs = fs_preopens(state)?;
         for (fd, guest) in &dirs {
-            if let Some(quota) = state.quotas.by_guest.get(guest).cloned() {
+            if let Some(quota) = state.quotas().by_guest.get(guest).cloned() {
                 let traced = Traced {
                     quota,
                     place: Place::default(),
                 };
-                state.quotas.by_descriptor.insert(fd.rep(), traced);
+                state.quotas().by_descriptor.insert(fd.rep(), traced);
             } else {
-                state.quotas.by_descriptor.remove(&fd.rep());
+                state.quotas().by_descriptor.remove(&fd.rep());
             }
         }
         Ok((dirs,))
@@ -138,12 +147,12 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         )| {
             Box::new(async move {
                 let state = store.data_mut();
-                let traced = state.quotas.traced(&fd);
+                let traced = state.quotas().traced(&fd);
                 let existing = stat_at(state, &fd, path_flags, &path).await?;
                 if let Ok(stat) = &existing
                     && !openable(stat.type_)
                 {
-                    state.quotas.audit.deny_target(
+                    state.quotas().audit.deny_target(
                         "fs",
                         "fs",
                         "fs",
@@ -200,9 +209,9 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
                                     quota: t.quota,
                                     place,
                                 };
-                                state.quotas.by_descriptor.insert(child.rep(), traced)
+                                state.quotas().by_descriptor.insert(child.rep(), traced)
                             }
-                            _ => state.quotas.by_descriptor.remove(&child.rep()),
+                            _ => state.quotas().by_descriptor.remove(&child.rep()),
                         };
                         Ok(child)
                     }
@@ -221,7 +230,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         |mut store, (fd, offset): (Resource<Descriptor>, u64)| {
             Box::new(async move {
                 let state = store.data_mut();
-                let quota = state.quotas.of(&fd);
+                let quota = state.quotas().of(&fd);
                 let size = match &quota {
                     Some(_) => match size_of(state, &fd).await? {
                         Ok(size) => size,
@@ -243,7 +252,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         |mut store, (fd,): (Resource<Descriptor>,)| {
             Box::new(async move {
                 let state = store.data_mut();
-                let quota = state.quotas.of(&fd);
+                let quota = state.quotas().of(&fd);
                 let size = match &quota {
                     Some(_) => match size_of(state, &fd).await? {
                         Ok(size) => size,
@@ -266,7 +275,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
             Box::new(async move {
                 let state = store.data_mut();
                 let mut reserved = None;
-                if let Some(quota) = state.quotas.of(&fd) {
+                if let Some(quota) = state.quotas().of(&fd) {
                     // A write past the end grows the file to offset + length.
                     let size = match size_of(state, &fd).await? {
                         Ok(size) => size,
@@ -298,7 +307,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         |mut store, (fd, size): (Resource<Descriptor>, u64)| {
             Box::new(async move {
                 let state = store.data_mut();
-                let quota = state.quotas.of(&fd);
+                let quota = state.quotas().of(&fd);
                 let mut current = 0;
                 if let Some(quota) = &quota {
                     current = match size_of(state, &fd).await? {
@@ -332,9 +341,9 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         |mut store, (fd, path): (Resource<Descriptor>, String)| {
             Box::new(async move {
                 let state = store.data_mut();
-                let quota = state.quotas.of(&fd);
+                let quota = state.quotas().of(&fd);
                 if let Some(quota) = &quota {
-                    if state.quotas.too_deep(&fd, &path) {
+                    if state.quotas().too_deep(&fd, &path) {
                         return Ok((Err(ErrorCode::NameTooLong),));
                     }
                     if !quota.reserve(Ask { bytes: 0, files: 1 }) {
@@ -362,7 +371,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         |mut store, (fd, old, new): (Resource<Descriptor>, String, String)| {
             Box::new(async move {
                 let state = store.data_mut();
-                if state.quotas.of(&fd).is_some() {
+                if state.quotas().of(&fd).is_some() {
                     return Ok((Err(ErrorCode::NotPermitted),));
                 }
                 let done = HostDescriptor::symlink_at(&mut state.filesystem(), fd, old, new).await;
@@ -378,7 +387,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         |mut store, (fd, path): (Resource<Descriptor>, String)| {
             Box::new(async move {
                 let state = store.data_mut();
-                let quota = state.quotas.of(&fd);
+                let quota = state.quotas().of(&fd);
                 let freed = match &quota {
                     Some(_) => stat_at(state, &fd, PathFlags::empty(), &path)
                         .await?
@@ -404,7 +413,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         |mut store, (fd, path): (Resource<Descriptor>, String)| {
             Box::new(async move {
                 let state = store.data_mut();
-                let quota = state.quotas.of(&fd);
+                let quota = state.quotas().of(&fd);
                 let done =
                     HostDescriptor::remove_directory_at(&mut state.filesystem(), fd, path).await;
                 Ok((match done {
@@ -428,10 +437,10 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         |mut store, (fd, old, new_fd, new): (Resource<Descriptor>, String, Resource<Descriptor>, String)| {
             Box::new(async move {
                 let state = store.data_mut();
-                if !same_quota(&state.quotas, &fd, &new_fd) {
+                if !same_quota(state.quotas(), &fd, &new_fd) {
                     return Ok((Err(ErrorCode::CrossDevice),));
                 }
-                if let (Some(from), Some(to)) = (state.quotas.traced(&fd), state.quotas.traced(&new_fd)) {
+                if let (Some(from), Some(to)) = (state.quotas().traced(&fd), state.quotas().traced(&new_fd)) {
                     if to.quota.refuse_place(to.place.join(&new).as_ref()) {
                         return Ok((Err(ErrorCode::NameTooLong),));
                     }
@@ -469,12 +478,12 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         )| {
             Box::new(async move {
                 let state = store.data_mut();
-                if !same_quota(&state.quotas, &fd, &new_fd) {
+                if !same_quota(state.quotas(), &fd, &new_fd) {
                     return Ok((Err(ErrorCode::CrossDevice),));
                 }
-                let quota = state.quotas.of(&new_fd);
+                let quota = state.quotas().of(&new_fd);
                 if let Some(quota) = &quota {
-                    if state.quotas.too_deep(&new_fd, &new) {
+                    if state.quotas().too_deep(&new_fd, &new) {
                         return Ok((Err(ErrorCode::NameTooLong),));
                     }
                     if !quota.reserve(Ask { bytes: 0, files: 1 }) {
@@ -509,7 +518,7 @@ fn same_quota(quotas: &Quotas, a: &Resource<Descriptor>, b: &Resource<Descriptor
     }
 }
 
-fn fs_preopens(state: &mut CallState) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
+fn fs_preopens<S: FsState>(state: &mut S) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
     wasmtime_wasi::p2::bindings::filesystem::preopens::Host::get_directories(
         &mut state.filesystem(),
     )

@@ -6,23 +6,17 @@
 
 use crate::Fix;
 use crate::audit::{AuditLog, Decision};
-use crate::call::CallState;
-use crate::engine::bindings::wasi::keyvalue::store::{self, Error as StoreError, KeyResponse};
+use crate::bindings::Bucket;
+use crate::bindings::wasi::keyvalue::store::{self, Error as StoreError, KeyResponse};
 use crate::kv::{KvBackend, KvError};
 use crate::policy::{BucketMode, ByteSize, Kv};
 use crate::record::{KvEvent, Tape, event_bytes, hex, unhex};
 use std::sync::Arc;
 use std::time::Instant;
-use wasmtime::component::Resource;
+use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 
 /// Keys per `list-keys` page.
 const PAGE: usize = 100;
-
-/// An open bucket.
-pub struct Bucket {
-    name: String,
-    mode: BucketMode,
-}
 
 /// The call's key-value access.
 pub(crate) struct KvState {
@@ -227,9 +221,31 @@ impl KvState {
 
 type StoreResult<T> = wasmtime::Result<Result<T, StoreError>>;
 
-impl store::Host for CallState {
+/// What `wasi:keyvalue/store` reaches of a call's state: the gate and the resource table its
+/// buckets live in.
+pub(crate) struct KvView<'a> {
+    pub kv: &'a KvState,
+    pub table: &'a mut ResourceTable,
+}
+
+/// [`HasData`] for [`KvView`].
+struct HasKv;
+
+impl HasData for HasKv {
+    type Data<'a> = KvView<'a>;
+}
+
+/// Link `wasi:keyvalue/store` to the view `view` makes of the store's state.
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    view: fn(&mut T) -> KvView<'_>,
+) -> wasmtime::Result<()> {
+    store::add_to_linker::<T, HasKv>(linker, view)
+}
+
+impl store::Host for KvView<'_> {
     async fn open(&mut self, identifier: String) -> StoreResult<Resource<Bucket>> {
-        let kv = &self.kv;
+        let kv = self.kv;
         let Some(policy) = &kv.policy else {
             return Ok(Err(kv.deny(
                 &identifier,
@@ -261,11 +277,11 @@ impl store::Host for CallState {
     }
 }
 
-impl store::HostBucket for CallState {
+impl store::HostBucket for KvView<'_> {
     async fn get(&mut self, this: Resource<Bucket>, key: String) -> StoreResult<Option<Vec<u8>>> {
         let started = Instant::now();
         let bucket = self.table.get(&this)?;
-        let kv = &self.kv;
+        let kv = self.kv;
         if let Err(e) = kv.check_key(bucket, &key) {
             return Ok(Err(e));
         }
@@ -300,7 +316,7 @@ impl store::HostBucket for CallState {
     ) -> StoreResult<()> {
         let started = Instant::now();
         let bucket = self.table.get(&this)?;
-        let kv = &self.kv;
+        let kv = self.kv;
         if let Err(e) = kv
             .check_key(bucket, &key)
             .and_then(|()| kv.check_write(bucket))
@@ -352,7 +368,7 @@ impl store::HostBucket for CallState {
     async fn delete(&mut self, this: Resource<Bucket>, key: String) -> StoreResult<()> {
         let started = Instant::now();
         let bucket = self.table.get(&this)?;
-        let kv = &self.kv;
+        let kv = self.kv;
         if let Err(e) = kv
             .check_key(bucket, &key)
             .and_then(|()| kv.check_write(bucket))
@@ -389,7 +405,7 @@ impl store::HostBucket for CallState {
     ) -> StoreResult<KeyResponse> {
         let started = Instant::now();
         let bucket = self.table.get(&this)?;
-        let kv = &self.kv;
+        let kv = self.kv;
         let offset = cursor.unwrap_or(0);
         let name = bucket.name.clone();
         let shown = offset.to_string();

@@ -5,7 +5,6 @@ pub(crate) mod capability;
 pub(crate) mod config;
 pub(crate) mod console;
 pub(crate) mod files;
-pub(crate) mod forward;
 pub(crate) mod http;
 pub(crate) mod kv;
 pub(crate) mod quota;

@@ -2,81 +2,30 @@
 //! handlers and the policy grants by name. Every check happens here, before a handler runs:
 //! the name is allowed, the per-call budget has room, the payload fits and matches the schema.
 
-use super::forward::{self, ResponseBudget};
+pub(crate) mod forward;
+mod handler;
+
+pub(crate) use handler::Handler;
+pub use handler::{CallContext, CapabilityFuture};
+
 use crate::Fix;
 use crate::audit::{AuditLog, Decision, Refusal, truncate};
-use crate::call::CallState;
-use crate::engine::bindings::palisade::sandbox::capability::{self, CallError, Denial};
+use crate::bindings::palisade::sandbox::capability::{self, CallError, Denial};
+use crate::bindings::{Pending, PendingCall};
+use crate::caps::http::HttpGate;
 use crate::policy::{ByteSize, Capabilities, Policy};
 use crate::record::{CapabilityEvent, Tape, event_bytes};
+use forward::ResponseBudget;
+use handler::{CatchPanic, panic_message};
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
-use wasmtime::component::Resource;
-use wasmtime_wasi::p2::{DynPollable, Pollable};
-
-/// What a capability handler returns: its JSON result, or a message for the script.
-pub type CapabilityFuture = Pin<Box<dyn Future<Output = Result<serde_json::Value, String>> + Send>>;
+use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
+use wasmtime_wasi::p2::DynPollable;
 
 /// Capability names longer than this are refused unread: names are copied into audit records
 /// and errors, and a script could otherwise make each refusal pin megabytes of host memory.
 const MAX_NAME_BYTES: usize = 128;
-
-/// A registered handler: it gets the call's context and the payload.
-pub(crate) type Handler =
-    Arc<dyn Fn(crate::CallContext, serde_json::Value) -> CapabilityFuture + Send + Sync>;
-
-/// Who is calling a capability: handed to a handler registered with
-/// [`Builder::capability_with_context`](crate::Builder::capability_with_context), and sent to
-/// a `forward` URL as `palisade-call-id`, `palisade-capability`, `palisade-policy`,
-/// `palisade-policy-sha256` and `palisade-metadata` headers.
-#[derive(Debug, Clone, Default)]
-pub struct CallContext {
-    /// A fresh id for each call (16 hex digits), also in the call's log span.
-    pub call_id: String,
-    /// The capability being called.
-    pub capability: String,
-    /// The name of the policy that governs the call.
-    pub policy: String,
-    /// The SHA-256 of that policy's text.
-    pub policy_sha256: String,
-    /// What the embedder attached to the call ([`RunOptions::metadata`](crate::RunOptions)):
-    /// an actor id, a tenant, a session.
-    pub metadata: Option<Arc<serde_json::Value>>,
-    /// Whether the payload is the list of the call's arguments (`maia.render(id, view)`, a
-    /// call with several), rather than its one argument (`maia.do(x)`); sent to `forward`
-    /// URLs as `palisade-arguments: list`.
-    pub argument_list: bool,
-}
-
-/// Polls a handler's future and turns a panic into an error: a handler that panics ends its
-/// own call (as `internal`), never the host.
-struct CatchPanic(CapabilityFuture);
-
-impl Future for CatchPanic {
-    type Output = Result<Result<serde_json::Value, String>, String>;
-
-    fn poll(
-        mut self: Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        let inner = &mut self.0;
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
-            Ok(poll) => poll.map(Ok),
-            Err(panic) => std::task::Poll::Ready(Err(panic_message(&*panic))),
-        }
-    }
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".to_owned())
-}
 
 /// Capabilities of one call: the policy's grants, the embedder's handlers, usage so far.
 pub(crate) struct CapabilityState {
@@ -99,58 +48,6 @@ enum Target {
     Handler(Handler),
     /// The rule's `forward` URL, with its `max_response`.
     Forward { url: String, max_response: ByteSize },
-}
-
-/// A capability call in flight: the handler's future, then its result until the guest takes it.
-pub struct PendingCall {
-    state: Pending,
-    /// Set when the handler panicked: taking the result then ends the call as `internal`.
-    panicked: Arc<std::sync::OnceLock<String>>,
-    /// For a forwarded call: the budget its response was taken from, given back when the
-    /// guest takes the response (or drops the call), since the host no longer holds it then.
-    budget: Option<ResponseBudget>,
-}
-
-enum Pending {
-    Running(Pin<Box<dyn Future<Output = Result<String, CallError>> + Send>>),
-    Done(Result<String, CallError>),
-    Taken,
-}
-
-impl Drop for PendingCall {
-    fn drop(&mut self) {
-        self.release();
-    }
-}
-
-impl PendingCall {
-    /// Give back what a forwarded response took from the call's budget, once the host no
-    /// longer holds it.
-    fn release(&mut self) {
-        if let Pending::Done(Ok(text)) = &self.state
-            && let Some(budget) = self.budget.take()
-        {
-            budget.give_back(text.len() as u64);
-        }
-    }
-
-    fn done(result: Result<String, CallError>) -> Self {
-        Self {
-            state: Pending::Done(result),
-            panicked: Arc::default(),
-            budget: None,
-        }
-    }
-}
-
-#[wasmtime_wasi::async_trait]
-impl Pollable for PendingCall {
-    async fn ready(&mut self) {
-        if let Pending::Running(future) = &mut self.state {
-            let result = future.await;
-            self.state = Pending::Done(result);
-        }
-    }
 }
 
 impl CapabilityState {
@@ -590,13 +487,37 @@ fn toml_key(name: &str) -> String {
     }
 }
 
-impl capability::Host for CallState {
+/// What the capability interface reaches of a call's state: the gate, the resource table its
+/// pending calls live in, and the network gate that answers `unsent-request` (the plain
+/// guest's `fetch`).
+pub(crate) struct CapabilityView<'a> {
+    pub state: &'a mut CapabilityState,
+    pub table: &'a mut ResourceTable,
+    pub http: &'a mut HttpGate,
+}
+
+/// [`HasData`] for [`CapabilityView`].
+struct HasCapabilities;
+
+impl HasData for HasCapabilities {
+    type Data<'a> = CapabilityView<'a>;
+}
+
+/// Link `palisade:sandbox/capability` to the view `view` makes of the store's state.
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    view: fn(&mut T) -> CapabilityView<'_>,
+) -> wasmtime::Result<()> {
+    capability::add_to_linker::<T, HasCapabilities>(linker, view)
+}
+
+impl capability::Host for CapabilityView<'_> {
     async fn call(
         &mut self,
         name: String,
         payload: String,
     ) -> wasmtime::Result<Resource<PendingCall>> {
-        let pending = self.capabilities.start(name, payload, false);
+        let pending = self.state.start(name, payload, false);
         Ok(self.table.push(pending)?)
     }
 
@@ -605,12 +526,12 @@ impl capability::Host for CallState {
         name: String,
         args: String,
     ) -> wasmtime::Result<Resource<PendingCall>> {
-        let pending = self.capabilities.start(name, args, true);
+        let pending = self.state.start(name, args, true);
         Ok(self.table.push(pending)?)
     }
 
     async fn refusal(&mut self, target: String) -> wasmtime::Result<Option<Denial>> {
-        Ok(self.capabilities.audit.refusal(&target))
+        Ok(self.state.audit.refusal(&target))
     }
 
     async fn unsent_request(
@@ -627,12 +548,12 @@ impl capability::Host for CallState {
     }
 }
 
-impl capability::HostPendingCall for CallState {
+impl capability::HostPendingCall for CapabilityView<'_> {
     async fn subscribe(
         &mut self,
         this: Resource<PendingCall>,
     ) -> wasmtime::Result<Resource<DynPollable>> {
-        wasmtime_wasi::p2::subscribe(&mut self.table, this)
+        wasmtime_wasi::p2::subscribe(self.table, this)
     }
 
     async fn get(
