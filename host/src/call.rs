@@ -6,22 +6,18 @@ use crate::bindings::exports::palisade::sandbox::runner::{self, Environment, Mod
 use crate::caps::capability::{CapabilityState, CapabilityView, Handler};
 use crate::caps::config::Config;
 use crate::caps::console::{Console, LogLine};
-use crate::caps::files::FsState;
+use crate::caps::fs::{Files, FsState, Quotas};
 use crate::caps::http::{HttpGate, RateLimiter};
 use crate::caps::kv::{KvState, KvView};
-use crate::caps::quota::{Limits as QuotaLimits, Quotas, Usage};
 use crate::engine::Runtime;
 use crate::error::guest_error;
 use crate::kv::KvBackend;
 use crate::limits::{DeadlineExceeded, MemoryLimiter};
+use crate::policy::Clock;
 use crate::policy::Policy;
-use crate::policy::{Clock, MountMode};
-use crate::record::{Tape, TapedMonotonic, TapedRng, TapedWall};
-use crate::scratch::ScratchDir;
+use crate::record::Tape;
 use crate::secrets::Secrets;
 use crate::{Error, Script};
-use rand::SeedableRng;
-use rand::rngs::StdRng;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
@@ -29,10 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::{Linker, ResourceTable};
 use wasmtime::{Store, Trap, UpdateDeadline};
-use wasmtime_wasi::FsPerms;
-use wasmtime_wasi::{
-    HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
-};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// What a call used.
@@ -169,10 +162,8 @@ pub(crate) struct CallState {
     http_ctx: WasiHttpCtx,
     pub(crate) http: HttpGate,
     pub(crate) kv: KvState,
-    /// Byte quotas of the writable directories.
-    pub(crate) quotas: Quotas,
-    /// Removed when the call's state is dropped.
-    _scratch: Option<ScratchDir>,
+    /// The policy's directories: byte and file quotas, the scratch directory.
+    fs: Files,
 }
 
 impl WasiHttpView for CallState {
@@ -201,7 +192,7 @@ pub(crate) struct Shared {
 
 impl FsState for CallState {
     fn quotas(&mut self) -> &mut Quotas {
-        &mut self.quotas
+        &mut self.fs.quotas
     }
 }
 
@@ -210,7 +201,7 @@ impl FsState for CallState {
 /// interfaces and `wasi:config`, each to the view of its own capability.
 pub(crate) fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(linker)?;
-    crate::caps::files::add_to_linker(linker)?;
+    crate::caps::fs::add_to_linker(linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
     crate::caps::console::add_to_linker(linker, |s| &mut s.console)?;
     crate::caps::capability::add_to_linker(linker, |s| CapabilityView {
@@ -236,135 +227,16 @@ impl WasiView for CallState {
 
 impl CallState {
     fn new(policy: &Policy, shared: Shared) -> Result<Self, Error> {
-        // No arguments, environment, preopens, stdin or network: WASI here only carries the
-        // clocks and randomness that the language runtime needs, fixed or seeded when the
-        // policy asks for determinism.
+        // No arguments, environment, stdin or network: WASI here only carries the clocks and
+        // randomness the language runtime needs and the policy's directories.
         let mut wasi = WasiCtxBuilder::new();
         wasi.allow_tcp(false).allow_udp(false);
-        let determinism = policy.determinism();
-        let tape = shared.tape.clone();
-        if matches!(tape, Tape::Off) {
-            if let Clock::Fixed(at) = determinism.clock {
-                wasi.wall_clock(FixedClock(at))
-                    .monotonic_clock(FixedClock(at));
-            }
-            if let Some(seed) = determinism.seed {
-                wasi.insecure_random_seed(u128::from(seed))
-                    .secure_random(StdRng::seed_from_u64(seed))
-                    .insecure_random(StdRng::seed_from_u64(seed.rotate_left(32)));
-            }
-        } else {
-            // Recording or replaying: every clock read and random byte goes through the tape.
-            let (wall, monotonic): (
-                Box<dyn HostWallClock + Send>,
-                Box<dyn HostMonotonicClock + Send>,
-            ) = match determinism.clock {
-                Clock::Fixed(at) => (Box::new(FixedClock(at)), Box::new(FixedClock(at))),
-                Clock::Real => (
-                    wasmtime_wasi::clocks::wall_clock(),
-                    wasmtime_wasi::clocks::monotonic_clock(),
-                ),
-            };
-            let seed = determinism.seed.unwrap_or_else(rand::random);
-            wasi.insecure_random_seed(u128::from(seed))
-                .wall_clock(TapedWall {
-                    inner: wall,
-                    tape: tape.clone(),
-                })
-                .monotonic_clock(TapedMonotonic {
-                    inner: monotonic,
-                    tape: tape.clone(),
-                })
-                .secure_random(TapedRng::new(
-                    StdRng::seed_from_u64(seed),
-                    tape.clone(),
-                    true,
-                ))
-                .insecure_random(TapedRng::new(
-                    StdRng::seed_from_u64(seed.rotate_left(32)),
-                    tape.clone(),
-                    false,
-                ));
-        }
+        let tape = shared.tape;
+        crate::caps::clock::configure(&mut wasi, policy.determinism(), &tape);
         let audit = AuditLog::new(policy);
-        let mut quotas = Quotas::new(audit.clone());
-        for (i, mount) in policy
-            .fs()
-            .map_or(&[][..], |fs| &fs.mount)
-            .iter()
-            .enumerate()
-        {
-            if let Some(quota) = mount.quota {
-                let max_files = mount.max_files.unwrap_or(crate::policy::DEFAULT_MAX_FILES);
-                quotas.add(
-                    &mount.guest,
-                    &mount.host,
-                    QuotaLimits {
-                        bytes: quota.0,
-                        files: max_files,
-                        table: format!("fs.mount[{i}]"),
-                    },
-                    Usage::of_mount(&mount.host, max_files),
-                );
-            }
-            let perms = match mount.mode {
-                MountMode::Ro => FsPerms::ReadOnly,
-                MountMode::Rw => FsPerms::ReadWrite,
-            };
-            wasi.preopened_dir(&mount.host, &mount.guest, perms)
-                .map_err(|e| {
-                    Error::InvalidPolicy(crate::PolicyError {
-                        file: None,
-                        key: "fs.mount".into(),
-                        line: None,
-                        column: None,
-                        message: format!(
-                            "cannot open {} for {}: {e:#}",
-                            mount.host.display(),
-                            mount.guest
-                        ),
-                    })
-                })?;
-        }
-        let scratch = match policy.fs().and_then(|fs| fs.scratch.as_ref()) {
-            Some(spec) => {
-                // A seed that cannot be copied (it changed since the policy was loaded) is
-                // the policy's to fix, and the caller is told which and why.
-                let (dir, seeded) =
-                    ScratchDir::create(&spec.seed, spec.max_files).map_err(|e| {
-                        let key = match e.index {
-                            usize::MAX => "fs.scratch".to_owned(),
-                            i => format!("fs.scratch.seed[{i}]"),
-                        };
-                        Error::InvalidPolicy(crate::PolicyError {
-                            file: None,
-                            key,
-                            line: None,
-                            column: None,
-                            message: e.message,
-                        })
-                    })?;
-                quotas.add(
-                    &spec.guest,
-                    dir.path(),
-                    QuotaLimits {
-                        bytes: spec.quota.0,
-                        files: spec.max_files,
-                        table: "fs.scratch".into(),
-                    },
-                    Usage::known(seeded.bytes, seeded.files),
-                );
-                wasi.preopened_dir(dir.path(), &spec.guest, FsPerms::ReadWrite)
-                    .map_err(|e| Error::Internal {
-                        detail: format!("cannot open the scratch directory: {e:#}"),
-                    })?;
-                Some(dir)
-            }
-            None => None,
-        };
-        let wasi = wasi.build();
+        let fs = Files::open(policy, audit.clone(), &mut wasi)?;
         Ok(Self {
-            wasi,
+            wasi: wasi.build(),
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(policy.limits().memory.0),
             console: Console::new(policy.limits().console.0),
@@ -384,30 +256,8 @@ impl CallState {
                 tape.clone(),
             ),
             kv: KvState::new(policy.kv().cloned(), shared.kv, audit, tape),
-            quotas,
-            _scratch: scratch,
+            fs,
         })
-    }
-}
-
-/// A clock that always reads the same instant (a deterministic policy's `clock = "fixed"`).
-struct FixedClock(Duration);
-
-impl HostWallClock for FixedClock {
-    fn resolution(&self) -> Duration {
-        Duration::from_nanos(1)
-    }
-    fn now(&self) -> Duration {
-        self.0
-    }
-}
-
-impl HostMonotonicClock for FixedClock {
-    fn resolution(&self) -> u64 {
-        1
-    }
-    fn now(&self) -> u64 {
-        0
     }
 }
 
@@ -542,14 +392,7 @@ pub(crate) async fn run(
         fuel_spent,
     } = times;
     let limits = *policy.limits();
-    let random_seed = match &shared.tape {
-        Tape::Replay(replay) => replay.transcript.random_seed,
-        tape => {
-            let seed = policy.determinism().seed.unwrap_or_else(rand::random);
-            tape.record(|t| t.random_seed = seed);
-            seed
-        }
-    };
+    let random_seed = crate::caps::clock::math_random_seed(policy.determinism(), &shared.tape);
     let budget = limits.fuel.saturating_sub(fuel_spent);
     let mut store = match new_store(runtime, policy, shared, deadline, budget) {
         Ok(store) => store,

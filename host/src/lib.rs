@@ -35,10 +35,12 @@ mod limits;
 mod options;
 pub mod policy;
 pub mod record;
-mod scratch;
 mod script;
 mod secrets;
 pub mod snapshot;
+
+/// Scratch directories live with the file-system gate; the policy checks seeds through here.
+use caps::fs::scratch;
 
 pub use audit::{AuditRecord, Decision};
 pub use auto::AutoCompileStatus;

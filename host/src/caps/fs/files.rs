@@ -8,12 +8,12 @@
 //! path deeper than [`super::usage::MAX_DEPTH`] levels or longer than `PATH_MAX` on the host
 //! fails with `name-too-long`.
 
+use super::FsState;
 use super::quota::{Ask, Counted, Quota, Quotas, Traced};
 use super::usage::Place;
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::{Linker, Resource};
-use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::WasiFilesystemView;
 use wasmtime_wasi::p2::DynOutputStream;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
@@ -23,12 +23,6 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 
 const TYPES: &str = "wasi:filesystem/types@0.2.12";
 const PREOPENS: &str = "wasi:filesystem/preopens@0.2.12";
-
-/// What the file-system gate reaches of a call's state: WASI's file system (its descriptors
-/// and resource table) and the quotas of the writable directories.
-pub(crate) trait FsState: WasiView + 'static {
-    fn quotas(&mut self) -> &mut Quotas;
-}
 
 type FsOut<T> = wasmtime::Result<(Result<T, ErrorCode>,)>;
 

@@ -8,9 +8,9 @@
 //! measures again before it refuses, once. A write that would pass the quota fails with
 //! `insufficient-space` (`ENOSPC` for the script) and writes nothing.
 
+use super::usage::{self, Place};
 use crate::Fix;
 use crate::audit::AuditLog;
-use crate::caps::usage::{self, Place};
 use crate::policy::ByteSize;
 use bytes::Bytes;
 use std::collections::HashMap;
