@@ -1,10 +1,11 @@
 //! Audit records: one per gated decision, kept in the outcome and optionally appended to a
 //! JSON-lines log. Each record names the policy (and its SHA-256) that decided.
 
+use crate::Error;
 use crate::bindings::palisade::sandbox::capability::Denial;
+use crate::caps::gate::{Capability, Refusal};
 use crate::policy::Policy;
 use crate::secrets::Secrets;
-use crate::{Error, Fix};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -83,18 +84,6 @@ struct Records {
     refusals: HashMap<String, Denial>,
 }
 
-/// A refusal as a gate describes it.
-pub(crate) struct Refusal<'a> {
-    /// The kind of capability (`capability`, `http`, `kv`) and the request's target.
-    pub capability: &'static str,
-    pub target: &'a str,
-    /// What the script's `PolicyDeniedError` names as the capability.
-    pub label: &'a str,
-    pub rule: &'a str,
-    pub reason: &'a str,
-    pub fix: Option<Fix>,
-}
-
 /// Who decided a refusal: this call's policy, or a transcript being replayed.
 #[derive(Clone, Copy)]
 enum Origin {
@@ -142,7 +131,7 @@ impl AuditLog {
     #[allow(clippy::too_many_arguments)]
     pub fn record(
         &self,
-        capability: &'static str,
+        capability: Capability,
         target: &str,
         decision: Decision,
         rule: &str,
@@ -157,7 +146,7 @@ impl AuditLog {
         }
         let mut record = AuditRecord {
             time_unix_ms: now_unix_ms(),
-            capability,
+            capability: capability.as_str(),
             target: truncate(target, MAX_TARGET_BYTES),
             decision,
             rule: rule.to_owned(),
@@ -177,28 +166,11 @@ impl AuditLog {
         Some(records.records.len() - 1)
     }
 
-    /// Record a refusal and remember it; the denial the script gets, naming `label` (the
-    /// capability's name, or `fetch`) as the capability.
-    #[allow(clippy::too_many_arguments)]
-    pub fn deny(
-        &self,
-        capability: &'static str,
-        target: &str,
-        label: &str,
-        rule: &str,
-        reason: &str,
-        fix: Option<Fix>,
-        started: Instant,
-        bytes_in: u64,
-    ) -> Denial {
-        let refusal = Refusal {
-            capability,
-            target,
-            label,
-            rule,
-            reason,
-            fix,
-        };
+    /// Record a refusal this call's policy decided: the audit record, the call's error should
+    /// the script not catch it, and the denial the script's `PolicyDeniedError` is made from,
+    /// which is returned and, for a gate the guest asks by target (`capability.refusal`), kept
+    /// under the refusal's target.
+    pub fn deny(&self, refusal: Refusal, started: Instant, bytes_in: u64) -> Denial {
         self.refuse(refusal, Origin::Policy, started, bytes_in)
     }
 
@@ -206,53 +178,44 @@ impl AuditLog {
     /// recorded, so that it takes the same path; the host's own record and the call's error name
     /// the rule as `replay:RULE` and carry no fix, since the transcript, not this policy,
     /// decided it (a transcript is a file anyone could have written).
-    pub fn deny_replayed(&self, refusal: Refusal<'_>, started: Instant) -> Denial {
+    pub fn deny_replayed(&self, refusal: Refusal, started: Instant) -> Denial {
         self.refuse(refusal, Origin::Transcript, started, 0)
     }
 
     fn refuse(
         &self,
-        refusal: Refusal<'_>,
+        mut refusal: Refusal,
         origin: Origin,
         started: Instant,
         bytes_in: u64,
     ) -> Denial {
-        let Refusal {
-            capability,
-            target,
-            label,
-            rule,
-            reason,
-            fix,
-        } = refusal;
+        let looked_up = refusal.capability.looked_up();
+        if looked_up {
+            refusal.reason = truncate(&refusal.reason, MAX_REASON_BYTES).into();
+        }
         let reported_rule = match origin {
-            Origin::Policy => rule.to_owned(),
-            Origin::Transcript => format!("replay:{rule}"),
+            Origin::Policy => refusal.rule.to_string(),
+            Origin::Transcript => format!("replay:{}", refusal.rule),
         };
         self.record(
-            capability,
-            target,
+            refusal.capability,
+            &refusal.target,
             Decision::Deny,
             &reported_rule,
             started,
             (bytes_in, 0),
             None,
         );
-        let label = truncate(label, MAX_TARGET_BYTES);
-        let denial = Denial {
-            capability: label.clone(),
-            rule: rule.to_owned(),
-            reason: reason.to_owned(),
-            fix: fix.as_ref().map(|f| format!("{} = {}", f.key, f.value)),
-        };
+        let label = truncate(refusal.label(), MAX_TARGET_BYTES);
+        let denial = refusal.denial(label.clone());
         let fix = match origin {
-            Origin::Policy => fix,
+            Origin::Policy => refusal.fix,
             Origin::Transcript => None,
         };
         let error = self.lock().secrets.redact_error(Error::PolicyDenied {
             capability: label,
             rule: reported_rule,
-            reason: reason.to_owned(),
+            reason: refusal.reason.into(),
             fix,
         });
         if let Error::PolicyDenied {
@@ -264,60 +227,20 @@ impl AuditLog {
         {
             // Debug formatting escapes what a script put in names and URLs (no forged log
             // lines); secrets are already redacted.
+            let target: &str = &refusal.target;
             let target = self
                 .lock()
                 .secrets
                 .redact(target)
                 .unwrap_or_else(|| target.to_owned());
+            let capability = refusal.capability.as_str();
             tracing::info!(capability, label = ?label, target = ?target, rule = ?rule, "denied: {reason:?}");
         }
         self.lock().last_denial = Some(error);
+        if looked_up {
+            self.keep_refusal(&refusal.target, denial.clone());
+        }
         denial
-    }
-
-    /// Record a refusal that the guest looks up by its target.
-    #[allow(clippy::too_many_arguments)]
-    pub fn deny_target(
-        &self,
-        capability: &'static str,
-        target: &str,
-        label: &str,
-        rule: &str,
-        reason: &str,
-        fix: Option<Fix>,
-        started: Instant,
-    ) {
-        let reason = truncate(reason, MAX_REASON_BYTES);
-        let refusal = Refusal {
-            capability,
-            target,
-            label,
-            rule,
-            reason: &reason,
-            fix,
-        };
-        self.keep_refusal(target, self.refuse(refusal, Origin::Policy, started, 0));
-    }
-
-    /// Record a refused network request read from a transcript being replayed.
-    pub fn deny_http_replayed(
-        &self,
-        target: &str,
-        rule: &str,
-        reason: &str,
-        fix: Option<Fix>,
-        started: Instant,
-    ) {
-        let reason = truncate(reason, MAX_REASON_BYTES);
-        let refusal = Refusal {
-            capability: "http",
-            target,
-            label: "fetch",
-            rule,
-            reason: &reason,
-            fix,
-        };
-        self.keep_refusal(target, self.refuse(refusal, Origin::Transcript, started, 0));
     }
 
     fn keep_refusal(&self, target: &str, denial: Denial) {
@@ -326,18 +249,6 @@ impl AuditLog {
         if records.refusals.len() < MAX_AUDIT_RECORDS || records.refusals.contains_key(&key) {
             records.refusals.insert(key, denial);
         }
-    }
-
-    /// Record a refused network request.
-    pub fn deny_http(
-        &self,
-        target: &str,
-        rule: &str,
-        reason: &str,
-        fix: Option<Fix>,
-        started: Instant,
-    ) {
-        self.deny_target("http", target, "fetch", rule, reason, fix, started);
     }
 
     /// Record a network request that was let through.
@@ -350,7 +261,15 @@ impl AuditLog {
         bytes: (u64, u64),
         error: Option<String>,
     ) -> Option<usize> {
-        self.record("http", target, decision, rule, started, bytes, error)
+        self.record(
+            Capability::Http,
+            target,
+            decision,
+            rule,
+            started,
+            bytes,
+            error,
+        )
     }
 
     /// The latest refusal recorded for `target`.

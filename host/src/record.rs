@@ -138,10 +138,40 @@ impl Transcript {
 pub struct CapabilityEvent {
     /// The capability's name.
     pub name: String,
-    /// `ok` (the JSON result), `denied` (the denial, as JSON) or `failed` (the message).
-    pub outcome: String,
+    /// How the call ended, which says what `value` holds.
+    pub outcome: CapabilityOutcome,
     /// The JSON result, the denial or the message, as `outcome` says.
     pub value: String,
+}
+
+/// How a recorded capability call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapabilityOutcome {
+    /// Still running when the recording ended (`value` is empty); replayed as a failure.
+    Pending,
+    /// Answered: `value` is the JSON result.
+    Ok,
+    /// Refused by the policy: `value` is the denial, as JSON.
+    Denied,
+    /// Failed (a handler's error, a forwarded call's failure): `value` is the message. An
+    /// outcome this version does not know is read as this.
+    #[serde(other)]
+    Failed,
+}
+
+/// How a recorded key-value operation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KvOutcome {
+    /// The store answered: `value`, `keys` or nothing, as the operation returns.
+    Ok,
+    /// The namespace was full: `cursor` holds its `max_keys`.
+    TooManyKeys,
+    /// The store failed: `message` says how. An outcome this version does not know is read as
+    /// this.
+    #[serde(other)]
+    Other,
 }
 
 /// One key-value operation.
@@ -162,8 +192,9 @@ pub struct KvEvent {
     /// For `list`, the cursor returned when more keys follow; for `too-many-keys`, the limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<u64>,
-    /// `ok`, `denied`, `no-such-store` or `other`.
-    pub outcome: String,
+    /// How the operation ended. Refusals of the policy are not recorded here: they are decided
+    /// again on replay.
+    pub outcome: KvOutcome,
     /// For `other`: the store's error message.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
@@ -176,7 +207,8 @@ pub struct HttpEvent {
     pub method: String,
     /// The request's URL.
     pub target: String,
-    /// `response`, `denied` or `failed`.
+    /// `response`, `denied` or `failed`; `pending` while the request is in flight, which is
+    /// what a recording cut before it was answered keeps.
     pub outcome: String,
     /// The response's status, for a `response`.
     #[serde(default)]

@@ -90,4 +90,3 @@ impl HostMonotonicClock for FixedClock {
         0
     }
 }
-

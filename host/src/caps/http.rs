@@ -17,6 +17,7 @@
 
 use crate::Fix;
 use crate::audit::{AuditLog, Decision};
+use crate::caps::gate::Refusal;
 use crate::policy::{
     DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT as DEFAULT_HTTP_TIMEOUT,
     HostError, Http, HttpRule, canonical_host, split_host_port,
@@ -71,23 +72,6 @@ pub(crate) struct HttpGate {
     tape: Tape,
 }
 
-/// Why the gate refused a request before sending it.
-struct Refusal {
-    rule: String,
-    reason: String,
-    fix: Option<Fix>,
-}
-
-impl Refusal {
-    fn new(rule: impl Into<String>, reason: impl Into<String>, fix: Option<Fix>) -> Self {
-        Self {
-            rule: rule.into(),
-            reason: reason.into(),
-            fix,
-        }
-    }
-}
-
 impl HttpGate {
     pub fn new(
         policy: Option<Arc<Http>>,
@@ -120,7 +104,7 @@ impl HttpGate {
         let authority = uri.authority().map_or("", |a| a.as_str());
         let Some(policy) = &self.policy else {
             let url = format!("{scheme}://{authority}/");
-            return Err(Refusal::new(
+            return Err(Refusal::http(
                 "http",
                 "the policy has no [http] table, so the script has no network access",
                 Some(Fix {
@@ -130,7 +114,7 @@ impl HttpGate {
             ));
         };
         if authority.contains('@') {
-            return Err(Refusal::new(
+            return Err(Refusal::http(
                 "http.userinfo",
                 "URLs with a user name or password are refused; credentials come from the \
                  policy's headers",
@@ -138,27 +122,27 @@ impl HttpGate {
             ));
         }
         let (host, port) = split_host_port(authority).ok_or_else(|| {
-            Refusal::new(
+            Refusal::http(
                 "http.host",
                 format!("`{authority}` has no valid port"),
                 None,
             )
         })?;
         if host.is_empty() {
-            return Err(Refusal::new("http.host", "the request has no host", None));
+            return Err(Refusal::http("http.host", "the request has no host", None));
         }
         let host = canonical_host(host).map_err(|e| {
             let reason = e.to_string();
             match e {
                 HostError::Invalid(_) | HostError::NonCanonicalIpv4 { .. } => {
-                    Refusal::new("http.host", reason, None)
+                    Refusal::http("http.host", reason, None)
                 }
             }
         })?;
         let port = port.unwrap_or(if scheme == "https" { 443 } else { 80 });
         let path = uri.path();
         if let Some(segment) = path.split('/').find(|s| unsafe_segment(s)) {
-            return Err(Refusal::new(
+            return Err(Refusal::http(
                 "http.path",
                 format!(
                     "the path segment `{segment}` is a dot segment or hides a separator; \
@@ -185,7 +169,7 @@ impl HttpGate {
             } else {
                 format!(":{port}")
             };
-            return Err(Refusal::new(
+            return Err(Refusal::http(
                 "http.allow",
                 format!("no [[http.allow]] rule matches {scheme}://{host}{shown_port}{path}"),
                 Some(Fix {
@@ -197,7 +181,7 @@ impl HttpGate {
         if !rule.methods.contains(&method) {
             let mut methods = rule.methods.clone();
             methods.push(method.clone());
-            return Err(Refusal::new(
+            return Err(Refusal::http(
                 format!("http.allow[{index}].methods"),
                 format!(
                     "{method} is not among the rule's methods ({})",
@@ -211,7 +195,7 @@ impl HttpGate {
         }
         let used = self.usage.requests.fetch_add(1, Ordering::SeqCst) + 1;
         if used > policy.max_requests {
-            return Err(Refusal::new(
+            return Err(Refusal::http(
                 "http.max_requests",
                 format!(
                     "more than {} requests in one script call",
@@ -231,7 +215,7 @@ impl HttpGate {
             && rate.check().is_err()
         {
             let limit = policy.rate.map(|r| r.to_string()).unwrap_or_default();
-            return Err(Refusal::new(
+            return Err(Refusal::http(
                 "http.rate",
                 format!("the policy's rate limit of {limit} is used up; try again later"),
                 None,
@@ -250,8 +234,11 @@ impl HttpGate {
 
     fn refuse(&self, target: &str, started: Instant, refusal: Refusal, slot: Slot) -> Error {
         slot.deny(&refusal.rule, &refusal.reason, refusal.fix.as_ref());
-        self.audit
-            .deny_http(target, &refusal.rule, &refusal.reason, refusal.fix, started);
+        let refusal = Refusal {
+            target: target.into(),
+            ..refusal
+        };
+        self.audit.deny(refusal, started, 0);
         Error::HttpRequestDenied
     }
 
@@ -273,7 +260,7 @@ impl HttpGate {
             .as_ref()
             .is_some_and(|e| e.outcome == "response" || e.outcome == "failed");
         if passed && self.usage.requests.fetch_add(1, Ordering::SeqCst) + 1 > max_requests {
-            let refusal = Refusal::new(
+            let refusal = Refusal::http(
                 "http.max_requests",
                 format!("more than {max_requests} requests in one script call"),
                 None,
@@ -355,7 +342,7 @@ impl HttpGate {
         };
         if self.policy.is_some() {
             let target = uri.to_string();
-            let refusal = Refusal::new(
+            let refusal = Refusal::http(
                 "http.unsent",
                 "this guest cannot send requests; a policy with [http] runs calls in the full guest",
                 None,
@@ -688,13 +675,12 @@ impl Outgoing {
                     }
                 };
                 self.slot.deny("http.private", &reason, Some(&fix));
-                self.audit.deny_http(
-                    &self.target_text,
-                    "http.private",
-                    &reason,
-                    Some(fix),
-                    self.started,
-                );
+                let refusal = Refusal::http("http.private", reason, Some(fix));
+                let refusal = Refusal {
+                    target: self.target_text.as_str().into(),
+                    ..refusal
+                };
+                self.audit.deny(refusal, self.started, 0);
                 return Err(Error::DestinationIpProhibited);
             }
         }
@@ -1215,7 +1201,12 @@ fn replayed(
                     value: v.to_owned(),
                 });
             let rule = event.rule.as_deref().unwrap_or("http");
-            audit.deny_http_replayed(target, rule, &event.reason, fix, started);
+            let refusal = Refusal::http(rule, event.reason.as_str(), fix);
+            let refusal = Refusal {
+                target: target.into(),
+                ..refusal
+            };
+            audit.deny_replayed(refusal, started);
             Err(if rule == "http.private" {
                 Error::DestinationIpProhibited
             } else {

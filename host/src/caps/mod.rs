@@ -7,5 +7,6 @@ pub(crate) mod clock;
 pub(crate) mod config;
 pub(crate) mod console;
 pub(crate) mod fs;
+pub(crate) mod gate;
 pub(crate) mod http;
 pub(crate) mod kv;

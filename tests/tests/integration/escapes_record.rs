@@ -4,7 +4,9 @@
 
 use crate::support::*;
 use crate::upstream::Upstream;
-use palisade::record::{CapabilityEvent, HttpEvent, TRANSCRIPT_VERSION, Transcript};
+use palisade::record::{
+    CapabilityEvent, CapabilityOutcome, HttpEvent, TRANSCRIPT_VERSION, Transcript,
+};
 use palisade::{Policy, Script};
 use serde_json::Value;
 use std::path::Path;
@@ -554,7 +556,7 @@ async fn escape_19_replay_checks_its_transcript() {
     three.capabilities = (0..3)
         .map(|_| CapabilityEvent {
             name: "quote".into(),
-            outcome: "ok".into(),
+            outcome: CapabilityOutcome::Ok,
             value: "1".into(),
         })
         .collect();

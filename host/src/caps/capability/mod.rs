@@ -2,6 +2,7 @@
 //! handlers and the policy grants by name. Every check happens here, before a handler runs:
 //! the name is allowed, the per-call budget has room, the payload fits and matches the schema.
 
+mod decide;
 pub(crate) mod forward;
 mod handler;
 
@@ -9,12 +10,14 @@ pub(crate) use handler::Handler;
 pub use handler::{CallContext, CapabilityFuture};
 
 use crate::Fix;
-use crate::audit::{AuditLog, Decision, Refusal, truncate};
+use crate::audit::{AuditLog, Decision};
 use crate::bindings::palisade::sandbox::capability::{self, CallError, Denial};
 use crate::bindings::{Pending, PendingCall};
+use crate::caps::gate::{Capability, Refusal};
 use crate::caps::http::HttpGate;
 use crate::policy::{ByteSize, Capabilities, Policy};
-use crate::record::{CapabilityEvent, Tape, event_bytes};
+use crate::record::{CapabilityEvent, CapabilityOutcome, Tape, event_bytes};
+use decide::Verdict;
 use forward::ResponseBudget;
 use handler::{CatchPanic, panic_message};
 use std::collections::HashMap;
@@ -22,10 +25,6 @@ use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 use wasmtime_wasi::p2::DynPollable;
-
-/// Capability names longer than this are refused unread: names are copied into audit records
-/// and errors, and a script could otherwise make each refusal pin megabytes of host memory.
-const MAX_NAME_BYTES: usize = 128;
 
 /// Capabilities of one call: the policy's grants, the embedder's handlers, usage so far.
 pub(crate) struct CapabilityState {
@@ -70,25 +69,8 @@ impl CapabilityState {
         }
     }
 
-    fn deny(
-        &mut self,
-        name: &str,
-        rule: String,
-        reason: String,
-        fix: Option<Fix>,
-        started: Instant,
-        bytes_in: u64,
-    ) -> CallError {
-        CallError::Denied(self.audit.deny(
-            "capability",
-            name,
-            name,
-            &rule,
-            &reason,
-            fix,
-            started,
-            bytes_in,
-        ))
+    fn deny(&mut self, refusal: Refusal, started: Instant, bytes_in: u64) -> CallError {
+        CallError::Denied(self.audit.deny(refusal, started, bytes_in))
     }
 
     /// Record a call that failed without a policy refusal; the script gets a `CapabilityError`.
@@ -102,7 +84,7 @@ impl CapabilityState {
         message: String,
     ) -> CallError {
         self.audit.record(
-            "capability",
+            Capability::Host,
             name,
             decision,
             rule,
@@ -128,7 +110,7 @@ impl CapabilityState {
             slot = Some(t.capabilities.len());
             t.capabilities.push(CapabilityEvent {
                 name: name.clone(),
-                outcome: "pending".into(),
+                outcome: CapabilityOutcome::Pending,
                 value: String::new(),
             });
         });
@@ -202,18 +184,16 @@ impl CapabilityState {
                                 Ok(text) => Ok(text),
                                 Err(forward::Failure::Failed(message)) => Err(message),
                                 Err(refused) => {
-                                    let (rule, reason, fix) =
-                                        too_large(&key, refused, max_response, memory);
-                                    return Err(CallError::Denied(audit.deny(
-                                        "capability",
+                                    let refusal = decide::too_large(
                                         &name,
-                                        &name,
-                                        &rule,
-                                        &reason,
-                                        fix,
-                                        started,
-                                        bytes_in,
-                                    )));
+                                        &key,
+                                        refused,
+                                        max_response,
+                                        memory,
+                                    );
+                                    return Err(CallError::Denied(
+                                        audit.deny(refusal, started, bytes_in),
+                                    ));
                                 }
                             }
                         }
@@ -223,7 +203,7 @@ impl CapabilityState {
                         Err(message) => (0, Some(message.clone())),
                     };
                     audit.record(
-                        "capability",
+                        Capability::Host,
                         &name,
                         Decision::Allow,
                         &key,
@@ -242,35 +222,6 @@ impl CapabilityState {
         }
     }
 
-    /// Count a call of a granted capability against its `max_calls`.
-    fn count_call(
-        &mut self,
-        name: &str,
-        max_calls: u32,
-        key: &str,
-        started: Instant,
-        bytes_in: u64,
-    ) -> Result<(), CallError> {
-        let used = self.calls.entry(name.to_owned()).or_insert(0);
-        *used = used.saturating_add(1);
-        if *used <= max_calls {
-            return Ok(());
-        }
-        let reason = format!("more than {max_calls} calls in one script call");
-        let fix = Fix {
-            key: format!("{key}.max_calls"),
-            value: (max_calls.saturating_mul(2)).to_string(),
-        };
-        Err(self.deny(
-            name,
-            format!("{key}.max_calls"),
-            reason,
-            Some(fix),
-            started,
-            bytes_in,
-        ))
-    }
-
     /// A replayed call of a capability this policy grants counts against its `max_calls`, as
     /// it did when recorded: a transcript cannot answer more calls than the policy allows.
     fn count_replayed(&mut self, name: &str) -> Result<(), CallError> {
@@ -282,11 +233,13 @@ impl CapabilityState {
         else {
             return Ok(());
         };
-        let key = format!("capabilities.allow.{}", toml_key(name));
-        self.count_call(name, max_calls, &key, Instant::now(), 0)
+        let key = decide::allow_key(name);
+        decide::count_call(&mut self.calls, name, max_calls, &key)
+            .map_err(|refusal| self.deny(refusal, Instant::now(), 0))
     }
 
-    /// Every policy check, in order; the handler to run with the parsed payload.
+    /// Every policy check, in order ([`decide::decide`]); the handler to run with the parsed
+    /// payload.
     fn check(
         &mut self,
         name: &str,
@@ -294,140 +247,45 @@ impl CapabilityState {
         started: Instant,
         bytes_in: u64,
     ) -> Result<(Target, serde_json::Value, String), CallError> {
-        let name = name.to_owned();
-        if name.len() > MAX_NAME_BYTES {
-            let short = truncate(&name, MAX_NAME_BYTES);
-            let reason = format!("capability names have at most {MAX_NAME_BYTES} bytes");
-            return Err(self.deny(
-                &short,
-                "capabilities.allow".into(),
-                reason,
-                None,
-                started,
-                bytes_in,
-            ));
-        }
-        let key = format!("capabilities.allow.{}", toml_key(&name));
-        let Some(rule) = self
-            .grants
-            .as_ref()
-            .and_then(|g| g.allow.get(&name))
-            .cloned()
-        else {
-            let reason = format!("`{name}` is not in capabilities.allow");
-            let fix = Fix {
-                key: key.clone(),
-                value: "{}".into(),
+        let (rule, key, value) =
+            match decide::decide(self.grants.as_deref(), &mut self.calls, name, payload) {
+                Verdict::Allow { rule, key, value } => (rule, key, value),
+                Verdict::Deny(refusal) => return Err(self.deny(refusal, started, bytes_in)),
+                Verdict::NotJson { key, message } => {
+                    return Err(self.fail(name, Decision::Deny, &key, started, bytes_in, message));
+                }
             };
-            return Err(self.deny(
-                &name,
-                "capabilities.allow".into(),
-                reason,
-                Some(fix),
-                started,
-                bytes_in,
-            ));
-        };
-        self.count_call(&name, rule.max_calls, &key, started, bytes_in)?;
-        if bytes_in > rule.max_payload.0 {
-            // Payload caps go up to 16 MiB; past that no policy change helps.
-            let fix = (bytes_in <= 16 << 20).then(|| Fix {
-                key: format!("{key}.max_payload"),
-                value: format!(
-                    "\"{}\"",
-                    ByteSize(bytes_in.next_power_of_two().min(16 << 20))
-                ),
-            });
-            let reason = format!(
-                "the payload is {bytes_in} bytes, over the {} limit",
-                rule.max_payload
-            );
-            return Err(self.deny(
-                &name,
-                format!("{key}.max_payload"),
-                reason,
-                fix,
-                started,
-                bytes_in,
-            ));
-        }
-        let value: serde_json::Value = match serde_json::from_str(payload) {
-            Ok(value) => value,
-            Err(e) => {
-                let message = format!("the payload is not JSON: {e}");
-                return Err(self.fail(&name, Decision::Deny, &key, started, bytes_in, message));
-            }
-        };
-        if let Some(problem) = rule.schema.as_ref().and_then(|s| s.check(&value)) {
-            let reason = format!("the payload does not match the schema: {problem}");
-            return Err(self.deny(
-                &name,
-                format!("{key}.schema"),
-                reason,
-                None,
-                started,
-                bytes_in,
-            ));
-        }
-        let target = match (self.handlers.get(&name), &rule.forward) {
+        let target = match (self.handlers.get(name), rule.forward) {
             (Some(handler), _) => Target::Handler(handler.clone()),
             (None, Some(url)) => Target::Forward {
-                url: url.clone(),
+                url,
                 max_response: rule.max_response,
             },
             (None, None) => {
                 let message = format!("capability `{name}` has no handler in this host");
-                return Err(self.fail(&name, Decision::Allow, &key, started, bytes_in, message));
+                return Err(self.fail(name, Decision::Allow, &key, started, bytes_in, message));
             }
         };
         Ok((target, value, key))
     }
 }
 
-/// The rule, reason and fix of a forwarded response refused for its size.
-fn too_large(
-    key: &str,
-    refused: forward::Failure,
-    max_response: ByteSize,
-    memory: ByteSize,
-) -> (String, String, Option<Fix>) {
-    match refused {
-        forward::Failure::TooLarge { size } => (
-            format!("{key}.max_response"),
-            format!("the response is at least {size} bytes, over the {max_response} limit"),
-            // Response caps go up to 16 MiB; past that no policy change helps.
-            (size <= 16 << 20).then(|| Fix {
-                key: format!("{key}.max_response"),
-                value: format!("\"{}\"", ByteSize(size.next_power_of_two().min(16 << 20))),
-            }),
-        ),
-        _ => (
-            "limits.memory".to_owned(),
-            format!(
-                "this call's forwarded responses together passed its {memory} memory limit, \
-                 which bounds what the host holds for it"
-            ),
-            None,
-        ),
-    }
-}
-
 /// A result as a transcript records it.
 fn recorded(name: &str, result: &Result<String, CallError>) -> CapabilityEvent {
     let (outcome, value) = match result {
-        Ok(text) => ("ok", text.clone()),
+        Ok(text) => (CapabilityOutcome::Ok, text.clone()),
         Err(CallError::Denied(d)) => (
-            "denied",
+            CapabilityOutcome::Denied,
             serde_json::json!({
                 "capability": d.capability, "rule": d.rule, "reason": d.reason, "fix": d.fix,
             })
             .to_string(),
         ),
-        Err(CallError::Failed(message)) => ("failed", message.clone()),
+        Err(CallError::Failed(message)) => (CapabilityOutcome::Failed, message.clone()),
     };
     CapabilityEvent {
         name: name.to_owned(),
-        outcome: outcome.into(),
+        outcome,
         value,
     }
 }
@@ -445,9 +303,9 @@ fn replayed(
             "the transcript has no further answer for capability `{name}`"
         )));
     };
-    match event.outcome.as_str() {
-        "ok" => Ok(event.value),
-        "denied" => {
+    match event.outcome {
+        CapabilityOutcome::Ok => Ok(event.value),
+        CapabilityOutcome::Denied => {
             let d: serde_json::Value = serde_json::from_str(&event.value).unwrap_or_default();
             let text = |k: &str| d[k].as_str().unwrap_or_default().to_owned();
             let fix = d["fix"]
@@ -457,33 +315,12 @@ fn replayed(
                     key: k.to_owned(),
                     value: v.to_owned(),
                 });
-            let (rule, reason) = (text("rule"), text("reason"));
-            let refusal = Refusal {
-                capability: "capability",
-                target: name,
-                label: name,
-                rule: &rule,
-                reason: &reason,
-                fix,
-            };
+            let refusal = Refusal::new(Capability::Host, name, text("rule"), text("reason"), fix);
             Err(CallError::Denied(
                 audit.deny_replayed(refusal, Instant::now()),
             ))
         }
         _ => Err(CallError::Failed(event.value)),
-    }
-}
-
-/// A TOML key segment: bare when it can be, quoted otherwise.
-fn toml_key(name: &str) -> String {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        name.to_owned()
-    } else {
-        serde_json::to_string(name).unwrap_or_default()
     }
 }
 

@@ -146,18 +146,12 @@ pub(crate) fn add_to_linker<S: FsState>(linker: &mut Linker<S>) -> wasmtime::Res
                 if let Ok(stat) = &existing
                     && !openable(stat.type_)
                 {
-                    state.quotas().audit.deny_target(
-                        "fs",
-                        "fs",
-                        "fs",
-                        "fs.mount",
-                        &format!(
-                            "{path} is not a regular file or directory ({:?})",
-                            stat.type_
-                        ),
-                        None,
-                        Instant::now(),
+                    let reason = format!(
+                        "{path} is not a regular file or directory ({:?})",
+                        stat.type_
                     );
+                    let refusal = super::refusal("fs.mount", reason, None);
+                    state.quotas().audit.deny(refusal, Instant::now(), 0);
                     return Ok((Err(ErrorCode::Access),));
                 }
                 let place = traced.as_ref().and_then(|t| t.place.join(&path));

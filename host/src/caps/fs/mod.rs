@@ -11,11 +11,17 @@ pub(crate) use files::add_to_linker;
 pub(crate) use quota::Quotas;
 
 use crate::audit::AuditLog;
+use crate::caps::gate::{Capability, Refusal};
 use crate::policy::{MountMode, Policy};
-use crate::{Error, PolicyError};
+use crate::{Error, Fix, PolicyError};
 use quota::{Limits as QuotaLimits, Usage};
 use scratch::ScratchDir;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder, WasiView};
+
+/// A refusal of the file-system gate: the guest looks it up under the target `fs`.
+pub(crate) fn refusal(rule: impl Into<String>, reason: String, fix: Option<Fix>) -> Refusal {
+    Refusal::new(Capability::Fs, "fs", rule, reason, fix)
+}
 
 /// What the file-system gate reaches of a call's state: WASI's file system (its descriptors
 /// and resource table) and the quotas of the writable directories.
@@ -32,7 +38,11 @@ pub(crate) struct Files {
 
 impl Files {
     /// Preopen the policy's mounts and a fresh scratch directory in `wasi`, with their quotas.
-    pub fn open(policy: &Policy, audit: AuditLog, wasi: &mut WasiCtxBuilder) -> Result<Self, Error> {
+    pub fn open(
+        policy: &Policy,
+        audit: AuditLog,
+        wasi: &mut WasiCtxBuilder,
+    ) -> Result<Self, Error> {
         let mut quotas = Quotas::new(audit);
         mount(policy, &mut quotas, wasi)?;
         let scratch = scratch(policy, &mut quotas, wasi)?;
@@ -96,20 +106,19 @@ fn scratch(
         Some(spec) => {
             // A seed that cannot be copied (it changed since the policy was loaded) is
             // the policy's to fix, and the caller is told which and why.
-            let (dir, seeded) =
-                ScratchDir::create(&spec.seed, spec.max_files).map_err(|e| {
-                    let key = match e.index {
-                        usize::MAX => "fs.scratch".to_owned(),
-                        i => format!("fs.scratch.seed[{i}]"),
-                    };
-                    Error::InvalidPolicy(PolicyError {
-                        file: None,
-                        key,
-                        line: None,
-                        column: None,
-                        message: e.message,
-                    })
-                })?;
+            let (dir, seeded) = ScratchDir::create(&spec.seed, spec.max_files).map_err(|e| {
+                let key = match e.index {
+                    usize::MAX => "fs.scratch".to_owned(),
+                    i => format!("fs.scratch.seed[{i}]"),
+                };
+                Error::InvalidPolicy(PolicyError {
+                    file: None,
+                    key,
+                    line: None,
+                    column: None,
+                    message: e.message,
+                })
+            })?;
             quotas.add(
                 &spec.guest,
                 dir.path(),

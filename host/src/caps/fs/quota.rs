@@ -11,6 +11,7 @@
 use super::usage::{self, Place};
 use crate::Fix;
 use crate::audit::AuditLog;
+use crate::caps::gate::Refusal;
 use crate::policy::ByteSize;
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -23,7 +24,7 @@ use wasmtime_wasi::p2::bindings::filesystem::types::Descriptor;
 use wasmtime_wasi::p2::{DynOutputStream, OutputStream, Pollable, StreamError, StreamResult};
 
 /// What a writable directory holds: bytes in regular files and entries of every kind.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Counters {
     bytes: u64,
     files: u64,
@@ -98,25 +99,15 @@ impl Quota {
         }
     }
 
-    fn try_reserve(&self, ask: Ask) -> Result<(), (u64, u64)> {
+    fn try_reserve(&self, ask: Ask) -> Result<(), Counters> {
         let mut counters = self
             .usage
             .counters
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let c = counters.get_or_insert_with(|| self.measure());
-        let bytes = c.bytes.checked_add(ask.bytes).filter(|b| *b <= self.limit);
-        let files = c
-            .files
-            .checked_add(ask.files)
-            .filter(|f| *f <= self.max_files);
-        match (bytes, files) {
-            (Some(bytes), Some(files)) => {
-                *c = Counters { bytes, files };
-                Ok(())
-            }
-            _ => Err((c.bytes, c.files)),
-        }
+        *c = admit(c, ask, self.limit, self.max_files)?;
+        Ok(())
     }
 
     /// Reserve `ask`; false (and nothing reserved, and the refusal recorded under the target
@@ -134,41 +125,17 @@ impl Quota {
                 .unwrap_or_else(|e| e.into_inner()) = Some(measured);
             refused = self.try_reserve(ask);
         }
-        let Err((bytes, files)) = refused else {
+        let Err(held) = refused else {
             return true;
         };
-        let needed = bytes.saturating_add(ask.bytes);
-        let (rule, reason, fix) = if needed > self.limit {
-            let fix = (needed <= 1 << 40).then(|| Fix {
-                key: format!("{}.quota", self.table),
-                value: format!("\"{}\"", ByteSize(needed.next_power_of_two())),
-            });
-            let reason = format!(
-                "{} holds {bytes} bytes; {} more would pass its {} quota",
-                self.guest,
-                ask.bytes,
-                ByteSize(self.limit)
-            );
-            (format!("{}.quota", self.table), reason, fix)
-        } else {
-            let needed = files.saturating_add(ask.files);
-            let fix = (needed <= crate::policy::MAX_FILES_LIMIT).then(|| Fix {
-                key: format!("{}.max_files", self.table),
-                value: needed
-                    .saturating_mul(2)
-                    .min(crate::policy::MAX_FILES_LIMIT)
-                    .to_string(),
-            });
-            let reason = format!(
-                "{} holds {} files; another would pass its limit of {}",
-                self.guest,
-                files.min(self.max_files),
-                self.max_files
-            );
-            (format!("{}.max_files", self.table), reason, fix)
-        };
-        self.audit
-            .deny_target("fs", "fs", "fs", &rule, &reason, fix, Instant::now());
+        let refusal = over_quota(
+            &self.table,
+            &self.guest,
+            (self.limit, self.max_files),
+            &held,
+            ask,
+        );
+        self.audit.deny(refusal, Instant::now(), 0);
         false
     }
 
@@ -199,10 +166,63 @@ impl Quota {
             },
         };
         let reason = format!("{}: {reason}", self.guest);
-        self.audit
-            .deny_target("fs", "fs", "fs", &self.table, &reason, None, Instant::now());
+        let refusal = super::refusal(self.table.as_str(), reason, None);
+        self.audit.deny(refusal, Instant::now(), 0);
         true
     }
+}
+
+/// The counters after `ask` in a directory that holds `held`, under `limit` bytes and
+/// `max_files` entries; or, past either, what it holds.
+fn admit(held: &Counters, ask: Ask, limit: u64, max_files: u64) -> Result<Counters, Counters> {
+    let bytes = held.bytes.checked_add(ask.bytes).filter(|b| *b <= limit);
+    let files = held
+        .files
+        .checked_add(ask.files)
+        .filter(|f| *f <= max_files);
+    match (bytes, files) {
+        (Some(bytes), Some(files)) => Ok(Counters { bytes, files }),
+        _ => Err(Counters {
+            bytes: held.bytes,
+            files: held.files,
+        }),
+    }
+}
+
+/// The refusal of `ask` in the directory `guest`, whose quota the policy table `table` sets to
+/// `limits` (bytes, files), when it holds `held`: the byte quota if that is what it passes,
+/// else the file limit, each with the setting that would have let it through.
+fn over_quota(table: &str, guest: &str, limits: (u64, u64), held: &Counters, ask: Ask) -> Refusal {
+    let (limit, max_files) = limits;
+    let needed = held.bytes.saturating_add(ask.bytes);
+    if needed > limit {
+        let rule = format!("{table}.quota");
+        let fix = (needed <= 1 << 40).then(|| Fix {
+            key: rule.clone(),
+            value: format!("\"{}\"", ByteSize(needed.next_power_of_two())),
+        });
+        let reason = format!(
+            "{guest} holds {} bytes; {} more would pass its {} quota",
+            held.bytes,
+            ask.bytes,
+            ByteSize(limit)
+        );
+        return super::refusal(rule, reason, fix);
+    }
+    let rule = format!("{table}.max_files");
+    let needed = held.files.saturating_add(ask.files);
+    let fix = (needed <= crate::policy::MAX_FILES_LIMIT).then(|| Fix {
+        key: rule.clone(),
+        value: needed
+            .saturating_mul(2)
+            .min(crate::policy::MAX_FILES_LIMIT)
+            .to_string(),
+    });
+    let reason = format!(
+        "{guest} holds {} files; another would pass its limit of {max_files}",
+        held.files.min(max_files),
+    );
+    super::refusal(rule, reason, fix)
 }
 
 /// A descriptor of a quota'd directory tree: its quota, and where it lies below the root.
@@ -323,6 +343,50 @@ impl OutputStream for Counted {
 mod tests {
     use super::*;
     use crate::policy::Policy;
+
+    #[test]
+    fn reservations_fit_or_name_the_limit_they_pass() {
+        let held = Counters {
+            bytes: 900,
+            files: 9,
+        };
+        let ask = |bytes, files| Ask { bytes, files };
+        // (ask, the counters after it, or the refused rule and its fix)
+        let cases = [
+            (ask(100, 1), Ok((1000, 10))),
+            (ask(0, 0), Ok((900, 9))),
+            (ask(101, 0), Err(("fs.scratch.quota", Some("\"1KiB\"")))),
+            (ask(0, 2), Err(("fs.scratch.max_files", Some("22")))),
+            // Bytes are named first when both pass.
+            (ask(200, 5), Err(("fs.scratch.quota", Some("\"2KiB\"")))),
+            (ask(u64::MAX, 0), Err(("fs.scratch.quota", None))),
+        ];
+        for (ask, expected) in cases {
+            let got = admit(&held, ask, 1000, 10)
+                .map(|c| (c.bytes, c.files))
+                .map_err(|held| {
+                    assert_eq!(
+                        held,
+                        Counters {
+                            bytes: 900,
+                            files: 9
+                        },
+                        "nothing reserved"
+                    );
+                    let r = over_quota("fs.scratch", "/tmp", (1000, 10), &held, ask);
+                    (r.rule.to_string(), r.fix.map(|f| f.value))
+                });
+            let expected =
+                expected.map_err(|(rule, fix)| (rule.to_owned(), fix.map(str::to_owned)));
+            assert_eq!(got, expected, "{ask:?}");
+        }
+        let r = over_quota("fs.mount[0]", "/data", (1000, 10), &held, ask(0, 2));
+        assert_eq!(
+            &*r.reason,
+            "/data holds 9 files; another would pass its limit of 10"
+        );
+        assert_eq!(&*r.target, "fs");
+    }
 
     fn files(usage: &Usage) -> u64 {
         usage.counters.lock().unwrap().as_ref().unwrap().files

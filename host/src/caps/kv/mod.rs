@@ -4,13 +4,16 @@
 //! for its fsync). Every operation is an audit record; a refusal is also kept under the target
 //! `kv:BUCKET`, for the guest's `PolicyDeniedError`.
 
-use crate::Fix;
+mod decide;
+
 use crate::audit::{AuditLog, Decision};
 use crate::bindings::Bucket;
 use crate::bindings::wasi::keyvalue::store::{self, Error as StoreError, KeyResponse};
+use crate::caps::gate::{Capability, Refusal};
 use crate::kv::{KvBackend, KvError};
-use crate::policy::{BucketMode, ByteSize, Kv};
-use crate::record::{KvEvent, Tape, event_bytes, hex, unhex};
+use crate::policy::Kv;
+use crate::record::{KvEvent, KvOutcome, Tape, event_bytes, hex, unhex};
+use decide::KeyCheck;
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
@@ -70,10 +73,8 @@ impl KvState {
         }
     }
 
-    fn deny(&self, bucket: &str, rule: String, reason: String, fix: Option<Fix>) -> StoreError {
-        let target = format!("kv:{bucket}");
-        self.audit
-            .deny_target("kv", &target, "kv", &rule, &reason, fix, Instant::now());
+    fn deny(&self, refusal: Refusal) -> StoreError {
+        self.audit.deny(refusal, Instant::now(), 0);
         StoreError::AccessDenied
     }
 
@@ -82,42 +83,15 @@ impl KvState {
     }
 
     fn check_key(&self, bucket: &Bucket, key: &str) -> Result<(), StoreError> {
-        let policy = self.policy()?;
-        if key.is_empty() {
-            return Err(StoreError::Other("keys are not empty".into()));
+        match decide::check_key(self.policy()?, &bucket.name, key) {
+            Ok(()) => Ok(()),
+            Err(KeyCheck::Empty) => Err(StoreError::Other("keys are not empty".into())),
+            Err(KeyCheck::Refused(refusal)) => Err(self.deny(refusal)),
         }
-        if key.len() as u64 > policy.max_key.0 {
-            let fix = (key.len() <= 64 << 10).then(|| Fix {
-                key: "kv.max_key".into(),
-                value: format!("\"{}\"", ByteSize((key.len() as u64).next_power_of_two())),
-            });
-            return Err(self.deny(
-                &bucket.name,
-                "kv.max_key".into(),
-                format!(
-                    "the key is {} bytes, over the {} limit",
-                    key.len(),
-                    policy.max_key
-                ),
-                fix,
-            ));
-        }
-        Ok(())
     }
 
     fn check_write(&self, bucket: &Bucket) -> Result<(), StoreError> {
-        if bucket.mode == BucketMode::Ro {
-            return Err(self.deny(
-                &bucket.name,
-                format!("kv.buckets.{}", bucket.name),
-                format!("the bucket `{}` is read-only", bucket.name),
-                Some(Fix {
-                    key: format!("kv.buckets.{}", bucket.name),
-                    value: "\"rw\"".into(),
-                }),
-            ));
-        }
-        Ok(())
+        decide::check_write(&bucket.name, bucket.mode).map_err(|r| self.deny(r))
     }
 
     fn record(
@@ -129,7 +103,7 @@ impl KvState {
         error: Option<String>,
     ) {
         self.audit.record(
-            "kv",
+            Capability::Kv,
             &format!("{}/{key}", bucket.name),
             Decision::Allow,
             &format!("kv.buckets.{}", bucket.name),
@@ -155,12 +129,12 @@ impl KvState {
                         "the transcript has no further answer for this kv operation".into(),
                     )
                 })?;
-            return Ok(match event.outcome.as_str() {
-                "ok" => Ok(T::take(event)),
-                "too-many-keys" => Err(KvError::TooManyKeys {
+            return Ok(match event.outcome {
+                KvOutcome::Ok => Ok(T::take(event)),
+                KvOutcome::TooManyKeys => Err(KvError::TooManyKeys {
                     limit: event.cursor.unwrap_or(0),
                 }),
-                _ => Err(KvError::Backend(event.message)),
+                KvOutcome::Other => Err(KvError::Backend(event.message)),
             });
         }
         let policy = self.policy()?;
@@ -179,17 +153,17 @@ impl KvState {
                 value: None,
                 keys: Vec::new(),
                 cursor: None,
-                outcome: "ok".into(),
+                outcome: KvOutcome::Ok,
                 message: String::new(),
             };
             match &result {
                 Ok(value) => value.put(&mut event),
                 Err(KvError::TooManyKeys { limit }) => {
-                    event.outcome = "too-many-keys".into();
+                    event.outcome = KvOutcome::TooManyKeys;
                     event.cursor = Some(*limit);
                 }
                 Err(KvError::Backend(message)) => {
-                    event.outcome = "other".into();
+                    event.outcome = KvOutcome::Other;
                     event.message = message.clone();
                 }
             }
@@ -205,15 +179,7 @@ impl KvState {
 
     fn store_error(&self, bucket: &Bucket, error: KvError) -> StoreError {
         match error {
-            KvError::TooManyKeys { limit } => self.deny(
-                &bucket.name,
-                "kv.max_keys".into(),
-                format!("the namespace already holds {limit} keys"),
-                Some(Fix {
-                    key: "kv.max_keys".into(),
-                    value: limit.saturating_mul(2).to_string(),
-                }),
-            ),
+            KvError::TooManyKeys { limit } => self.deny(decide::too_many_keys(&bucket.name, limit)),
             KvError::Backend(message) => StoreError::Other(message),
         }
     }
@@ -246,28 +212,9 @@ pub(crate) fn add_to_linker<T: Send + 'static>(
 impl store::Host for KvView<'_> {
     async fn open(&mut self, identifier: String) -> StoreResult<Resource<Bucket>> {
         let kv = self.kv;
-        let Some(policy) = &kv.policy else {
-            return Ok(Err(kv.deny(
-                &identifier,
-                "kv".into(),
-                "the policy has no [kv] table, so the script has no key-value store".into(),
-                Some(Fix {
-                    key: format!("kv.buckets.{identifier}"),
-                    value: "\"rw\"".into(),
-                }),
-            )));
-        };
-        let Some(mode) = policy.buckets.get(&identifier).copied() else {
-            let shown: String = identifier.chars().take(64).collect();
-            return Ok(Err(kv.deny(
-                &shown,
-                "kv.buckets".into(),
-                format!("the bucket `{shown}` is not in kv.buckets"),
-                Some(Fix {
-                    key: format!("kv.buckets.{shown}"),
-                    value: "\"ro\"".into(),
-                }),
-            )));
+        let mode = match decide::open_bucket(kv.policy.as_deref(), &identifier) {
+            Ok(mode) => mode,
+            Err(refusal) => return Ok(Err(kv.deny(refusal))),
         };
         let bucket = Bucket {
             name: identifier,
@@ -327,22 +274,8 @@ impl store::HostBucket for KvView<'_> {
             Ok(p) => p,
             Err(e) => return Ok(Err(e)),
         };
-        if value.len() as u64 > policy.max_value.0 {
-            let fix = (value.len() <= 64 << 20).then(|| Fix {
-                key: "kv.max_value".into(),
-                value: format!("\"{}\"", ByteSize((value.len() as u64).next_power_of_two())),
-            });
-            let reason = format!(
-                "the value is {} bytes, over the {} limit",
-                value.len(),
-                policy.max_value
-            );
-            return Ok(Err(kv.deny(
-                &bucket.name,
-                "kv.max_value".into(),
-                reason,
-                fix,
-            )));
+        if let Err(refusal) = decide::check_value(policy, &bucket.name, value.len()) {
+            return Ok(Err(kv.deny(refusal)));
         }
         let max_keys = policy.max_keys;
         let bytes = value.len() as u64;
