@@ -44,7 +44,7 @@ pub use auto::AutoCompileStatus;
 pub use call::{Level, LogLine, Outcome, Receipt};
 pub use caps::capability::{CallContext, CapabilityFuture};
 pub use engine::{Builder, Palisade};
-pub use error::{Error, Fix, GuestLocation};
+pub use error::{Error, ErrorCode, Fix, GuestLocation};
 pub use options::RunOptions;
 pub use policy::{Limits, Policy, PolicyError};
 pub use script::{MAX_SCRIPT_BYTES, Script};

@@ -7,7 +7,7 @@ use crate::Fix;
 use crate::audit::{AuditLog, Decision, Refusal, truncate};
 use crate::call::CallState;
 use crate::engine::bindings::palisade::sandbox::capability::{self, CallError, Denial};
-use crate::policy::{ByteSize, Capabilities, Policy};
+use crate::policy::{ByteSize, Capabilities, PAYLOAD_MAX, Policy};
 use crate::record::{CapabilityEvent, Tape, event_bytes};
 use std::collections::HashMap;
 use std::future::Future;
@@ -434,11 +434,11 @@ impl CapabilityState {
         self.count_call(&name, rule.max_calls, &key, started, bytes_in)?;
         if bytes_in > rule.max_payload.0 {
             // Payload caps go up to 16 MiB; past that no policy change helps.
-            let fix = (bytes_in <= 16 << 20).then(|| Fix {
+            let fix = (bytes_in <= PAYLOAD_MAX).then(|| Fix {
                 key: format!("{key}.max_payload"),
                 value: format!(
                     "\"{}\"",
-                    ByteSize(bytes_in.next_power_of_two().min(16 << 20))
+                    ByteSize(bytes_in.next_power_of_two().min(PAYLOAD_MAX))
                 ),
             });
             let reason = format!(
@@ -499,9 +499,12 @@ fn too_large(
             format!("{key}.max_response"),
             format!("the response is at least {size} bytes, over the {max_response} limit"),
             // Response caps go up to 16 MiB; past that no policy change helps.
-            (size <= 16 << 20).then(|| Fix {
+            (size <= PAYLOAD_MAX).then(|| Fix {
                 key: format!("{key}.max_response"),
-                value: format!("\"{}\"", ByteSize(size.next_power_of_two().min(16 << 20))),
+                value: format!(
+                    "\"{}\"",
+                    ByteSize(size.next_power_of_two().min(PAYLOAD_MAX))
+                ),
             }),
         ),
         _ => (

@@ -312,7 +312,7 @@ impl store::HostBucket for CallState {
             Err(e) => return Ok(Err(e)),
         };
         if value.len() as u64 > policy.max_value.0 {
-            let fix = (value.len() <= 64 << 20).then(|| Fix {
+            let fix = (value.len() as u64 <= crate::policy::KV_VALUE_MAX).then(|| Fix {
                 key: "kv.max_value".into(),
                 value: format!("\"{}\"", ByteSize((value.len() as u64).next_power_of_two())),
             });

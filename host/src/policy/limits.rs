@@ -28,8 +28,9 @@ pub struct Limits {
     pub transcript: ByteSize,
 }
 
-/// Accepted range of each limit. Each bound names what it protects.
-mod bounds {
+/// Accepted range of each limit. Each bound names what it protects. The upper bounds are also
+/// the ceilings of the fixes that suggest raising a limit (`crate::Error::fix`).
+pub(crate) mod bounds {
     use super::{ByteSize, Duration};
     /// The guest's 6 MiB shadow stack, the snapshot's own heap and QuickJS's first allocations
     /// need about 10 MiB; a wasm32 memory cannot exceed 4 GiB.

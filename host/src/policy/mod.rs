@@ -19,6 +19,7 @@ mod limits;
 mod raw;
 pub mod units;
 
+use capabilities::MAX_PAYLOAD_LIMIT;
 pub use capabilities::{Capabilities, CapabilityRule, Schema};
 pub use determinism::{Clock, Determinism};
 pub use error::PolicyError;
@@ -28,8 +29,10 @@ pub use fs::{Fs, Mount, MountMode, Scratch};
 pub(crate) use host::{HostError, canonical_host, split_host_port};
 pub use http::{CaFile, HeaderValue, HostPattern, Http, HttpRule, Rate, SecretSource};
 pub(crate) use http::{DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT};
+use kv::MAX_VALUE_LIMIT;
 pub use kv::{BucketMode, Kv};
 pub use limits::Limits;
+pub(crate) use limits::bounds;
 use raw::RawPolicy;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -38,6 +41,14 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 pub use units::{ByteSize, HumanDuration};
+
+/// The largest values a policy accepts, as the ceilings of the fixes that suggest raising one:
+/// `limits.input` and `limits.output`, `limits.memory` (the wasm32 address space), a
+/// capability's `max_payload` and `max_response`, and `kv.max_value`.
+pub(crate) const IO_MAX: u64 = bounds::IO.1.0;
+pub(crate) const MEMORY_MAX: u64 = bounds::MEMORY.1.0;
+pub(crate) const PAYLOAD_MAX: u64 = MAX_PAYLOAD_LIMIT.0;
+pub(crate) const KV_VALUE_MAX: u64 = MAX_VALUE_LIMIT.0;
 
 /// The text of `policies/default.toml`, which is the built-in default policy.
 pub const DEFAULT_POLICY_TOML: &str = include_str!("default.toml");
