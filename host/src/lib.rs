@@ -16,6 +16,10 @@
 //! assert_eq!(outcome.result?.get(), r#"{"doubled":42}"#);
 //! # Ok(()) }
 //! ```
+//!
+//! A [`Policy`] comes from a TOML file ([`Policy::from_file`]), from code
+//! ([`Policy::builder`], every table typed and checked as a file is), or from JSON
+//! ([`Policy::from_json`]); [`Policy::json_schema`] describes the format (`docs/policy.md`).
 
 #![warn(missing_docs)]
 

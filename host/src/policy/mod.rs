@@ -8,6 +8,7 @@
 //! `kv` and `capabilities`; `host` spells host names canonically, `units` reads sizes and
 //! durations, `error` locates what is wrong.
 
+mod builder;
 mod capabilities;
 mod determinism;
 mod error;
@@ -19,6 +20,9 @@ mod limits;
 mod raw;
 pub mod units;
 
+pub use builder::{
+    CapabilityBuilder, HttpBuilder, HttpRuleBuilder, KvBuilder, PolicyBuilder, ScratchBuilder,
+};
 use capabilities::MAX_PAYLOAD_LIMIT;
 pub use capabilities::{Capabilities, CapabilityRule, Schema};
 pub use determinism::{Clock, Determinism};
