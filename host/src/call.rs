@@ -508,12 +508,14 @@ pub(crate) fn check_input(policy: &Policy, input: &str) -> Result<(), Error> {
                 input.len()
             ),
             // The policy accepts inputs up to 256 MiB; past that no policy change helps.
-            fix: (input.len() as u64 <= 256 << 20).then(|| crate::Fix {
+            fix: (input.len() as u64 <= crate::policy::IO_MAX).then(|| crate::Fix {
                 key: "limits.input".into(),
                 value: format!(
                     "\"{}\"",
                     crate::policy::ByteSize(
-                        (input.len() as u64).next_power_of_two().min(256 << 20)
+                        (input.len() as u64)
+                            .next_power_of_two()
+                            .min(crate::policy::IO_MAX)
                     )
                 ),
             }),

@@ -110,7 +110,7 @@ impl Builder {
     /// The largest `limits.memory` any policy may ask for; sizes the pool's memory slots.
     /// Default 1 GiB (address space is reserved, not memory).
     pub fn max_memory(mut self, size: ByteSize) -> Self {
-        self.max_memory = ByteSize(size.0.min(4 << 30));
+        self.max_memory = ByteSize(size.0.min(crate::policy::MEMORY_MAX));
         self
     }
 

@@ -3,7 +3,7 @@
 //! the call through.
 
 use crate::bindings::exports::palisade::sandbox::runner;
-use crate::policy::PolicyError;
+use crate::policy::{ByteSize, HumanDuration, PolicyError, bounds};
 use serde::Serialize;
 use std::fmt;
 
@@ -186,92 +186,158 @@ pub enum Error {
     },
 }
 
-/// Upper bounds of the policy values a fix may suggest (the policy checker's ranges).
-const MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
-const MAX_IO: u64 = 256 << 20;
-
 fn fmt_location(location: Option<GuestLocation>) -> String {
     location.map_or_else(String::new, |l| {
         format!(" (line {}, column {})", l.line, l.column)
     })
 }
 
-/// Stable facts about each error code: exit code and HTTP status.
-const TABLE: &[(&str, i32, u16)] = &[
-    ("guest_exception", 10, 422),
-    ("guest_syntax", 11, 422),
-    ("guest_deadlock", 12, 422),
-    ("missing_export", 13, 422),
-    ("bad_output", 14, 422),
-    ("invalid_input", 15, 400),
-    ("output_too_large", 16, 422),
-    ("not_compilable", 17, 422),
-    ("guest_trap", 19, 422),
-    ("invalid_component", 18, 400),
-    ("fuel_exhausted", 20, 429),
-    ("timeout", 21, 408),
-    ("memory_limit", 22, 429),
-    ("stack_overflow", 23, 422),
-    ("invalid_policy", 30, 400),
-    ("policy_denied", 31, 403),
-    ("capacity_exhausted", 40, 503),
-    ("internal", 70, 500),
-];
+/// Declares [`ErrorCode`] and its table from one list of rows.
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $variant:ident = ($code:literal, $exit:literal, $status:literal, $retryable:literal),)*) => {
+        /// The stable code of an [`Error`], with the facts that follow from it: its name, the
+        /// exit code of `palisade run`, the HTTP status a server answers with, whether a retry
+        /// may succeed, and its section in `docs/errors.md`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum ErrorCode {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in the order of the table in `docs/errors.md`.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            /// The stable snake_case name, such as `fuel_exhausted`.
+            pub const fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $code,)* }
+            }
+
+            /// The exit code of `palisade run`.
+            pub const fn exit_code(self) -> i32 {
+                match self { $(ErrorCode::$variant => $exit,)* }
+            }
+
+            /// The HTTP status that a server answers with.
+            pub const fn http_status(self) -> u16 {
+                match self { $(ErrorCode::$variant => $status,)* }
+            }
+
+            /// Whether the same call may succeed if tried again later, unchanged.
+            pub const fn retryable(self) -> bool {
+                match self { $(ErrorCode::$variant => $retryable,)* }
+            }
+        }
+
+        /// Every code with its exit code and HTTP status, derived from the rows above.
+        const TABLE: &[(&str, i32, u16)] = &[$(($code, $exit, $status),)*];
+    };
+}
+
+error_codes! {
+    /// An exception escaped the script.
+    GuestException = ("guest_exception", 10, 422, false),
+    /// The module does not parse.
+    GuestSyntax = ("guest_syntax", 11, 422, false),
+    /// The result promise can never settle.
+    GuestDeadlock = ("guest_deadlock", 12, 422, false),
+    /// The module has no export of the requested name.
+    MissingExport = ("missing_export", 13, 422, false),
+    /// The result has no JSON form.
+    BadOutput = ("bad_output", 14, 422, false),
+    /// The input is not valid JSON or is too large, or a per-call option is out of range.
+    InvalidInput = ("invalid_input", 15, 400, false),
+    /// The JSON result is larger than `limits.output`.
+    OutputTooLarge = ("output_too_large", 16, 422, false),
+    /// The module's top level cannot be snapshotted.
+    NotCompilable = ("not_compilable", 17, 422, false),
+    /// A `.wasm` file that is not a script compiled by this build of Palisade.
+    InvalidComponent = ("invalid_component", 18, 400, false),
+    /// The guest's wasm trapped for a reason that is not a limit.
+    GuestTrap = ("guest_trap", 19, 422, false),
+    /// The fuel budget ran out.
+    FuelExhausted = ("fuel_exhausted", 20, 429, false),
+    /// The wall-clock deadline passed.
+    Timeout = ("timeout", 21, 408, false),
+    /// The guest needed more memory than `limits.memory`.
+    MemoryLimit = ("memory_limit", 22, 429, false),
+    /// The wasm stack or the guest's shadow stack ran out.
+    StackOverflow = ("stack_overflow", 23, 422, false),
+    /// The policy is invalid.
+    InvalidPolicy = ("invalid_policy", 30, 400, false),
+    /// The policy refused a capability.
+    PolicyDenied = ("policy_denied", 31, 403, false),
+    /// No sandbox slot or compile budget was free.
+    CapacityExhausted = ("capacity_exhausted", 40, 503, true),
+    /// A bug or an environment failure in Palisade itself.
+    Internal = ("internal", 70, 500, true),
+}
+
+impl ErrorCode {
+    /// The anchor of this code's section in `docs/errors.md`: its name.
+    pub const fn docs_anchor(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 impl Error {
-    /// The stable snake_case code.
-    pub fn code(&self) -> &'static str {
+    /// The stable code, with its exit code, HTTP status and whether a retry may succeed.
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            Error::FuelExhausted { .. } => "fuel_exhausted",
-            Error::Timeout { .. } => "timeout",
-            Error::MemoryLimit { .. } => "memory_limit",
-            Error::StackOverflow { .. } => "stack_overflow",
-            Error::OutputTooLarge { .. } => "output_too_large",
-            Error::InvalidInput { .. } => "invalid_input",
-            Error::GuestSyntax { .. } => "guest_syntax",
-            Error::GuestException { .. } => "guest_exception",
-            Error::GuestDeadlock { .. } => "guest_deadlock",
-            Error::MissingExport { .. } => "missing_export",
-            Error::BadOutput { .. } => "bad_output",
-            Error::NotCompilable { .. } => "not_compilable",
-            Error::GuestTrap { .. } => "guest_trap",
-            Error::InvalidComponent { .. } => "invalid_component",
-            Error::InvalidPolicy(_) => "invalid_policy",
-            Error::PolicyDenied { .. } => "policy_denied",
-            Error::CapacityExhausted { .. } | Error::CompileBudget { .. } => "capacity_exhausted",
-            Error::Internal { .. } => "internal",
+            Error::FuelExhausted { .. } => ErrorCode::FuelExhausted,
+            Error::Timeout { .. } => ErrorCode::Timeout,
+            Error::MemoryLimit { .. } => ErrorCode::MemoryLimit,
+            Error::StackOverflow { .. } => ErrorCode::StackOverflow,
+            Error::OutputTooLarge { .. } => ErrorCode::OutputTooLarge,
+            Error::InvalidInput { .. } => ErrorCode::InvalidInput,
+            Error::GuestSyntax { .. } => ErrorCode::GuestSyntax,
+            Error::GuestException { .. } => ErrorCode::GuestException,
+            Error::GuestDeadlock { .. } => ErrorCode::GuestDeadlock,
+            Error::MissingExport { .. } => ErrorCode::MissingExport,
+            Error::BadOutput { .. } => ErrorCode::BadOutput,
+            Error::NotCompilable { .. } => ErrorCode::NotCompilable,
+            Error::GuestTrap { .. } => ErrorCode::GuestTrap,
+            Error::InvalidComponent { .. } => ErrorCode::InvalidComponent,
+            Error::InvalidPolicy(_) => ErrorCode::InvalidPolicy,
+            Error::PolicyDenied { .. } => ErrorCode::PolicyDenied,
+            Error::CapacityExhausted { .. } | Error::CompileBudget { .. } => {
+                ErrorCode::CapacityExhausted
+            }
+            Error::Internal { .. } => ErrorCode::Internal,
         }
     }
 
-    fn row(&self) -> (i32, u16) {
-        let code = self.code();
-        TABLE
-            .iter()
-            .find(|(c, ..)| *c == code)
-            .map(|(_, exit, status)| (*exit, *status))
-            .unwrap_or((70, 500))
+    /// The stable snake_case code.
+    pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
     }
 
     /// Whether the same call may succeed if tried again later, unchanged: no slot or compile
     /// budget was free (`capacity_exhausted`), or Palisade itself failed (`internal`). Every
     /// other code comes from the script, its input or its policy, and ends the same way again.
     pub fn retryable(&self) -> bool {
-        matches!(self.code(), "capacity_exhausted" | "internal")
+        self.error_code().retryable()
     }
 
     /// The exit code of `palisade run` for this error (table in `docs/errors.md`).
     pub fn exit_code(&self) -> i32 {
-        self.row().0
+        self.error_code().exit_code()
     }
 
     /// The HTTP status that a server answers with for this error.
     pub fn http_status(&self) -> u16 {
-        self.row().1
+        self.error_code().http_status()
     }
 
     /// Where this code is documented.
     pub fn docs(&self) -> String {
-        format!("docs/errors.md#{}", self.code())
+        format!("docs/errors.md#{}", self.error_code().docs_anchor())
     }
 
     /// The policy change that would have let the call through, where that is mechanical.
@@ -286,36 +352,30 @@ impl Error {
             Error::FuelExhausted { budget } => {
                 fix("limits.fuel", budget.saturating_mul(2).to_string())
             }
-            Error::Timeout { limit } if limit.0 < MAX_TIMEOUT => fix(
+            Error::Timeout { limit } if limit.0 < bounds::TIMEOUT.1 => fix(
                 "limits.timeout",
                 format!(
                     "\"{}\"",
-                    crate::policy::HumanDuration((limit.0 * 2).min(MAX_TIMEOUT))
+                    HumanDuration((limit.0 * 2).min(bounds::TIMEOUT.1))
                 ),
             ),
-            Error::MemoryLimit { limit } if limit.0 < 4 << 30 => fix(
+            Error::MemoryLimit { limit } if *limit < bounds::MEMORY.1 => fix(
                 "limits.memory",
-                format!(
-                    "\"{}\"",
-                    crate::policy::ByteSize((limit.0 * 2).min(4 << 30))
-                ),
+                format!("\"{}\"", ByteSize((limit.0 * 2).min(bounds::MEMORY.1.0))),
             ),
             // Raising `limits.stack` does not help when the shadow stack ran out.
             Error::StackOverflow {
                 limit,
                 shadow_stack: false,
-            } if limit.0 < 16 << 20 => fix(
+            } if *limit < bounds::STACK.1 => fix(
                 "limits.stack",
-                format!(
-                    "\"{}\"",
-                    crate::policy::ByteSize((limit.0 * 2).min(16 << 20))
-                ),
+                format!("\"{}\"", ByteSize((limit.0 * 2).min(bounds::STACK.1.0))),
             ),
-            Error::OutputTooLarge { size, .. } if *size <= MAX_IO => fix(
+            Error::OutputTooLarge { size, .. } if *size <= bounds::IO.1.0 => fix(
                 "limits.output",
                 format!(
                     "\"{}\"",
-                    crate::policy::ByteSize(size.next_power_of_two().min(MAX_IO))
+                    ByteSize(size.next_power_of_two().min(bounds::IO.1.0))
                 ),
             ),
             Error::InvalidInput { fix, .. } | Error::PolicyDenied { fix, .. } => fix.clone(),
@@ -406,7 +466,6 @@ pub(crate) fn guest_error(error: runner::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{ByteSize, HumanDuration};
     use std::time::Duration;
 
     #[test]
@@ -415,11 +474,81 @@ mod tests {
         codes.sort();
         codes.dedup();
         assert_eq!(codes.len(), TABLE.len());
+        let mut exits: Vec<_> = TABLE.iter().map(|(_, exit, _)| *exit).collect();
+        exits.sort();
+        exits.dedup();
+        assert_eq!(exits.len(), TABLE.len(), "one exit code per error code");
         assert!(
             TABLE
                 .iter()
                 .all(|(_, exit, _)| *exit != 0 && *exit != 1 && *exit != 2)
         );
+        let rows: Vec<_> = ErrorCode::ALL
+            .iter()
+            .map(|c| (c.as_str(), c.exit_code(), c.http_status()))
+            .collect();
+        assert_eq!(rows, TABLE);
+    }
+
+    #[test]
+    fn errors_take_their_facts_from_their_code() {
+        let cases = [
+            (Error::FuelExhausted { budget: 1 }, ErrorCode::FuelExhausted),
+            (
+                Error::CompileBudget {
+                    budget: HumanDuration(Duration::from_secs(30)),
+                    retry_ms: 5,
+                },
+                ErrorCode::CapacityExhausted,
+            ),
+            (Error::Internal { detail: "x".into() }, ErrorCode::Internal),
+            (
+                Error::InvalidInput {
+                    detail: "x".into(),
+                    fix: None,
+                },
+                ErrorCode::InvalidInput,
+            ),
+        ];
+        for (error, code) in cases {
+            assert_eq!(error.error_code(), code);
+            assert_eq!(error.code(), code.as_str());
+            assert_eq!(
+                (error.exit_code(), error.http_status(), error.retryable()),
+                (code.exit_code(), code.http_status(), code.retryable())
+            );
+            assert_eq!(error.docs(), format!("docs/errors.md#{code}"));
+        }
+        let retryable: Vec<_> = ErrorCode::ALL.iter().filter(|c| c.retryable()).collect();
+        assert_eq!(
+            retryable,
+            [&ErrorCode::CapacityExhausted, &ErrorCode::Internal]
+        );
+        assert_eq!(ErrorCode::Timeout.exit_code(), 21);
+        assert_eq!(ErrorCode::PolicyDenied.http_status(), 403);
+    }
+
+    #[test]
+    fn fix_ceilings_are_the_policy_bounds() {
+        let e = Error::StackOverflow {
+            limit: ByteSize(12 << 20),
+            shadow_stack: false,
+        };
+        assert_eq!(e.fix().unwrap().value, format!("\"{}\"", bounds::STACK.1));
+        let e = Error::StackOverflow {
+            limit: bounds::STACK.1,
+            shadow_stack: false,
+        };
+        assert_eq!(e.fix(), None);
+        let e = Error::Timeout {
+            limit: HumanDuration(bounds::TIMEOUT.1),
+        };
+        assert_eq!(e.fix(), None);
+        let e = Error::OutputTooLarge {
+            size: bounds::IO.1.0 + 1,
+            limit: ByteSize(1024),
+        };
+        assert_eq!(e.fix(), None);
     }
 
     #[test]

@@ -16,6 +16,10 @@
 //! assert_eq!(outcome.result?.get(), r#"{"doubled":42}"#);
 //! # Ok(()) }
 //! ```
+//!
+//! A [`Policy`] comes from a TOML file ([`Policy::from_file`]), from code
+//! ([`Policy::builder`], every table typed and checked as a file is), or from JSON
+//! ([`Policy::from_json`]); [`Policy::json_schema`] describes the format (`docs/policy.md`).
 
 #![warn(missing_docs)]
 
@@ -48,7 +52,7 @@ pub use call::{Outcome, Receipt};
 pub use caps::capability::{CallContext, CapabilityFuture};
 pub use caps::console::{Level, LogLine};
 pub use engine::{Builder, Palisade};
-pub use error::{Error, Fix, GuestLocation};
+pub use error::{Error, ErrorCode, Fix, GuestLocation};
 pub use options::RunOptions;
 pub use policy::{Limits, Policy, PolicyError};
 pub use script::{MAX_SCRIPT_BYTES, Script};

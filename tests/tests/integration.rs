@@ -51,6 +51,8 @@ mod network;
 mod output;
 #[path = "integration/plain_guest.rs"]
 mod plain_guest;
+#[path = "integration/policy_code.rs"]
+mod policy_code;
 #[path = "integration/policy_files.rs"]
 mod policy_files;
 #[path = "integration/precompile.rs"]

@@ -1,4 +1,4 @@
-//! `palisade policy check PATH`.
+//! `palisade policy check PATH` and `palisade policy schema`.
 
 use clap::Subcommand;
 use palisade::Policy;
@@ -13,10 +13,19 @@ pub enum PolicyCommand {
         /// The policy file (TOML).
         path: PathBuf,
     },
+    /// Print the JSON Schema of the policy format (for editors: policy files as data, and
+    /// policies written as JSON for `Policy::from_json`).
+    Schema,
 }
 
 pub fn run(command: PolicyCommand) -> ExitCode {
     match command {
+        PolicyCommand::Schema => {
+            let schema =
+                serde_json::to_string_pretty(&Policy::json_schema()).expect("a JSON value prints");
+            let _ = writeln!(std::io::stdout().lock(), "{schema}");
+            ExitCode::SUCCESS
+        }
         PolicyCommand::Check { path } => match Policy::from_file(&path) {
             Ok(policy) => {
                 // A closed stdout (`| head`) is not an error of the check.

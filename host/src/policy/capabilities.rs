@@ -80,7 +80,8 @@ pub(crate) const DEFAULT_GLOBAL: &str = "host";
 const DEFAULT_MAX_CALLS: u32 = 100;
 /// Payloads are copied out of the guest and parsed by the host; this bounds that work per call.
 const DEFAULT_MAX_PAYLOAD: ByteSize = ByteSize(64 << 10);
-const MAX_PAYLOAD_LIMIT: ByteSize = ByteSize(16 << 20);
+/// Largest `max_payload` and `max_response` of a capability.
+pub(crate) const MAX_PAYLOAD_LIMIT: ByteSize = ByteSize(16 << 20);
 /// A forwarded response is held by the host until the guest takes it; this bounds each one.
 const DEFAULT_MAX_RESPONSE: ByteSize = ByteSize(1 << 20);
 

@@ -62,6 +62,8 @@ pub enum BucketMode {
 
 const DEFAULT_MAX_KEY: ByteSize = ByteSize(512);
 const DEFAULT_MAX_VALUE: ByteSize = ByteSize(1 << 20);
+/// Largest `kv.max_value`: a value is copied out of the guest and held by the host whole.
+pub(crate) const MAX_VALUE_LIMIT: ByteSize = ByteSize(64 << 20);
 const DEFAULT_MAX_KEYS: u64 = 10_000;
 
 pub(super) fn resolve(raw: &RawKv, source: &Source<'_>) -> Result<Kv, PolicyError> {
@@ -109,7 +111,7 @@ pub(super) fn resolve(raw: &RawKv, source: &Source<'_>) -> Result<Kv, PolicyErro
         &raw.max_value,
         "kv.max_value",
         DEFAULT_MAX_VALUE,
-        ByteSize(64 << 20),
+        MAX_VALUE_LIMIT,
     )?;
     let max_keys = match &raw.max_keys {
         Some(n) if *n.get_ref() == 0 => {

@@ -160,6 +160,43 @@ impl<'de> Deserialize<'de> for HumanDuration {
     }
 }
 
+/// A JSON Schema pattern for a whole number (with `_` separators) and one of `units`, as
+/// `parse_with` reads it.
+fn unit_pattern(units: &[(&str, u64)]) -> String {
+    let names: Vec<&str> = units.iter().map(|(n, _)| *n).collect();
+    format!(r"^\s*[0-9][0-9_]*\s*({})\s*$", names.join("|"))
+}
+
+impl schemars::JsonSchema for ByteSize {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ByteSize".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A size with a unit: B, KiB, MiB, GiB (binary) or KB, MB, GB (decimal).",
+            "pattern": unit_pattern(SIZE_UNITS),
+            "examples": ["64MiB", "512KiB"],
+        })
+    }
+}
+
+impl schemars::JsonSchema for HumanDuration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A span of time with a unit: us, ms, s, m or h.",
+            "pattern": unit_pattern(TIME_UNITS),
+            "examples": ["250ms", "5s"],
+        })
+    }
+}
+
 impl Serialize for ByteSize {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 pub(crate) const MAX_NAME_BYTES: usize = 128;
 
 /// Payload and response caps go up to 16 MiB; past that no policy change helps.
-const MAX_FIX_BYTES: u64 = 16 << 20;
+const MAX_FIX_BYTES: u64 = crate::policy::PAYLOAD_MAX;
 
 /// What the policy says about one call of a capability.
 #[derive(Debug)]

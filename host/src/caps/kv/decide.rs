@@ -8,7 +8,7 @@ use crate::policy::{BucketMode, ByteSize, Kv};
 
 /// Fixes for keys go up to 64 KiB and for values to 64 MiB: the largest sizes a policy takes.
 const MAX_KEY_FIX: usize = 64 << 10;
-const MAX_VALUE_FIX: usize = 64 << 20;
+const MAX_VALUE_FIX: usize = crate::policy::KV_VALUE_MAX as usize;
 
 /// Why a key cannot be used.
 #[derive(Debug, PartialEq, Eq)]
