@@ -6,7 +6,9 @@ use super::forward::{self, ResponseBudget};
 use crate::Fix;
 use crate::audit::{AuditLog, Decision, Refusal, truncate};
 use crate::call::CallState;
-use crate::engine::bindings::palisade::sandbox::capability::{self, CallError, Denial};
+use crate::engine::bindings::palisade::sandbox::capability::{
+    self, CallError, Denial, NetworkFailure,
+};
 use crate::policy::{ByteSize, Capabilities, Policy};
 use crate::record::{CapabilityEvent, Tape, event_bytes};
 use std::collections::HashMap;
@@ -620,10 +622,20 @@ impl capability::Host for CallState {
         authority: String,
         path_with_query: String,
         headers: Vec<(String, Vec<u8>)>,
-    ) -> wasmtime::Result<Option<(String, String)>> {
+    ) -> wasmtime::Result<Option<(NetworkFailure, String)>> {
         self.http
             .decide_unsent(&method, &scheme, &authority, &path_with_query, headers)
             .await
+    }
+
+    async fn body_failure(
+        &mut self,
+        error: Resource<capability::Error>,
+    ) -> wasmtime::Result<Option<NetworkFailure>> {
+        let error = self.table.get(&error)?;
+        Ok(error
+            .downcast_ref::<wasmtime_wasi_http::Error>()
+            .map(super::http::failure_of))
     }
 }
 
