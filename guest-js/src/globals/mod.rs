@@ -17,6 +17,7 @@ pub mod kv;
 mod structured_clone;
 pub mod text;
 pub mod timers;
+pub mod ungranted;
 mod url;
 mod url_search_params;
 
@@ -100,6 +101,7 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     fs::register(cx)?;
     config::register(cx)?;
     fetch::register(cx, &wait, &cancel)?;
+    ungranted::register(cx)?;
     make_atom_room(cx)?;
     make_global_room(cx)
 }

@@ -628,6 +628,21 @@ impl capability::Host for CallState {
             .await
     }
 
+    async fn ungranted(&mut self, global: String, name: String) -> wasmtime::Result<Denial> {
+        let bridge = self.capabilities.grants.as_ref().map(|g| g.global.as_str());
+        let refusal = super::ungranted::decide(&global, &name, bridge);
+        Ok(self.capabilities.audit.deny(
+            refusal.capability,
+            &refusal.target,
+            &refusal.label,
+            &refusal.rule,
+            &refusal.reason,
+            refusal.fix,
+            Instant::now(),
+            0,
+        ))
+    }
+
     async fn body_failure(
         &mut self,
         error: Resource<capability::Error>,

@@ -9,4 +9,5 @@ pub(crate) mod forward;
 pub(crate) mod http;
 pub(crate) mod kv;
 pub(crate) mod quota;
+pub(crate) mod ungranted;
 pub(crate) mod usage;

@@ -1,7 +1,8 @@
 //! The capability bridge: a global (named by the policy, `host` by default) whose every
 //! property is an async function calling the host capability of that name, as in `maia.do(x)`.
 //!
-//! The global exists only in calls whose policy grants capabilities. Every decision is made by
+//! The global is this bridge in calls whose policy grants capabilities; in the others `host` is
+//! the refusing one of `globals::ungranted`. Every decision is made by
 //! the host; the guest only carries payloads and turns refusals into `PolicyDeniedError`.
 
 #[cfg(feature = "capabilities")]

@@ -436,6 +436,13 @@ pub fn refusal<'js>(cx: Ctx<'js>, target: String) -> Result<Value<'js>> {
     }
 }
 
+/// The host's refusal of a use of `global` (`kv`, `fs`, `config`, `host`) that the call's
+/// policy does not grant, as a denial object; `name` is what the script named (a bucket, a
+/// path, a key, a capability).
+pub fn ungranted<'js>(cx: Ctx<'js>, global: String, name: String) -> Result<Value<'js>> {
+    denial_object(&cx, capability::ungranted(&global, &name))
+}
+
 #[cfg(feature = "capabilities")]
 fn capability_value<'js>(cx: &Ctx<'js>, pending: &PendingCall) -> Result<Option<Value<'js>>> {
     let Some(result) = pending.get() else {
