@@ -67,11 +67,9 @@ fn operate<'js>(
     Ok(match name {
         "readFile" => std::fs::read(&path)
             .and_then(|bytes| {
-                let text = String::from_utf8(bytes)
-                    .map_err(|_| std::io::Error::new(ErrorKind::InvalidData, "not UTF-8 text"));
-                text.map(|t| {
-                    javy::quickjs::String::from_str(cx.clone(), &t).map(|s| s.into_value())
-                })
+                let text = crate::globals::text::utf8(&bytes)
+                    .ok_or_else(|| std::io::Error::new(ErrorKind::InvalidData, "not UTF-8 text"));
+                text.map(|t| javy::quickjs::String::from_str(cx.clone(), t).map(|s| s.into_value()))
             })
             .map(|r| r.unwrap_or(undefined)),
         "writeFile" => match args.get(1) {
