@@ -518,7 +518,7 @@ fn release<'js>(cx: &Ctx<'js>, placeholders: Placeholders<'js>) -> javy::quickjs
             touch(format!("removed or redefined the global `{name}`"));
             continue;
         }
-        globals.remove(name.as_str())?;
+        globals::ungranted::reinstate(cx, name)?;
     }
     if !placeholders.accessors.is_empty()
         && !placeholders.is_extensible.call::<_, bool>((globals,))?

@@ -210,6 +210,8 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<SnapshotState>> {
         ("palisade:sandbox/capability@0.1.0", "call-args"),
         ("palisade:sandbox/capability@0.1.0", "refusal"),
         ("palisade:sandbox/capability@0.1.0", "unsent-request"),
+        ("palisade:sandbox/capability@0.1.0", "body-failure"),
+        ("palisade:sandbox/capability@0.1.0", "ungranted"),
         (
             "palisade:sandbox/capability@0.1.0",
             "[method]pending-call.subscribe",

@@ -117,6 +117,10 @@ fn main() {
         println!("cargo:rerun-if-env-changed={}", feature_to_cargo(feature));
     }
     println!("cargo:rerun-if-env-changed=CARGO_CFG_SANITIZE");
+    // Palisade: the C sources are patched here (vendor/README.md), so an edit must rebuild them;
+    // with only the lines above, cargo would keep the old build.
+    println!("cargo:rerun-if-changed=quickjs");
+    println!("cargo:rerun-if-changed=quickjs.bind.h");
 
     let src_dir = Path::new("quickjs");
 

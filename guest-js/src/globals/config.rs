@@ -1,6 +1,7 @@
 //! `config`: read-only values from the policy's `[config]` table, through `wasi:config/store`.
 //! `config.get(key)` returns the string or `null`; `config.getAll()` returns an object. The
-//! global exists only in calls whose policy has a `[config]` table. Secrets are never config.
+//! global is this object in calls whose policy has a `[config]` table, and the refusing one of
+//! `globals::ungranted` in the others. Secrets are never config.
 
 #[cfg(feature = "capabilities")]
 use crate::wasi::config::store::{Error as StoreError, get, get_all};

@@ -1,17 +1,25 @@
-//! The JS globals Palisade adds to QuickJS, one module per global.
+//! The JS globals Palisade adds to QuickJS, one module per global: a folder `name/` with its
+//! Rust (`mod.rs`, the natives and `register`) and its JS (`name.js`, evaluated once before the
+//! snapshot), or a single `name.rs` for a global made in Rust alone (`console`, `config`).
 
+mod abort;
 mod base64;
 pub mod bridge;
 pub mod config;
 mod console;
 mod crypto;
+mod dom_exception;
 mod fetch;
 pub mod fs;
+mod headers;
 pub mod io;
 pub mod kv;
+mod structured_clone;
 pub mod text;
 pub mod timers;
+pub mod ungranted;
 mod url;
+mod url_search_params;
 
 use javy::quickjs::object::Property;
 use javy::quickjs::{Array, Ctx, IntoAtom, IntoJs, Object, Result};
@@ -74,24 +82,17 @@ pub fn absent(cx: Ctx<'_>) -> Result<()> {
     ))
 }
 
-/// Plain-JS globals, in load order (each is an IIFE that defines its globals).
-const SCRIPTS: &[(&str, &str)] = &[
-    ("dom_exception.js", include_str!("dom_exception.js")),
-    ("abort.js", include_str!("abort.js")),
-    ("structured_clone.js", include_str!("structured_clone.js")),
-    ("url_search_params.js", include_str!("url_search_params.js")),
-    ("headers.js", include_str!("headers.js")),
-];
-
 /// Install every Palisade global into the context.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     console::register(cx)?;
     base64::register(cx)?;
     text::register(cx)?;
     timers::register(cx)?;
-    for (_name, source) in SCRIPTS {
-        cx.eval::<(), _>(*source)?;
-    }
+    dom_exception::register(cx)?;
+    abort::register(cx)?;
+    structured_clone::register(cx)?;
+    url_search_params::register(cx)?;
+    headers::register(cx)?;
     url::register(cx)?;
     crypto::register(cx)?;
     let (wait, cancel) = io::register(cx)?;
@@ -100,6 +101,7 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     fs::register(cx)?;
     config::register(cx)?;
     fetch::register(cx, &wait, &cancel)?;
+    ungranted::register(cx)?;
     make_atom_room(cx)?;
     make_global_room(cx)
 }

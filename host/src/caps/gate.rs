@@ -21,6 +21,8 @@ pub enum Capability {
     Kv,
     /// The file system (`[fs]`).
     Fs,
+    /// Configuration values (`[config]`).
+    Config,
 }
 
 impl Capability {
@@ -31,6 +33,7 @@ impl Capability {
             Capability::Http => "http",
             Capability::Kv => "kv",
             Capability::Fs => "fs",
+            Capability::Config => "config",
         }
     }
 
@@ -42,6 +45,7 @@ impl Capability {
             Capability::Http => "fetch",
             Capability::Kv => "kv",
             Capability::Fs => "fs",
+            Capability::Config => "config",
         }
     }
 

@@ -17,6 +17,7 @@
 
 use crate::Fix;
 use crate::audit::{AuditLog, Decision};
+use crate::bindings::palisade::sandbox::capability::NetworkFailure;
 use crate::caps::gate::Refusal;
 use crate::policy::{
     DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT as DEFAULT_HTTP_TIMEOUT,
@@ -298,7 +299,7 @@ impl HttpGate {
         authority: &str,
         path_with_query: &str,
         headers: Vec<(String, Vec<u8>)>,
-    ) -> wasmtime::Result<Option<(String, String)>> {
+    ) -> wasmtime::Result<Option<(NetworkFailure, String)>> {
         let mut fields = FieldMap::new_mutable(FIELD_SIZE_LIMIT);
         for (name, value) in headers {
             match fields.append(self, name, value) {
@@ -317,7 +318,7 @@ impl HttpGate {
         }
         let invalid = || {
             Some((
-                "invalid".to_owned(),
+                NetworkFailure::Invalid,
                 "the request's method or URL is not valid".to_owned(),
             ))
         };
@@ -430,8 +431,8 @@ pub(crate) fn is_non_public(ip: IpAddr) -> bool {
 const FIELD_SIZE_LIMIT: usize = 128 * 1024;
 
 /// A header refused as the full guest reports it: `wasi:http`'s `header-error`, as its `Debug`.
-fn header_error(case: &str) -> Option<(String, String)> {
-    Some(("header".to_owned(), format!("HeaderError::{case}")))
+fn header_error(case: &str) -> Option<(NetworkFailure, String)> {
+    Some((NetworkFailure::Header, format!("HeaderError::{case}")))
 }
 
 impl WasiHttpHooks for HttpGate {
@@ -1137,23 +1138,46 @@ impl Slot {
     }
 }
 
-/// The kind of a failure, as `fetch` reports it; stable across the transcript.
-fn kind_of(error: &Error) -> &'static str {
+/// The kind of a failure the host made, as `fetch` reports it: in the transcript, and for the
+/// guest when it ends a response body (`capability.body-failure`), which `wasi:http` hands over
+/// as text only.
+pub(crate) fn failure_of(error: &Error) -> NetworkFailure {
     match error {
-        Error::DnsError { .. } | Error::DnsTimeout | Error::DestinationNotFound => "dns",
-        Error::ConnectionRefused | Error::DestinationUnavailable => "refused",
-        Error::ConnectionTerminated | Error::HttpResponseIncomplete => "reset",
+        Error::DnsError { .. } | Error::DnsTimeout | Error::DestinationNotFound => {
+            NetworkFailure::Dns
+        }
+        Error::ConnectionRefused | Error::DestinationUnavailable => NetworkFailure::Refused,
+        Error::ConnectionTerminated | Error::HttpResponseIncomplete => NetworkFailure::Reset,
         Error::ConnectionTimeout
         | Error::ConnectionReadTimeout
         | Error::ConnectionWriteTimeout
-        | Error::HttpResponseTimeout => "timeout",
-        Error::HttpResponseBodySize(_) => "response-too-large",
-        Error::HttpRequestBodySize(_) => "request-too-large",
+        | Error::HttpResponseTimeout => NetworkFailure::Timeout,
+        Error::HttpResponseBodySize(_) => NetworkFailure::ResponseTooLarge,
+        Error::HttpRequestBodySize(_) => NetworkFailure::RequestTooLarge,
         Error::TlsProtocolError | Error::TlsCertificateError | Error::TlsAlertReceived { .. } => {
-            "tls"
+            NetworkFailure::Tls
         }
-        Error::HttpResponseContentCoding(_) => "content-coding",
-        _ => "other",
+        Error::HttpResponseContentCoding(_) => NetworkFailure::ContentCoding,
+        _ => NetworkFailure::Other,
+    }
+}
+
+/// The kind of a failure as the transcript stores it: the name of its case in
+/// `wit/capability.wit`, stable across versions.
+fn kind_of(error: &Error) -> &'static str {
+    match failure_of(error) {
+        NetworkFailure::Denied => "denied",
+        NetworkFailure::Dns => "dns",
+        NetworkFailure::Refused => "refused",
+        NetworkFailure::Reset => "reset",
+        NetworkFailure::Timeout => "timeout",
+        NetworkFailure::ResponseTooLarge => "response-too-large",
+        NetworkFailure::RequestTooLarge => "request-too-large",
+        NetworkFailure::Tls => "tls",
+        NetworkFailure::ContentCoding => "content-coding",
+        NetworkFailure::Header => "header",
+        NetworkFailure::Invalid => "invalid",
+        NetworkFailure::Other => "other",
     }
 }
 

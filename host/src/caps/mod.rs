@@ -10,3 +10,4 @@ pub(crate) mod fs;
 pub(crate) mod gate;
 pub(crate) mod http;
 pub(crate) mod kv;
+pub(crate) mod ungranted;

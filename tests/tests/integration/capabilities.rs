@@ -73,14 +73,36 @@ async fn the_capability_bridge_example_policy_serves_maia_do() {
 }
 
 #[tokio::test]
-async fn without_a_capabilities_table_there_is_no_bridge() {
+async fn without_a_capabilities_table_the_bridge_is_refused_with_the_fix() {
+    // In the plain guest (no grant at all) and in the full guest (another grant).
+    for p in [
+        Policy::builtin_default(),
+        policy("[config]\nregion = \"eu\"\n"),
+    ] {
+        assert_ungranted(
+            &p,
+            "host.do({ args: [2] })",
+            "capabilities.allow",
+            "capabilities.allow.do = {}",
+        )
+        .await;
+    }
+    // A bridge the policy names otherwise leaves `host` refusing, with the rule that named it.
+    let maia = policy("[capabilities]\nglobal = \"maia\"\n[capabilities.allow.do]\n");
+    assert_ungranted(
+        &maia,
+        "host.do({ args: [2] })",
+        "capabilities.global",
+        "capabilities.global = \"host\"",
+    )
+    .await;
     let outcome = run_bridge(
         &Policy::builtin_default(),
         "export default () => [typeof host, typeof maia]",
         "null",
     )
     .await;
-    assert_eq!(output(&outcome), r#"["undefined","undefined"]"#);
+    assert_eq!(output(&outcome), r#"["object","undefined"]"#);
     let p = policy("[capabilities]\n[capabilities.allow.do]\n");
     let outcome = run_bridge(
         &p,

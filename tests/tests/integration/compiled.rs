@@ -171,7 +171,8 @@ async fn the_compiling_policys_globals_exist_at_the_top_level_but_cannot_be_used
          export default () => ({ names, region: config.get('region'), kv: typeof kv.get });\n",
     );
     let compiled = Script::from_component(PALISADE.compile(&p, &script).await.unwrap()).unwrap();
-    let expected = r#"{"names":[true,true,true,false],"region":"eu-west","kv":"function"}"#;
+    // `fs` exists too, refusing: capability globals exist under every policy.
+    let expected = r#"{"names":[true,true,true,true],"region":"eu-west","kv":"function"}"#;
     assert_eq!(output(&PALISADE.run(&p, &script, "null").await), expected);
     assert_eq!(output(&PALISADE.run(&p, &compiled, "null").await), expected);
 }
@@ -188,7 +189,8 @@ async fn scratch_files_and_the_default_bridge_are_reserved_too() {
         assert_eq!(error.code(), "not_compilable", "{top}: {error}");
         assert!(error.to_string().contains(named), "{top}: {error}");
     }
-    // An `[fs]` table without a mount or scratch gives no `fs` global, so none is reserved.
+    // An `[fs]` table without a mount or scratch grants no `fs`, so none is reserved: the
+    // refusing `fs` that every call without the grant has is there, compiled as from source.
     let script = Script::new(
         "fs.js",
         "const seen = typeof fs;\nexport default () => seen;\n",
@@ -200,7 +202,7 @@ async fn scratch_files_and_the_default_bridge_are_reserved_too() {
     let compiled = Script::from_component(compiled).unwrap();
     assert_eq!(
         output(&PALISADE.run(&policy("[fs]\n"), &compiled, "null").await),
-        r#""undefined""#
+        r#""object""#
     );
 }
 
@@ -318,12 +320,15 @@ async fn compiled_scripts_get_the_globals_of_the_callers_policy() {
     // The top level runs before any policy's globals exist; the export sees the caller's.
     let source = "const key = 'compiled/counter';\n\
                   export default async () => {\n\
-                    let n = 0;\n\
-                    if (typeof kv === 'object') {\n\
+                    let n = 0, hasKv = true;\n\
+                    try {\n\
                       n = Number((await kv.get(key)) ?? 0) + 1;\n\
                       await kv.set(key, String(n));\n\
+                    } catch (e) {\n\
+                      if (!(e instanceof PolicyDeniedError)) throw e;\n\
+                      hasKv = false;\n\
                     }\n\
-                    return { n, hasKv: typeof kv, hasFetch: typeof fetch };\n\
+                    return { n, hasKv, hasFetch: typeof fetch };\n\
                   };\n";
     let with_kv = policy("[kv]\nnamespace = \"compiled\"\n[kv.buckets]\napp = \"rw\"\n");
     let wasm = PALISADE
@@ -335,19 +340,19 @@ async fn compiled_scripts_get_the_globals_of_the_callers_policy() {
     let second = PALISADE.run(&with_kv, &script, "null").await;
     assert_eq!(
         output(&first),
-        r#"{"n":1,"hasKv":"object","hasFetch":"function"}"#
+        r#"{"n":1,"hasKv":true,"hasFetch":"function"}"#
     );
     assert_eq!(
         output(&second),
-        r#"{"n":2,"hasKv":"object","hasFetch":"function"}"#
+        r#"{"n":2,"hasKv":true,"hasFetch":"function"}"#
     );
-    // Without `[kv]` the global is absent, as from source.
+    // Without `[kv]` the global refuses, as from source.
     let without = PALISADE
         .run(&Policy::builtin_default(), &script, "null")
         .await;
     assert_eq!(
         output(&without),
-        r#"{"n":0,"hasKv":"undefined","hasFetch":"function"}"#
+        r#"{"n":0,"hasKv":false,"hasFetch":"function"}"#
     );
 }
 
@@ -363,7 +368,7 @@ async fn scripts_compiled_without_capabilities_do_not_run_under_a_policy_that_gr
                 .run(&Policy::builtin_default(), &script, "null")
                 .await
         ),
-        r#""undefined""#
+        r#""object""#
     );
     let with_kv = policy("[kv]\nnamespace = \"plain\"\n[kv.buckets]\napp = \"rw\"\n");
     let outcome = PALISADE.run(&with_kv, &script, "null").await;

@@ -108,15 +108,16 @@ async fn calls_in_both_guests_share_one_pool() {
         .unwrap();
     let plain = Arc::new(Policy::builtin_default());
     let full = Arc::new(policy("[config]\nregion = \"eu\"\n"));
-    let source = "export default (n) => [n, typeof config];";
+    let source = "export default (n) => { \
+        try { return [n, config.get('region')]; } catch (e) { return [n, e.name]; } };";
     let mut tasks = Vec::new();
     for i in 0..64u32 {
         let (palisade, plain, full) = (palisade.clone(), plain.clone(), full.clone());
         tasks.push(tokio::spawn(async move {
             let (p, expected) = if i % 2 == 0 {
-                (plain, format!(r#"[{i},"undefined"]"#))
+                (plain, format!(r#"[{i},"PolicyDeniedError"]"#))
             } else {
-                (full, format!(r#"[{i},"object"]"#))
+                (full, format!(r#"[{i},"eu"]"#))
             };
             let script = palisade::Script::new("both.js", source);
             let outcome = palisade.run(&p, &script, &i.to_string()).await;

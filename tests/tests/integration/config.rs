@@ -16,13 +16,19 @@ async fn scripts_read_the_policy_config_and_nothing_else() {
 }
 
 #[tokio::test]
-async fn without_a_config_table_there_is_no_config_global() {
-    let outcome = run_source_with(
-        &Policy::builtin_default(),
-        "export default () => typeof config",
-    )
-    .await;
-    assert_eq!(output(&outcome), r#""undefined""#);
+async fn without_a_config_table_config_is_refused_with_the_fix() {
+    // In the plain guest (no grant at all) and in the full guest (another grant).
+    let scratch = policy("[fs.scratch]\nguest = \"/scratch\"\n");
+    for p in [Policy::builtin_default(), scratch] {
+        assert_ungranted(
+            &p,
+            "config.get('region')",
+            "config",
+            "config.region = \"...\"",
+        )
+        .await;
+        assert_ungranted(&p, "config.getAll()", "config", "config = {}").await;
+    }
 }
 
 #[tokio::test]

@@ -112,9 +112,27 @@ async fn nothing_leaves_a_mount_and_read_only_holds() {
 }
 
 #[tokio::test]
-async fn without_mounts_there_is_no_fs() {
-    let outcome = run_source("export default () => typeof fs", "null").await;
-    assert_eq!(output(&outcome), r#""undefined""#);
+async fn without_mounts_fs_is_refused_with_the_fix() {
+    // In the plain guest (no grant at all) and in the full guest (another grant).
+    for p in [
+        Policy::builtin_default(),
+        policy("[config]\nregion = \"eu\"\n"),
+    ] {
+        assert_ungranted(
+            &p,
+            "fs.readFile('/data/in.json')",
+            "fs",
+            "fs.scratch = { guest = \"/data\" }",
+        )
+        .await;
+    }
+    assert_ungranted(
+        &Policy::builtin_default(),
+        "fs.writeFile('out.txt', 'x')",
+        "fs",
+        "fs.scratch = { guest = \"/scratch\" }",
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -156,9 +156,27 @@ async fn quotas_and_modes_are_refused_with_their_rule() {
 }
 
 #[tokio::test]
-async fn without_a_kv_table_there_is_no_kv_global() {
-    let outcome = run_source("export default () => typeof kv", "null").await;
-    assert_eq!(output(&outcome), r#""undefined""#);
+async fn without_a_kv_table_kv_is_refused_with_the_fix() {
+    // In the plain guest (no grant at all) and in the full guest (another grant).
+    for p in [
+        Policy::builtin_default(),
+        policy("[config]\nregion = \"eu\"\n"),
+    ] {
+        assert_ungranted(
+            &p,
+            "kv.get('a')",
+            "kv",
+            "kv = { namespace = \"...\", buckets = { default = \"rw\" } }",
+        )
+        .await;
+    }
+    assert_ungranted(
+        &Policy::builtin_default(),
+        "kv.bucket('ref').set('a', '1')",
+        "kv",
+        "kv = { namespace = \"...\", buckets = { ref = \"rw\" } }",
+    )
+    .await;
 }
 
 #[tokio::test]

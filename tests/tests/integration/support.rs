@@ -72,3 +72,30 @@ pub async fn assert_next_call_works() {
     let outcome = run(&Policy::builtin_default(), "echo.js", r#"{"n":1}"#).await;
     assert_eq!(output(&outcome), r#"{"got":{"n":1}}"#);
 }
+
+/// A capability global (`kv`, `fs`, `config`, the bridge's `host`) exists under a policy that
+/// does not grant it, and refuses: `use_it`, an expression that uses it, caught gives a
+/// `PolicyDeniedError` with `rule` and `fix`; uncaught it ends the call as `policy_denied` with
+/// that fix and one audit record of the refusal. Then a normal call works.
+pub async fn assert_ungranted(policy: &Policy, use_it: &str, rule: &str, fix: &str) {
+    let caught = format!(
+        "export default async () => {{ try {{ await ({use_it}); return 'allowed'; }} \
+         catch (e) {{ return [e.name, e instanceof PolicyDeniedError, e.rule, e.fix]; }} }};"
+    );
+    let outcome = PALISADE
+        .run(policy, &Script::new("ungranted.js", caught), "null")
+        .await;
+    let expected = serde_json::json!(["PolicyDeniedError", true, rule, fix]);
+    assert_eq!(output(&outcome), expected.to_string(), "{use_it}");
+    let uncaught = format!("export default async () => {{ await ({use_it}); }};");
+    let outcome = PALISADE
+        .run(policy, &Script::new("ungranted.js", uncaught), "null")
+        .await;
+    assert_eq!(code(&outcome), "policy_denied", "{use_it}");
+    let error_fix = outcome.error().and_then(|e| e.fix()).expect("a fix");
+    assert_eq!(format!("{} = {}", error_fix.key, error_fix.value), fix);
+    assert_eq!(outcome.audit.len(), 1, "{use_it}");
+    assert_eq!(outcome.audit[0].decision, palisade::Decision::Deny);
+    assert_eq!(outcome.audit[0].rule, rule);
+    assert_next_call_works().await;
+}

@@ -643,3 +643,45 @@ export default async () => {{
     assert_eq!(up.seen()[0].authorization.as_deref(), Some("Bearer t"));
     assert_next_call_works().await;
 }
+
+/// The refusing `kv`, `fs`, `config` and `host` of a policy that does not grant them (issue 22)
+/// refuse alike after the tampering prelude: same error class, rule, fix and capability.
+#[tokio::test]
+async fn refusing_capability_globals_are_not_bent_by_tampering() {
+    let uses = r#"
+const describe = (e) => [e.name, e instanceof ORIG_DENIED, e.rule, e.fix, e.capability];
+const caught = async (f) => { try { await f(); return "allowed"; } catch (e) { return describe(e); } };
+export default async () => [
+  await caught(() => kv.get("a")),
+  await caught(() => kv.bucket("r").set("a", "b")),
+  await caught(() => fs.readFile("/data/in.json")),
+  await caught(() => config.get("region")),
+  await caught(() => host.do(1)),
+];
+"#;
+    let keep = "const ORIG_DENIED = PolicyDeniedError;\n";
+    // The plain guest (no grant), and the full guest (only `[config]`, which is real there).
+    for (p, refused) in [
+        (Policy::builtin_default(), 5),
+        (policy("[config]\nregion = \"eu\"\n"), 4),
+    ] {
+        let mut results = Vec::new();
+        for prelude in ["", TAMPER_PRELUDE] {
+            let source = format!("{ORIGINALS}{keep}{prelude}{uses}");
+            let outcome = PALISADE
+                .run(&p, &Script::new("refusing.js", source), "null")
+                .await;
+            results.push(output(&outcome).to_owned());
+        }
+        assert_eq!(results[0], results[1]);
+        let got: serde_json::Value = serde_json::from_str(&results[0]).unwrap();
+        let denied = got
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r[0] == "PolicyDeniedError" && r[1] == true && r[3].is_string())
+            .count();
+        assert_eq!(denied, refused, "{got}");
+    }
+    assert_next_call_works().await;
+}

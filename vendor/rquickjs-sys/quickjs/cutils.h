@@ -1039,6 +1039,31 @@ static inline uint32_t utf8_decode_len(const uint8_t *p, size_t max_len, const u
     return 0xFFFD;
 }
 
+/* Palisade: whether any of the `len` bytes at `buf` is 0x80 or above, read eight bytes at a
+   time (four words per turn) instead of one: used by `utf8_scan` and `JS_ToCStringLen2` on the
+   guest's byte paths (`fs`, `fetch` bodies, `text()`), where it was most of their cost. */
+static inline bool utf8_has_high_bit(const char *buf, size_t len)
+{
+    const uint64_t high = 0x8080808080808080ULL;
+    uint64_t acc = 0, w0, w1, w2, w3;
+    size_t i = 0;
+
+    for (; i + 32 <= len; i += 32) {
+        memcpy(&w0, buf + i, 8);
+        memcpy(&w1, buf + i + 8, 8);
+        memcpy(&w2, buf + i + 16, 8);
+        memcpy(&w3, buf + i + 24, 8);
+        acc |= w0 | w1 | w2 | w3;
+    }
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w0, buf + i, 8);
+        acc |= w0;
+    }
+    for (; i < len; i++)
+        acc |= (uint8_t)buf[i];
+    return (acc & high) != 0;
+}
+
 /* Scan a UTF-8 encoded buffer for content type
    `buf` is a valid pointer to a UTF-8 encoded string
    `len` is the number of bytes to scan
@@ -1053,16 +1078,14 @@ static inline uint32_t utf8_decode_len(const uint8_t *p, size_t max_len, const u
 static inline int utf8_scan(const char *buf, size_t buf_len, size_t *plen)
 {
     const uint8_t *p, *p_end, *p_next;
-    size_t i, len;
+    size_t len;
     int kind;
     uint8_t cbits;
 
     kind = UTF8_PLAIN_ASCII;
-    cbits = 0;
     len = buf_len;
-    // TODO: handle more than 1 byte at a time
-    for (i = 0; i < buf_len; i++)
-        cbits |= buf[i];
+    /* Palisade: whether any byte has its high bit set, a word at a time. */
+    cbits = utf8_has_high_bit(buf, buf_len) ? 0x80 : 0;
     if (cbits >= 0x80) {
         p = (const uint8_t *)buf;
         p_end = p + buf_len;

@@ -4521,8 +4521,12 @@ const char *JS_ToCStringLen2(JSContext *ctx, size_t *plen, JSValueConst val1,
            strings, which is the most common case.
          */
         count = 0;
-        for (pos = 0; pos < len; pos++) {
-            count += src[pos] >> 7;
+        /* Palisade: an ASCII string is found a word at a time (`utf8_has_high_bit`); only a
+           string with a non-ASCII byte is counted byte by byte. */
+        if (utf8_has_high_bit((const char *)src, len)) {
+            for (pos = 0; pos < len; pos++) {
+                count += src[pos] >> 7;
+            }
         }
         if (count == 0 && str->kind == JS_STRING_KIND_NORMAL) {
             if (plen)

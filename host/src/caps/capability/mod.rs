@@ -11,7 +11,7 @@ pub use handler::{CallContext, CapabilityFuture};
 
 use crate::Fix;
 use crate::audit::{AuditLog, Decision};
-use crate::bindings::palisade::sandbox::capability::{self, CallError, Denial};
+use crate::bindings::palisade::sandbox::capability::{self, CallError, Denial, NetworkFailure};
 use crate::bindings::{Pending, PendingCall};
 use crate::caps::gate::{Capability, Refusal};
 use crate::caps::http::HttpGate;
@@ -378,10 +378,26 @@ impl capability::Host for CapabilityView<'_> {
         authority: String,
         path_with_query: String,
         headers: Vec<(String, Vec<u8>)>,
-    ) -> wasmtime::Result<Option<(String, String)>> {
+    ) -> wasmtime::Result<Option<(NetworkFailure, String)>> {
         self.http
             .decide_unsent(&method, &scheme, &authority, &path_with_query, headers)
             .await
+    }
+
+    async fn ungranted(&mut self, global: String, name: String) -> wasmtime::Result<Denial> {
+        let bridge = self.state.grants.as_ref().map(|g| g.global.as_str());
+        let refusal = super::ungranted::decide(&global, &name, bridge);
+        Ok(self.state.audit.deny(refusal, Instant::now(), 0))
+    }
+
+    async fn body_failure(
+        &mut self,
+        error: Resource<capability::Error>,
+    ) -> wasmtime::Result<Option<NetworkFailure>> {
+        let error = self.table.get(&error)?;
+        Ok(error
+            .downcast_ref::<wasmtime_wasi_http::Error>()
+            .map(super::http::failure_of))
     }
 }
 

@@ -30,9 +30,9 @@ pub fn utf8_decode<'js>(cx: Ctx<'js>, bytes: TypedArray<'js, u8>) -> Result<JsSt
         _ => view,
     };
     // Well-formed text (the usual case) is checked a word at a time and not copied.
-    match std::str::from_utf8(view) {
-        Ok(text) => JsString::from_str(cx, text),
-        Err(_) => JsString::from_str(cx, &String::from_utf8_lossy(view)),
+    match crate::globals::text::utf8(view) {
+        Some(text) => JsString::from_str(cx, text),
+        None => JsString::from_str(cx, &String::from_utf8_lossy(view)),
     }
 }
 

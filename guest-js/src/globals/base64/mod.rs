@@ -24,7 +24,7 @@ const DIGITS: [u8; 256] = {
 fn with_latin1<T>(text: JsString<'_>, f: impl FnOnce(&[u8]) -> T) -> Result<Option<T>> {
     let utf8 = Utf8::new(text)?;
     let bytes = utf8.bytes();
-    if bytes.is_ascii() {
+    if crate::globals::text::is_ascii(bytes) {
         // ASCII is its own Latin-1.
         return Ok(Some(f(bytes)));
     }
@@ -36,9 +36,9 @@ fn with_latin1<T>(text: JsString<'_>, f: impl FnOnce(&[u8]) -> T) -> Result<Opti
 
 /// A string whose code units are `bytes` (each byte as U+0000..U+00FF).
 fn from_latin1<'js>(cx: Ctx<'js>, bytes: &[u8]) -> Result<JsString<'js>> {
-    if bytes.is_ascii() {
-        // ASCII is its own UTF-8.
-        return JsString::from_str(cx, std::str::from_utf8(bytes).unwrap_or_default());
+    // ASCII is its own UTF-8.
+    if let Some(text) = crate::globals::text::ascii(bytes) {
+        return JsString::from_str(cx, text);
     }
     let text: String = bytes.iter().map(|&b| char::from(b)).collect();
     JsString::from_str(cx, &text)
@@ -160,30 +160,7 @@ fn atob<'js>(cx: Ctx<'js>, text: JsString<'js>) -> Result<Option<JsString<'js>>>
         .transpose()
 }
 
-const PRELUDE: &str = r#"
-(function (encode, decode) {
-  "use strict";
-  // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
-  const StringCtor = String;
-  const ErrorCtor = Error;
-  const defineProperty = Object.defineProperty;
-  const invalid = (message) => {
-    const e = new ErrorCtor(message);
-    defineProperty(e, "name", { __proto__: null, value: "InvalidCharacterError", writable: true, enumerable: true, configurable: true });
-    return e;
-  };
-  globalThis.btoa = function btoa(data) {
-    const out = encode(StringCtor(data));
-    if (out === undefined) throw invalid("btoa: the string has characters outside Latin-1");
-    return out;
-  };
-  globalThis.atob = function atob(data) {
-    const out = decode(StringCtor(data));
-    if (out === undefined) throw invalid("atob: not valid base64");
-    return out;
-  };
-})
-"#;
+const PRELUDE: &str = include_str!("base64.js");
 
 /// Install `atob` and `btoa`. Runs once, before the snapshot.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {

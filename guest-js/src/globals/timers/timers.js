@@ -1,19 +1,4 @@
-//! `setTimeout`, `clearTimeout` and `queueMicrotask`, and the timer half of the guest's event
-//! loop (run.rs): when the job queue is empty and the result is still pending, the loop waits
-//! for the earliest timer together with the host operations in flight (a `wasi:io/poll` wait,
-//! which the host bounds by the call's deadline). Under a fixed clock, timers fire in due order
-//! without waiting. Timers still pending when the result settles are dropped with the call.
 
-use javy::quickjs::{Array, Ctx, Function, Persistent, Result};
-use std::cell::RefCell;
-use std::time::Duration;
-
-thread_local! {
-    static NEXT_WAIT: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
-    static RUN_NEXT: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
-}
-
-const PRELUDE: &str = r#"
 (function () {
   "use strict";
   // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
@@ -71,32 +56,3 @@ const PRELUDE: &str = r#"
   };
   return [nextWait, runNext];
 })
-"#;
-
-/// Install the timer globals and keep `nextWait` and `runNext`. Runs once, before the snapshot.
-pub fn register(cx: &Ctx<'_>) -> Result<()> {
-    let prelude: Function = cx.eval(PRELUDE)?;
-    let parts: Array = prelude.call(())?;
-    let next_wait: Function = parts.get(0)?;
-    let run_next: Function = parts.get(1)?;
-    NEXT_WAIT.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, next_wait)));
-    RUN_NEXT.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, run_next)));
-    Ok(())
-}
-
-/// Time until the earliest timer is due; `None` when no timer is set.
-pub fn next_wait(cx: &Ctx<'_>) -> Result<Option<Duration>> {
-    let next = NEXT_WAIT
-        .with(|slot| slot.borrow().clone())
-        .expect("timers were registered at init");
-    let ms: f64 = next.restore(cx)?.call(())?;
-    Ok((ms >= 0.0).then(|| Duration::from_secs_f64(ms.min(1e9) / 1000.0)))
-}
-
-/// Run the earliest timer now.
-pub fn run_next(cx: &Ctx<'_>) -> Result<()> {
-    let run = RUN_NEXT
-        .with(|slot| slot.borrow().clone())
-        .expect("timers were registered at init");
-    run.restore(cx)?.call(())
-}

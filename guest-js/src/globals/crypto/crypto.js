@@ -1,15 +1,4 @@
-//! `crypto.getRandomValues` and `crypto.randomUUID`, drawing from `wasi:random/random`: the
-//! host's secure generator, or the policy's seed under `[determinism]`.
 
-use crate::wasi::random::random::get_random_bytes;
-use javy::quickjs::prelude::Func;
-use javy::quickjs::{Ctx, Function, Result, TypedArray};
-
-fn random_bytes(cx: Ctx<'_>, len: u32) -> Result<TypedArray<'_, u8>> {
-    TypedArray::new(cx, get_random_bytes(u64::from(len.min(65_536))))
-}
-
-const PRELUDE: &str = r#"
 (function (randomBytes) {
   "use strict";
   // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
@@ -58,10 +47,3 @@ const PRELUDE: &str = r#"
   Object.defineProperty(crypto, Symbol.toStringTag, { value: "Crypto" });
   Object.defineProperty(globalThis, "crypto", { value: Object.freeze(crypto), writable: true, configurable: true, enumerable: false });
 })
-"#;
-
-/// Install `crypto`. Runs once, before the snapshot (no randomness is drawn then).
-pub fn register(cx: &Ctx<'_>) -> Result<()> {
-    let prelude: Function = cx.eval(PRELUDE)?;
-    prelude.call((Func::from(random_bytes),))
-}

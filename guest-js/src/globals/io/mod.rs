@@ -11,7 +11,7 @@
 //! through `capability.unsent-request`, which refuses and records it as a request sent through
 //! `wasi:http`, and its only operation is that refusal, settled at the loop's next turn.
 
-use crate::palisade::sandbox::capability::{self, Denial};
+use crate::palisade::sandbox::capability::{self, Denial, NetworkFailure};
 #[cfg(feature = "capabilities")]
 use crate::palisade::sandbox::capability::{CallError, PendingCall};
 #[cfg(feature = "capabilities")]
@@ -71,7 +71,7 @@ impl Op {
             #[cfg(feature = "capabilities")]
             Op::Body(ref mut read) => body_step(cx, read),
             #[cfg(not(feature = "capabilities"))]
-            Op::Refused => failure(cx, "denied", "HttpRequestDenied").map(Some),
+            Op::Refused => failure(cx, NetworkFailure::Denied, "HttpRequestDenied").map(Some),
         }
     }
 }
@@ -114,48 +114,7 @@ pub fn clear() {
 
 /// The JS half: promises waiting on operation ids, and results that arrived before anyone
 /// waited for them (a response body read while the script was busy elsewhere).
-const PRELUDE: &str = r#"
-(function (nativeCancel) {
-  "use strict";
-  // Host-facing: the maps and the promise are the intrinsics captured here, and a result is
-  // handed over in a box without a prototype, so that settling it looks nothing up (no `then`).
-  const uncurry = (fn) => Function.prototype.call.bind(fn);
-  const MapCtor = Map;
-  const mapGet = uncurry(Map.prototype.get);
-  const mapSet = uncurry(Map.prototype.set);
-  const mapHas = uncurry(Map.prototype.has);
-  const mapDelete = uncurry(Map.prototype.delete);
-  const PromiseCtor = Promise;
-  const waiting = new MapCtor();
-  const arrived = new MapCtor();
-  function onReady(id, value) {
-    const box = { __proto__: null, value };
-    const waiter = mapGet(waiting, id);
-    if (waiter) {
-      mapDelete(waiting, id);
-      waiter(box);
-    } else {
-      mapSet(arrived, id, box);
-    }
-  }
-  // A promise of `{ value }`, the operation's result.
-  function wait(id) {
-    if (mapHas(arrived, id)) {
-      const box = mapGet(arrived, id);
-      mapDelete(arrived, id);
-      return new PromiseCtor((resolve) => resolve(box));
-    }
-    return new PromiseCtor((resolve) => mapSet(waiting, id, resolve));
-  }
-  function cancel(id) {
-    if (id == null) return;
-    nativeCancel(id);
-    mapDelete(waiting, id);
-    mapDelete(arrived, id);
-  }
-  return [onReady, wait, cancel];
-})
-"#;
+const PRELUDE: &str = include_str!("io.js");
 
 /// Set up the JS half; returns its `wait(id)` and `cancel(id)` for the bridge and `fetch`.
 /// Runs once, before the snapshot.
@@ -180,46 +139,51 @@ pub fn start_capability_args(name: String, args: String) -> u32 {
     add(Op::Capability(capability::call_args(&name, &args)))
 }
 
-#[cfg(feature = "capabilities")]
-/// A `wasi:http` error code as a stable string for the JS error classes.
-fn code_name(code: &ErrorCode) -> (&'static str, String) {
-    let detail = format!("{code:?}");
-    let name = match code {
-        ErrorCode::HttpRequestDenied => "denied",
-        ErrorCode::DestinationIpProhibited => "denied",
-        ErrorCode::DnsTimeout | ErrorCode::DnsError(_) | ErrorCode::DestinationNotFound => "dns",
-        ErrorCode::ConnectionRefused | ErrorCode::DestinationUnavailable => "refused",
-        ErrorCode::ConnectionTerminated | ErrorCode::HttpResponseIncomplete => "reset",
-        ErrorCode::ConnectionTimeout
-        | ErrorCode::ConnectionReadTimeout
-        | ErrorCode::ConnectionWriteTimeout
-        | ErrorCode::HttpResponseTimeout => "timeout",
-        ErrorCode::HttpResponseBodySize(_) => "response-too-large",
-        ErrorCode::HttpRequestBodySize(_) => "request-too-large",
-        ErrorCode::TlsProtocolError
-        | ErrorCode::TlsCertificateError
-        | ErrorCode::TlsAlertReceived(_) => "tls",
-        ErrorCode::HttpResponseContentCoding(_) => "content-coding",
-        _ => "other",
-    };
-    (name, detail)
+/// A failure's kind as `fetch`'s error classes name it (`NetworkError.kind`): the name of its
+/// case in `wit/capability.wit`.
+fn kind_name(kind: NetworkFailure) -> &'static str {
+    match kind {
+        NetworkFailure::Denied => "denied",
+        NetworkFailure::Dns => "dns",
+        NetworkFailure::Refused => "refused",
+        NetworkFailure::Reset => "reset",
+        NetworkFailure::Timeout => "timeout",
+        NetworkFailure::ResponseTooLarge => "response-too-large",
+        NetworkFailure::RequestTooLarge => "request-too-large",
+        NetworkFailure::Tls => "tls",
+        NetworkFailure::ContentCoding => "content-coding",
+        NetworkFailure::Header => "header",
+        NetworkFailure::Invalid => "invalid",
+        NetworkFailure::Other => "other",
+    }
 }
 
 #[cfg(feature = "capabilities")]
-/// The kind of a body read failure. wasmtime-wasi-http 48 hands body errors to the guest
-/// without their `error-code`, only as text, so the host's messages are matched here (the
-/// network tests pin each one).
-fn body_error_kind(text: &str) -> &'static str {
-    let text = text.to_ascii_lowercase();
-    if text.contains("response body size") {
-        "response-too-large"
-    } else if text.contains("timeout") || text.contains("timed out") {
-        "timeout"
-    } else if text.contains("content coding") {
-        "content-coding"
-    } else {
-        "reset"
-    }
+/// The kind of a `wasi:http` error code, with the code itself as the detail.
+fn code_kind(code: &ErrorCode) -> (NetworkFailure, String) {
+    let detail = format!("{code:?}");
+    let kind = match code {
+        ErrorCode::HttpRequestDenied | ErrorCode::DestinationIpProhibited => NetworkFailure::Denied,
+        ErrorCode::DnsTimeout | ErrorCode::DnsError(_) | ErrorCode::DestinationNotFound => {
+            NetworkFailure::Dns
+        }
+        ErrorCode::ConnectionRefused | ErrorCode::DestinationUnavailable => NetworkFailure::Refused,
+        ErrorCode::ConnectionTerminated | ErrorCode::HttpResponseIncomplete => {
+            NetworkFailure::Reset
+        }
+        ErrorCode::ConnectionTimeout
+        | ErrorCode::ConnectionReadTimeout
+        | ErrorCode::ConnectionWriteTimeout
+        | ErrorCode::HttpResponseTimeout => NetworkFailure::Timeout,
+        ErrorCode::HttpResponseBodySize(_) => NetworkFailure::ResponseTooLarge,
+        ErrorCode::HttpRequestBodySize(_) => NetworkFailure::RequestTooLarge,
+        ErrorCode::TlsProtocolError
+        | ErrorCode::TlsCertificateError
+        | ErrorCode::TlsAlertReceived(_) => NetworkFailure::Tls,
+        ErrorCode::HttpResponseContentCoding(_) => NetworkFailure::ContentCoding,
+        _ => NetworkFailure::Other,
+    };
+    (kind, detail)
 }
 
 #[cfg(feature = "capabilities")]
@@ -236,13 +200,13 @@ pub fn http_send<'js>(
     body: Value<'js>,
 ) -> Result<Value<'js>> {
     let fields = header_bytes(headers);
-    let failed = |kind: &str, detail: String| failure(&cx, kind, &detail);
+    let failed = |kind: NetworkFailure, detail: String| failure(&cx, kind, &detail);
     if headers_too_large(&fields) {
-        return failed("header", "HeaderError::SizeExceeded".into());
+        return failed(NetworkFailure::Header, "HeaderError::SizeExceeded".into());
     }
     let headers = match Fields::from_list(&fields) {
         Ok(headers) => headers,
-        Err(e) => return failed("header", format!("{e:?}")),
+        Err(e) => return failed(NetworkFailure::Header, format!("{e:?}")),
     };
     let request = OutgoingRequest::new(headers);
     let method = match method.as_str() {
@@ -265,13 +229,16 @@ pub fn http_send<'js>(
         || request.set_authority(Some(&authority)).is_err()
         || request.set_path_with_query(Some(&path)).is_err()
     {
-        return failed("invalid", "the request's method or URL is not valid".into());
+        return failed(
+            NetworkFailure::Invalid,
+            "the request's method or URL is not valid".into(),
+        );
     }
     let outgoing = request.body().expect("a new request has a body");
     let future = match outgoing_handler::handle(request, None) {
         Ok(future) => future,
         Err(code) => {
-            let (kind, detail) = code_name(&code);
+            let (kind, detail) = code_kind(&code);
             return failed(kind, detail);
         }
     };
@@ -314,10 +281,10 @@ fn header_bytes(headers: Vec<List<(String, String)>>) -> Vec<(String, Vec<u8>)> 
 }
 
 /// `[1, kind, detail]`: a request that failed, for `fetch`'s error classes.
-fn failure<'js>(cx: &Ctx<'js>, kind: &str, detail: &str) -> Result<Value<'js>> {
+fn failure<'js>(cx: &Ctx<'js>, kind: NetworkFailure, detail: &str) -> Result<Value<'js>> {
     let out = Array::new(cx.clone())?;
     crate::globals::define_index(&out, 0, 1)?;
-    crate::globals::define_index(&out, 1, kind)?;
+    crate::globals::define_index(&out, 1, kind_name(kind))?;
     crate::globals::define_index(&out, 2, detail)?;
     Ok(out.into_value())
 }
@@ -339,12 +306,12 @@ pub fn http_send<'js>(
 ) -> Result<Value<'js>> {
     let fields = header_bytes(headers);
     if headers_too_large(&fields) {
-        return failure(&cx, "header", "HeaderError::SizeExceeded");
+        return failure(&cx, NetworkFailure::Header, "HeaderError::SizeExceeded");
     }
     if let Some((kind, detail)) =
         capability::unsent_request(&method, &scheme, &authority, &path, &fields)
     {
-        return failure(&cx, &kind, &detail);
+        return failure(&cx, kind, &detail);
     }
     let out = Array::new(cx)?;
     crate::globals::define_index(&out, 0, 0)?;
@@ -410,15 +377,11 @@ fn response_value<'js>(
             crate::globals::define_index(&out, 3, body)?;
         }
         Ok(Err(code)) => {
-            let (kind, detail) = code_name(&code);
-            crate::globals::define_index(&out, 0, 1)?;
-            crate::globals::define_index(&out, 1, kind)?;
-            crate::globals::define_index(&out, 2, detail)?;
+            let (kind, detail) = code_kind(&code);
+            return failure(cx, kind, &detail).map(Some);
         }
         Err(()) => {
-            crate::globals::define_index(&out, 0, 1)?;
-            crate::globals::define_index(&out, 1, "other")?;
-            crate::globals::define_index(&out, 2, "the response was already taken")?;
+            return failure(cx, NetworkFailure::Other, "the response was already taken").map(Some);
         }
     }
     Ok(Some(out.into_value()))
@@ -439,18 +402,16 @@ fn body_step<'js>(cx: &Ctx<'js>, read: &mut BodyRead) -> Result<Option<Value<'js
                 return Ok(Some(out.into_value()));
             }
             Err(StreamError::LastOperationFailed(error)) => {
+                // `wasi:http` hands the host's body errors over as text only; the host names
+                // their kind. One it did not make ends the body as a broken connection does.
                 let (kind, detail) = match crate::wasi::http::types::http_error_code(&error) {
-                    Some(code) => code_name(&code),
-                    None => {
-                        let text = error.to_debug_string();
-                        (body_error_kind(&text), text)
-                    }
+                    Some(code) => code_kind(&code),
+                    None => (
+                        capability::body_failure(&error).unwrap_or(NetworkFailure::Reset),
+                        error.to_debug_string(),
+                    ),
                 };
-                let out = Array::new(cx.clone())?;
-                crate::globals::define_index(&out, 0, 1)?;
-                crate::globals::define_index(&out, 1, kind)?;
-                crate::globals::define_index(&out, 2, detail)?;
-                return Ok(Some(out.into_value()));
+                return failure(cx, kind, &detail).map(Some);
             }
         }
     }
@@ -473,6 +434,13 @@ pub fn refusal<'js>(cx: Ctx<'js>, target: String) -> Result<Value<'js>> {
         Some(d) => denial_object(&cx, d),
         None => Ok(Value::new_null(cx)),
     }
+}
+
+/// The host's refusal of a use of `global` (`kv`, `fs`, `config`, `host`) that the call's
+/// policy does not grant, as a denial object; `name` is what the script named (a bucket, a
+/// path, a key, a capability).
+pub fn ungranted<'js>(cx: Ctx<'js>, global: String, name: String) -> Result<Value<'js>> {
+    denial_object(&cx, capability::ungranted(&global, &name))
 }
 
 #[cfg(feature = "capabilities")]
