@@ -69,3 +69,5 @@ mod timers;
 mod tls;
 #[path = "integration/web_globals.rs"]
 mod web_globals;
+#[path = "integration/web_platform_globals.rs"]
+mod web_platform_globals;

@@ -9,6 +9,9 @@ mod fetch;
 pub mod fs;
 pub mod io;
 pub mod kv;
+mod navigator;
+mod performance;
+mod subtle;
 pub mod text;
 pub mod timers;
 mod url;
@@ -94,6 +97,9 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     }
     url::register(cx)?;
     crypto::register(cx)?;
+    subtle::register(cx)?;
+    performance::register(cx)?;
+    navigator::register(cx)?;
     let (wait, cancel) = io::register(cx)?;
     bridge::register(cx, &wait)?;
     kv::register(cx)?;
