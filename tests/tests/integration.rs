@@ -71,3 +71,5 @@ mod tls;
 mod web_globals;
 #[path = "integration/web_platform_globals.rs"]
 mod web_platform_globals;
+#[path = "integration/wpt.rs"]
+mod wpt;
