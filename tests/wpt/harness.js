@@ -8,8 +8,8 @@
 // TEST_TIMEOUT_MS), NOTRUN. A file whose top level throws is reported with `harness` set.
 
 const __wpt = (() => {
-  const TEST_TIMEOUT_MS = 2000;
-  const FILE_TIMEOUT_MS = 15000;
+  const TEST_TIMEOUT_MS = 5000;
+  const FILE_TIMEOUT_MS = 30000;
   const MESSAGE_MAX = 240;
   const results = [];
   const names = new Map();
@@ -25,7 +25,15 @@ const __wpt = (() => {
   let singleTest = null;
   const resources = Object.create(null);
 
+  // Names and messages leave as JSON, whose readers may refuse a lone surrogate: write one as
+  // its escape instead.
+  const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+  function wellFormed(text) {
+    return String(text).replace(LONE_SURROGATE, (c) => "\\u" + c.charCodeAt(0).toString(16));
+  }
+
   function uniqueName(name) {
+    name = wellFormed(name);
     const n = (names.get(name) || 0) + 1;
     names.set(name, n);
     return n === 1 ? name : `${name} (${n})`;
@@ -38,7 +46,8 @@ const __wpt = (() => {
     } catch {
       m = "(unprintable error)";
     }
-    return m.length > MESSAGE_MAX ? m.slice(0, MESSAGE_MAX) + "…" : m;
+    m = wellFormed(m);
+    return m.length > MESSAGE_MAX ? wellFormed(m.slice(0, MESSAGE_MAX)) + "…" : m;
   }
 
   function maybeFinish() {
