@@ -3,7 +3,9 @@
 //!
 //! The WPT files themselves are not in this repository: the runner reads them from
 //! `$PALISADE_WPT_DIR`, else `tests/wpt/upstream/`, laid out as in WPT and checked against the
-//! manifest's SHA-256 (docs/web-platform.md says how to get them). Every subtest the
+//! manifest's SHA-256 (docs/web-platform.md says how to get them). Palisade's own drivers
+//! (`tests/wpt/palisade/`) run WPT's URL data, which the `url` crate's package ships, so a fresh
+//! clone that has built Palisade still runs them. Every subtest the
 //! expectations file does not list as failing must pass (a ratchet); subtests listed there that
 //! now pass are printed, so the file can be updated.
 //!
@@ -38,6 +40,8 @@ const NODE_TIMEOUT: Duration = Duration::from_secs(60);
 
 struct Entry {
     path: String,
+    /// A file of Palisade's own under `tests/wpt/`, rather than one of WPT's.
+    local: bool,
     area: String,
     sha256: String,
     resources: Vec<String>,
@@ -50,14 +54,23 @@ fn wpt_dir() -> PathBuf {
     }
 }
 
-fn manifest() -> (Vec<Entry>, BTreeMap<String, String>) {
+/// A resource's SHA-256 and, for one a crate's package ships, its path in the package.
+struct Resource {
+    sha256: String,
+    in_crate: Option<String>,
+}
+
+fn manifest() -> (Vec<Entry>, BTreeMap<String, Resource>) {
     let text = std::fs::read_to_string(root().join("tests/wpt/manifest.json")).unwrap();
     let manifest: Value = serde_json::from_str(&text).unwrap();
     let mut hashes = BTreeMap::new();
     for resource in manifest["resources"].as_array().unwrap() {
         hashes.insert(
             resource["path"].as_str().unwrap().to_string(),
-            resource["sha256"].as_str().unwrap().to_string(),
+            Resource {
+                sha256: resource["sha256"].as_str().unwrap().to_string(),
+                in_crate: resource["crate"].as_str().map(str::to_string),
+            },
         );
     }
     let entries = manifest["files"]
@@ -66,6 +79,7 @@ fn manifest() -> (Vec<Entry>, BTreeMap<String, String>) {
         .iter()
         .map(|file| Entry {
             path: file["path"].as_str().unwrap().to_string(),
+            local: file["local"].as_bool().unwrap_or(false),
             area: file["area"].as_str().unwrap().to_string(),
             sha256: file["sha256"].as_str().unwrap().to_string(),
             resources: file["resources"]
@@ -88,6 +102,28 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// Where cargo unpacks the packages it downloads: `$CARGO_HOME/registry/src/<index>/`.
+fn cargo_sources() -> Vec<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let Some(Ok(indexes)) = home.map(|h| std::fs::read_dir(h.join("registry/src"))) else {
+        return Vec::new();
+    };
+    indexes.filter_map(|e| e.ok().map(|e| e.path())).collect()
+}
+
+/// A resource from the WPT folder, or else from the crate package that ships it.
+fn read_resource(dir: &Path, path: &str, resource: &Resource) -> Option<String> {
+    if let Some(text) = read_checked(dir, path, &resource.sha256) {
+        return Some(text);
+    }
+    let in_crate = resource.in_crate.as_deref()?;
+    cargo_sources()
+        .iter()
+        .find_map(|src| read_checked(src, in_crate, &resource.sha256))
+}
+
 /// Read a WPT file and check it is the one the manifest names.
 fn read_checked(dir: &Path, path: &str, sha256: &str) -> Option<String> {
     let bytes = std::fs::read(dir.join(path)).ok()?;
@@ -107,13 +143,13 @@ fn compose(
     dir: &Path,
     entry: &Entry,
     source: &str,
-    hashes: &BTreeMap<String, String>,
+    hashes: &BTreeMap<String, Resource>,
 ) -> Option<String> {
     let base = entry.path.rsplit_once('/').map_or("", |(d, _)| d);
     let mut out = String::from(HARNESS);
     out.push_str("\ntry {\n");
     for resource in &entry.resources {
-        let text = read_checked(dir, resource, &hashes[resource])?;
+        let text = read_resource(dir, resource, &hashes[resource])?;
         let key = resource
             .strip_prefix(&format!("{base}/"))
             .unwrap_or(resource);
@@ -135,7 +171,7 @@ fn compose(
             Some(absolute) => absolute.to_string(),
             None => format!("{base}/{script}"),
         };
-        out.push_str(&read_checked(dir, &path, &hashes[&path])?);
+        out.push_str(&read_resource(dir, &path, &hashes[&path])?);
         out.push('\n');
     }
     out.push_str(source);
@@ -294,7 +330,12 @@ async fn wpt_subtests_that_passed_still_pass() {
     let mut runs = Vec::new();
     let mut missing = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
-        let module = read_checked(&dir, &entry.path, &entry.sha256)
+        let home = if entry.local {
+            root().join("tests/wpt")
+        } else {
+            dir.clone()
+        };
+        let module = read_checked(&home, &entry.path, &entry.sha256)
             .and_then(|source| compose(&dir, entry, &source, &hashes));
         let Some(module) = module else {
             missing.push(entry.path.clone());
