@@ -71,3 +71,7 @@ mod timers;
 mod tls;
 #[path = "integration/web_globals.rs"]
 mod web_globals;
+#[path = "integration/web_platform_globals.rs"]
+mod web_platform_globals;
+#[path = "integration/wpt.rs"]
+mod wpt;

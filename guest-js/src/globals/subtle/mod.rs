@@ -1,0 +1,109 @@
+//! `crypto.subtle`: `digest` (SHA-1, SHA-256, SHA-384, SHA-512) and HMAC `importKey` (raw),
+//! `exportKey` (raw), `sign` and `verify`, computed by the RustCrypto crates. The JS half
+//! (subtle.js) checks arguments as Web Crypto does and copies the bytes it is given into a
+//! fresh `ArrayBuffer` when called, so the natives below only see whole buffers.
+
+use hmac::{Hmac, Mac};
+use javy::quickjs::prelude::Func;
+use javy::quickjs::{ArrayBuffer, Ctx, Exception, Function, Result};
+use sha1::Sha1;
+use sha2::{Digest, Sha256, Sha384, Sha512};
+
+/// The hashes, by the index subtle.js uses: 1 SHA-1, 256 SHA-256, 384 SHA-384, 512 SHA-512.
+fn hash<D: Digest>(bytes: &[u8]) -> Vec<u8> {
+    D::digest(bytes).to_vec()
+}
+
+fn bytes_of<'a>(buffer: &'a ArrayBuffer<'_>) -> &'a [u8] {
+    // A detached buffer has no bytes (subtle.js passes an empty one instead).
+    buffer.as_bytes().unwrap_or_default()
+}
+
+fn unknown<T>(cx: &Ctx<'_>) -> Result<T> {
+    Err(Exception::throw_type(cx, "unknown hash"))
+}
+
+fn digest<'js>(cx: Ctx<'js>, alg: u32, data: ArrayBuffer<'js>) -> Result<ArrayBuffer<'js>> {
+    let data = bytes_of(&data);
+    let out = match alg {
+        1 => hash::<Sha1>(data),
+        256 => hash::<Sha256>(data),
+        384 => hash::<Sha384>(data),
+        512 => hash::<Sha512>(data),
+        _ => return unknown(&cx),
+    };
+    ArrayBuffer::new(cx, out)
+}
+
+fn mac<M: Mac + hmac::digest::KeyInit>(key: &[u8], data: &[u8]) -> M {
+    let mut mac =
+        <M as hmac::digest::KeyInit>::new_from_slice(key).expect("HMAC takes a key of any length");
+    mac.update(data);
+    mac
+}
+
+fn hmac_sign<'js>(
+    cx: Ctx<'js>,
+    alg: u32,
+    key: ArrayBuffer<'js>,
+    data: ArrayBuffer<'js>,
+) -> Result<ArrayBuffer<'js>> {
+    let (key, data) = (bytes_of(&key), bytes_of(&data));
+    let out = match alg {
+        1 => mac::<Hmac<Sha1>>(key, data)
+            .finalize()
+            .into_bytes()
+            .to_vec(),
+        256 => mac::<Hmac<Sha256>>(key, data)
+            .finalize()
+            .into_bytes()
+            .to_vec(),
+        384 => mac::<Hmac<Sha384>>(key, data)
+            .finalize()
+            .into_bytes()
+            .to_vec(),
+        512 => mac::<Hmac<Sha512>>(key, data)
+            .finalize()
+            .into_bytes()
+            .to_vec(),
+        _ => return unknown(&cx),
+    };
+    ArrayBuffer::new(cx, out)
+}
+
+/// Whether `signature` is the HMAC of `data`, compared in constant time.
+fn hmac_verify<'js>(
+    cx: Ctx<'js>,
+    alg: u32,
+    key: ArrayBuffer<'js>,
+    data: ArrayBuffer<'js>,
+    signature: ArrayBuffer<'js>,
+) -> Result<bool> {
+    let (key, data, signature) = (bytes_of(&key), bytes_of(&data), bytes_of(&signature));
+    Ok(match alg {
+        1 => mac::<Hmac<Sha1>>(key, data).verify_slice(signature).is_ok(),
+        256 => mac::<Hmac<Sha256>>(key, data)
+            .verify_slice(signature)
+            .is_ok(),
+        384 => mac::<Hmac<Sha384>>(key, data)
+            .verify_slice(signature)
+            .is_ok(),
+        512 => mac::<Hmac<Sha512>>(key, data)
+            .verify_slice(signature)
+            .is_ok(),
+        _ => return unknown(&cx),
+    })
+}
+
+const PRELUDE: &str = include_str!("subtle.js");
+
+/// Install `crypto.subtle`, `SubtleCrypto` and `CryptoKey`. Runs once, before the snapshot,
+/// after `crypto` (which it extends) and `DOMException`.
+pub fn register(cx: &Ctx<'_>) -> Result<()> {
+    let prelude: Function = cx.eval(PRELUDE)?;
+    prelude.call((
+        Func::from(digest),
+        Func::from(hmac_sign),
+        Func::from(hmac_verify),
+    ))
+}

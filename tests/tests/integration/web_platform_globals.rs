@@ -1,0 +1,230 @@
+//! The globals of the WinterTC Minimum Common API that Palisade adds beside `crypto`:
+//! `crypto.subtle` (digest, HMAC), `performance` and `navigator`.
+
+use crate::support::*;
+use palisade::{Policy, Script};
+use serde_json::{Value, json};
+
+async fn eval(source: &str) -> Value {
+    let outcome = run_source(source, "null").await;
+    serde_json::from_str(output(&outcome)).unwrap()
+}
+
+const HEX: &str = r#"
+  const hex = (buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+  const utf8 = (text) => new TextEncoder().encode(text);
+  const failure = (promise) => promise.then(() => "resolved", (e) => `${e.constructor.name}:${e.name}`);
+"#;
+
+#[tokio::test]
+async fn subtle_digest_gives_the_standard_hashes() {
+    let got = eval(&format!(
+        r#"{HEX}
+        export default async () => {{
+          const abc = utf8("abc");
+          const out = {{}};
+          for (const name of ["SHA-1", "sha-256", "Sha-384", {{ name: "SHA-512" }}]) {{
+            out[typeof name === "string" ? name : name.name] = hex(await crypto.subtle.digest(name, abc));
+          }}
+          out.view = hex(await crypto.subtle.digest("SHA-256", new DataView(utf8("xabcx").buffer, 1, 3)));
+          out.buffer = hex(await crypto.subtle.digest("SHA-1", new ArrayBuffer(0)));
+          out.unknown = await failure(crypto.subtle.digest("MD5", abc));
+          out.noName = await failure(crypto.subtle.digest({{}}, abc));
+          out.notBytes = await failure(crypto.subtle.digest("SHA-256", "abc"));
+          out.tag = Object.prototype.toString.call(crypto.subtle);
+          out.isResult = (await crypto.subtle.digest("SHA-1", abc)) instanceof ArrayBuffer;
+          return out;
+        }};"#
+    ))
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "SHA-1": "a9993e364706816aba3e25717850c26c9cd0d89d",
+            "sha-256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            "Sha-384": "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7",
+            "SHA-512": "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
+            "view": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            "buffer": "da39a3ee5e6b4b0d3255bfef95601890afd80709",
+            "unknown": "DOMException:NotSupportedError",
+            "noName": "TypeError:TypeError",
+            "notBytes": "TypeError:TypeError",
+            "tag": "[object SubtleCrypto]",
+            "isResult": true,
+        })
+    );
+}
+
+/// RFC 4231 test case 2 (key "Jefe"), the webhook-signing shape agent callbacks need.
+#[tokio::test]
+async fn subtle_hmac_imports_signs_and_verifies() {
+    let got = eval(&format!(
+        r#"{HEX}
+        export default async () => {{
+          const {{ subtle }} = crypto;
+          const data = utf8("what do ya want for nothing?");
+          const key = await subtle.importKey("raw", utf8("Jefe"), {{ name: "HMAC", hash: "SHA-256" }}, true, ["sign", "verify"]);
+          const signature = await subtle.sign("HMAC", key, data);
+          const k512 = await subtle.importKey("raw", utf8("Jefe"), {{ name: "HMAC", hash: {{ name: "SHA-512" }} }}, false, ["sign"]);
+          const tampered = new Uint8Array(signature.slice(0));
+          tampered[0] ^= 1;
+          const signOnly = await subtle.importKey("raw", utf8("k"), {{ name: "HMAC", hash: "SHA-1" }}, false, ["sign"]);
+          return {{
+            sha256: hex(signature),
+            sha512: hex(await subtle.sign({{ name: "HMAC" }}, k512, data)),
+            verifies: await subtle.verify("HMAC", key, signature, data),
+            tampered: await subtle.verify("HMAC", key, tampered, data),
+            short: await subtle.verify("HMAC", key, signature.slice(1), data),
+            exported: hex(await subtle.exportKey("raw", key)),
+            key: [key.type, key.extractable, key.algorithm.name, key.algorithm.hash.name, key.algorithm.length, key.usages, String(key)],
+            notExtractable: await failure(subtle.exportKey("raw", k512)),
+            noVerifyUsage: await failure(subtle.verify("HMAC", signOnly, signature, data)),
+            badUsage: await failure(subtle.importKey("raw", utf8("k"), {{ name: "HMAC", hash: "SHA-1" }}, false, ["encrypt"])),
+            noHash: await failure(subtle.importKey("raw", utf8("k"), "HMAC", false, ["sign"])),
+            emptyKey: await failure(subtle.importKey("raw", new Uint8Array(0), {{ name: "HMAC", hash: "SHA-1" }}, false, ["sign"])),
+            jwk: await failure(subtle.importKey("jwk", {{}}, {{ name: "HMAC", hash: "SHA-1" }}, false, ["sign"])),
+            aes: await failure(subtle.importKey("raw", utf8("k"), "AES-GCM", false, ["encrypt"])),
+            notAKey: await failure(subtle.sign("HMAC", {{}}, data)),
+            construct: await failure((async () => new CryptoKey())()),
+          }};
+        }};"#
+    ))
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "sha256": "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+            "sha512": "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737",
+            "verifies": true,
+            "tampered": false,
+            "short": false,
+            "exported": "4a656665",
+            "key": ["secret", true, "HMAC", "SHA-256", 32, ["sign", "verify"], "[object CryptoKey]"],
+            "notExtractable": "DOMException:InvalidAccessError",
+            "noVerifyUsage": "DOMException:InvalidAccessError",
+            "badUsage": "DOMException:SyntaxError",
+            "noHash": "TypeError:TypeError",
+            "emptyKey": "DOMException:DataError",
+            "jwk": "DOMException:NotSupportedError",
+            "aes": "DOMException:NotSupportedError",
+            "notAKey": "TypeError:TypeError",
+            "construct": "TypeError:TypeError",
+        })
+    );
+}
+
+/// A script that replaces everything `crypto.subtle` could reach still gets the right hashes
+/// and signatures, and an uncaught rejection ends the call with its exact code.
+#[tokio::test]
+async fn subtle_ignores_tampered_intrinsics() {
+    let got = eval(&format!(
+        r#"{HEX}
+        export default async () => {{
+          const digest = crypto.subtle.digest.bind(crypto.subtle);
+          const importKey = crypto.subtle.importKey.bind(crypto.subtle);
+          const sign = crypto.subtle.sign.bind(crypto.subtle);
+          const data = utf8("abc");
+          const key = await importKey("raw", utf8("Jefe"), {{ name: "HMAC", hash: "SHA-256" }}, false, ["sign"]);
+          ArrayBuffer.prototype.slice = () => {{ throw new Error("slice"); }};
+          Object.defineProperty(Uint8Array.prototype, "set", {{ value: () => {{ throw new Error("set"); }} }});
+          String.prototype.toLowerCase = () => "md5";
+          WeakMap.prototype.get = () => undefined;
+          Object.prototype.then = undefined;
+          Function.prototype.call = () => {{ throw new Error("call"); }};
+          return {{
+            sha1: hex(await digest("SHA-1", data)),
+            hmac: hex(await sign("HMAC", key, utf8("what do ya want for nothing?"))),
+          }};
+        }};"#
+    ))
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "sha1": "a9993e364706816aba3e25717850c26c9cd0d89d",
+            "hmac": "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+        })
+    );
+    let outcome = run_source(
+        r#"export default async () => crypto.subtle.digest("SHA-3", new Uint8Array(1));"#,
+        "null",
+    )
+    .await;
+    assert_eq!(code(&outcome), "guest_exception");
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn performance_now_counts_from_the_start_of_the_call() {
+    let got = eval(
+        r#"export default async () => {
+          const a = performance.now();
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          const b = performance.now();
+          return {
+            start: a >= 0 && a < 60000,
+            waited: b - a >= 18,
+            origin: Math.abs(performance.timeOrigin + b - Date.now()) < 1000,
+            json: Object.keys(performance.toJSON()),
+            tag: String(performance),
+            ua: navigator.userAgent,
+            illegal: (() => { try { Performance.prototype.now.call({}); } catch (e) { return e.name; } })(),
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "start": true, "waited": true, "origin": true, "json": ["timeOrigin"],
+            "tag": "[object Performance]",
+            "ua": format!("Palisade/{}", env!("CARGO_PKG_VERSION")),
+            "illegal": "TypeError",
+        })
+    );
+}
+
+const CLOCKS: &str = r#"export default async () => {
+  const first = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  return { first, second: performance.now(), origin: performance.timeOrigin };
+};"#;
+
+/// Under a fixed clock the monotonic clock stands still: `performance` gives the same answers
+/// on every call, and `timeOrigin` is the fixed instant.
+#[tokio::test]
+async fn performance_is_deterministic_under_a_fixed_clock() {
+    let fixed = Policy::from_file(root().join("policies/deterministic-action.toml")).unwrap();
+    let script = Script::new("clocks.js", CLOCKS);
+    let first = PALISADE.run(&fixed, &script, "null").await;
+    let again = PALISADE.run(&fixed, &script, "null").await;
+    assert_eq!(
+        serde_json::from_str::<Value>(output(&first)).unwrap(),
+        json!({ "first": 0, "second": 0, "origin": 1_704_067_200_000u64 })
+    );
+    assert_eq!(output(&again), output(&first));
+}
+
+/// A recorded call replays to the same `performance` readings.
+#[tokio::test]
+async fn performance_replays_its_recorded_readings() {
+    let policy = Policy::builtin_default();
+    let script = Script::new("clocks.js", CLOCKS);
+    let (first, transcript) = PALISADE.run_recorded(&policy, &script, "null").await;
+    let replayed = PALISADE.replay(&policy, &script, &transcript).await;
+    assert!(!transcript.monotonic_clock.is_empty());
+    assert_eq!(output(&replayed), output(&first));
+}
+
+/// Reading the clock at a compiled script's top level would freeze it into every call.
+#[tokio::test]
+async fn performance_at_the_top_level_is_not_compilable() {
+    let policy = Policy::builtin_default();
+    let script = Script::new(
+        "top.js",
+        "const t = performance.now(); export default () => t;",
+    );
+    let error = PALISADE.compile(&policy, &script).await.unwrap_err();
+    assert_eq!(error.code(), "not_compilable");
+    assert_next_call_works().await;
+}
