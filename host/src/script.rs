@@ -123,8 +123,8 @@ impl Script {
     fn from_source_file(path: &Path, source: String) -> Result<Self, Error> {
         let name = file_name(path);
         let typescript = crate::typescript::is_typescript(&name);
-        // Most scripts import nothing: no parse on the host for them.
-        if !typescript && !source.contains("import") {
+        // Most scripts import nothing (no `import`, no `export … from`): no parse for them.
+        if !typescript && !source.contains("import") && !source.contains("from") {
             return Ok(Self::new(name, source));
         }
         let scanned = crate::typescript::scan(&name, &source, typescript)?;
