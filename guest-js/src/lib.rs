@@ -7,10 +7,11 @@
 mod errors;
 mod globals;
 mod json;
+mod modules;
 mod run;
 mod stringify;
 
-use exports::palisade::sandbox::runner::{Environment, Error, Guest as Runner, Module};
+use exports::palisade::sandbox::runner::{Environment, Error, Guest as Runner, Module, ModuleFile};
 
 wit_bindgen::generate!({
     world: "guest",
@@ -31,17 +32,28 @@ impl Runner for Component {
         run::compile(&name, &source)
     }
 
-    fn preload(name: String, source: String, env: Environment) -> Result<(), Error> {
+    fn preload(
+        name: String,
+        source: String,
+        modules: Vec<ModuleFile>,
+        env: Environment,
+    ) -> Result<(), Error> {
+        modules::set(&name, modules);
         run::preload(&name, &source, &env)
     }
 
     fn run(
         name: String,
         module: Module,
+        modules: Vec<ModuleFile>,
         entry: String,
         input: String,
         env: Environment,
     ) -> Result<String, Error> {
+        // A preloaded module keeps the files it was compiled with, held in the snapshot.
+        if !matches!(module, Module::Preloaded) {
+            modules::set(&name, modules);
+        }
         run::run(&name, module, &entry, &input, &env)
     }
 }

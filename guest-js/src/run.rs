@@ -40,6 +40,7 @@ fn build_runtime() -> Runtime {
         .context()
         .with(|cx| globals::register(&cx))
         .expect("the Palisade globals are installed");
+    runtime.context().with(|cx| crate::modules::install(&cx));
     runtime
 }
 

@@ -415,6 +415,7 @@ pub(crate) async fn run(
                 &mut *store,
                 script.name(),
                 &module,
+                script.module_files(),
                 invoke.export,
                 input,
                 &env,

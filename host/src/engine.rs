@@ -386,6 +386,7 @@ impl Palisade {
         let env = call::environment(policy, 0);
         let guest = Guest::for_policy(policy);
         let (name, source) = (script.name().to_owned(), script.source().to_owned());
+        let modules = script.module_files().to_vec();
         let handle = tokio::runtime::Handle::current();
         let settings = self.inner.settings.clone();
         tokio::task::spawn_blocking(move || {
@@ -395,6 +396,7 @@ impl Palisade {
                 &*settings.on_compile,
                 &name,
                 &source,
+                &modules,
                 &env,
                 &limits,
             ))?;

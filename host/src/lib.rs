@@ -36,12 +36,14 @@ mod guest;
 mod hostfile;
 pub mod kv;
 mod limits;
+mod modules;
 mod options;
 pub mod policy;
 pub mod record;
 mod script;
 mod secrets;
 pub mod snapshot;
+mod typescript;
 
 /// Scratch directories live with the file-system gate; the policy checks seeds through here.
 use caps::fs::scratch;
@@ -53,6 +55,7 @@ pub use caps::capability::{CallContext, CapabilityFuture};
 pub use caps::console::{Level, LogLine};
 pub use engine::{Builder, Palisade};
 pub use error::{Error, ErrorCode, Fix, GuestLocation};
+pub use modules::{MAX_BUNDLE_BYTES, MAX_MODULES};
 pub use options::RunOptions;
 pub use policy::{Limits, Policy, PolicyError};
 pub use script::{MAX_SCRIPT_BYTES, Script};

@@ -1,6 +1,7 @@
 //! A script: an ES module's name and source, or a script compiled into a component of its own.
 
 use crate::Error;
+use crate::bindings::exports::palisade::sandbox::runner::ModuleFile;
 pub use crate::hostfile::MAX_SCRIPT_BYTES;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -21,6 +22,9 @@ pub struct Script {
     /// SHA-256 of the name and source, computed once and shared by clones: it keys the
     /// bytecode cache and the automatic compiler.
     key: Arc<OnceLock<[u8; 32]>>,
+    /// The files the module imports (`./lib.js`), checked and prepared by the host
+    /// ([`Script::with_modules`], or read from the script's folder by [`Script::from_file`]).
+    modules: Arc<[ModuleFile]>,
 }
 
 /// A compiled script's component and its SHA-256, which keys the host's caches.
@@ -65,6 +69,7 @@ impl Script {
             bytecode: None,
             compiled: None,
             key: Arc::default(),
+            modules: Arc::new([]),
         }
     }
 
@@ -94,16 +99,103 @@ impl Script {
                 guest,
             }),
             key: Arc::default(),
+            modules: Arc::new([]),
         })
     }
 
     /// Read a script from a file; its file name becomes the module name. Only a regular file
     /// of at most [`MAX_SCRIPT_BYTES`] is read: a FIFO, a socket or a device (`/dev/zero`) is
     /// refused with an error of kind `InvalidInput`, as is a larger file.
+    ///
+    /// A `.ts` or `.mts` file is TypeScript ([`Script::typescript`]). The files the script
+    /// imports by relative paths (`import { add } from "./lib.js"`), and theirs, are read from
+    /// its folder and bundled with it, as [`Script::with_modules`] describes; a specifier that
+    /// leads outside the folder, or a static import of a file that is not there, is an error of
+    /// kind `InvalidInput` naming it ([`Script::from_file_bytes`] gives it as `invalid_input`).
     pub fn from_file(path: impl AsRef<Path>) -> std::io::Result<Self> {
         let path = path.as_ref();
         let source = crate::hostfile::read_text(path, MAX_SCRIPT_BYTES)?;
-        Ok(Self::new(file_name(path), source))
+        Self::from_source_file(path, source)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))
+    }
+
+    /// A script read from `path`: TypeScript stripped, its imports read from its folder.
+    fn from_source_file(path: &Path, source: String) -> Result<Self, Error> {
+        let name = file_name(path);
+        let typescript = crate::typescript::is_typescript(&name);
+        // Most scripts import nothing (no `import`, no `export … from`): no parse for them.
+        if !typescript && !source.contains("import") && !source.contains("from") {
+            return Ok(Self::new(name, source));
+        }
+        let scanned = crate::typescript::scan(&name, &source, typescript)?;
+        let modules =
+            crate::modules::from_folder(path, &name, &scanned.imports, scanned.source.len())?;
+        let mut script = Self::new(name, scanned.source);
+        script.modules = modules.into();
+        Ok(script)
+    }
+
+    /// A TypeScript module: its types are stripped on the host (oxc's parser), each replaced
+    /// by spaces, so that every line and column of the script, in a syntax error, a stack
+    /// trace or an error's location, is that of `source`. TypeScript that needs code
+    /// generated (`enum`, a `namespace` with values, parameter properties, `import x =
+    /// require(…)`, `export =`) and source that does not parse are `guest_syntax`, with the
+    /// position in `source`.
+    pub fn typescript(name: impl Into<Arc<str>>, source: impl AsRef<str>) -> Result<Self, Error> {
+        let name = name.into();
+        let scanned = crate::typescript::scan(&name, source.as_ref(), true)?;
+        Ok(Self::new(name, scanned.source))
+    }
+
+    /// The script with the modules it imports, each a name and its source. A name is the
+    /// file's path from the script's folder, with `/` between folders (`lib.js`,
+    /// `util/math.ts`, `data.json`); the script imports it by a path relative to the importing
+    /// module (`import { add } from "./lib.js"`, `import data from "./data.json" with { type:
+    /// "json" }`), and may load it with `import("./lib.js")`. A `.json` name is a JSON module
+    /// (its default export is the parsed value); a `.ts` or `.mts` one is TypeScript, stripped
+    /// as [`Script::typescript`] does, and can also be imported as `./name.js`.
+    ///
+    /// Fails with `invalid_input` when a name is not such a path, when there are more than
+    /// [`crate::MAX_MODULES`] modules or more than [`crate::MAX_BUNDLE_BYTES`] of source with the
+    /// script's, when a JSON module is not JSON, or when a static import of the script or of a
+    /// module is not a relative path to one of them (a package name, a URL, an absolute path,
+    /// a path out of the folder), naming the specifier; with `guest_syntax` when TypeScript
+    /// does not strip. A dynamic `import()` of anything else fails, catchably, when it runs.
+    pub fn with_modules<N, S>(
+        self,
+        modules: impl IntoIterator<Item = (N, S)>,
+    ) -> Result<Self, Error>
+    where
+        N: Into<String>,
+        S: Into<String>,
+    {
+        let named: Vec<(String, String)> = modules
+            .into_iter()
+            .map(|(n, s)| (n.into(), s.into()))
+            .collect();
+        let main = crate::typescript::scan(&self.name, &self.source, false)?;
+        let modules =
+            crate::modules::from_named(&self.name, &main.imports, self.source.len(), named)?;
+        Ok(Self {
+            modules: modules.into(),
+            key: Arc::default(),
+            ..self
+        })
+    }
+
+    /// The names of the modules bundled with the script, in order.
+    pub fn modules(&self) -> impl Iterator<Item = &str> {
+        self.modules.iter().map(|m| m.name.as_str())
+    }
+
+    /// The modules a call passes to the guest: none for a compiled script, whose snapshot
+    /// holds them.
+    pub(crate) fn module_files(&self) -> &[ModuleFile] {
+        if self.compiled.is_some() {
+            &[]
+        } else {
+            &self.modules
+        }
     }
 
     /// The bytes of a script file (source or compiled component): a regular file, or a pipe
@@ -120,7 +212,9 @@ impl Script {
 
     /// A script from a file's bytes: a compiled component when the name ends in `.wasm`, the
     /// bytes start with the WebAssembly magic, or they are no text but hold its `asm` (a
-    /// damaged magic), else an ES module. A `.wasm` file that is not a
+    /// damaged magic), else an ES module (TypeScript when the name ends in `.ts` or `.mts`,
+    /// with the files it imports read from its folder as [`Script::from_file`] does; a bad
+    /// import is `invalid_input`). A `.wasm` file that is not a
     /// component is `invalid_component`, whatever its bytes; source that is not UTF-8 is
     /// `Ok(Err(..))`, an unreadable script rather than a bad component.
     pub fn from_file_bytes(
@@ -137,7 +231,7 @@ impl Script {
             return Script::from_component(bytes).map(Ok);
         }
         Ok(match String::from_utf8(bytes) {
-            Ok(source) => Ok(Self::new(file_name(path), source)),
+            Ok(source) => Ok(Self::from_source_file(path, source)?),
             Err(e) => Err(e.utf8_error()),
         })
     }
@@ -163,6 +257,13 @@ impl Script {
             hash.update(self.name.as_bytes());
             hash.update([0]);
             hash.update(self.source.as_bytes());
+            for module in self.modules.iter() {
+                hash.update([0]);
+                hash.update(module.name.as_bytes());
+                hash.update([0, u8::from(module.json)]);
+                hash.update((module.source.len() as u64).to_le_bytes());
+                hash.update(module.source.as_bytes());
+            }
             hash.finalize().into()
         })
     }

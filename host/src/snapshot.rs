@@ -16,7 +16,7 @@
 
 use crate::Error;
 use crate::bindings::Sandbox;
-use crate::bindings::exports::palisade::sandbox::runner::Environment;
+use crate::bindings::exports::palisade::sandbox::runner::{Environment, ModuleFile};
 use crate::guest::Guest;
 use crate::limits::MemoryLimiter;
 use crate::policy::Limits;
@@ -325,12 +325,15 @@ impl Preloader {
 /// component whose calls skip loading and evaluating the module. The first call in a
 /// process loads the instrumented guest (compiled once per machine, cached in `cache_dir`);
 /// later ones only instantiate it.
+// The script's parts (name, source, modules) are passed as the guest's `preload` takes them.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn preload(
     guest: Guest,
     cache_dir: Option<&std::path::Path>,
     on_compile: &dyn Fn(),
     name: &str,
     source: &str,
+    modules: &[ModuleFile],
     env: &Environment,
     limits: &Limits,
 ) -> Result<Vec<u8>, Error> {
@@ -363,7 +366,7 @@ pub(crate) async fn preload(
         deadline,
         sandbox
             .palisade_sandbox_runner()
-            .call_preload(&mut store, name, source, env),
+            .call_preload(&mut store, name, source, modules, env),
     )
     .await
     .ok_or_else(timed_out)?;

@@ -45,6 +45,8 @@ mod isolation;
 mod kv;
 #[path = "integration/limits.rs"]
 mod limits;
+#[path = "integration/modules.rs"]
+mod modules;
 #[path = "integration/network.rs"]
 mod network;
 #[path = "integration/output.rs"]

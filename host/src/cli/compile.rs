@@ -28,9 +28,10 @@ pub fn run(args: CompileArgs) -> ExitCode {
         Ok(policy) => policy,
         Err(code) => return code,
     };
-    let script = match Script::from_file(&args.file) {
+    // The files it imports are read from its folder and bundled into the component.
+    let script = match super::run::load_script(&args.file) {
         Ok(script) => script,
-        Err(e) => return usage_error(format!("cannot read {}: {e}", args.file.display())),
+        Err(code) => return code,
     };
     let output = args
         .output

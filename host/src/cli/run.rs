@@ -72,8 +72,9 @@ pub(super) fn load_policy(path: Option<&std::path::Path>) -> Result<Policy, Exit
 
 /// An ES module, or a component compiled by `palisade compile`, told apart by the file's name
 /// and bytes together (a `.wasm` that is not a component is `invalid_component`). Only a
-/// regular file of at most `MAX_SCRIPT_BYTES` is read.
-fn load_script(path: &std::path::Path) -> Result<Script, ExitCode> {
+/// regular file of at most `MAX_SCRIPT_BYTES` is read. A `.ts`/`.mts` file is TypeScript; the
+/// files a module imports are read from its folder (a bad import is `invalid_input`).
+pub(super) fn load_script(path: &std::path::Path) -> Result<Script, ExitCode> {
     let bytes = if is_stdin(path) {
         Script::read_stream_bytes(std::io::stdin().lock())
     } else {
