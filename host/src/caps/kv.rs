@@ -194,6 +194,12 @@ impl KvState {
                     event.outcome = "too-many-keys".into();
                     event.cursor = Some(*limit);
                 }
+                // Replayed as `KvError::Backend` with the same text: the script sees the same
+                // `StoreError::Other`.
+                Err(error @ KvError::NotACounter { .. }) => {
+                    event.outcome = "other".into();
+                    event.message = error.to_string();
+                }
                 Err(KvError::Backend(message)) => {
                     event.outcome = "other".into();
                     event.message = message.clone();
@@ -220,6 +226,7 @@ impl KvState {
                     value: limit.saturating_mul(2).to_string(),
                 }),
             ),
+            KvError::NotACounter { .. } => StoreError::Other(error.to_string()),
             KvError::Backend(message) => StoreError::Other(message),
         }
     }
