@@ -7,7 +7,7 @@ use crate::call::{self, CallState, Outcome};
 use crate::caps::capability::Handler;
 use crate::caps::http::{RateLimiter, rate_limiter};
 use crate::guest::Guest;
-use crate::kv::{KvBackend, RedbBackend};
+use crate::kv::KvBackend;
 use crate::policy::{ByteSize, Policy};
 use crate::record::{Recorder, Replay, TRANSCRIPT_VERSION, Tape, Transcript};
 use crate::secrets::Secrets;
@@ -84,7 +84,7 @@ impl Default for Builder {
             bytecode_cache: 1024,
             on_compile: Arc::new(|| {}),
             handlers: HashMap::new(),
-            kv: KvSetting::Path(crate::cache::default_data_dir().join("kv.redb")),
+            kv: KvSetting::Path(crate::cache::default_data_dir().join("kv.sqlite3")),
             fuel: true,
             auto_compile: 0,
             compile_budget: DEFAULT_COMPILE_BUDGET,
@@ -184,9 +184,10 @@ impl Builder {
         self
     }
 
-    /// Keep the key-value store (`[kv]` policies) in the redb file at `path`, opened on first
-    /// use. The default is `kv.redb` in `$PALISADE_DATA_DIR`, else `$XDG_DATA_HOME/palisade`,
-    /// else `~/.local/share/palisade`. A file can be open in one process at a time.
+    /// Keep the key-value store (`[kv]` policies) in the SQLite file at `path`, opened on first
+    /// use. The default is `kv.sqlite3` in `$PALISADE_DATA_DIR`, else
+    /// `$XDG_DATA_HOME/palisade`, else `~/.local/share/palisade`. Any number of processes may
+    /// share the file; a `kv.redb` store of an earlier version beside it is copied in once.
     pub fn kv_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.kv = KvSetting::Path(path.into());
         self
@@ -889,7 +890,7 @@ impl Palisade {
             .kv
             .get_or_init(|| match &self.inner.settings.kv {
                 KvSetting::Backend(backend) => Ok(backend.clone()),
-                KvSetting::Path(path) => RedbBackend::open(path)
+                KvSetting::Path(path) => crate::kv::open_default(path)
                     .map(|b| Arc::new(b) as Arc<dyn KvBackend>)
                     .map_err(|e| e.to_string()),
             })

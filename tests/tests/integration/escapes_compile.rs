@@ -95,7 +95,7 @@ async fn escape_09_auto_compile_has_a_bounded_background_budget() {
     let auto = Palisade::builder()
         .max_concurrency(4)
         .auto_compile(2)
-        .kv_path(scratch_dir("escape-09-kv").join("kv.redb"))
+        .kv_path(scratch_dir("escape-09-kv").join("kv.sqlite3"))
         .build()
         .unwrap();
     let p =
@@ -332,7 +332,7 @@ async fn escape_21_script_compiles_are_budgeted_and_their_cache_bounded() {
             .cache_dir(Some(cache.clone()))
             .compile_budget(budget)
             .script_cache_size(ByteSize(8 << 20))
-            .kv_path(scratch_dir("escape-21-kv").join("kv.redb"))
+            .kv_path(scratch_dir("escape-21-kv").join("kv.sqlite3"))
             .build()
             .unwrap()
     };

@@ -218,7 +218,7 @@ async fn acknowledged_writes_survive_a_process_restart() {
     assert_eq!(run(&write, "41").trim(), "41");
     // A second process, a second open of the store.
     assert_eq!(run(&read, "null").trim(), "41");
-    assert!(data.join("kv.redb").is_file());
+    assert!(data.join("kv.sqlite3").is_file());
 }
 
 #[tokio::test]
@@ -281,4 +281,67 @@ async fn an_acknowledged_write_survives_the_process_being_killed_mid_call() {
         String::from_utf8_lossy(&read.stderr)
     );
     assert_eq!(String::from_utf8(read.stdout).unwrap().trim(), r#""acked""#);
+}
+
+/// Ops pipelines run the CLI in parallel (`xargs -P`): twenty `palisade run` processes write one
+/// store at once, 50 keys each, while a twenty-first lists the bucket again and again; every
+/// process succeeds and every write is there afterwards.
+#[test]
+fn twenty_processes_share_one_store() {
+    let data = scratch_dir("kv-processes");
+    let policy_file = data.join("kv.toml");
+    std::fs::write(
+        &policy_file,
+        "[limits]\ntimeout = \"60s\"\n[kv]\nnamespace = \"shared\"\nmax_keys = 2000\n[kv.buckets]\napp = \"rw\"\n",
+    )
+    .unwrap();
+    let write = data.join("write.js");
+    std::fs::write(
+        &write,
+        "export default async (p) => { for (let i = 0; i < 50; i++) await kv.set(`p${p}:${i}`, i); return p; };",
+    )
+    .unwrap();
+    let list = data.join("list.js");
+    std::fs::write(
+        &list,
+        "export default async (rounds) => { let seen = 0; for (let r = 0; r < rounds; r++) { \
+         let cursor = null; let n = 0; do { const page = await kv.list({ cursor, limit: 1000 }); \
+         n += page.keys.length; cursor = page.cursor; } while (cursor !== null); seen = n; } return seen; };",
+    )
+    .unwrap();
+    let spawn = |script: &std::path::Path, input: String| {
+        std::process::Command::new(crate::cli::palisade_bin())
+            .args(["run", script.to_str().unwrap(), "--policy"])
+            .arg(&policy_file)
+            .args(["--input", &input])
+            .env("PALISADE_DATA_DIR", &data)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let reader = spawn(&list, "20".into());
+    let writers: Vec<_> = (0..20).map(|p| spawn(&write, p.to_string())).collect();
+    for (p, child) in writers.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "writer {p}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), p.to_string());
+    }
+    let out = reader.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "reader: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let total = spawn(&list, "1".into()).wait_with_output().unwrap();
+    assert!(
+        total.status.success(),
+        "{}",
+        String::from_utf8_lossy(&total.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&total.stdout).trim(), "1000");
 }

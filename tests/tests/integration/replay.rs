@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 static TAPED: LazyLock<Palisade> = LazyLock::new(|| {
     Palisade::builder()
         .max_concurrency(8)
-        .kv_path(scratch_dir("replay-kv").join("kv.redb"))
+        .kv_path(scratch_dir("replay-kv").join("kv.sqlite3"))
         .capability("quote", |_| async {
             Ok(serde_json::json!({ "price": rand_price() }))
         })

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 pub static PALISADE: LazyLock<Palisade> = LazyLock::new(|| {
     Palisade::builder()
         .max_concurrency(64)
-        .kv_path(scratch_dir("kv").join("kv.redb"))
+        .kv_path(scratch_dir("kv").join("kv.sqlite3"))
         .build()
         .expect("Palisade starts")
 });

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 static TAMPER: LazyLock<Palisade> = LazyLock::new(|| {
     Palisade::builder()
         .max_concurrency(8)
-        .kv_path(scratch_dir("tamper-kv").join("kv.redb"))
+        .kv_path(scratch_dir("tamper-kv").join("kv.sqlite3"))
         .capability("echo", |payload: Value| async move { Ok(payload) })
         .capability("fail", |_| async { Err("the upstream is down".to_owned()) })
         .build()

@@ -162,6 +162,12 @@ impl KvState {
                     event.outcome = KvOutcome::TooManyKeys;
                     event.cursor = Some(*limit);
                 }
+                // Replayed as `KvError::Backend` with the same text: the script sees the same
+                // `StoreError::Other`.
+                Err(error @ KvError::NotACounter { .. }) => {
+                    event.outcome = KvOutcome::Other;
+                    event.message = error.to_string();
+                }
                 Err(KvError::Backend(message)) => {
                     event.outcome = KvOutcome::Other;
                     event.message = message.clone();
@@ -180,6 +186,7 @@ impl KvState {
     fn store_error(&self, bucket: &Bucket, error: KvError) -> StoreError {
         match error {
             KvError::TooManyKeys { limit } => self.deny(decide::too_many_keys(&bucket.name, limit)),
+            KvError::NotACounter { .. } => StoreError::Other(error.to_string()),
             KvError::Backend(message) => StoreError::Other(message),
         }
     }

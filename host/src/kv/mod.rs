@@ -1,0 +1,336 @@
+//! Key-value storage behind the `wasi:keyvalue` capability: the [`KvBackend`] trait, the
+//! embedded, durable default on SQLite ([`SqliteBackend`], one file that many processes share)
+//! and [`RedbBackend`] for a store that one process owns.
+//!
+//! Every key lives under a namespace (from the policy; the script cannot name it) and a bucket.
+//! Backends see the three parts separately, never a joined string, so no key — `../x`, `a/b`,
+//! one with NUL bytes — can reach another namespace or bucket.
+
+mod redb;
+mod sqlite;
+
+pub use self::redb::RedbBackend;
+pub use self::sqlite::SqliteBackend;
+use std::path::Path;
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KvError {
+    /// The namespace already holds its maximum number of keys.
+    #[error("the namespace holds {limit} keys, its maximum")]
+    TooManyKeys {
+        /// The namespace's key limit.
+        limit: u64,
+    },
+    /// `increment` found a value that is not a counter (decimal digits, as `kv.set(key, 5)`
+    /// stores a number), or the sum passed `u64::MAX`.
+    #[error("the value of `{key}` is not a counter: {reason}")]
+    NotACounter {
+        /// The key.
+        key: String,
+        /// What is wrong with its value.
+        reason: &'static str,
+    },
+    /// The storage itself failed.
+    #[error("the key-value store failed: {0}")]
+    Backend(String),
+}
+
+/// One stored entry: namespace, bucket, key and value (for copying a store elsewhere).
+pub type Entry = (String, String, String, Vec<u8>);
+
+/// What [`KvBackend::update`] asks of its caller: given the current value, the value to store
+/// (`None`: leave it as it is).
+pub type Decide<'a> = dyn FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>, KvError> + 'a;
+
+/// A key-value store. Implementations must be durable when `set` or `delete` returns `Ok`:
+/// an acknowledged write survives a crash of the process.
+pub trait KvBackend: Send + Sync + 'static {
+    /// The value of `key`, if set.
+    fn get(&self, namespace: &str, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, KvError>;
+    /// In one atomic step that no other writer (thread or process sharing the store) can
+    /// interleave with: read `key`, let `decide` say what to store (`None`: leave it as it is),
+    /// store it. A new key is refused when the namespace already holds `max_keys` keys.
+    fn update(
+        &self,
+        namespace: &str,
+        bucket: &str,
+        key: &str,
+        max_keys: u64,
+        decide: &mut Decide<'_>,
+    ) -> Result<(), KvError>;
+    /// Set `key`. A new key is refused when the namespace already holds `max_keys` keys.
+    fn set(
+        &self,
+        namespace: &str,
+        bucket: &str,
+        key: &str,
+        value: &[u8],
+        max_keys: u64,
+    ) -> Result<(), KvError> {
+        self.update(namespace, bucket, key, max_keys, &mut |_| {
+            Ok(Some(value.to_vec()))
+        })
+    }
+    /// Remove `key`; removing a missing key succeeds.
+    fn delete(&self, namespace: &str, bucket: &str, key: &str) -> Result<(), KvError>;
+    /// Up to `limit` keys of the bucket in byte order, after skipping the first `offset`.
+    fn list(
+        &self,
+        namespace: &str,
+        bucket: &str,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, KvError>;
+    /// Add `delta` to the counter at `key` and return the new value, in one atomic step. A
+    /// missing key starts at 0 (and counts against `max_keys`). Counters are stored as decimal
+    /// ASCII digits, so `get` reads them as the JSON number they are.
+    fn increment(
+        &self,
+        namespace: &str,
+        bucket: &str,
+        key: &str,
+        delta: u64,
+        max_keys: u64,
+    ) -> Result<u64, KvError> {
+        let mut value = 0;
+        self.update(namespace, bucket, key, max_keys, &mut |current| {
+            value = add_to_counter(key, current, delta)?;
+            Ok(Some(value.to_string().into_bytes()))
+        })?;
+        Ok(value)
+    }
+    /// Set `key` to `new` only when its value is `expected` (`None`: only when it is missing),
+    /// in one atomic step; returns whether it swapped.
+    fn compare_and_swap(
+        &self,
+        namespace: &str,
+        bucket: &str,
+        key: &str,
+        expected: Option<&[u8]>,
+        new: &[u8],
+        max_keys: u64,
+    ) -> Result<bool, KvError> {
+        let mut swapped = false;
+        self.update(namespace, bucket, key, max_keys, &mut |current| {
+            swapped = current == expected;
+            Ok(swapped.then(|| new.to_vec()))
+        })?;
+        Ok(swapped)
+    }
+}
+
+pub(crate) fn backend<E: std::fmt::Display>(e: E) -> KvError {
+    KvError::Backend(e.to_string())
+}
+
+/// The counter `current` plus `delta`.
+pub(crate) fn add_to_counter(
+    key: &str,
+    current: Option<&[u8]>,
+    delta: u64,
+) -> Result<u64, KvError> {
+    let not = |reason| KvError::NotACounter {
+        key: key.to_owned(),
+        reason,
+    };
+    let value = match current {
+        None => 0,
+        Some(bytes) => {
+            if bytes.is_empty() || bytes.len() > 20 || !bytes.iter().all(u8::is_ascii_digit) {
+                return Err(not("it is not decimal digits"));
+            }
+            // ASCII digits: valid UTF-8, and at most 20 of them.
+            std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|t| t.parse::<u64>().ok())
+                .ok_or_else(|| not("it is larger than 2^64 - 1"))?
+        }
+    };
+    value
+        .checked_add(delta)
+        .ok_or_else(|| not("the sum is larger than 2^64 - 1"))
+}
+
+/// Open the store at `path` with the default backend (SQLite). A store that an earlier version
+/// kept in redb (`kv.redb` beside `path`) is copied over once, the first time `path` does not
+/// exist yet, so upgrading loses nothing; the redb file is left in place.
+pub fn open_default(path: &Path) -> Result<SqliteBackend, KvError> {
+    let legacy = path.with_file_name("kv.redb");
+    let fresh = !path.exists();
+    let store = SqliteBackend::open(path)?;
+    if fresh && legacy != path && legacy.is_file() {
+        let old = RedbBackend::open(&legacy)?;
+        store.import(old.entries()?)?;
+    }
+    Ok(store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("palisade-kv-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn namespaces_and_buckets_are_separate_and_counted(store: &dyn KvBackend) {
+        store.set("a", "app", "k", b"1", 2).unwrap();
+        store.set("a", "app", "k", b"2", 2).unwrap();
+        store.set("a", "other", "k", b"3", 2).unwrap();
+        assert_eq!(
+            store.set("a", "app", "k2", b"4", 2),
+            Err(KvError::TooManyKeys { limit: 2 })
+        );
+        assert_eq!(
+            store.get("a", "app", "k").unwrap().as_deref(),
+            Some(&b"2"[..])
+        );
+        assert_eq!(store.get("b", "app", "k").unwrap(), None);
+        store.delete("a", "other", "k").unwrap();
+        store.delete("a", "other", "k").unwrap();
+        store.set("a", "app", "k2", b"4", 2).unwrap();
+        assert_eq!(store.list("a", "app", 0, 10).unwrap(), ["k", "k2"]);
+        assert_eq!(store.list("a", "app", 1, 10).unwrap(), ["k2"]);
+        assert_eq!(store.list("a", "app", 0, 1).unwrap(), ["k"]);
+        assert!(store.list("b", "app", 0, 10).unwrap().is_empty());
+        // Keys with separators and NUL bytes stay inside their bucket.
+        store.set("c", "b", "x\0y", b"1", 9).unwrap();
+        store.set("c", "b\0x", "y", b"2", 9).unwrap();
+        assert_eq!(store.list("c", "b", 0, 10).unwrap(), ["x\0y"]);
+    }
+
+    fn counters_and_swaps(store: &dyn KvBackend) {
+        assert_eq!(store.increment("n", "b", "c", 5, 2).unwrap(), 5);
+        assert_eq!(store.increment("n", "b", "c", 1, 2).unwrap(), 6);
+        assert_eq!(
+            store.get("n", "b", "c").unwrap().as_deref(),
+            Some(&b"6"[..])
+        );
+        store.set("n", "b", "text", b"\"6\"", 2).unwrap();
+        assert!(matches!(
+            store.increment("n", "b", "text", 1, 2),
+            Err(KvError::NotACounter { .. })
+        ));
+        assert_eq!(
+            store.increment("n", "b", "third", 1, 2),
+            Err(KvError::TooManyKeys { limit: 2 })
+        );
+        store
+            .set("n", "b", "c", u64::MAX.to_string().as_bytes(), 2)
+            .unwrap();
+        assert!(matches!(
+            store.increment("n", "b", "c", 1, 2),
+            Err(KvError::NotACounter { .. })
+        ));
+        assert!(
+            !store
+                .compare_and_swap("n", "b", "c", Some(b"1"), b"x", 2)
+                .unwrap()
+        );
+        assert!(
+            store
+                .compare_and_swap(
+                    "n",
+                    "b",
+                    "c",
+                    Some(u64::MAX.to_string().as_bytes()),
+                    b"x",
+                    2
+                )
+                .unwrap()
+        );
+        assert_eq!(
+            store.get("n", "b", "c").unwrap().as_deref(),
+            Some(&b"x"[..])
+        );
+        assert!(
+            store
+                .compare_and_swap("m", "b", "new", None, b"1", 1)
+                .unwrap()
+        );
+        assert!(
+            !store
+                .compare_and_swap("m", "b", "new", None, b"2", 1)
+                .unwrap()
+        );
+        assert_eq!(
+            store.get("m", "b", "new").unwrap().as_deref(),
+            Some(&b"1"[..])
+        );
+    }
+
+    #[test]
+    fn sqlite_keeps_namespaces_counts_counters_and_swaps() {
+        let dir = dir("sqlite");
+        let store = SqliteBackend::open(dir.join("kv.sqlite3")).unwrap();
+        namespaces_and_buckets_are_separate_and_counted(&store);
+        counters_and_swaps(&store);
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn redb_keeps_namespaces_counts_counters_and_swaps() {
+        let dir = dir("redb");
+        let store = RedbBackend::open(dir.join("kv.redb")).unwrap();
+        namespaces_and_buckets_are_separate_and_counted(&store);
+        counters_and_swaps(&store);
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Eight connections to one file (SQLite locks between connections of one process as it
+    /// does between processes) each add 1 to one counter 50 times: no update is lost.
+    #[test]
+    fn sqlite_counters_hold_across_connections() {
+        let dir = dir("shared");
+        let path = dir.join("kv.sqlite3");
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let store = SqliteBackend::open(&path).unwrap();
+                    for _ in 0..50 {
+                        store.increment("ns", "b", "n", 1, 10).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let store = SqliteBackend::open(&path).unwrap();
+        assert_eq!(
+            store.get("ns", "b", "n").unwrap().as_deref(),
+            Some(&b"400"[..])
+        );
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A store kept in redb by an earlier version is copied into the SQLite file once.
+    #[test]
+    fn open_default_copies_a_legacy_redb_store_once() {
+        let dir = dir("legacy");
+        let old = RedbBackend::open(dir.join("kv.redb")).unwrap();
+        old.set("ns", "app", "k", b"1", 10).unwrap();
+        old.set("ns", "app", "j", b"2", 10).unwrap();
+        drop(old);
+        let store = open_default(&dir.join("kv.sqlite3")).unwrap();
+        assert_eq!(store.list("ns", "app", 0, 10).unwrap(), ["j", "k"]);
+        assert_eq!(
+            store.set("ns", "app", "third", b"3", 2),
+            Err(KvError::TooManyKeys { limit: 2 })
+        );
+        store.delete("ns", "app", "j").unwrap();
+        drop(store);
+        let store = open_default(&dir.join("kv.sqlite3")).unwrap();
+        assert_eq!(store.list("ns", "app", 0, 10).unwrap(), ["k"]);
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

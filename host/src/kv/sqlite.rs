@@ -1,0 +1,230 @@
+//! The SQLite backend: one file in WAL mode that many processes share (`palisade run` in
+//! parallel, several embedders on one data directory). Writers take the file's write lock at
+//! the start of their transaction (`BEGIN IMMEDIATE`), so a read-modify-write never interleaves
+//! with another process's; readers never wait for writers.
+
+use super::{Decide, Entry, KvBackend, KvError, backend};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How long an operation waits for another process's write transaction before it fails. Each
+/// write is one short transaction, so this is only reached when the file is wedged; it also
+/// bounds how long a host thread can block on the store.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+const SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS data (
+        namespace BLOB NOT NULL,
+        bucket BLOB NOT NULL,
+        key BLOB NOT NULL,
+        value BLOB NOT NULL,
+        PRIMARY KEY (namespace, bucket, key)
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS key_counts (
+        namespace BLOB PRIMARY KEY,
+        count INTEGER NOT NULL
+    ) WITHOUT ROWID;
+";
+
+/// The default backend: one SQLite file. Every write is its own transaction, committed with
+/// `synchronous = FULL` in WAL mode (the log is synced before the commit returns), so an
+/// acknowledged write survives a crash. Any number of processes may open the same file.
+pub struct SqliteBackend {
+    conn: Mutex<Connection>,
+}
+
+impl SqliteBackend {
+    /// Open (or create) the store at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, KvError> {
+        let path = path.as_ref();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(backend)?;
+        }
+        let cannot =
+            |e: rusqlite::Error| KvError::Backend(format!("cannot open {}: {e}", path.display()));
+        let conn = Connection::open(path).map_err(cannot)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(cannot)?;
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(cannot)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(KvError::Backend(format!(
+                "cannot open {}: the file system does not support SQLite's WAL mode (got {mode})",
+                path.display()
+            )));
+        }
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(cannot)?;
+        conn.execute_batch(SCHEMA).map_err(cannot)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while the lock was held left no transaction open (it rolls back on drop).
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Run `f` in one write transaction that holds the file's write lock from its start.
+    fn write<T>(&self, f: impl FnOnce(&Transaction) -> Result<T, KvError>) -> Result<T, KvError> {
+        let mut conn = self.conn();
+        let txn = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        let out = f(&txn)?;
+        txn.commit().map_err(backend)?;
+        Ok(out)
+    }
+
+    /// Copy `entries` (namespace, bucket, key, value) in, in one transaction, replacing keys
+    /// that exist, and recount every namespace.
+    pub fn import(&self, entries: Vec<Entry>) -> Result<(), KvError> {
+        self.write(|txn| {
+            {
+                let mut put = txn
+                    .prepare("INSERT OR REPLACE INTO data VALUES (?1, ?2, ?3, ?4)")
+                    .map_err(backend)?;
+                for (namespace, bucket, key, value) in &entries {
+                    put.execute(params![
+                        namespace.as_bytes(),
+                        bucket.as_bytes(),
+                        key.as_bytes(),
+                        value
+                    ])
+                    .map_err(backend)?;
+                }
+            }
+            txn.execute_batch(
+                "DELETE FROM key_counts;
+                 INSERT INTO key_counts SELECT namespace, count(*) FROM data GROUP BY namespace;",
+            )
+            .map_err(backend)
+        })
+    }
+}
+
+fn read(
+    conn: &Connection,
+    namespace: &str,
+    bucket: &str,
+    key: &str,
+) -> Result<Option<Vec<u8>>, KvError> {
+    conn.prepare_cached("SELECT value FROM data WHERE namespace = ?1 AND bucket = ?2 AND key = ?3")
+        .map_err(backend)?
+        .query_row(
+            params![namespace.as_bytes(), bucket.as_bytes(), key.as_bytes()],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(backend)
+}
+
+/// Count one more key in `namespace`, or refuse it at `max_keys`.
+fn count_new_key(txn: &Transaction, namespace: &str, max_keys: u64) -> Result<(), KvError> {
+    let count: i64 = txn
+        .query_row(
+            "SELECT count FROM key_counts WHERE namespace = ?1",
+            [namespace.as_bytes()],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(backend)?
+        .unwrap_or(0);
+    if u64::try_from(count).unwrap_or(0) >= max_keys {
+        return Err(KvError::TooManyKeys { limit: max_keys });
+    }
+    txn.execute(
+        "INSERT INTO key_counts VALUES (?1, 1)
+         ON CONFLICT (namespace) DO UPDATE SET count = count + 1",
+        [namespace.as_bytes()],
+    )
+    .map_err(backend)?;
+    Ok(())
+}
+
+impl KvBackend for SqliteBackend {
+    fn update(
+        &self,
+        namespace: &str,
+        bucket: &str,
+        key: &str,
+        max_keys: u64,
+        decide: &mut Decide<'_>,
+    ) -> Result<(), KvError> {
+        self.write(|txn| {
+            let current = read(txn, namespace, bucket, key)?;
+            let next = decide(current.as_deref())?;
+            if let Some(next) = next {
+                if current.is_none() {
+                    count_new_key(txn, namespace, max_keys)?;
+                }
+                txn.execute(
+                    "INSERT OR REPLACE INTO data VALUES (?1, ?2, ?3, ?4)",
+                    params![
+                        namespace.as_bytes(),
+                        bucket.as_bytes(),
+                        key.as_bytes(),
+                        next
+                    ],
+                )
+                .map_err(backend)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn get(&self, namespace: &str, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        read(&self.conn(), namespace, bucket, key)
+    }
+
+    fn delete(&self, namespace: &str, bucket: &str, key: &str) -> Result<(), KvError> {
+        self.write(|txn| {
+            let removed = txn
+                .execute(
+                    "DELETE FROM data WHERE namespace = ?1 AND bucket = ?2 AND key = ?3",
+                    params![namespace.as_bytes(), bucket.as_bytes(), key.as_bytes()],
+                )
+                .map_err(backend)?;
+            if removed > 0 {
+                txn.execute(
+                    "UPDATE key_counts SET count = max(count - 1, 0) WHERE namespace = ?1",
+                    [namespace.as_bytes()],
+                )
+                .map_err(backend)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn list(
+        &self,
+        namespace: &str,
+        bucket: &str,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, KvError> {
+        let conn = self.conn();
+        let mut query = conn
+            .prepare_cached(
+                "SELECT key FROM data WHERE namespace = ?1 AND bucket = ?2
+                 ORDER BY key LIMIT ?3 OFFSET ?4",
+            )
+            .map_err(backend)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+        let rows = query
+            .query_map(
+                params![namespace.as_bytes(), bucket.as_bytes(), limit, offset],
+                |row| row.get::<_, Vec<u8>>(0),
+            )
+            .map_err(backend)?;
+        rows.map(|key| {
+            // Keys go in as `&str`, so they come out as UTF-8.
+            String::from_utf8(key.map_err(backend)?).map_err(backend)
+        })
+        .collect()
+    }
+}
