@@ -37,6 +37,7 @@ pub mod record;
 mod scratch;
 mod script;
 mod secrets;
+pub mod serve;
 pub mod snapshot;
 
 pub use audit::{AuditRecord, Decision};

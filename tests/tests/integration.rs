@@ -59,6 +59,8 @@ mod precompile;
 mod replay;
 #[path = "integration/sandbox.rs"]
 mod sandbox;
+#[path = "integration/serve.rs"]
+mod serve;
 #[path = "integration/shapes.rs"]
 mod shapes;
 #[path = "integration/tamper.rs"]

@@ -5,6 +5,7 @@
 //! the rest of Palisade sees. Every error names the key path and the line.
 
 mod capabilities;
+mod derive;
 mod http;
 mod kv;
 mod raw;
