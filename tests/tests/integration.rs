@@ -61,6 +61,8 @@ mod replay;
 mod sandbox;
 #[path = "integration/serve.rs"]
 mod serve;
+#[path = "integration/serve_cli.rs"]
+mod serve_cli;
 #[path = "integration/serve_limits.rs"]
 mod serve_limits;
 #[path = "integration/shapes.rs"]
