@@ -116,6 +116,15 @@ pub async fn execute(
 
 /// The response for an outcome.
 pub fn respond(outcome: &crate::Outcome) -> Result<Stored, ApiError> {
+    if outcome.error().is_none() {
+        // The common case, written once without an intermediate tree.
+        let body = serde_json::to_string(outcome).map_err(|e| {
+            ApiError::from(crate::Error::Internal {
+                detail: e.to_string(),
+            })
+        })?;
+        return Ok(Stored { status: 200, body });
+    }
     let mut body = serde_json::to_value(outcome).map_err(|e| {
         ApiError::from(crate::Error::Internal {
             detail: e.to_string(),

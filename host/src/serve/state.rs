@@ -99,10 +99,13 @@ pub struct AppState {
 
 impl AppState {
     /// Open the data folder, the store, the keys file and the policies, and build the engine.
-    pub fn open(config: Config) -> Result<Arc<AppState>, String> {
+    pub fn open(mut config: Config) -> Result<Arc<AppState>, String> {
         super::errors::set_docs_url(&config.docs_url);
         std::fs::create_dir_all(config.data.join("sessions"))
             .map_err(|e| format!("cannot create {}: {e}", config.data.display()))?;
+        // Session directories are mounted by absolute path.
+        config.data = std::fs::canonicalize(&config.data)
+            .map_err(|e| format!("cannot resolve {}: {e}", config.data.display()))?;
         let keys = match &config.keys {
             Some(path) => Some(Keys::from_file(path)?),
             None => None,
