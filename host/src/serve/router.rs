@@ -36,6 +36,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/sessions/{id}/run", post(run_in_session))
         .route("/v1/sessions/{id}/fs/{op}", post(fs_op))
         .fallback(not_found)
+        .layer(axum::middleware::map_response(plain_refusals))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
@@ -61,6 +62,30 @@ fn stored(stored: Stored, replayed: bool) -> Response {
         headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
     }
     response
+}
+
+/// The refusals axum makes itself (a body over the limit, a method the route does not take)
+/// get the error shape too.
+async fn plain_refusals(response: Response) -> Response {
+    let status = response.status();
+    let detail = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            format!("the request body is over the server's {MAX_BODY_BYTES} bytes")
+        }
+        StatusCode::METHOD_NOT_ALLOWED => "this route does not take that method".to_owned(),
+        _ => return response,
+    };
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        return response;
+    }
+    ApiError::invalid(detail)
+        .with_status(status)
+        .note("see GET /openapi.json")
+        .into_response()
 }
 
 async fn not_found() -> ApiError {

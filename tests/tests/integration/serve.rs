@@ -222,6 +222,11 @@ async fn serve_operations_routes_answer() {
     assert_eq!(paths.len(), 10, "{:?}", paths.keys());
     let missing = server.call("GET", "/v2/nothing", None, Value::Null).await;
     assert_error(&missing, 404, "invalid_input");
+    let method = server.call("PUT", "/v1/run", None, json!({})).await;
+    assert_error(&method, 405, "invalid_input");
+    let huge = json!({"policy": "default", "source": "x".repeat(33 << 20)});
+    let too_large = server.call("POST", "/v1/run", None, huge).await;
+    assert_error(&too_large, 413, "invalid_input");
     server.assert_fine(None).await;
     let metrics = server.call("GET", "/metrics", None, Value::Null).await;
     let text = metrics.body.as_str().unwrap();
