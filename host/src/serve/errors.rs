@@ -88,6 +88,11 @@ impl ApiError {
         self
     }
 
+    /// The error.
+    pub fn error(&self) -> &Error {
+        &self.0.error
+    }
+
     /// The error's code.
     pub fn code(&self) -> &'static str {
         self.0.error.code()

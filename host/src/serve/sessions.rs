@@ -433,12 +433,40 @@ pub async fn fs(
     let policy = state.policy(tenant, &session.record.policy)?;
     let (guest, quota, max_files) = place(&policy);
     let dir = session.dir.clone();
+    let started = std::time::Instant::now();
+    let target = format!(
+        "fs/{op}:{}",
+        request
+            .path
+            .as_deref()
+            .or(request.src.as_deref())
+            .unwrap_or("")
+    );
     let result = blocking(move || {
         let root = Root::open(&dir, &guest, quota, max_files)?;
         root.op(&op, &request)
     })
     .await;
     session.touch();
+    // A refused path or quota is a gated decision: it goes to the audit log.
+    if let Err(e) = &result
+        && let Error::PolicyDenied { rule, reason, .. } = e.error()
+    {
+        let record = crate::AuditRecord {
+            time_unix_ms: crate::audit::now_unix_ms(),
+            capability: "fs",
+            target: crate::audit::truncate(&target, 2048),
+            decision: crate::Decision::Deny,
+            rule: rule.clone(),
+            bytes_in: 0,
+            bytes_out: 0,
+            duration_us: started.elapsed().as_micros() as u64,
+            error: Some(reason.clone()),
+            policy: policy.name().to_owned(),
+            policy_sha256: policy.sha256().to_owned(),
+        };
+        state.append_audit(&tenant.name, Some(id), &[record]);
+    }
     result
 }
 

@@ -8,6 +8,7 @@ use super::idempotency::Idempotency;
 use super::metrics::Metrics;
 use super::sessions::Sessions;
 use super::store::Store;
+use crate::AuditRecord;
 use crate::kv::RedbBackend;
 use crate::{Error, Palisade, Policy};
 use axum::http::HeaderMap;
@@ -214,12 +215,17 @@ impl AppState {
 
     /// Append one call's audit records, each with its tenant and session.
     pub fn audit(&self, tenant: &str, session: Option<&str>, outcome: &crate::Outcome) {
+        self.append_audit(tenant, session, &outcome.audit);
+    }
+
+    /// Append audit records, each with its tenant and session.
+    pub fn append_audit(&self, tenant: &str, session: Option<&str>, records: &[AuditRecord]) {
         let Some(file) = &self.audit else { return };
-        if outcome.audit.is_empty() {
+        if records.is_empty() {
             return;
         }
         let mut lines = String::new();
-        for record in &outcome.audit {
+        for record in records {
             let Ok(mut value) = serde_json::to_value(record) else {
                 continue;
             };

@@ -682,6 +682,18 @@ async fn serve_fs_paths_stay_in_the_session() {
             .join("f.txt")
             .exists()
     );
+    // Each refusal is a gated decision in the audit log, with tenant and session.
+    let audit = std::fs::read_to_string(server.data.parent().unwrap().join("audit.log")).unwrap();
+    let last: Value = serde_json::from_str(audit.lines().last().unwrap()).unwrap();
+    assert_eq!(last["capability"], "fs");
+    assert_eq!(last["target"], "fs/mv:f.txt");
+    assert_eq!(last["decision"], "deny");
+    assert_eq!(last["rule"], "fs.confine");
+    assert_eq!(
+        (last["tenant"].clone(), last["session"].clone()),
+        (json!("local"), json!(id))
+    );
+    assert_eq!(last["policy"], "box");
     // The host is fine and the session still works.
     let ok = server
         .fs(
