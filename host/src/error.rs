@@ -178,6 +178,54 @@ pub enum Error {
         /// When enough of the budget is free again, in milliseconds.
         retry_ms: u64,
     },
+    /// `palisade serve`: the request has no valid API key (`Authorization: Bearer KEY`).
+    #[error("unauthorized: {detail}")]
+    Unauthorized {
+        /// What is wrong with the credentials.
+        detail: String,
+    },
+    /// `palisade serve`: no policy of that name is in the caller's catalog.
+    #[error("no policy named `{name}` in your catalog")]
+    PolicyNotFound {
+        /// The name asked for.
+        name: String,
+        /// The names the caller may use.
+        catalog: Vec<String>,
+    },
+    /// `palisade serve`: no live session of that id belongs to the caller (never created,
+    /// stopped, reaped, or another tenant's).
+    #[error("no session `{id}`")]
+    SessionNotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// `palisade serve`: the session is running another call; one runs at a time per session.
+    #[error("session `{id}` is running another call")]
+    SessionBusy {
+        /// The session's id.
+        id: String,
+    },
+    /// `palisade serve`: an `Idempotency-Key` reused with another request body.
+    #[error("the Idempotency-Key `{key}` was first used with another request")]
+    IdempotencyConflict {
+        /// The key.
+        key: String,
+    },
+    /// `palisade serve`: a session file operation named a path that does not exist.
+    #[error("no file or directory `{path}`")]
+    FileNotFound {
+        /// The path, as the request gave it.
+        path: String,
+    },
+    /// `palisade serve`: a session file operation found the wrong thing at a path (it already
+    /// exists, is a directory where a file was expected or the reverse, is not empty).
+    #[error("`{path}`: {detail}")]
+    FileConflict {
+        /// The path, as the request gave it.
+        path: String,
+        /// What is there.
+        detail: String,
+    },
     /// A bug or an environment failure in Palisade itself. Details go to the log, not the caller.
     #[error("internal error")]
     Internal {
@@ -271,6 +319,20 @@ error_codes! {
     CapacityExhausted = ("capacity_exhausted", 40, 503, true),
     /// A bug or an environment failure in Palisade itself.
     Internal = ("internal", 70, 500, true),
+    /// `palisade serve`: the request carries no valid API key.
+    Unauthorized = ("unauthorized", 50, 401, false),
+    /// `palisade serve`: the policy is not in the caller's catalog.
+    PolicyNotFound = ("policy_not_found", 51, 404, false),
+    /// `palisade serve`: no such session (never created, stopped, or another tenant's).
+    SessionNotFound = ("session_not_found", 52, 404, false),
+    /// `palisade serve`: the session is running another call.
+    SessionBusy = ("session_busy", 53, 409, true),
+    /// `palisade serve`: an `Idempotency-Key` was reused with another request body.
+    IdempotencyConflict = ("idempotency_conflict", 54, 422, false),
+    /// `palisade serve`: a session file operation named a file that does not exist.
+    FileNotFound = ("file_not_found", 55, 404, false),
+    /// `palisade serve`: a session file operation would overwrite or conflict with a file.
+    FileConflict = ("file_conflict", 56, 409, false),
 }
 
 impl ErrorCode {
@@ -310,6 +372,13 @@ impl Error {
                 ErrorCode::CapacityExhausted
             }
             Error::Internal { .. } => ErrorCode::Internal,
+            Error::Unauthorized { .. } => ErrorCode::Unauthorized,
+            Error::PolicyNotFound { .. } => ErrorCode::PolicyNotFound,
+            Error::SessionNotFound { .. } => ErrorCode::SessionNotFound,
+            Error::SessionBusy { .. } => ErrorCode::SessionBusy,
+            Error::IdempotencyConflict { .. } => ErrorCode::IdempotencyConflict,
+            Error::FileNotFound { .. } => ErrorCode::FileNotFound,
+            Error::FileConflict { .. } => ErrorCode::FileConflict,
         }
     }
 
@@ -319,8 +388,9 @@ impl Error {
     }
 
     /// Whether the same call may succeed if tried again later, unchanged: no slot or compile
-    /// budget was free (`capacity_exhausted`), or Palisade itself failed (`internal`). Every
-    /// other code comes from the script, its input or its policy, and ends the same way again.
+    /// budget was free (`capacity_exhausted`), the session was busy (`session_busy`), or
+    /// Palisade itself failed (`internal`). Every other code comes from the script, its input
+    /// or its policy, and ends the same way again.
     pub fn retryable(&self) -> bool {
         self.error_code().retryable()
     }

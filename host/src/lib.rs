@@ -42,6 +42,7 @@ pub mod policy;
 pub mod record;
 mod script;
 mod secrets;
+pub mod serve;
 pub mod snapshot;
 mod typescript;
 

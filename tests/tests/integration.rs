@@ -63,6 +63,12 @@ mod precompile;
 mod replay;
 #[path = "integration/sandbox.rs"]
 mod sandbox;
+#[path = "integration/serve.rs"]
+mod serve;
+#[path = "integration/serve_cli.rs"]
+mod serve_cli;
+#[path = "integration/serve_limits.rs"]
+mod serve_limits;
 #[path = "integration/shapes.rs"]
 mod shapes;
 #[path = "integration/tamper.rs"]

@@ -4,6 +4,7 @@ mod bench;
 mod compile;
 mod policy;
 mod run;
+mod serve;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -25,6 +26,8 @@ enum Command {
     Compile(compile::CompileArgs),
     /// Measure calls on the benchmark workloads (use a release build).
     Bench(bench::BenchArgs),
+    /// Serve runs and sandbox sessions over HTTP (docs/server.md).
+    Serve(serve::ServeArgs),
     /// Work with policy files.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -59,5 +62,6 @@ pub fn main() -> ExitCode {
         Command::Compile(args) => compile::run(args),
         Command::Policy(command) => policy::run(command),
         Command::Bench(args) => bench::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }

@@ -11,6 +11,7 @@
 mod builder;
 mod capabilities;
 mod determinism;
+mod derive;
 mod error;
 mod fs;
 mod host;

@@ -1,0 +1,100 @@
+//! `palisade serve`: the HTTP service (docs/server.md).
+
+use clap::Args;
+use palisade::serve::{Config, default_data_dir};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Any address but a loopback one needs --keys.
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    listen: SocketAddr,
+    /// Folder of policy files (*.toml), watched for changes. Default: ./policies when it
+    /// exists, else the built-in default policy only.
+    #[arg(long)]
+    policies: Option<PathBuf>,
+    /// Where sessions, idempotency records and the key-value store are kept.
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Tenants and the SHA-256 of their keys (TOML). Without it, no authentication, and only
+    /// a loopback address is served.
+    #[arg(long)]
+    keys: Option<PathBuf>,
+    /// Append every gated decision, with tenant and session, to this file (JSON lines).
+    #[arg(long)]
+    audit_log: Option<PathBuf>,
+    /// The most live sessions on the server.
+    #[arg(long, default_value_t = 1000)]
+    max_sessions: usize,
+    /// The most calls running at once; others wait up to --admission-wait.
+    #[arg(long, default_value_t = 64)]
+    max_concurrency: usize,
+    /// How long a call waits for a slot before `capacity_exhausted` (503).
+    #[arg(long, default_value = "2s")]
+    admission_wait: palisade::policy::HumanDuration,
+    /// A session's idle timeout when its creator gives none.
+    #[arg(long, default_value = "5m")]
+    idle_timeout: palisade::policy::HumanDuration,
+    /// How long requests in flight may take to finish after SIGTERM.
+    #[arg(long, default_value = "30s")]
+    drain_grace: palisade::policy::HumanDuration,
+    /// Base URL of the error table; each error's `docs_url` is this plus `#code`.
+    #[arg(long, default_value = palisade::serve::errors::DEFAULT_DOCS_URL)]
+    docs_url: String,
+}
+
+pub fn run(args: ServeArgs) -> ExitCode {
+    let mut config = Config::new(args.data.unwrap_or_else(default_data_dir));
+    config.listen = args.listen;
+    config.policies = args.policies.or_else(|| {
+        let local = PathBuf::from("policies");
+        local.is_dir().then_some(local)
+    });
+    config.keys = args.keys;
+    config.audit_log = args.audit_log;
+    config.max_sessions = args.max_sessions;
+    config.max_concurrency = args.max_concurrency.max(1);
+    config.admission_wait = args.admission_wait.0;
+    config.idle_timeout = args.idle_timeout.0;
+    config.drain_grace = args.drain_grace.0;
+    config.docs_url = args.docs_url;
+    if let Err(e) = palisade::serve::check(&config) {
+        return super::run::usage_error(e);
+    }
+    if config.keys.is_none() {
+        eprintln!(
+            "palisade serve: no --keys file: requests are served without authentication \
+             (loopback only)"
+        );
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return super::run::usage_error(format!("cannot start the runtime: {e}")),
+    };
+    let policies = config.policies.clone();
+    let data = config.data.clone();
+    let result = runtime.block_on(palisade::serve::serve(config, |addr| {
+        eprintln!(
+            "palisade serve: listening on http://{addr} (policies: {}, data: {})",
+            policies.as_ref().map_or_else(
+                || "built-in default".to_owned(),
+                |p| p.display().to_string()
+            ),
+            data.display()
+        );
+    }));
+    // Blocking tasks (a policy reload, a store write) get a moment to end; nothing waits longer.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match result {
+        Ok(()) => {
+            eprintln!("palisade serve: stopped");
+            ExitCode::SUCCESS
+        }
+        Err(e) => super::run::usage_error(e),
+    }
+}

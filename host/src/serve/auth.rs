@@ -1,0 +1,231 @@
+//! Tenants and their keys (`--keys FILE`): each tenant is found by the SHA-256 of its bearer
+//! key (the file never holds a key), and may use only the policies it lists (fail-closed: an
+//! empty list allows nothing). Without a keys file the server has one tenant, `local`, that may
+//! use every policy, and it is only started on a loopback address.
+
+use super::errors::ApiError;
+use crate::Error;
+use axum::http::HeaderMap;
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One tenant: who may call, with which policies, how often and with how many sessions.
+#[derive(Debug)]
+pub struct Tenant {
+    /// The tenant's name, in audit records and key-value namespaces.
+    pub name: String,
+    /// Policies this tenant may use; `None` means every policy (the keyless local tenant).
+    pub policies: Option<Vec<String>>,
+    /// The most live sessions this tenant may hold.
+    pub max_sessions: Option<usize>,
+    rate: Option<DefaultDirectRateLimiter>,
+}
+
+impl Tenant {
+    /// The tenant of a server without a keys file.
+    pub fn local() -> Tenant {
+        Tenant {
+            name: "local".to_owned(),
+            policies: None,
+            max_sessions: None,
+            rate: None,
+        }
+    }
+
+    /// Whether this tenant may use the policy `name`.
+    pub fn may_use(&self, name: &str) -> bool {
+        self.policies
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|p| p == name))
+    }
+
+    /// Take one request from the tenant's rate, or say how many seconds until one is free.
+    pub fn admit(&self) -> Result<(), u64> {
+        match &self.rate {
+            None => Ok(()),
+            Some(limiter) => limiter.check().map_err(|not_until| {
+                let wait = not_until.wait_time_from(governor::clock::Clock::now(
+                    &governor::clock::DefaultClock::default(),
+                ));
+                wait.as_secs().max(1)
+            }),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKeys {
+    #[serde(default)]
+    tenant: Vec<RawTenant>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTenant {
+    name: String,
+    key_sha256: String,
+    policies: Vec<String>,
+    rate: Option<String>,
+    max_sessions: Option<usize>,
+}
+
+/// The tenants of a keys file, by the SHA-256 of their key.
+#[derive(Debug, Default)]
+pub struct Keys {
+    by_hash: HashMap<String, Arc<Tenant>>,
+}
+
+/// `"100/s"`, `"20/min"`, `"1000/h"`.
+fn parse_rate(text: &str) -> Option<Quota> {
+    let (count, per) = text.split_once('/')?;
+    let count = NonZeroU32::new(count.trim().parse().ok()?)?;
+    let period = match per.trim() {
+        "s" => Duration::from_secs(1),
+        "min" => Duration::from_secs(60),
+        "h" => Duration::from_secs(3600),
+        _ => return None,
+    };
+    Some(Quota::with_period(period / count.get())?.allow_burst(count))
+}
+
+impl Keys {
+    /// Read and check a keys file.
+    pub fn from_file(path: &Path) -> Result<Keys, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the keys file {}: {e}", path.display()))?;
+        Keys::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Check a keys file's text.
+    pub fn from_toml(text: &str) -> Result<Keys, String> {
+        let raw: RawKeys = toml::from_str(text).map_err(|e| e.message().to_owned())?;
+        let mut by_hash = HashMap::new();
+        let mut names = std::collections::HashSet::new();
+        for (i, t) in raw.tenant.into_iter().enumerate() {
+            let at = format!("tenant[{i}]");
+            let name_ok = !t.name.is_empty()
+                && t.name.len() <= 64
+                && t.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !name_ok {
+                return Err(format!(
+                    "{at}.name: 1 to 64 letters, digits, `-` or `_` (it becomes part of \
+                     key-value namespaces)"
+                ));
+            }
+            if !names.insert(t.name.clone()) {
+                return Err(format!("{at}.name: `{}` is listed twice", t.name));
+            }
+            let hash = t.key_sha256.to_ascii_lowercase();
+            if hash.len() != 64 || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err(format!(
+                    "{at}.key_sha256: the SHA-256 of the key as 64 hex digits \
+                     (`printf %s KEY | sha256sum`), never the key itself"
+                ));
+            }
+            let rate = match &t.rate {
+                None => None,
+                Some(text) => Some(RateLimiter::direct(parse_rate(text).ok_or_else(|| {
+                    format!("{at}.rate: `{text}` is not a rate such as \"100/s\", \"20/min\"")
+                })?)),
+            };
+            let tenant = Tenant {
+                name: t.name,
+                policies: Some(t.policies),
+                max_sessions: t.max_sessions,
+                rate,
+            };
+            if by_hash.insert(hash, Arc::new(tenant)).is_some() {
+                return Err(format!("{at}.key_sha256: two tenants share one key"));
+            }
+        }
+        Ok(Keys { by_hash })
+    }
+
+    /// The tenant whose key the request carries.
+    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Arc<Tenant>, ApiError> {
+        let unauthorized = |detail: &str| {
+            ApiError::from(Error::Unauthorized {
+                detail: detail.to_owned(),
+            })
+        };
+        let Some(value) = headers.get(axum::http::header::AUTHORIZATION) else {
+            return Err(unauthorized("no Authorization header"));
+        };
+        let key = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .ok_or_else(|| unauthorized("the Authorization header is not `Bearer KEY`"))?;
+        let hash = crate::record::hex(&Sha256::digest(key.as_bytes()));
+        self.by_hash
+            .get(&hash)
+            .cloned()
+            .ok_or_else(|| unauthorized("unknown key"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hash(key: &str) -> String {
+        crate::record::hex(&Sha256::digest(key.as_bytes()))
+    }
+
+    #[test]
+    fn keys_are_found_by_hash_and_lists_fail_closed() {
+        let text = format!(
+            "[[tenant]]\nname = \"acme\"\nkey_sha256 = \"{}\"\npolicies = [\"default\"]\n\
+             [[tenant]]\nname = \"none\"\nkey_sha256 = \"{}\"\npolicies = []\nrate = \"2/s\"\n",
+            hash("k1"),
+            hash("k2")
+        );
+        let keys = Keys::from_toml(&text).unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert("authorization", "Bearer k1".parse().unwrap());
+        let acme = keys.authenticate(&headers).unwrap();
+        assert_eq!(acme.name, "acme");
+        assert!(acme.may_use("default") && !acme.may_use("sandbox"));
+        headers.insert("authorization", "Bearer k2".parse().unwrap());
+        let none = keys.authenticate(&headers).unwrap();
+        assert!(!none.may_use("default"));
+        assert!(none.admit().is_ok() && none.admit().is_ok());
+        assert!(none.admit().is_err(), "a third request within the second");
+        headers.insert("authorization", "Bearer nope".parse().unwrap());
+        assert_eq!(
+            keys.authenticate(&headers).unwrap_err().code(),
+            "unauthorized"
+        );
+        assert_eq!(
+            keys.authenticate(&HeaderMap::new()).unwrap_err().code(),
+            "unauthorized"
+        );
+    }
+
+    #[test]
+    fn bad_keys_files_are_refused() {
+        assert!(
+            Keys::from_toml("[[tenant]]\nname = \"a\"\nkey_sha256 = \"abc\"\npolicies = []\n")
+                .unwrap_err()
+                .contains("key_sha256")
+        );
+        assert!(Keys::from_toml("[[tenant]]\nname = \"a\"\n").is_err());
+        let h = hash("k");
+        let twice = format!(
+            "[[tenant]]\nname = \"a\"\nkey_sha256 = \"{h}\"\npolicies = []\n\
+             [[tenant]]\nname = \"b\"\nkey_sha256 = \"{h}\"\npolicies = []\n"
+        );
+        assert!(Keys::from_toml(&twice).unwrap_err().contains("share"));
+    }
+}

@@ -1,0 +1,124 @@
+//! `GET /metrics`: Prometheus text. Calls by policy and code, call duration, fuel, sessions
+//! active, the admission queue, and policy reload errors.
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
+};
+
+/// The server's metrics, registered in their own registry.
+pub struct Metrics {
+    registry: Registry,
+    /// Calls, by policy and outcome code (`ok` for a result).
+    pub calls: IntCounterVec,
+    /// Call duration (the sandbox's wall time), by policy.
+    pub duration: HistogramVec,
+    /// Fuel used, by policy.
+    pub fuel: IntCounterVec,
+    /// Live sessions.
+    pub sessions: IntGauge,
+    /// Calls waiting for an admission permit.
+    pub queued: IntGauge,
+    /// Calls refused after the admission wait.
+    pub rejected: IntCounter,
+    /// Policy files that failed to load, counted at each reload.
+    pub reload_errors: IntCounter,
+    /// Policy files that did not load at the last reload.
+    pub policies_invalid: IntGauge,
+}
+
+fn must<T>(r: prometheus::Result<T>) -> T {
+    r.expect("metric definitions are static and valid")
+}
+
+impl Metrics {
+    /// Define and register every metric.
+    pub fn new() -> Metrics {
+        let registry = Registry::new();
+        let calls = must(IntCounterVec::new(
+            Opts::new("palisade_calls_total", "Calls, by policy and outcome code"),
+            &["policy", "code"],
+        ));
+        let duration = must(HistogramVec::new(
+            HistogramOpts::new(
+                "palisade_call_duration_seconds",
+                "Wall time of each call in its sandbox",
+            )
+            .buckets(vec![
+                0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                1.0, 2.5, 5.0, 10.0,
+            ]),
+            &["policy"],
+        ));
+        let fuel = must(IntCounterVec::new(
+            Opts::new("palisade_fuel_used_total", "Fuel used, by policy"),
+            &["policy"],
+        ));
+        let sessions = must(IntGauge::new("palisade_sessions_active", "Live sessions"));
+        let queued = must(IntGauge::new(
+            "palisade_admission_queue",
+            "Calls waiting for an admission permit",
+        ));
+        let rejected = must(IntCounter::new(
+            "palisade_admission_rejected_total",
+            "Calls refused with capacity_exhausted after the admission wait",
+        ));
+        let reload_errors = must(IntCounter::new(
+            "palisade_policy_reload_errors_total",
+            "Policy files that failed to load, counted at each reload",
+        ));
+        let policies_invalid = must(IntGauge::new(
+            "palisade_policies_invalid",
+            "Policy files that did not load at the last reload",
+        ));
+        for c in [
+            Box::new(calls.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(duration.clone()),
+            Box::new(fuel.clone()),
+            Box::new(sessions.clone()),
+            Box::new(queued.clone()),
+            Box::new(rejected.clone()),
+            Box::new(reload_errors.clone()),
+            Box::new(policies_invalid.clone()),
+        ] {
+            must(registry.register(c));
+        }
+        Metrics {
+            registry,
+            calls,
+            duration,
+            fuel,
+            sessions,
+            queued,
+            rejected,
+            reload_errors,
+            policies_invalid,
+        }
+    }
+
+    /// Record one call's outcome.
+    pub fn call(&self, outcome: &crate::Outcome) {
+        let policy = outcome.receipt.policy.as_str();
+        let code = outcome.error().map_or("ok", crate::Error::code);
+        self.calls.with_label_values(&[policy, code]).inc();
+        self.duration
+            .with_label_values(&[policy])
+            .observe(outcome.receipt.wall_time_us as f64 / 1e6);
+        self.fuel
+            .with_label_values(&[policy])
+            .inc_by(outcome.receipt.fuel_used);
+    }
+
+    /// The Prometheus text of every metric.
+    pub fn render(&self) -> String {
+        let mut out = Vec::new();
+        let _ = TextEncoder::new().encode(&self.registry.gather(), &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}

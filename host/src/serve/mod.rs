@@ -1,0 +1,136 @@
+//! `palisade serve`: one HTTP service for runs and sandbox sessions, with tenants, admission,
+//! idempotency and hot-reloaded policies, built on the library's public API. Each area has
+//! its file: [`router`] (routes and handlers), [`state`], [`auth`], [`catalog`] (policies and
+//! reload), [`runs`], [`sessions`], [`fs`] (file operations), [`admission`], [`idempotency`],
+//! [`store`] (durable records), [`metrics`], [`openapi`] and [`errors`].
+
+pub mod admission;
+pub mod auth;
+pub mod catalog;
+pub mod errors;
+pub mod fs;
+pub mod idempotency;
+pub mod metrics;
+pub mod openapi;
+pub mod router;
+pub mod runs;
+pub mod sessions;
+pub mod state;
+pub mod store;
+
+pub use router::router;
+pub use state::{AppState, Config};
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// A fresh random id (sessions, error ids): 32 hex digits.
+pub fn new_id() -> String {
+    format!(
+        "{:016x}{:016x}",
+        rand::random::<u64>(),
+        rand::random::<u64>()
+    )
+}
+
+/// The server's default data folder: `serve` in Palisade's data folder.
+pub fn default_data_dir() -> PathBuf {
+    crate::cache::default_data_dir().join("serve")
+}
+
+/// Refuse a configuration that would serve a non-loopback address without keys.
+pub fn check(config: &Config) -> Result<(), String> {
+    if config.keys.is_none() && !config.listen.ip().is_loopback() {
+        return Err(format!(
+            "refusing to serve {} without authentication: give --keys FILE, or listen on a \
+             loopback address such as 127.0.0.1",
+            config.listen
+        ));
+    }
+    Ok(())
+}
+
+/// Watch the policies folder and reload it on change (debounced), while the watcher lives.
+fn watch(state: &Arc<AppState>) -> Option<notify::RecommendedWatcher> {
+    use notify::Watcher;
+    let dir = state.config.policies.clone()?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if event.is_ok() {
+            let _ = tx.send(());
+        }
+    })
+    .map_err(|e| tracing::warn!("cannot watch {}: {e}", dir.display()))
+    .ok()?;
+    if let Err(e) = watcher.watch(&dir, notify::RecursiveMode::NonRecursive) {
+        tracing::warn!("cannot watch {}: {e}", dir.display());
+        return None;
+    }
+    let state = state.clone();
+    tokio::spawn(async move {
+        while rx.recv().await.is_some() {
+            // Editors write a file in several steps: let them finish.
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            while rx.try_recv().is_ok() {}
+            let s = state.clone();
+            let _ = tokio::task::spawn_blocking(move || s.reload()).await;
+            tracing::info!("policies reloaded");
+        }
+    });
+    Some(watcher)
+}
+
+async fn terminated() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = term => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+/// Serve until SIGTERM (or Ctrl-C): then stop accepting, let requests in flight finish within
+/// the drain grace, and return. `on_listen` is told the bound address.
+pub async fn serve(
+    config: Config,
+    on_listen: impl FnOnce(std::net::SocketAddr),
+) -> Result<(), String> {
+    check(&config)?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let grace = config.drain_grace;
+    let state = AppState::open(config)?;
+    let _watcher = watch(&state);
+    tokio::spawn(sessions::reaper(state.clone()));
+    on_listen(addr);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let drain = state.clone();
+    let shutdown = async move {
+        terminated().await;
+        drain.draining.store(true, Ordering::Relaxed);
+        tracing::warn!("draining: no new connections; finishing requests in flight");
+        let _ = stop_tx.send(true);
+    };
+    let server = axum::serve(listener, router(state)).with_graceful_shutdown(shutdown);
+    let mut stopped = stop_rx.clone();
+    let deadline = async move {
+        let _ = stopped.wait_for(|s| *s).await;
+        tokio::time::sleep(grace).await;
+    };
+    tokio::select! {
+        result = server => result.map_err(|e| e.to_string()),
+        _ = deadline => {
+            tracing::warn!("drain grace of {grace:?} over: stopping with requests in flight");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! `GET /openapi.json`: the OpenAPI 3 document, generated from the handlers' annotations and
+//! the request types.
+
+use super::fs::FsRequest;
+use super::router;
+use super::runs::{NamedScript, RunRequest};
+use super::sessions::{CreateSession, NewFile, SessionRecord};
+use utoipa::OpenApi;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Palisade",
+        description = "Run untrusted JavaScript in a fresh WebAssembly sandbox per call"
+    ),
+    paths(
+        router::healthz,
+        router::readyz,
+        router::metrics,
+        router::openapi,
+        router::policies,
+        router::run,
+        router::create_session,
+        router::list_sessions,
+        router::get_session,
+        router::stop_session,
+        router::run_in_session,
+        router::fs_op,
+    ),
+    components(schemas(
+        RunRequest,
+        NamedScript,
+        CreateSession,
+        NewFile,
+        SessionRecord,
+        FsRequest
+    ))
+)]
+struct ApiDoc;
+
+/// The document as JSON.
+pub fn document() -> serde_json::Value {
+    serde_json::to_value(ApiDoc::openapi()).unwrap_or_default()
+}

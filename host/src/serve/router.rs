@@ -1,0 +1,327 @@
+//! The routes, and handlers that only parse, call the library or a session operation, and
+//! answer. Every error goes through [`ApiError`].
+
+use super::errors::ApiError;
+use super::fs::FsRequest;
+use super::runs::{Caller, RunRequest, Stored};
+use super::sessions::{self, CreateSession};
+use super::state::AppState;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+type AppResult = Result<Response, ApiError>;
+type St = State<Arc<AppState>>;
+
+/// Largest request body: a file written in one request, or a script with its input.
+pub const MAX_BODY_BYTES: usize = 32 << 20;
+
+/// Every route of the API.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
+        .route("/v1/policies", get(policies))
+        .route("/v1/run", post(run))
+        .route("/v1/sessions", post(create_session).get(list_sessions))
+        .route("/v1/sessions/{id}", get(get_session).delete(stop_session))
+        .route("/v1/sessions/{id}/run", post(run_in_session))
+        .route("/v1/sessions/{id}/fs/{op}", post(fs_op))
+        .fallback(not_found)
+        .layer(axum::middleware::map_response(plain_refusals))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+fn json_response(status: StatusCode, body: Value) -> Response {
+    (status, axum::Json(body)).into_response()
+}
+
+fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::invalid(format!("the request body does not fit this route: {e}")))
+}
+
+fn stored(stored: Stored, replayed: bool) -> Response {
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+    let mut response = (status, stored.body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if replayed {
+        headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    response
+}
+
+/// The refusals axum makes itself (a body over the limit, a method the route does not take)
+/// get the error shape too.
+async fn plain_refusals(response: Response) -> Response {
+    let status = response.status();
+    let detail = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            format!("the request body is over the server's {MAX_BODY_BYTES} bytes")
+        }
+        StatusCode::METHOD_NOT_ALLOWED => "this route does not take that method".to_owned(),
+        _ => return response,
+    };
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        return response;
+    }
+    ApiError::invalid(detail)
+        .with_status(status)
+        .note("see GET /openapi.json")
+        .into_response()
+}
+
+async fn not_found() -> ApiError {
+    ApiError::invalid("no such route; GET /openapi.json lists them")
+        .with_status(StatusCode::NOT_FOUND)
+}
+
+/// Liveness.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, description = "`{\"ok\":true}`")))]
+pub async fn healthz() -> Response {
+    json_response(StatusCode::OK, json!({"ok": true}))
+}
+
+/// Readiness: 200 while policies are loaded, 503 with the reason otherwise (none loaded, or
+/// draining). Policy files that failed to load are listed either way.
+#[utoipa::path(get, path = "/readyz", tag = "operations",
+    responses((status = 200, description = "ready"), (status = 503, description = "not ready, with the reason")))]
+pub async fn readyz(State(state): St) -> Response {
+    let catalog = state.catalog();
+    let reason = if state.is_draining() {
+        Some("draining: the server is shutting down")
+    } else if catalog.policies.is_empty() {
+        Some("no policy is loaded")
+    } else {
+        None
+    };
+    let body = json!({
+        "ready": reason.is_none(),
+        "reason": reason,
+        "policies": catalog.policies.len(),
+        "problems": catalog.problems,
+    });
+    let status = if reason.is_some() {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    json_response(status, body)
+}
+
+/// Prometheus metrics.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text format")))]
+pub async fn metrics(State(state): St) -> Response {
+    let mut response = state.metrics.render().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    response
+}
+
+/// This document.
+#[utoipa::path(get, path = "/openapi.json", tag = "operations",
+    responses((status = 200, description = "the OpenAPI 3 document")))]
+pub async fn openapi() -> Response {
+    json_response(StatusCode::OK, super::openapi::document())
+}
+
+/// The policies the caller may use.
+#[utoipa::path(get, path = "/v1/policies", tag = "policies",
+    responses((status = 200, description = "`[{name, sha256, description, grants, limits}]`"),
+        (status = 401, description = "unauthorized")))]
+pub async fn policies(State(state): St, headers: HeaderMap) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let catalog = state.catalog();
+    let list: Vec<Value> = catalog
+        .policies
+        .values()
+        .filter(|p| tenant.may_use(p.name()))
+        .map(|p| {
+            let mut grants = Vec::new();
+            if p.http().is_some() {
+                grants.push("http");
+            }
+            if p.kv().is_some() {
+                grants.push("kv");
+            }
+            if p.capabilities().is_some() {
+                grants.push("capabilities");
+            }
+            if p.fs().is_some() {
+                grants.push("fs");
+            }
+            if p.config().is_some() {
+                grants.push("config");
+            }
+            json!({
+                "name": p.name(),
+                "sha256": p.sha256(),
+                "description": p.description(),
+                "grants": grants,
+                "limits": p.limits(),
+            })
+        })
+        .collect();
+    Ok(json_response(StatusCode::OK, Value::Array(list)))
+}
+
+/// Run a script once, in a fresh sandbox.
+#[utoipa::path(post, path = "/v1/run", tag = "runs", request_body = RunRequest,
+    params(("Idempotency-Key" = Option<String>, Header, description = "replay the stored response of an earlier request with this key and body")),
+    responses((status = 200, description = "the Outcome, as `palisade run --json` prints it"),
+        (status = 404, description = "policy_not_found"),
+        (status = 422, description = "the call failed (the Outcome, its error with docs_url), or idempotency_conflict"),
+        (status = 503, description = "capacity_exhausted, with Retry-After")))]
+pub async fn run(State(state): St, headers: HeaderMap, body: Bytes) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let key = idempotency_key(&headers)?;
+    let answer = state
+        .idempotency
+        .answer(&state, &tenant.name, key, &body, || async {
+            let request = RunRequest::parse(&body)?;
+            let Some(name) = &request.policy else {
+                return Err(
+                    ApiError::invalid("a run needs `policy`").fix(json!({"policy": "default"}))
+                );
+            };
+            let policy = state.policy(&tenant, name)?;
+            let derived = policy.with_kv_namespace_prefix(&format!("{}/", tenant.name));
+            let caller = Caller {
+                tenant: &tenant.name,
+                session: None,
+            };
+            super::runs::execute(&state, &derived, &request, caller).await
+        })
+        .await?;
+    Ok(stored(answer.stored, answer.replayed))
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    match headers.get("idempotency-key") {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .map(Some)
+            .map_err(|_| ApiError::invalid("the Idempotency-Key is not visible ASCII")),
+    }
+}
+
+/// Create a session.
+#[utoipa::path(post, path = "/v1/sessions", tag = "sessions", request_body = CreateSession,
+    responses((status = 201, description = "`{session_id, policy, created_at}`"),
+        (status = 404, description = "policy_not_found"),
+        (status = 429, description = "capacity_exhausted: too many sessions, with Retry-After")))]
+pub async fn create_session(State(state): St, headers: HeaderMap, body: Bytes) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let request: CreateSession = parse(&body)?;
+    let created = sessions::create(&state, &tenant, request).await?;
+    Ok(json_response(StatusCode::CREATED, created))
+}
+
+/// The caller's sessions.
+#[utoipa::path(get, path = "/v1/sessions", tag = "sessions",
+    responses((status = 200, description = "`[{session_id, policy, name, status, created_at, last_used_at}]`")))]
+pub async fn list_sessions(State(state): St, headers: HeaderMap) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let list: Vec<Value> = state
+        .sessions
+        .list(&tenant.name)
+        .iter()
+        .map(|s| s.view())
+        .collect();
+    Ok(json_response(StatusCode::OK, Value::Array(list)))
+}
+
+/// One session.
+#[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "the session's id")),
+    responses((status = 200, description = "the session"), (status = 404, description = "session_not_found")))]
+pub async fn get_session(
+    State(state): St,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let session = state.sessions.get(&tenant.name, &id)?;
+    Ok(json_response(StatusCode::OK, session.view()))
+}
+
+/// Stop a session: its files and keys are removed.
+#[utoipa::path(delete, path = "/v1/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "the session's id")),
+    responses((status = 200, description = "`{session_id, stopped: true}`"), (status = 404, description = "session_not_found")))]
+pub async fn stop_session(
+    State(state): St,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let session = state.sessions.get(&tenant.name, &id)?;
+    sessions::stop(&state, session).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        json!({"session_id": id, "stopped": true}),
+    ))
+}
+
+/// Run a script in a session: its files and key-value namespace persist across runs.
+#[utoipa::path(post, path = "/v1/sessions/{id}/run", tag = "sessions", request_body = RunRequest,
+    params(("id" = String, Path, description = "the session's id")),
+    responses((status = 200, description = "the Outcome"), (status = 404, description = "session_not_found"),
+        (status = 409, description = "session_busy")))]
+pub async fn run_in_session(
+    State(state): St,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let request = RunRequest::parse(&body)?;
+    let answer = sessions::run(&state, &tenant, &id, request).await?;
+    Ok(stored(answer, false))
+}
+
+/// A file operation in a session's directory: ls, stat, mkdir, write, read, rm, mv, grep, sed.
+#[utoipa::path(post, path = "/v1/sessions/{id}/fs/{op}", tag = "sessions", request_body = FsRequest,
+    params(("id" = String, Path, description = "the session's id"),
+        ("op" = String, Path, description = "ls, stat, mkdir, write, read, rm, mv, grep or sed")),
+    responses((status = 200, description = "the operation's result"),
+        (status = 403, description = "policy_denied: the path leads outside, or a quota"),
+        (status = 404, description = "session_not_found or file_not_found"),
+        (status = 409, description = "file_conflict")))]
+pub async fn fs_op(
+    State(state): St,
+    headers: HeaderMap,
+    Path((id, op)): Path<(String, String)>,
+    body: Bytes,
+) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let request: FsRequest = if body.is_empty() {
+        FsRequest::default()
+    } else {
+        parse(&body)?
+    };
+    let result = sessions::fs(&state, &tenant, &id, op, request).await?;
+    Ok(json_response(StatusCode::OK, result))
+}

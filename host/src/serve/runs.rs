@@ -1,0 +1,158 @@
+//! `POST /v1/run` and `POST /v1/sessions/{id}/run`: the request body, the call through the
+//! library, and the response: the same Outcome JSON as `palisade run --json`, with status 200
+//! for a result and the error table's status for a failed call (its `error` then also has
+//! `docs_url` and `fix_note`).
+
+use super::errors::{ApiError, docs_url, status_of};
+use super::state::AppState;
+use crate::{Policy, RunOptions, Script};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::sync::Arc;
+use utoipa::ToSchema;
+
+/// A script sent by name and source.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NamedScript {
+    /// The script's name, in stack traces and receipts.
+    pub name: String,
+    /// Its source: an ES module.
+    pub source: String,
+}
+
+/// The body of a run.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunRequest {
+    /// The policy's name (`GET /v1/policies`). Not taken in a session, which has its own.
+    #[serde(default)]
+    pub policy: Option<String>,
+    /// The script's source (named `request.js`), or use `script`.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The script with a name.
+    #[serde(default)]
+    pub script: Option<NamedScript>,
+    /// The export (or method of the default export) to call.
+    #[serde(default)]
+    pub export: Option<String>,
+    /// The JSON input; `null` when absent.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub input: Option<Box<RawValue>>,
+    /// Pass the input's elements (a JSON array) as the arguments, one each.
+    #[serde(default)]
+    pub spread_args: bool,
+}
+
+impl RunRequest {
+    /// Parse a body, mapping every failure to `invalid_input`.
+    pub fn parse(body: &[u8]) -> Result<RunRequest, ApiError> {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::invalid(format!("the request body is not a run request: {e}")))
+    }
+
+    fn script(&self) -> Result<Script, ApiError> {
+        match (&self.source, &self.script) {
+            (Some(source), None) => Ok(Script::new("request.js", source.as_str())),
+            (None, Some(s)) => Ok(Script::new(s.name.as_str(), s.source.as_str())),
+            _ => Err(
+                ApiError::invalid("give exactly one of `source` and `script`")
+                    .fix(serde_json::json!({"script": null}))
+                    .note("send the script as `source` or as `script: {name, source}`, not both"),
+            ),
+        }
+    }
+}
+
+/// A response already made: status and JSON body, kept as sent for idempotent replays.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Stored {
+    /// The HTTP status.
+    pub status: u16,
+    /// The JSON body.
+    pub body: String,
+}
+
+/// Who is calling, for the audit log and the handlers' metadata.
+pub struct Caller<'a> {
+    /// The tenant's name.
+    pub tenant: &'a str,
+    /// The session, for a session's run.
+    pub session: Option<&'a str>,
+}
+
+/// Run `request` under `policy` (already derived for the caller) and make the response.
+pub async fn execute(
+    state: &Arc<AppState>,
+    policy: &Policy,
+    request: &RunRequest,
+    caller: Caller<'_>,
+) -> Result<Stored, ApiError> {
+    let script = request.script()?;
+    let mut options = RunOptions::default().metadata(serde_json::json!({
+        "tenant": caller.tenant,
+        "session": caller.session,
+    }));
+    if let Some(export) = &request.export {
+        options = options.export(export.clone());
+    }
+    if request.spread_args {
+        options = options.spread_args();
+    }
+    let input = request.input.as_deref().map_or("null", RawValue::get);
+    let permit = state.admission.enter(&state.metrics).await?;
+    let outcome = state
+        .palisade
+        .run_with(policy, &script, input, &options)
+        .await;
+    drop(permit);
+    state.metrics.call(&outcome);
+    state.audit(caller.tenant, caller.session, &outcome);
+    respond(&outcome)
+}
+
+/// The response for an outcome.
+pub fn respond(outcome: &crate::Outcome) -> Result<Stored, ApiError> {
+    if outcome.error().is_none() {
+        // The common case, written once without an intermediate tree.
+        let body = serde_json::to_string(outcome).map_err(|e| {
+            ApiError::from(crate::Error::Internal {
+                detail: e.to_string(),
+            })
+        })?;
+        return Ok(Stored { status: 200, body });
+    }
+    let mut body = serde_json::to_value(outcome).map_err(|e| {
+        ApiError::from(crate::Error::Internal {
+            detail: e.to_string(),
+        })
+    })?;
+    let status = match outcome.error() {
+        None => StatusCode::OK,
+        Some(error) if error.code() == "capacity_exhausted" => {
+            return Err(ApiError::capacity(
+                StatusCode::SERVICE_UNAVAILABLE,
+                0,
+                super::admission::RETRY_AFTER_SECONDS,
+                &error.to_string(),
+            ));
+        }
+        Some(error) => {
+            if let Some(e) = body.get_mut("error") {
+                e["docs_url"] = docs_url(error.code()).into();
+                e["fix_note"] = match error.fix() {
+                    Some(fix) => format!("the policy change that would allow it: {fix}").into(),
+                    None => super::errors::default_note(error.code()).into(),
+                };
+            }
+            status_of(error)
+        }
+    };
+    Ok(Stored {
+        status: status.as_u16(),
+        body: body.to_string(),
+    })
+}

@@ -1,0 +1,443 @@
+//! `palisade serve`, end to end: the real binary on a random loopback port. Each test stops
+//! its server (SIGTERM, or kill -9 where that is the point; the guard kills it otherwise).
+
+use crate::cli::palisade_bin;
+use crate::serve::{keys_file, policies_dir};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+struct Running {
+    child: Child,
+    addr: SocketAddr,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(args: &[&str]) -> Running {
+    let mut child = Command::new(palisade_bin())
+        .arg("serve")
+        .args(args)
+        .env("PALISADE_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("palisade serve starts");
+    let (tx, rx) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut running = Running {
+        child,
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        stderr: rx,
+    };
+    loop {
+        let line = running
+            .stderr
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server says where it listens within 60 s");
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            running.addr = rest.split_whitespace().next().unwrap().parse().unwrap();
+            return running;
+        }
+    }
+}
+
+impl Running {
+    fn sigterm(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Wait (at most 30 s) for the process to exit; its exit code.
+    fn exit_code(&mut self) -> Option<i32> {
+        for _ in 0..300 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the server did not exit within 30 s");
+    }
+}
+
+struct Reply {
+    status: u16,
+    headers: String,
+    body: Value,
+}
+
+/// One HTTP/1.1 request on a fresh connection.
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: Option<Value>,
+) -> Reply {
+    request_with(addr, method, path, key, &[], body)
+}
+
+fn request_with(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    extra: &[(&str, &str)],
+    body: Option<Value>,
+) -> Reply {
+    let mut stream = TcpStream::connect(addr).expect("connects");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    if let Some(key) = key {
+        head.push_str(&format!("authorization: Bearer {key}\r\n"));
+    }
+    for (name, value) in extra {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (headers, body) = text.split_once("\r\n\r\n").expect("a whole response");
+    let status = headers[9..12].parse().unwrap();
+    let body = if headers
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Reply {
+        status,
+        headers: headers.to_ascii_lowercase(),
+        body: serde_json::from_str(&body).unwrap_or(Value::String(body)),
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = &rest[n + 2..];
+    }
+    out
+}
+
+fn data_args<'a>(policies: &'a Path, data: &'a Path) -> Vec<&'a str> {
+    vec![
+        "--listen",
+        "127.0.0.1:0",
+        "--policies",
+        policies.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+    ]
+}
+
+fn base(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let policies = policies_dir(name);
+    let root = policies.parent().unwrap().to_path_buf();
+    (policies, root.join("data"), root)
+}
+
+#[test]
+fn serve_cli_refuses_a_public_address_without_keys() {
+    let output = Command::new(palisade_bin())
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--keys"), "{stderr}");
+}
+
+#[test]
+fn serve_cli_seed_flow_with_keys() {
+    let (policies, data, root) = base("serve-cli-flow");
+    let keys = keys_file(&root);
+    let mut args = data_args(&policies, &data);
+    args.extend(["--keys", keys.to_str().unwrap()]);
+    let mut server = serve(&args);
+    let a = server.addr;
+    assert_eq!(
+        request(a, "GET", "/healthz", None, None).body,
+        json!({"ok": true})
+    );
+    let denied = request(a, "GET", "/v1/sessions", None, None);
+    assert_eq!(
+        (denied.status, denied.body["error"]["code"].clone()),
+        (401, json!("unauthorized"))
+    );
+    let k = Some("acme-key");
+    // create → write → run → grep → sed → stop
+    let created = request(a, "POST", "/v1/sessions", k, Some(json!({"policy": "box"})));
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.body["session_id"].as_str().unwrap().to_owned();
+    let other = request(
+        a,
+        "GET",
+        &format!("/v1/sessions/{id}"),
+        Some("beta-key"),
+        None,
+    );
+    assert_eq!(
+        (other.status, other.body["error"]["code"].clone()),
+        (404, json!("session_not_found"))
+    );
+    let write = request(
+        a,
+        "POST",
+        &format!("/v1/sessions/{id}/fs/write"),
+        k,
+        Some(json!({"path": "/scratch/home/app/main.js", "parents": true,
+            "content": "export default () => 'hi from main'\n"})),
+    );
+    assert_eq!(write.status, 200, "{}", write.body);
+    let run = request(
+        a,
+        "POST",
+        &format!("/v1/sessions/{id}/run"),
+        k,
+        Some(
+            json!({"source": "export default async () => { const s = await fs.readFile('/scratch/home/app/main.js', 'utf8'); await fs.writeFile('/scratch/out.txt', s.toUpperCase()); return s.length }"}),
+        ),
+    );
+    assert_eq!(
+        (run.status, run.body["output"].clone()),
+        (200, json!(36)),
+        "{}",
+        run.body
+    );
+    let grep = request(
+        a,
+        "POST",
+        &format!("/v1/sessions/{id}/fs/grep"),
+        k,
+        Some(json!({"path": ".", "pattern": "HI FROM"})),
+    );
+    assert_eq!(grep.body["matches"][0]["path"], "out.txt", "{}", grep.body);
+    let sed = request(
+        a,
+        "POST",
+        &format!("/v1/sessions/{id}/fs/sed"),
+        k,
+        Some(json!({"path": "home", "pattern": "hi from (\\w+)", "replacement": "bye from $1"})),
+    );
+    assert_eq!(sed.body["total_replacements"], 1, "{}", sed.body);
+    let escape = request(
+        a,
+        "POST",
+        &format!("/v1/sessions/{id}/fs/read"),
+        k,
+        Some(json!({"path": "../../server.redb"})),
+    );
+    assert_eq!(
+        (escape.status, escape.body["error"]["code"].clone()),
+        (403, json!("policy_denied"))
+    );
+    let stop = request(a, "DELETE", &format!("/v1/sessions/{id}"), k, None);
+    assert_eq!(stop.body, json!({"session_id": id, "stopped": true}));
+    let gone = request(
+        a,
+        "POST",
+        &format!("/v1/sessions/{id}/run"),
+        k,
+        Some(json!({"source": "export default 1"})),
+    );
+    assert_eq!(gone.status, 404);
+    let metrics = request(a, "GET", "/metrics", None, None);
+    assert!(
+        metrics
+            .body
+            .as_str()
+            .unwrap()
+            .contains("palisade_calls_total{code=\"ok\",policy=\"box\"} 1")
+    );
+    server.sigterm();
+    assert_eq!(server.exit_code(), Some(0));
+}
+
+#[test]
+fn serve_cli_state_survives_kill_9() {
+    let (policies, data, root) = base("serve-cli-kill");
+    let audit = root.join("audit.log");
+    let mut args = data_args(&policies, &data);
+    args.extend(["--audit-log", audit.to_str().unwrap()]);
+    let first = serve(&args);
+    let a = first.addr;
+    let created = request(
+        a,
+        "POST",
+        "/v1/sessions",
+        None,
+        Some(json!({"policy": "box", "name": "durable"})),
+    );
+    let id = created.body["session_id"].as_str().unwrap().to_owned();
+    let write = request(
+        a,
+        "POST",
+        &format!("/v1/sessions/{id}/fs/write"),
+        None,
+        Some(json!({"path": "state.txt", "content": "acknowledged"})),
+    );
+    assert_eq!(write.status, 200);
+    let kv = request(
+        a,
+        "POST",
+        &format!("/v1/sessions/{id}/run"),
+        None,
+        Some(
+            json!({"source": "export default async () => { await kv.set('k', 'kept'); return 1 }"}),
+        ),
+    );
+    assert_eq!(kv.status, 200, "{}", kv.body);
+    let body = json!({"policy": "default", "source": "export default () => Math.random()"});
+    let idem = [("idempotency-key", "kill-9")];
+    let once = request_with(a, "POST", "/v1/run", None, &idem, Some(body.clone()));
+    assert_eq!(once.status, 200);
+    drop(first); // SIGKILL, then wait
+    let second = serve(&args);
+    let a = second.addr;
+    let listed = request(a, "GET", "/v1/sessions", None, None);
+    assert_eq!(listed.body[0]["name"], "durable", "{}", listed.body);
+    let read = request(
+        a,
+        "POST",
+        &format!("/v1/sessions/{id}/fs/read"),
+        None,
+        Some(json!({"path": "state.txt"})),
+    );
+    assert_eq!(read.body["body"], "acknowledged");
+    let get = request(
+        a,
+        "POST",
+        &format!("/v1/sessions/{id}/run"),
+        None,
+        Some(json!({"source": "export default async () => kv.get('k')"})),
+    );
+    assert_eq!(get.body["output"], "kept", "{}", get.body);
+    let replay = request_with(a, "POST", "/v1/run", None, &idem, Some(body));
+    assert_eq!(replay.body, once.body);
+    assert!(replay.headers.contains("idempotent-replayed: true"));
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let record: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (record["tenant"].clone(), record["session"].clone()),
+        (json!("local"), json!(id))
+    );
+    assert_eq!(record["policy"], "box");
+    second.sigterm();
+}
+
+#[test]
+fn serve_cli_sigterm_drains_and_reload_follows_the_folder() {
+    let (policies, data, _) = base("serve-cli-drain");
+    let mut args = data_args(&policies, &data);
+    args.extend(["--drain-grace", "20s"]);
+    let mut server = serve(&args);
+    let a = server.addr;
+    // Hot reload through the watcher: a changed file applies to new calls.
+    let sha = |body: &Value| {
+        body.as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "box")
+            .map(|p| p["sha256"].clone())
+    };
+    let before = sha(&request(a, "GET", "/v1/policies", None, None).body).unwrap();
+    std::fs::write(
+        policies.join("box.toml"),
+        "name = \"box\"\n[limits]\ntimeout = \"3s\"\n",
+    )
+    .unwrap();
+    let mut changed = false;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = sha(&request(a, "GET", "/v1/policies", None, None).body);
+        if now.is_some_and(|s| s != before) {
+            changed = true;
+            break;
+        }
+    }
+    assert!(changed, "the change was not picked up within 10 s");
+    std::fs::write(policies.join("box.toml"), "[limits]\nfuel = \"lots\"\n").unwrap();
+    let mut reported = false;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(100));
+        let ready = request(a, "GET", "/readyz", None, None);
+        if ready.body["problems"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty())
+        {
+            assert_eq!(ready.status, 200, "the last good version is still served");
+            reported = true;
+            break;
+        }
+    }
+    assert!(reported, "the invalid file was not reported within 10 s");
+    // SIGTERM while a run is in flight: the run finishes and is answered, then exit 0.
+    let slow = std::thread::spawn(move || {
+        request(
+            a,
+            "POST",
+            "/v1/run",
+            None,
+            Some(json!({"policy": "default",
+            "source": "export default () => new Promise((ok) => setTimeout(() => ok('finished'), 800))"})),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    server.sigterm();
+    let answer = slow.join().unwrap();
+    assert_eq!(
+        (answer.status, answer.body["output"].clone()),
+        (200, json!("finished")),
+        "{}",
+        answer.body
+    );
+    assert_eq!(server.exit_code(), Some(0));
+    assert!(
+        TcpStream::connect(a).is_err(),
+        "no new connections after the drain"
+    );
+    let mut lines = Vec::new();
+    while let Ok(line) = server.stderr.try_recv() {
+        lines.push(line);
+    }
+    assert!(lines.iter().any(|l| l.contains("draining")), "{lines:?}");
+}
