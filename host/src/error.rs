@@ -592,7 +592,11 @@ mod tests {
         let retryable: Vec<_> = ErrorCode::ALL.iter().filter(|c| c.retryable()).collect();
         assert_eq!(
             retryable,
-            [&ErrorCode::CapacityExhausted, &ErrorCode::Internal]
+            [
+                &ErrorCode::CapacityExhausted,
+                &ErrorCode::Internal,
+                &ErrorCode::SessionBusy
+            ]
         );
         assert_eq!(ErrorCode::Timeout.exit_code(), 21);
         assert_eq!(ErrorCode::PolicyDenied.http_status(), 403);

@@ -37,7 +37,13 @@ pub(crate) fn decide(global: &str, name: &str, bridge: Option<&str>) -> Refusal 
         "config" => Capability::Config,
         _ => Capability::Host,
     };
-    let refusal = Refusal::new(capability, parts.target, parts.rule, parts.reason, parts.fix);
+    let refusal = Refusal::new(
+        capability,
+        parts.target,
+        parts.rule,
+        parts.reason,
+        parts.fix,
+    );
     debug_assert_eq!(refusal.label(), parts.label);
     refusal
 }

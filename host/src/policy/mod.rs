@@ -10,8 +10,8 @@
 
 mod builder;
 mod capabilities;
-mod determinism;
 mod derive;
+mod determinism;
 mod error;
 mod fs;
 mod host;

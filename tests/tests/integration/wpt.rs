@@ -1,17 +1,15 @@
 //! web-platform-tests: the files listed in `tests/wpt/manifest.json`, each run as one Palisade
 //! call through the shim `tests/wpt/harness.js`, compared with `tests/wpt/expectations.json`.
 //!
-//! The WPT files themselves are not in this repository: the runner reads them from
-//! `$PALISADE_WPT_DIR`, else `tests/wpt/upstream/`, laid out as in WPT and checked against the
-//! manifest's SHA-256 (docs/web-platform.md says how to get them). Palisade's own drivers
-//! (`tests/wpt/palisade/`) run WPT's URL data, which the `url` crate's package ships, so a fresh
-//! clone that has built Palisade still runs them. Every subtest the
+//! The WPT files are vendored under `tests/wpt/upstream/` (or read from `$PALISADE_WPT_DIR`),
+//! laid out as in WPT and checked against the manifest's SHA-256: a missing or changed file fails
+//! the test. Palisade's own drivers (`tests/wpt/palisade/`) run WPT's URL data. Every subtest the
 //! expectations file does not list as failing must pass (a ratchet); subtests listed there that
 //! now pass are printed, so the file can be updated.
 //!
 //! `WPT_NODE=1` also runs each file, through the same shim, under `node` (Node 20), and
 //! `WPT_BLESS=1` rewrites the expectations file from this run (with `WPT_NODE=1`, it records
-//! which failures Node passes). `WPT_REQUIRED=1` makes missing WPT files a failure.
+//! which failures Node passes).
 
 use crate::support::*;
 use palisade::{Policy, Script};
@@ -358,10 +356,8 @@ async fn wpt_subtests_that_passed_still_pass() {
             dir.display(),
             missing.join(", ")
         );
-        assert!(
-            std::env::var_os("WPT_REQUIRED").is_none(),
-            "WPT_REQUIRED is set and WPT files are missing"
-        );
+        // The files are vendored: a missing or changed one is a failure, not a skip.
+        panic!("WPT files are missing or differ from the manifest's SHA-256");
     }
 
     print_table(&runs);
