@@ -9,7 +9,7 @@ use super::metrics::Metrics;
 use super::sessions::Sessions;
 use super::store::Store;
 use crate::AuditRecord;
-use crate::kv::RedbBackend;
+use crate::kv::SqliteBackend;
 use crate::{Error, Palisade, Policy};
 use axum::http::HeaderMap;
 use std::io::Write;
@@ -84,7 +84,7 @@ pub struct AppState {
     /// Durable records.
     pub store: Store,
     /// The key-value store the calls use (to clear a stopped session's keys).
-    pub kv: Arc<RedbBackend>,
+    pub kv: Arc<SqliteBackend>,
     /// Live sessions.
     pub sessions: Sessions,
     /// Run permits.
@@ -112,8 +112,9 @@ impl AppState {
             None => None,
         };
         let store = Store::open(&config.data.join("server.redb"))?;
-        let kv =
-            Arc::new(RedbBackend::open(config.data.join("kv.redb")).map_err(|e| e.to_string())?);
+        let kv = Arc::new(
+            crate::kv::open_default(&config.data.join("kv.sqlite3")).map_err(|e| e.to_string())?,
+        );
         let palisade = Palisade::builder()
             .max_concurrency(u32::try_from(config.max_concurrency.max(1)).unwrap_or(u32::MAX))
             .queue_timeout(config.admission_wait)
