@@ -265,7 +265,7 @@ pub(super) fn engine_config(s: &Builder, stack: usize) -> Config {
     config
         .wasm_component_model(true)
         .consume_fuel(s.fuel)
-        // With fuel metered, the guest yields every `call::FUEL_SLICE` of fuel and the deadline
+        // With fuel metered, the guest yields every `limits::FUEL_SLICE` of fuel and the deadline
         // is checked then; epoch checks would add a second test at every loop header (12–15%
         // of fib(25)). Without fuel, the epoch ticker interrupts the guest instead.
         .epoch_interruption(!s.fuel)
@@ -278,7 +278,7 @@ pub(super) fn engine_config(s: &Builder, stack: usize) -> Config {
         .cranelift_opt_level(wasmtime::OptLevel::SpeedAndSize)
         .max_wasm_stack(stack)
         // A shadow-stack overflow is told apart from other out-of-bounds accesses by the depth
-        // of the recursion it ends (`call::classify_trap`), so a trap keeps that many frames.
+        // of the recursion it ends (`call::classify::classify_trap`), so a trap keeps that many frames.
         .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(64))
         .async_stack_size(stack + HOST_STACK_ROOM)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
