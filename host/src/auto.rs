@@ -23,7 +23,7 @@ const TRACKED: usize = 1024;
 const READY: usize = 32;
 
 /// Background compiles at a time: each evaluates a top level (under the policy's deadline, at
-/// most `engine::AUTO_COMPILE_TIMEOUT`) and compiles the result with Cranelift (about a second
+/// most `palisade::compile::AUTO_COMPILE_TIMEOUT`) and compiles the result with Cranelift (about a second
 /// of CPU), beside the calls. Scripts that reach the threshold meanwhile wait their turn
 /// (`Compiling`), while their calls run from source.
 const BACKGROUND: usize = 1;

@@ -1,0 +1,426 @@
+//! Long-lived state: wasmtime engines, the compiled guest, linkers, `InstancePre`s, the epoch
+//! ticker (without fuel metering) and the admission limit. Built once per process and shared by every call.
+
+mod builder;
+mod compile;
+mod engines;
+
+pub use builder::Builder;
+pub(crate) use engines::Runtime;
+
+use crate::auto::AutoCompiler;
+use crate::bytecode::BytecodeCache;
+use crate::call::{self, Outcome};
+use crate::caps::capability::Handler;
+use crate::caps::http::{RateLimiter, rate_limiter};
+use crate::guest::Guest;
+use crate::kv::KvBackend;
+use crate::policy::Policy;
+use crate::record::{Recorder, Replay, TRANSCRIPT_VERSION, Tape, Transcript};
+use crate::secrets::Secrets;
+use crate::{CallContext, RunOptions};
+use crate::{Error, Script};
+use builder::KvSetting;
+use engines::CompiledKey;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use wasmtime::{Engine, EngineWeak};
+
+/// A Palisade instance: create one per process, share it (it is cheap to clone), and call
+/// [`Palisade::run`] from as many tasks as you like.
+#[derive(Clone)]
+pub struct Palisade {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    settings: Builder,
+    handlers: Arc<HashMap<String, Handler>>,
+    admission: Arc<Semaphore>,
+    bytecode: Option<BytecodeCache>,
+    /// One engine per wasm stack size: wasmtime fixes the stack limit per engine.
+    engines: Mutex<HashMap<u64, Engine>>,
+    /// Each guest's runtime on each engine, by stack size.
+    runtimes: Mutex<HashMap<(u64, Guest), Arc<Runtime>>>,
+    /// Compiled scripts, by stack size and the component's SHA-256.
+    compiled: Mutex<lru::LruCache<CompiledKey, Arc<Runtime>>>,
+    /// The engines the epoch ticker advances; its own lock, so that it never waits on a build.
+    tickers: Mutex<Vec<EngineWeak>>,
+    /// Request rate limiters by policy SHA-256: a policy's `http.rate` spans all its calls.
+    rates: Mutex<HashMap<String, Option<Arc<RateLimiter>>>>,
+    /// The key-value store, opened on first use (or why it could not be).
+    kv: std::sync::OnceLock<Result<Arc<dyn KvBackend>, String>>,
+    /// Scripts compiled in the background once called often ([`Builder::auto_compile`]).
+    auto: Option<AutoCompiler>,
+    /// Cranelift compiles of compiled scripts' components: one at a time, within a budget.
+    compiles: crate::cache::CompileGate,
+}
+
+impl Palisade {
+    /// A Palisade with default settings. Compiles the guest on first use on this machine, then
+    /// loads it from the on-disk cache.
+    pub fn new() -> Result<Self, Error> {
+        Builder::default().build()
+    }
+
+    /// Settings for a Palisade.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// Run `script`'s default export with `input` (JSON text) under `policy`, in a fresh sandbox.
+    pub async fn run(&self, policy: &Policy, script: &Script, input: &str) -> Outcome {
+        self.call(policy, script, "default", input).await
+    }
+
+    /// Run a named export of `script` with `input` (JSON text) under `policy`. When the module
+    /// has no export of that name but its default export is an object with a method of that
+    /// name (`export default { async execute(payload) {…} }`), the method is called, with the
+    /// object as `this`.
+    pub async fn call(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        entry: &str,
+        input: &str,
+    ) -> Outcome {
+        let options = RunOptions::default().export(entry);
+        self.run_with(policy, script, input, &options).await
+    }
+
+    /// Run `script` under `policy` with per-call [`RunOptions`]: the export (or method) to
+    /// call and how, limits lower than the policy's, metadata for capability handlers. An
+    /// option above the policy's limit ends the call as `invalid_input`, with the policy change
+    /// that would allow it as the fix.
+    pub async fn run_with(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        input: &str,
+        options: &RunOptions,
+    ) -> Outcome {
+        let limits = match options.limits(policy.limits()) {
+            Ok(limits) => limits,
+            Err(error) => return Outcome::failed(error, policy, std::time::Instant::now()),
+        };
+        let lowered;
+        let policy = if limits == *policy.limits() {
+            policy
+        } else {
+            lowered = policy.with_limits(limits);
+            &lowered
+        };
+        let invoke = call::Invoke {
+            export: options.export.as_deref().unwrap_or("default"),
+            spread_args: options.spread_args,
+        };
+        self.call_taped_with(
+            policy,
+            script,
+            invoke,
+            input,
+            Tape::Off,
+            options.metadata.clone(),
+        )
+        .await
+    }
+
+    /// Like [`Palisade::call`], with several arguments: `args` is a JSON array whose elements
+    /// are passed to the export (or method) one each, as `f(a, b)` (`palisade run --args`).
+    /// Text that is not a JSON array ends the call as `invalid_input`.
+    pub async fn call_args(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        entry: &str,
+        args: &str,
+    ) -> Outcome {
+        let options = RunOptions::default().export(entry).spread_args();
+        self.run_with(policy, script, args, &options).await
+    }
+
+    /// Like [`Palisade::run`], and return the [`Transcript`] of every answer the host gave:
+    /// clock reads, random bytes, capability, key-value and HTTP results. The transcript is
+    /// bounded by the policy's `limits.transcript`: past it, recording stops and
+    /// [`Transcript::truncated`] says so (the call itself goes on). Secret values are replaced
+    /// by `[redacted]` wherever an answer echoed them.
+    pub async fn run_recorded(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        input: &str,
+    ) -> (Outcome, Transcript) {
+        let transcript = Transcript {
+            version: TRANSCRIPT_VERSION,
+            script: script.name().to_owned(),
+            input: input.to_owned(),
+            policy_sha256: policy.sha256().to_owned(),
+            ..Transcript::default()
+        };
+        let limits = policy.limits();
+        let recorder = Arc::new(Recorder::new(
+            transcript,
+            limits.transcript.0,
+            limits.timeout.0,
+        ));
+        let outcome = self
+            .call_taped(
+                policy,
+                script,
+                call::Invoke::DEFAULT,
+                input,
+                Tape::Record(recorder.clone()),
+            )
+            .await;
+        let mut transcript = recorder.take();
+        transcript.redact(&Secrets::from_policy(policy));
+        (outcome, transcript)
+    }
+
+    /// Run `script` again against a recorded [`Transcript`], with its input: every clock read,
+    /// random byte, capability, key-value and HTTP answer comes from the transcript; nothing
+    /// reaches the network, the store or a handler. A transcript of another version, or one cut
+    /// at its limit, ends the call as `invalid_input`; the policy's HTTP budgets apply to the
+    /// recorded answers, and refusals read from the transcript are reported as replayed
+    /// (`replay:RULE`, with no fix).
+    pub async fn replay(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        transcript: &Transcript,
+    ) -> Outcome {
+        if let Err(detail) = transcript.check() {
+            let error = Error::InvalidInput { detail, fix: None };
+            return Outcome::failed(error, policy, std::time::Instant::now());
+        }
+        let replay = Arc::new(Replay::new(transcript.clone()));
+        self.call_taped(
+            policy,
+            script,
+            call::Invoke::DEFAULT,
+            &transcript.input,
+            Tape::Replay(replay),
+        )
+        .await
+    }
+
+    async fn call_taped(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        entry: call::Invoke<'_>,
+        input: &str,
+        tape: Tape,
+    ) -> Outcome {
+        self.call_taped_with(policy, script, entry, input, tape, None)
+            .await
+    }
+
+    async fn call_taped_with(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        entry: call::Invoke<'_>,
+        input: &str,
+        tape: Tape,
+        metadata: Option<Arc<serde_json::Value>>,
+    ) -> Outcome {
+        use tracing::Instrument;
+        let context = CallContext {
+            call_id: format!("{:016x}", rand::random::<u64>()),
+            capability: String::new(),
+            policy: policy.name().to_owned(),
+            policy_sha256: policy.sha256().to_owned(),
+            metadata,
+            argument_list: false,
+        };
+        // One span per call: every log line of the call (an internal error's cause included)
+        // carries its id, policy and script.
+        let span = tracing::info_span!(
+            "call",
+            call_id = context.call_id.as_str(),
+            policy = policy.name(),
+            policy_sha256 = policy.sha256(),
+            script = script.name(),
+        );
+        let outcome = self
+            .call_untraced(policy, script, entry, input, tape, context)
+            .instrument(span.clone())
+            .await;
+        span.in_scope(|| {
+            tracing::debug!(
+                fuel = outcome.receipt.fuel_used,
+                wall_time_us = outcome.receipt.wall_time_us,
+                code = outcome.error().map_or("ok", Error::code),
+                "call ended"
+            );
+        });
+        outcome
+    }
+
+    /// One call, top to bottom: the plan its policy resolves to, then its sandbox.
+    async fn call_untraced(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        entry: call::Invoke<'_>,
+        input: &str,
+        tape: Tape,
+        context: CallContext,
+    ) -> Outcome {
+        let started = std::time::Instant::now();
+        let plan = match self.plan(policy, script, input, &tape).await {
+            Ok(plan) => plan,
+            Err(error) => return Outcome::failed(error, policy, started),
+        };
+        let shared = call::Shared {
+            handlers: self.inner.handlers.clone(),
+            rate: self.rate_limiter(policy),
+            kv: plan.kv,
+            tape,
+            context,
+        };
+        let times = call::Times {
+            started,
+            deadline: plan.deadline,
+            fuel_spent: plan.fuel_spent,
+        };
+        let outcome = call::run(
+            &plan.runtime,
+            policy,
+            shared,
+            &plan.script,
+            entry,
+            input,
+            times,
+        )
+        .await;
+        drop(plan.permit);
+        outcome
+    }
+
+    /// Resolve `policy` once, at the start of a call, into what the call runs with: the input
+    /// checked, the guest (or compiled component) on the engine for the policy's stack, the
+    /// memory limit checked against this Palisade's, an admission slot, the deadline, the
+    /// script's form (compiled, bytecode, or source), the key-value store.
+    async fn plan(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        input: &str,
+        tape: &Tape,
+    ) -> Result<Plan, Error> {
+        call::check_input(policy, input)?;
+        let script = match self.auto_compiled(policy, script, tape) {
+            Some(compiled) => compiled,
+            None => script.clone(),
+        };
+        // A compiled script's component is compiled for this machine on its first call (or
+        // loaded from the disk cache) before its deadline starts: that is host work. A replay
+        // from source runs in the full guest: the transcript's answers (a response, a stored
+        // value) may come from a policy that granted what this one does not.
+        let guest = Guest::for_policy(policy);
+        let runtime = match (script.compiled(), tape) {
+            (Some(compiled), _) => self.compiled_runtime(policy, guest, compiled).await?,
+            (None, Tape::Replay(_)) => self.runtime(policy.limits().stack, Guest::Full).await?,
+            (None, _) => self.runtime(policy.limits().stack, guest).await?,
+        };
+        self.check_memory(policy)?;
+        let permit = self.admit().await?;
+        // The deadline runs from here, once a slot is held: a compile on a bytecode-cache miss
+        // and the run share it, and its fuel too.
+        let deadline = std::time::Instant::now() + policy.limits().timeout.0;
+        let (bytecode, fuel_spent) = self
+            .cached_bytecode(&runtime, policy, &script, deadline)
+            .await;
+        let script = match bytecode {
+            Some(bytecode) => script.with_bytecode(bytecode),
+            None => script,
+        };
+        let kv = match policy.kv() {
+            Some(_) if tape.replaying().is_none() => Some(
+                self.kv_backend()
+                    .map_err(|detail| Error::Internal { detail })?,
+            ),
+            _ => None,
+        };
+        Ok(Plan {
+            runtime,
+            script,
+            kv,
+            deadline,
+            fuel_spent,
+            permit,
+        })
+    }
+
+    /// A policy's memory limit fits the pool's slots, sized by [`Builder::max_memory`].
+    fn check_memory(&self, policy: &Policy) -> Result<(), Error> {
+        let max = self.inner.settings.max_memory;
+        if policy.limits().memory <= max {
+            return Ok(());
+        }
+        Err(Error::InvalidPolicy(crate::PolicyError {
+            file: None,
+            key: "limits.memory".into(),
+            line: None,
+            column: None,
+            message: format!(
+                "{} is over this Palisade's maximum of {max} (see Builder::max_memory)",
+                policy.limits().memory,
+            ),
+        }))
+    }
+
+    /// An admission slot: at most `max_concurrency` calls at once, each waiting at most
+    /// `queue_timeout` for its turn.
+    async fn admit(&self) -> Result<OwnedSemaphorePermit, Error> {
+        let wait = self.inner.settings.queue_timeout;
+        match tokio::time::timeout(wait, self.inner.admission.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            _ => Err(Error::CapacityExhausted {
+                waited_ms: wait.as_millis() as u64,
+            }),
+        }
+    }
+
+    /// The key-value store, opened on first use.
+    fn kv_backend(&self) -> Result<Arc<dyn KvBackend>, String> {
+        self.inner
+            .kv
+            .get_or_init(|| match &self.inner.settings.kv {
+                KvSetting::Backend(backend) => Ok(backend.clone()),
+                KvSetting::Path(path) => crate::kv::open_default(path)
+                    .map(|b| Arc::new(b) as Arc<dyn KvBackend>)
+                    .map_err(|e| e.to_string()),
+            })
+            .clone()
+    }
+
+    /// The rate limiter of `policy`, created on its first call.
+    fn rate_limiter(&self, policy: &Policy) -> Option<Arc<RateLimiter>> {
+        let http = policy.http()?;
+        http.rate?;
+        let mut rates = self.inner.rates.lock().unwrap_or_else(|p| p.into_inner());
+        rates
+            .entry(policy.sha256().to_owned())
+            .or_insert_with(|| rate_limiter(http))
+            .clone()
+    }
+}
+
+/// A call resolved from its policy ([`Palisade::plan`]): what its sandbox runs.
+struct Plan {
+    /// The guest, or the compiled script's component, on the engine for the policy's stack.
+    runtime: Arc<Runtime>,
+    /// The script in the form it runs: compiled, with bytecode, or from source.
+    script: Script,
+    /// The key-value store, when the policy has `[kv]` and the call is not replayed.
+    kv: Option<Arc<dyn KvBackend>>,
+    deadline: std::time::Instant,
+    /// Fuel already spent compiling the script to bytecode, charged to the call.
+    fuel_spent: u64,
+    /// The admission slot, held until the call ends.
+    permit: OwnedSemaphorePermit,
+}
