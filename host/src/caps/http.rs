@@ -14,6 +14,11 @@
 //!
 //! Redirects are never followed here: the guest's `fetch` follows them hop by hop, and every
 //! hop comes back through this gate.
+//!
+//! This file holds the gate, its `wasi:http` hook and every refusal and audit record; the pure
+//! parts live beside it: `rules` (the allow rules, step 1), `address` (the address classes,
+//! step 2), `transport` (TCP, TLS, hyper), `body` (byte budgets and decompression) and
+//! `replay` (the transcript's side of each request).
 
 use crate::Fix;
 use crate::audit::{AuditLog, Decision};
@@ -41,6 +46,18 @@ use std::time::Instant;
 use tokio::io::AsyncRead;
 use tokio::net::TcpStream;
 use wasmtime_wasi_http::{Error, FieldMap, FieldMapError, RequestOptions, WasiBody, WasiHttpHooks};
+
+mod address;
+mod body;
+mod replay;
+mod rules;
+mod transport;
+
+use body::*;
+use replay::*;
+pub(crate) use replay::failure_of;
+use rules::*;
+use transport::*;
 
 /// A policy's request rate, shared by every call under that policy.
 pub(crate) type RateLimiter = DefaultDirectRateLimiter;
@@ -100,100 +117,11 @@ impl HttpGate {
 
     /// Decide a request before any I/O: the rule that allows it, or why not.
     fn check(&self, request: &http::Request<WasiBody>) -> Result<(HttpRule, Target), Refusal> {
-        let uri = request.uri();
-        let scheme = uri.scheme_str().unwrap_or("").to_ascii_lowercase();
-        let authority = uri.authority().map_or("", |a| a.as_str());
-        let Some(policy) = &self.policy else {
-            let url = format!("{scheme}://{authority}/");
-            return Err(Refusal::http(
-                "http",
-                "the policy has no [http] table, so the script has no network access",
-                Some(Fix {
-                    key: "[[http.allow]] url".into(),
-                    value: format!("{url:?}"),
-                }),
-            ));
-        };
-        if authority.contains('@') {
-            return Err(Refusal::http(
-                "http.userinfo",
-                "URLs with a user name or password are refused; credentials come from the \
-                 policy's headers",
-                None,
-            ));
-        }
-        let (host, port) = split_host_port(authority).ok_or_else(|| {
-            Refusal::http(
-                "http.host",
-                format!("`{authority}` has no valid port"),
-                None,
-            )
-        })?;
-        if host.is_empty() {
-            return Err(Refusal::http("http.host", "the request has no host", None));
-        }
-        let host = canonical_host(host).map_err(|e| {
-            let reason = e.to_string();
-            match e {
-                HostError::Invalid(_) | HostError::NonCanonicalIpv4 { .. } => {
-                    Refusal::http("http.host", reason, None)
-                }
-            }
-        })?;
-        let port = port.unwrap_or(if scheme == "https" { 443 } else { 80 });
-        let path = uri.path();
-        if let Some(segment) = path.split('/').find(|s| unsafe_segment(s)) {
-            return Err(Refusal::http(
-                "http.path",
-                format!(
-                    "the path segment `{segment}` is a dot segment or hides a separator; \
-                     paths are matched as written and must not contain them"
-                ),
-                None,
-            ));
-        }
-        let method = request.method().as_str().to_ascii_uppercase();
-        let found = policy.allow.iter().enumerate().find(|(_, rule)| {
-            rule.scheme == scheme
-                && rule.host.matches(&host)
-                && rule.port == port
-                && path.starts_with(rule.path.as_str())
-        });
-        let Some((index, rule)) = found else {
-            let dir = match path.rfind('/') {
-                Some(i) => &path[..=i],
-                None => "/",
-            };
-            let default_port = if scheme == "https" { 443 } else { 80 };
-            let shown_port = if port == default_port {
-                String::new()
-            } else {
-                format!(":{port}")
-            };
-            return Err(Refusal::http(
-                "http.allow",
-                format!("no [[http.allow]] rule matches {scheme}://{host}{shown_port}{path}"),
-                Some(Fix {
-                    key: "[[http.allow]] url".into(),
-                    value: format!("\"{scheme}://{host}{shown_port}{dir}\""),
-                }),
-            ));
-        };
-        if !rule.methods.contains(&method) {
-            let mut methods = rule.methods.clone();
-            methods.push(method.clone());
-            return Err(Refusal::http(
-                format!("http.allow[{index}].methods"),
-                format!(
-                    "{method} is not among the rule's methods ({})",
-                    rule.methods.join(", ")
-                ),
-                Some(Fix {
-                    key: format!("http.allow[{index}].methods"),
-                    value: format!("{methods:?}"),
-                }),
-            ));
-        }
+        let (policy, rule, target) = decide(
+            self.policy.as_deref(),
+            request.method().as_str(),
+            request.uri(),
+        )?;
         let used = self.usage.requests.fetch_add(1, Ordering::SeqCst) + 1;
         if used > policy.max_requests {
             return Err(Refusal::http(
@@ -207,7 +135,7 @@ impl HttpGate {
                     value: policy
                         .max_requests
                         .saturating_mul(2)
-                        .min(10_000)
+                        .min(crate::policy::MAX_REQUESTS_LIMIT)
                         .to_string(),
                 }),
             ));
@@ -222,15 +150,7 @@ impl HttpGate {
                 None,
             ));
         }
-        Ok((
-            rule.clone(),
-            Target {
-                host,
-                port,
-                https: scheme == "https",
-                rule_key: format!("http.allow[{index}]"),
-            },
-        ))
+        Ok((rule.clone(), target))
     }
 
     fn refuse(&self, target: &str, started: Instant, refusal: Refusal, slot: Slot) -> Error {
@@ -364,69 +284,6 @@ impl HttpGate {
     }
 }
 
-/// A dot segment, or one that decodes (once or twice, as some servers do) to a dot segment or
-/// a separator; a `;` parameter (`..;/`, which some servers strip) is ignored when comparing.
-fn unsafe_segment(segment: &str) -> bool {
-    let once: Vec<u8> = percent_encoding::percent_decode(segment.as_bytes()).collect();
-    let twice: Vec<u8> = percent_encoding::percent_decode(&once).collect();
-    [segment.as_bytes(), &once, &twice].iter().any(|form| {
-        let head = form.split(|&b| b == b';').next().unwrap_or(&[]);
-        head == b"." || head == b".." || form.iter().any(|&b| b == b'/' || b == b'\\')
-    })
-}
-
-/// Where an allowed request goes.
-struct Target {
-    host: String,
-    port: u16,
-    https: bool,
-    rule_key: String,
-}
-
-/// Whether `ip` is outside the public internet: private, loopback, link-local (cloud metadata),
-/// CGNAT, multicast, unspecified, documentation, benchmarking, reserved, or IPv6 forms that
-/// embed an IPv4 address (mapped, NAT64, 6to4).
-pub(crate) fn is_non_public(ip: IpAddr) -> bool {
-    const BLOCKED: &[&str] = &[
-        "0.0.0.0/8",
-        "10.0.0.0/8",
-        "100.64.0.0/10",
-        "127.0.0.0/8",
-        "169.254.0.0/16",
-        "172.16.0.0/12",
-        "192.0.0.0/24",
-        "192.0.2.0/24",
-        "192.88.99.0/24",
-        "192.168.0.0/16",
-        "198.18.0.0/15",
-        "198.51.100.0/24",
-        "203.0.113.0/24",
-        "224.0.0.0/4",
-        "240.0.0.0/4",
-        "::/128",
-        "::1/128",
-        "::ffff:0:0/96",
-        "::/96",
-        "64:ff9b::/96",
-        "64:ff9b:1::/48",
-        "100::/64",
-        "2001::/23",
-        "2001:db8::/32",
-        "2002::/16",
-        "fc00::/7",
-        "fe80::/10",
-        "fec0::/10",
-        "ff00::/8",
-    ];
-    static NETS: std::sync::LazyLock<Vec<IpNet>> = std::sync::LazyLock::new(|| {
-        BLOCKED
-            .iter()
-            .map(|net| net.parse().expect("the blocked ranges parse"))
-            .collect()
-    });
-    NETS.iter().any(|net| net.contains(&ip))
-}
-
 /// wasmtime-wasi-http's limit on a request's header bytes (`WasiHttpCtx`'s default).
 const FIELD_SIZE_LIMIT: usize = 128 * 1024;
 
@@ -534,71 +391,6 @@ impl Outgoing {
         result
     }
 
-    async fn exchange(
-        &self,
-        request: http::Request<WasiBody>,
-        deadline: tokio::time::Instant,
-    ) -> Result<(http::Response<WasiBody>, IoFuture), Error> {
-        let addresses = self.resolve().await?;
-        let stream = connect(&addresses).await?;
-        let (parts, body) = request.into_parts();
-        let mut request = http::Request::from_parts(parts, self.count_request_body(body));
-        let path = request
-            .uri()
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_owned();
-        *request.uri_mut() = http::Uri::builder()
-            .path_and_query(path)
-            .build()
-            .map_err(|_| Error::HttpRequestUriInvalid)?;
-        let headers = request.headers_mut();
-        for (name, value) in &self.rule.headers {
-            let value = http::HeaderValue::from_str(&value.value)
-                .map_err(|_| Error::InternalError(Some("a policy header is not valid".into())))?;
-            headers.insert(
-                http::HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|_| Error::InternalError(None))?,
-                value,
-            );
-        }
-        headers.insert(
-            http::header::ACCEPT_ENCODING,
-            http::HeaderValue::from_static("gzip, deflate"),
-        );
-
-        let io: Box<dyn Stream> = if self.target.https {
-            Box::new(tls(&self.target.host, stream, self.policy.ca_file.as_ref()).await?)
-        } else {
-            Box::new(stream)
-        };
-        let (mut sender, conn) =
-            hyper::client::conn::http1::handshake(wasmtime_wasi_http::io::TokioIo::new(io))
-                .await
-                .map_err(hyper_error)?;
-        let mut conn = Box::pin(conn);
-        let mut conn_done = false;
-        let send = sender.send_request(request);
-        tokio::pin!(send);
-        let response = loop {
-            tokio::select! {
-                response = &mut send => break response.map_err(hyper_error)?,
-                done = &mut conn, if !conn_done => {
-                    conn_done = true;
-                    done.map_err(hyper_error)?;
-                }
-            }
-        };
-        let io: IoFuture = Box::new(async move {
-            if !conn_done {
-                conn.await.map_err(hyper_error)?;
-            }
-            Ok(())
-        });
-        let response = self.accept_response(response, deadline)?;
-        Ok((response, io))
-    }
-
     /// Resolve once and check every address; a name with any non-public address is refused.
     async fn resolve(&self) -> Result<Vec<SocketAddr>, Error> {
         match tokio::time::timeout(DNS_TIMEOUT, self.resolve_and_check()).await {
@@ -634,21 +426,9 @@ impl Outgoing {
                 info_code: None,
             });
         }
-        let trusted_host = self
-            .policy
-            .allow_private_hosts
-            .iter()
-            .any(|h| h.eq_ignore_ascii_case(host.trim_end_matches('.')));
         for address in &addresses {
             let ip = address.ip();
-            if is_non_public(ip)
-                && !trusted_host
-                && !self
-                    .policy
-                    .allow_private
-                    .iter()
-                    .any(|net| net.contains(&ip))
-            {
+            if !address::admits(&self.policy, host, ip) {
                 // The script, its error and the caller's outcome learn the host name only: the
                 // address it resolved to would hand a script the internal address map one name
                 // at a time. The operator's log has the address.
@@ -783,499 +563,5 @@ impl Outgoing {
             done: false,
         };
         Ok(http::Response::from_parts(parts, body.boxed_unsync()))
-    }
-}
-
-trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin {}
-impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin> Stream for T {}
-
-async fn connect(addresses: &[SocketAddr]) -> Result<TcpStream, Error> {
-    let mut last = Error::ConnectionRefused;
-    for address in addresses {
-        match TcpStream::connect(address).await {
-            Ok(stream) => {
-                let _ = stream.set_nodelay(true);
-                return Ok(stream);
-            }
-            Err(e) => last = io_error(&e),
-        }
-    }
-    Err(last)
-}
-
-fn io_error(e: &std::io::Error) -> Error {
-    use std::io::ErrorKind::*;
-    match e.kind() {
-        ConnectionRefused => Error::ConnectionRefused,
-        ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => {
-            Error::ConnectionTerminated
-        }
-        TimedOut => Error::ConnectionTimeout,
-        _ => Error::DestinationUnavailable,
-    }
-}
-
-fn hyper_error(e: hyper::Error) -> Error {
-    // A request body over the budget fails inside hyper; report the budget, not the symptom.
-    let mut source = std::error::Error::source(&e);
-    while let Some(cause) = source {
-        if let Some(Error::HttpRequestBodySize(limit)) = cause.downcast_ref::<Error>() {
-            return Error::HttpRequestBodySize(*limit);
-        }
-        source = cause.source();
-    }
-    if e.is_incomplete_message() || e.is_closed() || e.is_canceled() {
-        return Error::ConnectionTerminated;
-    }
-    if e.is_timeout() {
-        return Error::ConnectionReadTimeout;
-    }
-    let source_io = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<std::io::Error>());
-    match source_io {
-        Some(io) => io_error(io),
-        None => Error::HttpProtocolError,
-    }
-}
-
-/// The public roots built in (webpki-roots) and the system's certificate store, read once.
-fn base_roots() -> &'static rustls::RootCertStore {
-    static ROOTS: std::sync::OnceLock<rustls::RootCertStore> = std::sync::OnceLock::new();
-    ROOTS.get_or_init(|| {
-        let mut roots = rustls::RootCertStore {
-            roots: webpki_roots::TLS_SERVER_ROOTS.into(),
-        };
-        let system = rustls_native_certs::load_native_certs();
-        for error in &system.errors {
-            tracing::warn!("the system certificate store: {error}");
-        }
-        let (added, ignored) = roots.add_parsable_certificates(system.certs);
-        tracing::debug!(added, ignored, "system certificates trusted for https");
-        roots
-    })
-}
-
-async fn tls(
-    host: &str,
-    stream: TcpStream,
-    extra: Option<&crate::policy::CaFile>,
-) -> Result<tokio_rustls::client::TlsStream<TcpStream>, Error> {
-    use rustls::pki_types::ServerName;
-    let mut roots = base_roots().clone();
-    if let Some(extra) = extra {
-        let certificates = extra
-            .certificates
-            .iter()
-            .map(|der| rustls::pki_types::CertificateDer::from(der.clone()));
-        roots.add_parsable_certificates(certificates);
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|_| Error::TlsProtocolError)?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let name = match bare.parse::<IpAddr>() {
-        Ok(ip) => ServerName::from(ip),
-        Err(_) => ServerName::try_from(bare.to_owned()).map_err(|_| Error::TlsProtocolError)?,
-    };
-    tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(name, stream)
-        .await
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidData => Error::TlsCertificateError,
-            _ => Error::TlsProtocolError,
-        })
-}
-
-/// A response body as a byte reader, for the decompressors.
-fn body_reader(body: WasiBody) -> impl tokio::io::AsyncBufRead + Send {
-    let stream = http_body_util::BodyDataStream::new(body);
-    let stream = IoErrors(stream);
-    tokio_util::io::StreamReader::new(stream)
-}
-
-/// Body errors as I/O errors, for `StreamReader`.
-struct IoErrors(http_body_util::BodyDataStream<WasiBody>);
-
-impl futures_core::Stream for IoErrors {
-    type Item = Result<Bytes, std::io::Error>;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        Pin::new(&mut self.0)
-            .poll_next(cx)
-            .map(|item| item.map(|r| r.map_err(std::io::Error::other)))
-    }
-}
-
-/// A decompressed body, read in bounded chunks so that a small compressed body cannot
-/// expand into one huge allocation.
-struct Decoded {
-    reader: Pin<Box<dyn AsyncRead + Send>>,
-}
-
-const DECODE_CHUNK: usize = 16 << 10;
-
-impl Body for Decoded {
-    type Data = Bytes;
-    type Error = Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-        let mut buf = BytesMut::with_capacity(DECODE_CHUNK);
-        match ready!(tokio_util::io::poll_read_buf(
-            self.reader.as_mut(),
-            cx,
-            &mut buf
-        )) {
-            Ok(0) => Poll::Ready(None),
-            Ok(_) => Poll::Ready(Some(Ok(Frame::data(buf.freeze())))),
-            Err(e) => {
-                let error = match e.get_ref().and_then(|inner| inner.downcast_ref::<Error>()) {
-                    Some(_) => Error::ConnectionTerminated,
-                    None => Error::HttpResponseContentCoding(Some(e.to_string())),
-                };
-                Poll::Ready(Some(Err(error)))
-            }
-        }
-    }
-}
-
-/// A request body counted against the call's request byte budget.
-struct CountedRequest {
-    inner: WasiBody,
-    usage: Arc<Usage>,
-    sent: Arc<AtomicU64>,
-    limit: u64,
-}
-
-impl Body for CountedRequest {
-    type Data = Bytes;
-    type Error = Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-        let frame = ready!(Pin::new(&mut self.inner).poll_frame(cx));
-        if let Some(Ok(frame)) = &frame
-            && let Some(data) = frame.data_ref()
-        {
-            self.sent.fetch_add(data.len() as u64, Ordering::SeqCst);
-            let total = self
-                .usage
-                .request_bytes
-                .fetch_add(data.len() as u64, Ordering::SeqCst)
-                + data.len() as u64;
-            if total > self.limit {
-                return Poll::Ready(Some(Err(Error::HttpRequestBodySize(Some(self.limit)))));
-            }
-        }
-        Poll::Ready(frame)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-}
-
-/// A response body counted against the call's response byte budget and the request's
-/// deadline; its audit record gets the byte count when the body ends or is dropped.
-struct CountedResponse {
-    inner: WasiBody,
-    usage: Arc<Usage>,
-    limit: u64,
-    deadline: Pin<Box<tokio::time::Sleep>>,
-    audit: AuditLog,
-    index: Option<usize>,
-    seen: u64,
-    done: bool,
-    slot: Slot,
-}
-
-impl Body for CountedResponse {
-    type Data = Bytes;
-    type Error = Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-        let frame = ready!(self.as_mut().step(cx));
-        match &frame {
-            Some(Ok(frame)) => {
-                if let Some(data) = frame.data_ref() {
-                    self.slot.body(data);
-                }
-            }
-            Some(Err(error)) => self.slot.body_error(error),
-            None => {}
-        }
-        Poll::Ready(frame)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.done || self.inner.is_end_stream()
-    }
-}
-
-impl CountedResponse {
-    fn step(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-        if self.done {
-            return Poll::Ready(None);
-        }
-        let frame = match Pin::new(&mut self.inner).poll_frame(cx) {
-            Poll::Ready(frame) => frame,
-            Poll::Pending => {
-                ready!(self.deadline.as_mut().poll(cx));
-                self.done = true;
-                return Poll::Ready(Some(Err(Error::ConnectionReadTimeout)));
-            }
-        };
-        match &frame {
-            Some(Ok(frame)) => {
-                if let Some(data) = frame.data_ref() {
-                    let n = data.len() as u64;
-                    self.seen += n;
-                    let total = self.usage.response_bytes.fetch_add(n, Ordering::SeqCst) + n;
-                    if total > self.limit {
-                        self.done = true;
-                        return Poll::Ready(Some(Err(Error::HttpResponseBodySize(Some(
-                            self.limit,
-                        )))));
-                    }
-                }
-            }
-            Some(Err(_)) | None => self.done = true,
-        }
-        Poll::Ready(frame)
-    }
-}
-
-impl Drop for CountedResponse {
-    fn drop(&mut self) {
-        if let Some(index) = self.index {
-            self.audit.add_bytes_out(index, self.seen);
-        }
-    }
-}
-
-/// This request's place in the transcript being recorded, if one is.
-#[derive(Clone)]
-struct Slot(Option<(Tape, usize)>);
-
-impl Slot {
-    fn reserve(tape: &Tape, method: &str, target: &str) -> Slot {
-        let mut slot = None;
-        tape.record_sized(event_bytes([method, target]), |t| {
-            slot = Some(t.http.len());
-            t.http.push(HttpEvent {
-                method: method.to_owned(),
-                target: target.to_owned(),
-                outcome: "pending".into(),
-                status: 0,
-                headers: Vec::new(),
-                body: String::new(),
-                error: None,
-                rule: None,
-                reason: String::new(),
-                fix: None,
-            });
-        });
-        Slot(slot.map(|i| (tape.clone(), i)))
-    }
-
-    /// Edit the event, counting `bytes` more (what the edit adds, as written).
-    fn edit(&self, bytes: u64, f: impl FnOnce(&mut HttpEvent)) {
-        if let Some((tape, i)) = &self.0 {
-            tape.record_sized(bytes, |t| f(&mut t.http[*i]));
-        }
-    }
-
-    fn deny(&self, rule: &str, reason: &str, fix: Option<&Fix>) {
-        let fix_text = fix.map(|f| f.key.len() + f.value.len()).unwrap_or(0);
-        let bytes = event_bytes([rule, reason]) + fix_text as u64;
-        self.edit(bytes, |e| {
-            e.outcome = "denied".into();
-            e.rule = Some(rule.to_owned());
-            e.reason = reason.to_owned();
-            e.fix = fix.map(|f| format!("{} = {}", f.key, f.value));
-        });
-    }
-
-    fn fail(&self, error: &Error) {
-        let reason = error.to_string();
-        self.edit(event_bytes([reason.as_str()]), |e| {
-            e.outcome = "failed".into();
-            e.error = Some(kind_of(error).into());
-            e.reason = reason;
-        });
-    }
-
-    fn respond(&self, status: u16, headers: Vec<(String, String)>) {
-        let texts = headers.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]);
-        self.edit(event_bytes(texts), |e| {
-            e.outcome = "response".into();
-            e.status = status;
-            e.headers = headers;
-        });
-    }
-
-    fn body(&self, data: &[u8]) {
-        self.edit(2 * data.len() as u64, |e| push_hex(&mut e.body, data));
-    }
-
-    fn body_error(&self, error: &Error) {
-        let reason = error.to_string();
-        self.edit(event_bytes([reason.as_str()]), |e| {
-            e.error = Some(kind_of(error).into());
-            e.reason = reason;
-        });
-    }
-}
-
-/// The kind of a failure the host made, as `fetch` reports it: in the transcript, and for the
-/// guest when it ends a response body (`capability.body-failure`), which `wasi:http` hands over
-/// as text only.
-pub(crate) fn failure_of(error: &Error) -> NetworkFailure {
-    match error {
-        Error::DnsError { .. } | Error::DnsTimeout | Error::DestinationNotFound => {
-            NetworkFailure::Dns
-        }
-        Error::ConnectionRefused | Error::DestinationUnavailable => NetworkFailure::Refused,
-        Error::ConnectionTerminated | Error::HttpResponseIncomplete => NetworkFailure::Reset,
-        Error::ConnectionTimeout
-        | Error::ConnectionReadTimeout
-        | Error::ConnectionWriteTimeout
-        | Error::HttpResponseTimeout => NetworkFailure::Timeout,
-        Error::HttpResponseBodySize(_) => NetworkFailure::ResponseTooLarge,
-        Error::HttpRequestBodySize(_) => NetworkFailure::RequestTooLarge,
-        Error::TlsProtocolError | Error::TlsCertificateError | Error::TlsAlertReceived { .. } => {
-            NetworkFailure::Tls
-        }
-        Error::HttpResponseContentCoding(_) => NetworkFailure::ContentCoding,
-        _ => NetworkFailure::Other,
-    }
-}
-
-/// The kind of a failure as the transcript stores it: the name of its case in
-/// `wit/capability.wit`, stable across versions.
-fn kind_of(error: &Error) -> &'static str {
-    match failure_of(error) {
-        NetworkFailure::Denied => "denied",
-        NetworkFailure::Dns => "dns",
-        NetworkFailure::Refused => "refused",
-        NetworkFailure::Reset => "reset",
-        NetworkFailure::Timeout => "timeout",
-        NetworkFailure::ResponseTooLarge => "response-too-large",
-        NetworkFailure::RequestTooLarge => "request-too-large",
-        NetworkFailure::Tls => "tls",
-        NetworkFailure::ContentCoding => "content-coding",
-        NetworkFailure::Header => "header",
-        NetworkFailure::Invalid => "invalid",
-        NetworkFailure::Other => "other",
-    }
-}
-
-/// The failure of a kind, for replay.
-fn error_of(kind: &str, reason: &str) -> Error {
-    match kind {
-        "dns" => Error::DnsError {
-            rcode: Some(reason.to_owned()),
-            info_code: None,
-        },
-        "refused" => Error::ConnectionRefused,
-        "reset" => Error::ConnectionTerminated,
-        "timeout" => Error::ConnectionTimeout,
-        "response-too-large" => Error::HttpResponseBodySize(None),
-        "request-too-large" => Error::HttpRequestBodySize(None),
-        "tls" => Error::TlsProtocolError,
-        "content-coding" => Error::HttpResponseContentCoding(None),
-        _ => Error::InternalError(Some(reason.to_owned())),
-    }
-}
-
-type Answer = Result<(http::Response<WasiBody>, IoFuture), Error>;
-
-/// The recorded answer to a request, with no network access, and the index of its audit
-/// record.
-fn replayed(
-    event: Option<HttpEvent>,
-    target: &str,
-    audit: &AuditLog,
-    started: Instant,
-) -> Result<(http::Response<WasiBody>, Option<usize>), Error> {
-    let Some(event) = event else {
-        return Err(Error::InternalError(Some(format!(
-            "the transcript has no further answer for {target}"
-        ))));
-    };
-    match event.outcome.as_str() {
-        "denied" => {
-            let fix = event
-                .fix
-                .as_deref()
-                .and_then(|f| f.split_once(" = "))
-                .map(|(k, v)| Fix {
-                    key: k.to_owned(),
-                    value: v.to_owned(),
-                });
-            let rule = event.rule.as_deref().unwrap_or("http");
-            let refusal = Refusal::http(rule, event.reason.as_str(), fix);
-            let refusal = Refusal {
-                target: target.into(),
-                ..refusal
-            };
-            audit.deny_replayed(refusal, started);
-            Err(if rule == "http.private" {
-                Error::DestinationIpProhibited
-            } else {
-                Error::HttpRequestDenied
-            })
-        }
-        "response" => {
-            let mut response = http::Response::builder().status(event.status);
-            for (name, value) in &event.headers {
-                response = response.header(name, value);
-            }
-            let body = Replayed {
-                data: Some(Bytes::from(unhex(&event.body))),
-                error: event.error.as_deref().map(|k| error_of(k, &event.reason)),
-            };
-            let response = response
-                .body(body.boxed_unsync())
-                .map_err(|e| Error::InternalError(Some(e.to_string())))?;
-            let index = audit.record_http(target, Decision::Allow, "replay", started, (0, 0), None);
-            Ok((response, index))
-        }
-        _ => Err(error_of(
-            event.error.as_deref().unwrap_or("other"),
-            &event.reason,
-        )),
-    }
-}
-
-/// A recorded response body: its bytes, then the error it ended with, if any.
-struct Replayed {
-    data: Option<Bytes>,
-    error: Option<Error>,
-}
-
-impl Body for Replayed {
-    type Data = Bytes;
-    type Error = Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-        if let Some(data) = self.data.take().filter(|d| !d.is_empty()) {
-            return Poll::Ready(Some(Ok(Frame::data(data))));
-        }
-        Poll::Ready(self.error.take().map(Err))
     }
 }

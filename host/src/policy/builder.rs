@@ -111,7 +111,15 @@ impl Policy {
                 "null has no meaning in a policy; leave the key out".to_owned(),
             ));
         }
-        let toml = toml::to_string(&value).map_err(|e| {
+        let buckets = serde_json::from_str::<BucketOrder>(text)
+            .map(|order| order.kv.map(|kv| kv.buckets.0).unwrap_or_default())
+            .unwrap_or_default();
+        let ordered = InJsonOrder {
+            value: &value,
+            path: &[],
+            buckets: &buckets,
+        };
+        let toml = toml::to_string(&ordered).map_err(|e| {
             error(
                 String::new(),
                 None,
@@ -160,6 +168,77 @@ fn without_null(schema: &mut serde_json::Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(without_null),
         _ => {}
+    }
+}
+
+/// The order in which a JSON policy names its buckets (`serde_json::Value` sorts keys, and
+/// the first bucket written is the default).
+#[derive(serde::Deserialize)]
+struct BucketOrder {
+    kv: Option<BucketNames>,
+}
+
+#[derive(serde::Deserialize)]
+struct BucketNames {
+    #[serde(default)]
+    buckets: KeysInOrder,
+}
+
+/// The keys of a JSON object, in the order written.
+#[derive(Default)]
+struct KeysInOrder(Vec<String>);
+
+impl<'de> serde::Deserialize<'de> for KeysInOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = KeysInOrder;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a table of buckets")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<KeysInOrder, A::Error> {
+                let mut keys = Vec::new();
+                while let Some((key, _)) = map.next_entry::<String, serde::de::IgnoredAny>()? {
+                    keys.push(key);
+                }
+                Ok(KeysInOrder(keys))
+            }
+        }
+        d.deserialize_map(Keys)
+    }
+}
+
+/// A JSON value written as TOML, with `kv.buckets` in the order the JSON text names them.
+struct InJsonOrder<'a> {
+    value: &'a serde_json::Value,
+    path: &'a [&'a str],
+    buckets: &'a [String],
+}
+
+impl serde::Serialize for InJsonOrder<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let serde_json::Value::Object(map) = self.value else {
+            return self.value.serialize(s);
+        };
+        let mut keys: Vec<&String> = map.keys().collect();
+        if self.path == ["kv", "buckets"] {
+            keys.sort_by_key(|k| self.buckets.iter().position(|b| b == *k));
+        }
+        let mut out = s.serialize_map(Some(keys.len()))?;
+        for key in keys {
+            let path: Vec<&str> = self.path.iter().copied().chain([key.as_str()]).collect();
+            let value = InJsonOrder {
+                value: &map[key],
+                path: &path,
+                buckets: self.buckets,
+            };
+            out.serialize_entry(key, &value)?;
+        }
+        out.end()
     }
 }
 
@@ -507,13 +586,23 @@ impl KvBuilder {
         }
     }
 
-    /// `[kv.buckets]`: a bucket the script may open.
+    /// `[kv.buckets]`: a bucket the script may open; the first one added is `kv`'s default.
     pub fn bucket(mut self, name: impl Into<String>, mode: BucketMode) -> Self {
         let mode = match mode {
             BucketMode::Ro => "ro",
             BucketMode::Rw => "rw",
         };
-        self.raw.buckets.insert(name.into(), typed(mode.to_owned()));
+        // Its place among the buckets is its span: the first one added is the default.
+        let place = self.raw.buckets.len();
+        let name = name.into();
+        let place = self
+            .raw
+            .buckets
+            .get(&name)
+            .map_or(place, |old| old.span().start);
+        self.raw
+            .buckets
+            .insert(name, Spanned::new(place..place, mode.to_owned()));
         self
     }
 

@@ -212,6 +212,8 @@ pub enum SecretSource {
 }
 
 pub(crate) const DEFAULT_MAX_REQUESTS: u32 = 20;
+/// Largest `http.max_requests`: each request holds a connection and an audit record.
+pub(crate) const MAX_REQUESTS_LIMIT: u32 = 10_000;
 const DEFAULT_MAX_REQUEST_BODY: ByteSize = ByteSize(1 << 20);
 pub(crate) const DEFAULT_MAX_RESPONSE_BODY: ByteSize = ByteSize(8 << 20);
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -284,11 +286,11 @@ pub(super) fn resolve(
     source: &Source<'_>,
 ) -> Result<Http, PolicyError> {
     let max_requests = match &raw.max_requests {
-        Some(n) if *n.get_ref() == 0 || *n.get_ref() > 10_000 => {
+        Some(n) if *n.get_ref() == 0 || *n.get_ref() > MAX_REQUESTS_LIMIT => {
             return Err(source.error(
                 "http.max_requests",
                 Some(n.span()),
-                "must be 1 to 10000; remove [http] to deny the network",
+                format!("must be 1 to {MAX_REQUESTS_LIMIT}; remove [http] to deny the network"),
             ));
         }
         Some(n) => *n.get_ref(),

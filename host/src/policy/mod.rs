@@ -33,7 +33,9 @@ pub use fs::{DEFAULT_MAX_FILES, DEFAULT_MOUNT_QUOTA, DEFAULT_SCRATCH_QUOTA, MAX_
 pub use fs::{Fs, Mount, MountMode, Scratch};
 pub(crate) use host::{HostError, canonical_host, split_host_port};
 pub use http::{CaFile, HeaderValue, HostPattern, Http, HttpRule, Rate, SecretSource};
-pub(crate) use http::{DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT};
+pub(crate) use http::{
+    DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT, MAX_REQUESTS_LIMIT,
+};
 use kv::MAX_VALUE_LIMIT;
 pub use kv::{BucketMode, Kv};
 pub use limits::Limits;

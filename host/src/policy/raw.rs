@@ -289,10 +289,30 @@ pub struct RawKv {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<u64>")]
     pub max_keys: Option<Spanned<u64>>,
-    /// Bucket name to mode, in the order written (the first is the default bucket).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Bucket name to mode; the first written (the earliest span) is the default bucket.
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        serialize_with = "in_written_order"
+    )]
     #[schemars(with = "BTreeMap<String, ModeName>")]
     pub buckets: BTreeMap<String, Spanned<String>>,
+}
+
+/// Buckets written in the order of their spans, so that the first one stays the default when
+/// the text is read again (the builder gives each bucket its place as its span).
+fn in_written_order<S: serde::Serializer>(
+    buckets: &BTreeMap<String, Spanned<String>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut ordered: Vec<_> = buckets.iter().collect();
+    ordered.sort_by_key(|(_, mode)| mode.span().start);
+    let mut map = s.serialize_map(Some(ordered.len()))?;
+    for (name, mode) in ordered {
+        map.serialize_entry(name, mode.get_ref())?;
+    }
+    map.end()
 }
 
 /// Read-only or read-write, as a mount or a bucket writes it (schema only).

@@ -334,3 +334,30 @@ fn code_made_policies_are_checked_like_files() {
     let unnamed = Policy::from_json("{}", Some(Path::new("/etc/tenant.json"))).unwrap();
     assert_eq!(unnamed.name(), "tenant");
 }
+
+/// The first bucket written is `kv`'s default, in every form: JSON objects and the builder
+/// keep their order although neither is sorted that way.
+#[test]
+fn the_first_bucket_stays_the_default() {
+    let toml = Policy::from_toml(
+        "[kv]\nnamespace = \"n\"\n[kv.buckets]\nstate = \"rw\"\ncache = \"ro\"\n",
+        None,
+    )
+    .unwrap();
+    let json = Policy::from_json(
+        r#"{"kv": {"namespace": "n", "buckets": {"state": "rw", "cache": "ro"}}}"#,
+        None,
+    )
+    .unwrap();
+    let builder = Policy::builder("b")
+        .kv(KvBuilder::new("n")
+            .bucket("state", BucketMode::Rw)
+            .bucket("cache", BucketMode::Ro)
+            .bucket("state", BucketMode::Rw))
+        .build()
+        .unwrap();
+    for policy in [&toml, &json, &builder] {
+        assert_eq!(policy.kv().unwrap().default_bucket, "state");
+    }
+    assert_eq!(json.to_string(), toml.to_string());
+}
