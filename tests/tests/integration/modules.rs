@@ -86,6 +86,21 @@ async fn the_library_takes_named_modules() {
         .run(&Policy::builtin_default(), &script, r#"{"a":2}"#)
         .await;
     assert_eq!(output(&outcome), APP_OUTPUT);
+    // The full guest (a policy that grants a capability) loads them the same way.
+    let granting = policy("[config]\nregion = \"eu-west\"\n");
+    let outcome = PALISADE.run(&granting, &script, r#"{"a":2}"#).await;
+    assert_eq!(output(&outcome), APP_OUTPUT);
+    // `precompile` checks it, but it runs from source: bytecode would drop the attributes
+    // of its imports (`with { type: "json" }`).
+    let precompiled = PALISADE
+        .precompile(&Policy::builtin_default(), &script)
+        .await
+        .unwrap();
+    assert!(!precompiled.is_precompiled());
+    let outcome = PALISADE
+        .run(&Policy::builtin_default(), &precompiled, r#"{"a":2}"#)
+        .await;
+    assert_eq!(output(&outcome), APP_OUTPUT);
 
     // A TypeScript module, imported by TypeScript's convention as `./util.js`.
     let script = Script::new(
