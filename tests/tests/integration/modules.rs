@@ -116,6 +116,22 @@ async fn the_library_takes_named_modules() {
         .run(&Policy::builtin_default(), &script, r#"{"n":42}"#)
         .await;
     assert_eq!(output(&outcome), "21");
+
+    // A cycle back to the script itself, and a JSON module loaded by `import()` with its type.
+    let script = Script::new(
+        "app.js",
+        "import { greet } from \"./lib.js\";\nexport const name = \"main\";\n\
+         export default async () => [greet(), (await import(\"./d.json\", { with: { type: \"json\" } })).default];\n",
+    )
+    .with_modules([
+        ("lib.js", "import { name } from \"./app.js\";\nexport const greet = () => `hi ${name}`;\n"),
+        ("d.json", "[1, 2]"),
+    ])
+    .unwrap();
+    let outcome = PALISADE
+        .run(&Policy::builtin_default(), &script, "null")
+        .await;
+    assert_eq!(output(&outcome), r#"["hi main",[1,2]]"#);
 }
 
 #[tokio::test]
