@@ -28,7 +28,8 @@ impl Guest for Component {
 }
 
 impl Runner for Component {
-    fn compile(name: String, source: String) -> Result<Vec<u8>, Error> {
+    fn compile(name: String, source: String, modules: Vec<ModuleFile>) -> Result<Vec<u8>, Error> {
+        modules::set(&name, modules);
         run::compile(&name, &source)
     }
 

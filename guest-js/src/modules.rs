@@ -81,7 +81,8 @@ fn resolve(modules: &Modules, base: &str, specifier: &str) -> Result<String, Str
         }
     }
     let name = path.join("/");
-    if modules.files.contains_key(&name) {
+    // A module may import the script itself (a cycle), which QuickJS has loaded already.
+    if name == modules.main || modules.files.contains_key(&name) {
         return Ok(name);
     }
     // TypeScript's convention: `./lib.js` names `lib.ts` when that is the file there is.

@@ -173,7 +173,8 @@ pub(crate) fn from_named(
     for (base, found) in &imports {
         for import in found.iter().filter(|i| !i.dynamic) {
             let name = resolve(main, base, &import.specifier).map_err(invalid)?;
-            let known = files.contains_key(&name)
+            let known = name == main
+                || files.contains_key(&name)
                 || typescript_alias(&name).is_some_and(|a| files.contains_key(&a));
             check_json(import, base, &name)?;
             if !known {

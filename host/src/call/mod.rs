@@ -142,7 +142,12 @@ pub(crate) async fn compile(
         let sandbox = runtime.pre.instantiate_async(&mut *store).await?;
         sandbox
             .palisade_sandbox_runner()
-            .call_compile(&mut *store, script.name(), script.source())
+            .call_compile(
+                &mut *store,
+                script.name(),
+                script.source(),
+                script.module_files(),
+            )
             .await
     })
     .await;

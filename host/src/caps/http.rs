@@ -54,8 +54,8 @@ mod rules;
 mod transport;
 
 use body::*;
-use replay::*;
 pub(crate) use replay::failure_of;
+use replay::*;
 use rules::*;
 use transport::*;
 

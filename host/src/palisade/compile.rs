@@ -19,7 +19,9 @@ pub(super) const AUTO_COMPILE_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl Palisade {
     /// Compile `script` to QuickJS bytecode once, under `policy`'s limits, so that later calls
-    /// skip parsing. A syntax error is reported here, as `guest_syntax`.
+    /// skip parsing. A syntax error is reported here, as `guest_syntax`. A script with modules
+    /// ([`Script::with_modules`]) is checked the same way but keeps running from source, since
+    /// bytecode does not keep its imports' attributes.
     ///
     /// For a compiled script ([`Script::from_component`]) this loads its component for this
     /// machine instead (from the on-disk cache, or compiling it there), so that the first call
@@ -46,7 +48,13 @@ impl Palisade {
         let deadline = std::time::Instant::now() + policy.limits().timeout.0;
         let (bytecode, _fuel) = call::compile(&runtime, policy, script, deadline).await;
         drop(permit);
-        Ok(script.with_bytecode(bytecode?.into()))
+        let bytecode = bytecode?;
+        // QuickJS's bytecode does not keep import attributes (`with { type: "json" }`): a
+        // script with modules is checked here but runs from source.
+        if script.modules().next().is_some() {
+            return Ok(script.clone());
+        }
+        Ok(script.with_bytecode(bytecode.into()))
     }
 
     /// Compile `script` into a component of its own: the guest snapshotted again after
@@ -181,7 +189,8 @@ impl Palisade {
         let Some(cache) = self.inner.bytecode.as_ref() else {
             return (None, 0);
         };
-        if script.is_precompiled() || script.is_compiled() {
+        // A script with modules runs from source (see `precompile`).
+        if script.is_precompiled() || script.is_compiled() || script.modules().next().is_some() {
             return (None, 0);
         }
         let key = script.key();

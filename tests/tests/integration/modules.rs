@@ -86,6 +86,21 @@ async fn the_library_takes_named_modules() {
         .run(&Policy::builtin_default(), &script, r#"{"a":2}"#)
         .await;
     assert_eq!(output(&outcome), APP_OUTPUT);
+    // The full guest (a policy that grants a capability) loads them the same way.
+    let granting = policy("[config]\nregion = \"eu-west\"\n");
+    let outcome = PALISADE.run(&granting, &script, r#"{"a":2}"#).await;
+    assert_eq!(output(&outcome), APP_OUTPUT);
+    // `precompile` checks it, but it runs from source: bytecode would drop the attributes
+    // of its imports (`with { type: "json" }`).
+    let precompiled = PALISADE
+        .precompile(&Policy::builtin_default(), &script)
+        .await
+        .unwrap();
+    assert!(!precompiled.is_precompiled());
+    let outcome = PALISADE
+        .run(&Policy::builtin_default(), &precompiled, r#"{"a":2}"#)
+        .await;
+    assert_eq!(output(&outcome), APP_OUTPUT);
 
     // A TypeScript module, imported by TypeScript's convention as `./util.js`.
     let script = Script::new(
@@ -101,6 +116,22 @@ async fn the_library_takes_named_modules() {
         .run(&Policy::builtin_default(), &script, r#"{"n":42}"#)
         .await;
     assert_eq!(output(&outcome), "21");
+
+    // A cycle back to the script itself, and a JSON module loaded by `import()` with its type.
+    let script = Script::new(
+        "app.js",
+        "import { greet } from \"./lib.js\";\nexport const name = \"main\";\n\
+         export default async () => [greet(), (await import(\"./d.json\", { with: { type: \"json\" } })).default];\n",
+    )
+    .with_modules([
+        ("lib.js", "import { name } from \"./app.js\";\nexport const greet = () => `hi ${name}`;\n"),
+        ("d.json", "[1, 2]"),
+    ])
+    .unwrap();
+    let outcome = PALISADE
+        .run(&Policy::builtin_default(), &script, "null")
+        .await;
+    assert_eq!(output(&outcome), r#"["hi main",[1,2]]"#);
 }
 
 #[tokio::test]
