@@ -22,10 +22,6 @@ pub const MAX_READ_BYTES: u64 = 16 << 20;
 pub const MAX_INLINE_BYTES: u64 = 1 << 20;
 /// Deepest directory a walk enters (grep, sed, measuring the quota).
 const MAX_DEPTH: usize = 64;
-/// Most matches a grep may ask for.
-const MAX_MATCHES: usize = 100_000;
-/// Largest file grep and sed read; larger ones are skipped.
-const MAX_SCAN_BYTES: u64 = 16 << 20;
 
 /// The fields of every file operation (each uses some).
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -77,7 +73,7 @@ pub struct FsRequest {
 
 /// A session's directory, as the file operations see it.
 pub struct Root {
-    dir: File,
+    pub(super) dir: File,
     /// Where the script sees the directory, such as `/scratch`.
     pub guest: String,
     /// The most bytes it may hold.
@@ -97,7 +93,7 @@ fn denied(path: &str) -> ApiError {
 }
 
 /// The error of a failed operation on `path`.
-fn io_error(path: &str, e: std::io::Error) -> ApiError {
+pub(super) fn io_error(path: &str, e: std::io::Error) -> ApiError {
     use std::io::ErrorKind as K;
     let conflict = |detail: &str| {
         ApiError::from(Error::FileConflict {
@@ -155,7 +151,7 @@ impl Root {
     }
 
     /// The path below the root that `path` names (relative, or under the guest path).
-    fn rel(&self, path: &str) -> PathBuf {
+    pub(super) fn rel(&self, path: &str) -> PathBuf {
         let stripped = if path == self.guest {
             "."
         } else if let Some(rest) = path
@@ -189,7 +185,7 @@ impl Root {
     }
 
     /// Visit every entry below `dir` (not following links); `visit` returns false to stop.
-    fn walk(
+    pub(super) fn walk(
         &self,
         dir: &Path,
         recursive: bool,
@@ -223,7 +219,7 @@ impl Root {
         Ok(true)
     }
 
-    fn stat(&self, path: &str) -> Result<cap::Metadata, ApiError> {
+    pub(super) fn stat(&self, path: &str) -> Result<cap::Metadata, ApiError> {
         cap::stat(&self.dir, &self.rel(path), FollowSymlinks::No).map_err(|e| io_error(path, e))
     }
 
@@ -307,7 +303,12 @@ impl Root {
         Ok(json!({"bytes_written": content.len(), "path": path}))
     }
 
-    fn read_all(&self, rel: &Path, shown: &str, max: u64) -> Result<Option<Vec<u8>>, ApiError> {
+    pub(super) fn read_all(
+        &self,
+        rel: &Path,
+        shown: &str,
+        max: u64,
+    ) -> Result<Option<Vec<u8>>, ApiError> {
         let mut options = OpenOptions::new();
         options.read(true);
         let file = cap::open(&self.dir, rel, &options).map_err(|e| io_error(shown, e))?;
@@ -451,154 +452,6 @@ impl Root {
             ))),
         }
     }
-
-    /// The files an operation visits: `path` itself, or the files below it.
-    fn targets(&self, path: &str, r: &FsRequest) -> Result<Vec<PathBuf>, ApiError> {
-        let include = globs(&r.include_glob)?;
-        let exclude = globs(&r.exclude_glob)?;
-        let rel = self.rel(path);
-        let meta = self.stat(path)?;
-        let keep =
-            |p: &Path| (r.include_glob.is_empty() || include.is_match(p)) && !(exclude.is_match(p));
-        if !meta.is_dir() {
-            return Ok(vec![rel]);
-        }
-        let mut out = Vec::new();
-        let mut seen = 0u64;
-        self.walk(&rel, r.recursive.unwrap_or(true), 0, &mut |p, m| {
-            seen += 1;
-            if m.is_file() && keep(p) {
-                out.push(p.to_path_buf());
-            }
-            seen <= self.max_files
-        })
-        .map_err(|e| io_error(path, e))?;
-        Ok(out)
-    }
-
-    fn pattern(&self, r: &FsRequest, literal: bool) -> Result<regex::Regex, ApiError> {
-        let Some(pattern) = &r.pattern else {
-            return Err(ApiError::invalid("this operation needs `pattern`"));
-        };
-        let text = if literal {
-            regex::escape(pattern)
-        } else {
-            pattern.clone()
-        };
-        regex::RegexBuilder::new(&text)
-            .case_insensitive(r.ignore_case)
-            .size_limit(1 << 20)
-            .build()
-            .map_err(|e| ApiError::invalid(format!("`pattern` is not a valid regex: {e}")))
-    }
-
-    fn grep(&self, r: &FsRequest) -> Result<Value, ApiError> {
-        let re = self.pattern(r, false)?;
-        let path = r.path.as_deref().unwrap_or(".");
-        let max = r.max_matches.unwrap_or(10_000).min(MAX_MATCHES);
-        let max_line = r.max_line_bytes.unwrap_or(4096).max(1);
-        let mut matches = Vec::new();
-        let mut truncated = false;
-        'files: for file in self.targets(path, r)? {
-            let shown = file.to_string_lossy().into_owned();
-            let Some(bytes) = self.read_all(&file, &shown, MAX_SCAN_BYTES)? else {
-                continue;
-            };
-            let text = String::from_utf8_lossy(&bytes);
-            let mut offset = 0;
-            for (i, line) in text.split_inclusive('\n').enumerate() {
-                let content = line.trim_end_matches(['\n', '\r']);
-                if re.is_match(content) {
-                    if matches.len() >= max {
-                        truncated = true;
-                        break 'files;
-                    }
-                    let mut cut = content.len().min(max_line);
-                    while !content.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    matches.push(json!({
-                        "path": shown,
-                        "line_no": i + 1,
-                        "byte_offset": offset,
-                        "line": &content[..cut],
-                    }));
-                }
-                offset += line.len();
-            }
-        }
-        Ok(json!({"matches": matches, "truncated": truncated}))
-    }
-
-    fn sed(&self, r: &FsRequest) -> Result<Value, ApiError> {
-        let Some(replacement) = &r.replacement else {
-            return Err(ApiError::invalid("fs/sed needs `replacement`"));
-        };
-        let literal = !r.regex.unwrap_or(true);
-        let re = self.pattern(r, literal)?;
-        let files: Vec<(PathBuf, String)> = match (&r.files, &r.path) {
-            (Some(files), None) => files.iter().map(|f| (self.rel(f), f.clone())).collect(),
-            (None, Some(path)) => self
-                .targets(path, r)?
-                .into_iter()
-                .map(|p| {
-                    let shown = p.to_string_lossy().into_owned();
-                    (p, shown)
-                })
-                .collect(),
-            _ => {
-                return Err(ApiError::invalid(
-                    "fs/sed needs exactly one of `files` and `path`",
-                ));
-            }
-        };
-        let mut results = Vec::new();
-        let mut total = 0;
-        for (rel, shown) in files {
-            let bytes = self
-                .read_all(&rel, &shown, MAX_SCAN_BYTES)?
-                .ok_or_else(|| ApiError::invalid(format!("`{shown}` is too large for fs/sed")))?;
-            let Ok(text) = String::from_utf8(bytes) else {
-                results.push(json!({"path": shown, "replacements": 0, "skipped": "not UTF-8"}));
-                continue;
-            };
-            let found = re.find_iter(&text).count();
-            let count = if r.first_only { found.min(1) } else { found };
-            if count > 0 {
-                let new = if literal {
-                    let rep = regex::NoExpand(replacement);
-                    re.replacen(&text, if r.first_only { 1 } else { 0 }, rep)
-                } else {
-                    re.replacen(
-                        &text,
-                        if r.first_only { 1 } else { 0 },
-                        replacement.as_str(),
-                    )
-                };
-                self.write(&shown, new.as_bytes(), false)?;
-            }
-            total += count;
-            results.push(json!({"path": shown, "replacements": count}));
-        }
-        Ok(json!({"results": results, "total_replacements": total}))
-    }
-}
-
-fn globs(patterns: &[String]) -> Result<globset::GlobSet, ApiError> {
-    let mut set = globset::GlobSetBuilder::new();
-    for p in patterns {
-        let glob = globset::Glob::new(p)
-            .map_err(|e| ApiError::invalid(format!("`{p}` is not a glob: {e}")))?;
-        set.add(glob);
-        // A bare pattern such as `*.js` matches at any depth, as in a .gitignore.
-        if !p.contains('/')
-            && let Ok(deep) = globset::Glob::new(&format!("**/{p}"))
-        {
-            set.add(deep);
-        }
-    }
-    set.build()
-        .map_err(|e| ApiError::invalid(format!("bad glob set: {e}")))
 }
 
 fn entry_json(name: &str, meta: &cap::Metadata) -> Value {

@@ -1,8 +1,9 @@
 //! `palisade serve`: one HTTP service for runs and sandbox sessions, with tenants, admission,
 //! idempotency and hot-reloaded policies, built on the library's public API. Each area has
-//! its file: [`router`] (routes and handlers), [`state`], [`auth`], [`catalog`] (policies and
-//! reload), [`runs`], [`sessions`], [`fs`] (file operations), [`admission`], [`idempotency`],
-//! [`store`] (durable records), [`metrics`], [`openapi`] and [`errors`].
+//! its file: [`router`](mod@router) (routes and handlers), [`state`], [`auth`], [`catalog`]
+//! (policies and reload), [`runs`], [`sessions`], [`fs`] (file operations; `search.rs`: grep
+//! and sed), [`admission`], [`idempotency`], [`store`] (durable records), [`metrics`],
+//! [`openapi`] and [`errors`].
 
 pub mod admission;
 pub mod auth;
@@ -14,6 +15,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod router;
 pub mod runs;
+mod search;
 pub mod sessions;
 pub mod state;
 pub mod store;
