@@ -149,7 +149,7 @@ impl Builder {
 
     /// Register a capability whose handler also gets the call's [`CallContext`]: its call id,
     /// the policy's name and SHA-256, and the metadata the embedder attached to the call
-    /// ([`RunOptions::metadata`]). A handler that panics ends its own call as `internal`; one
+    /// ([`RunOptions::metadata`](crate::RunOptions::metadata)). A handler that panics ends its own call as `internal`; one
     /// that never answers ends it at its deadline, as `timeout`.
     pub fn capability_with_context<F, Fut>(mut self, name: impl Into<String>, handler: F) -> Self
     where

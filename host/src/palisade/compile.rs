@@ -167,7 +167,7 @@ impl Palisade {
     }
 
     /// Where `script` stands with the automatic compiler under `policy`
-    /// ([`Builder::auto_compile`]); `None` when that is off or the script is already compiled.
+    /// ([`Builder::auto_compile`](crate::Builder::auto_compile)); `None` when that is off or the script is already compiled.
     pub fn auto_compile_status(
         &self,
         policy: &Policy,
