@@ -348,6 +348,24 @@ impl fmt::Display for ErrorCode {
     }
 }
 
+/// The default base of every error's `docs_url`: the error table as packaged with the crate
+/// (docs.rs shows a published crate's files).
+pub const DEFAULT_DOCS_URL: &str = "https://docs.rs/crate/palisade/latest/source/docs/errors.md";
+
+static DOCS_BASE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Set the base of every error's `docs_url` for this process (an operator's own copy of the
+/// error table); the first call wins and later ones return `false`. The `palisade` command reads
+/// it from `$PALISADE_DOCS_URL`, and `palisade serve` from `--docs-url` too.
+pub fn set_docs_base(base: &str) -> bool {
+    DOCS_BASE.set(base.trim_end_matches('/').to_owned()).is_ok()
+}
+
+/// The base of every error's `docs_url`: what [`set_docs_base`] set, else [`DEFAULT_DOCS_URL`].
+pub fn docs_base() -> &'static str {
+    DOCS_BASE.get().map_or(DEFAULT_DOCS_URL, String::as_str)
+}
+
 impl Error {
     /// The stable code, with its exit code, HTTP status and whether a retry may succeed.
     pub fn error_code(&self) -> ErrorCode {
@@ -408,6 +426,11 @@ impl Error {
     /// Where this code is documented.
     pub fn docs(&self) -> String {
         format!("docs/errors.md#{}", self.error_code().docs_anchor())
+    }
+
+    /// The absolute URL of this code's section: [`docs_base`] plus `#code`.
+    pub fn docs_url(&self) -> String {
+        format!("{}#{}", docs_base(), self.error_code().docs_anchor())
     }
 
     /// The policy change that would have let the call through, where that is mechanical.
@@ -474,6 +497,7 @@ impl Serialize for Error {
         map.serialize_entry("message", &self.to_string())?;
         map.serialize_entry("fix", &self.fix())?;
         map.serialize_entry("retryable", &self.retryable())?;
+        map.serialize_entry("docs_url", &self.docs_url())?;
         match self {
             Error::GuestException {
                 name,

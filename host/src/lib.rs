@@ -54,7 +54,7 @@ pub use auto::AutoCompileStatus;
 pub use call::{Outcome, Receipt};
 pub use caps::capability::{CallContext, CapabilityFuture};
 pub use caps::console::{Level, LogLine};
-pub use error::{Error, ErrorCode, Fix, GuestLocation};
+pub use error::{DEFAULT_DOCS_URL, Error, ErrorCode, Fix, GuestLocation, docs_base, set_docs_base};
 pub use modules::{MAX_BUNDLE_BYTES, MAX_MODULES};
 pub use options::RunOptions;
 pub use palisade::{Builder, Palisade};

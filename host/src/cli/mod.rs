@@ -45,6 +45,13 @@ fn compile_notice() {
     });
 }
 
+/// `$PALISADE_DOCS_URL`, when set and not empty.
+pub(crate) fn docs_url_from_env() -> Option<String> {
+    std::env::var("PALISADE_DOCS_URL")
+        .ok()
+        .filter(|b| !b.is_empty())
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // Diagnostics on stderr; `PALISADE_LOG=info` (or debug, trace) shows more.
@@ -57,6 +64,13 @@ pub fn main() -> ExitCode {
         .with_target(false)
         .without_time()
         .init();
+    // Each error's `docs_url` (in `--json` output) starts here; `serve` also takes `--docs-url`.
+    if let (false, Some(base)) = (
+        matches!(cli.command, Command::Serve(_)),
+        docs_url_from_env(),
+    ) {
+        palisade::set_docs_base(&base);
+    }
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Compile(args) => compile::run(args),

@@ -40,7 +40,8 @@ pub struct ServeArgs {
     /// How long requests in flight may take to finish after SIGTERM.
     #[arg(long, default_value = "30s")]
     drain_grace: palisade::policy::HumanDuration,
-    /// Base URL of the error table; each error's `docs_url` is this plus `#code`.
+    /// Base URL of the error table; each error's `docs_url` is this plus `#code` (default:
+    /// `$PALISADE_DOCS_URL`, else the table packaged with the crate on docs.rs).
     #[arg(long, default_value = palisade::serve::errors::DEFAULT_DOCS_URL)]
     docs_url: String,
 }
@@ -59,7 +60,11 @@ pub fn run(args: ServeArgs) -> ExitCode {
     config.admission_wait = args.admission_wait.0;
     config.idle_timeout = args.idle_timeout.0;
     config.drain_grace = args.drain_grace.0;
-    config.docs_url = args.docs_url;
+    // `--docs-url` when given, else `$PALISADE_DOCS_URL`.
+    config.docs_url = match super::docs_url_from_env() {
+        Some(base) if args.docs_url == palisade::DEFAULT_DOCS_URL => base,
+        _ => args.docs_url,
+    };
     if let Err(e) = palisade::serve::check(&config) {
         return super::run::usage_error(e);
     }

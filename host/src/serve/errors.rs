@@ -8,22 +8,17 @@ use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use std::sync::OnceLock;
 
-/// Where the error table lives; each `docs_url` is this plus `#code`.
-pub const DEFAULT_DOCS_URL: &str = "https://docs.rs/crate/palisade/latest/source/docs/errors.md";
-
-static DOCS_URL: OnceLock<String> = OnceLock::new();
+pub use crate::error::DEFAULT_DOCS_URL;
 
 /// Set the base of every `docs_url` (once per process; later calls are ignored).
 pub fn set_docs_url(base: &str) {
-    let _ = DOCS_URL.set(base.trim_end_matches('/').to_owned());
+    crate::error::set_docs_base(base);
 }
 
 /// The absolute URL of `code`'s section.
 pub fn docs_url(code: &str) -> String {
-    let base = DOCS_URL.get().map_or(DEFAULT_DOCS_URL, String::as_str);
-    format!("{base}#{code}")
+    format!("{}#{code}", crate::error::docs_base())
 }
 
 /// An error answered to an HTTP caller (boxed: handlers return it by value).

@@ -590,3 +590,32 @@ fn per_call_limits_from_the_command_line() {
     );
     assert_eq!(o.status.code(), Some(22), "memory_limit");
 }
+
+/// Issue 25: an error in `--json` output carries an absolute `docs_url` to its code's section;
+/// `$PALISADE_DOCS_URL` moves the base (an operator's own copy of the table).
+#[test]
+fn json_errors_carry_an_absolute_docs_url() {
+    let looping = "tests/fixtures/js/infinite_loop.js";
+    let o = palisade(&["run", looping, "--fuel", "5000000", "--json"], None);
+    assert_eq!(o.status.code(), Some(20), "fuel_exhausted");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["error"]["docs_url"],
+        format!("{}#fuel_exhausted", palisade::DEFAULT_DOCS_URL)
+    );
+    let o = Command::new(palisade_bin())
+        .args(["run", looping, "--fuel", "5000000", "--json"])
+        .current_dir(root())
+        .env(
+            "PALISADE_DOCS_URL",
+            "https://ops.example.test/palisade/errors.html/",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(20), "fuel_exhausted");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["error"]["docs_url"],
+        "https://ops.example.test/palisade/errors.html#fuel_exhausted"
+    );
+}
