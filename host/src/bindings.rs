@@ -2,8 +2,8 @@
 //! for its resources. A leaf: every room of the host may import it, and it imports none of
 //! them (but for the response budget a pending capability call gives back).
 
+use self::palisade::sandbox::capability::CallError;
 use crate::caps::capability::forward::ResponseBudget;
-use palisade::sandbox::capability::CallError;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
