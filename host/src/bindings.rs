@@ -14,6 +14,8 @@ wasmtime::component::bindgen!({
     imports: {
         "palisade:sandbox/capability": async | trappable,
         "wasi:keyvalue/store": async | trappable,
+        "wasi:keyvalue/atomics": async | trappable,
+        "palisade:sandbox/kv": async | trappable,
     },
     with: {
         "wasi:io": wasmtime_wasi::p2::bindings::io,

@@ -231,6 +231,8 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<SnapshotState>> {
             "wasi:keyvalue/store@0.2.0-draft",
             "[method]bucket.list-keys",
         ),
+        ("wasi:keyvalue/atomics@0.2.0-draft", "increment"),
+        ("palisade:sandbox/kv@0.1.0", "compare-and-swap"),
     ] {
         linker.instance(interface)?.func_new(
             function,

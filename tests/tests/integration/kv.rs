@@ -1,4 +1,5 @@
-//! The key-value store: `wasi:keyvalue` under the policy's namespace, durable in redb.
+//! The key-value store: `wasi:keyvalue` under the policy's namespace, durable in SQLite,
+//! with its atomics (`kv.increment`, `kv.compareAndSwap`).
 
 use crate::support::*;
 use palisade::{Policy, Script};
@@ -185,9 +186,11 @@ async fn acknowledged_writes_survive_a_process_restart() {
     let policy_file = data.join("kv.toml");
     std::fs::write(
         &policy_file,
-        "[kv]\nnamespace = \"restart\"\n[kv.buckets]\napp = \"rw\"\n",
+        "[kv]\nnamespace = \"restart\"\n[kv.buckets]\napp = \"rw\"\ncounters = \"rw\"\n",
     )
     .unwrap();
+    // Each writer sets 50 keys of its own, adds 1 to one shared counter 50 times with
+    // `increment`, and 50 times to another through a compare-and-swap retry loop.
     let write = data.join("write.js");
     std::fs::write(
         &write,
@@ -292,13 +295,18 @@ fn twenty_processes_share_one_store() {
     let policy_file = data.join("kv.toml");
     std::fs::write(
         &policy_file,
-        "[limits]\ntimeout = \"60s\"\n[kv]\nnamespace = \"shared\"\nmax_keys = 2000\n[kv.buckets]\napp = \"rw\"\n",
+        "[limits]\ntimeout = \"60s\"\n[kv]\nnamespace = \"shared\"\nmax_keys = 2000\n[kv.buckets]\napp = \"rw\"\ncounters = \"rw\"\n",
     )
     .unwrap();
+    // Each writer sets 50 keys of its own, adds 1 to one shared counter 50 times with
+    // `increment`, and 50 times to another through a compare-and-swap retry loop.
     let write = data.join("write.js");
     std::fs::write(
         &write,
-        "export default async (p) => { for (let i = 0; i < 50; i++) await kv.set(`p${p}:${i}`, i); return p; };",
+        "export default async (p) => { const c = kv.bucket(\"counters\"); \
+         for (let i = 0; i < 50; i++) { await kv.set(`p${p}:${i}`, i); await c.increment(\"n\"); \
+         for (;;) { const seen = await c.get(\"cas\"); \
+         if (await c.compareAndSwap(\"cas\", seen, String(Number(seen ?? 0) + 1))) break; } } return p; };",
     )
     .unwrap();
     let list = data.join("list.js");
@@ -344,4 +352,133 @@ fn twenty_processes_share_one_store() {
         String::from_utf8_lossy(&total.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&total.stdout).trim(), "1000");
+    let counters = data.join("counters.js");
+    std::fs::write(
+        &counters,
+        "export default async () => { const c = kv.bucket(\"counters\"); \
+         return [await c.getJSON(\"n\"), await c.getJSON(\"cas\")]; };",
+    )
+    .unwrap();
+    let read = spawn(&counters, "null".into()).wait_with_output().unwrap();
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&read.stdout).trim(), "[1000,1000]");
+}
+
+#[tokio::test]
+async fn increment_and_compare_and_swap_are_atomic_and_checked() {
+    let p = kv_policy("atomics", "max_key = \"16B\"\nmax_keys = 3");
+    let outcome = run_kv(
+        &p,
+        r#"export default async () => {
+          const a = await kv.increment("n");
+          const b = await kv.increment("n", 41);
+          const c = await kv.increment("n", 0);
+          const stored = await kv.getJSON("n");
+          const fresh = await kv.compareAndSwap("c", null, { v: 1 });
+          const again = await kv.compareAndSwap("c", null, { v: 2 });
+          const wrong = await kv.compareAndSwap("c", { v: 9 }, { v: 3 });
+          const right = await kv.compareAndSwap("c", { v: 1 }, "text");
+          const bytes = await kv.compareAndSwap("c", "text", new Uint8Array([7]));
+          return [a, b, c, stored, fresh, again, wrong, right, bytes, [...await kv.getBytes("c")]];
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        json_of(&outcome),
+        json!([1, 42, 42, 42, true, false, false, true, true, [7]])
+    );
+    let record = outcome.audit.iter().find(|r| r.target == "app/n").unwrap();
+    assert_eq!(
+        (record.capability, record.rule.as_str()),
+        ("kv", "kv.buckets.app")
+    );
+    // Refusals, each with its exact name, rule and fix.
+    assert_eq!(
+        refusal(
+            &p,
+            "await kv.set(\"s\", \"text\"); await kv.increment(\"s\")"
+        )
+        .await,
+        json!(["KvError", null, null])
+    );
+    assert_eq!(
+        refusal(&p, "await kv.increment(\"n\", -1)").await,
+        json!(["TypeError", null, null])
+    );
+    assert_eq!(
+        refusal(&p, "await kv.increment(\"n\", 2 ** 53)").await,
+        json!(["TypeError", null, null])
+    );
+    assert_eq!(
+        refusal(&p, "await kv.increment(\"n\", \"1\")").await,
+        json!(["TypeError", null, null])
+    );
+    assert_eq!(
+        refusal(&p, "await kv.compareAndSwap(\"n\", 42, undefined)").await,
+        json!(["TypeError", null, null])
+    );
+    assert_eq!(
+        refusal(&p, "await kv.increment(\"k\".repeat(17))").await,
+        json!(["PolicyDeniedError", "kv.max_key", "kv.max_key = \"32B\""])
+    );
+    assert_eq!(
+        refusal(&p, "await kv.bucket(\"reference\").increment(\"a\")").await,
+        json!([
+            "PolicyDeniedError",
+            "kv.buckets.reference",
+            "kv.buckets.reference = \"rw\""
+        ])
+    );
+    assert_eq!(
+        refusal(
+            &p,
+            "await kv.bucket(\"reference\").compareAndSwap(\"a\", null, 1)"
+        )
+        .await,
+        json!([
+            "PolicyDeniedError",
+            "kv.buckets.reference",
+            "kv.buckets.reference = \"rw\""
+        ])
+    );
+    // n, c and s hold three keys, the maximum: a new key is refused, an existing one is not.
+    assert_eq!(
+        refusal(&p, "await kv.increment(\"new\")").await,
+        json!(["PolicyDeniedError", "kv.max_keys", "kv.max_keys = 6"])
+    );
+    assert_eq!(
+        refusal(&p, "await kv.compareAndSwap(\"new\", null, 1)").await,
+        json!(["PolicyDeniedError", "kv.max_keys", "kv.max_keys = 6"])
+    );
+    assert_eq!(
+        output(&run_kv(&p, "export default () => kv.increment(\"n\", 8)").await),
+        "50"
+    );
+}
+
+#[tokio::test]
+async fn a_recorded_increment_replays_without_the_store() {
+    let p = kv_policy("atomics-replay", "");
+    let script = Script::new(
+        "count.js",
+        "export default async () => [await kv.increment(\"hits\", 5), \
+         await kv.compareAndSwap(\"hits\", \"5\", 6)]",
+    );
+    let (first, transcript) = PALISADE.run_recorded(&p, &script, "null").await;
+    assert_eq!(output(&first), "[5,true]");
+    // The store moves on; the replay answers as the recording did.
+    assert_eq!(
+        output(&run_kv(&p, "export default () => kv.increment(\"hits\", 100)").await),
+        "106"
+    );
+    let again = PALISADE.replay(&p, &script, &transcript).await;
+    assert_eq!(output(&again), "[5,true]");
+    assert_eq!(
+        output(&run_kv(&p, "export default () => kv.getJSON(\"hits\")").await),
+        "106"
+    );
 }

@@ -9,7 +9,7 @@
   const { parse, stringify } = JSON;
   const StringCtor = String;
   const NumberCtor = Number;
-  const { isInteger } = Number;
+  const { isInteger, isSafeInteger } = Number;
   const TypeErrorCtor = TypeError;
   const startsWith = Function.prototype.call.bind(String.prototype.startsWith);
   const typedArrayName = Function.prototype.call.bind(
@@ -42,6 +42,15 @@
     return new KvError(concat("kv bucket `", bucket, "`: ", reply[1]));
   };
 
+  // A value as `set` stores it: a string's UTF-8, a Uint8Array's bytes, anything else's JSON.
+  const bytesOf = (value) => {
+    if (typeof value === "string") return encode(value);
+    if (typedArrayName(value) === "Uint8Array") return value;
+    const text = stringify(value);
+    if (text === undefined) throw new TypeErrorCtor("the value has no JSON form");
+    return encode(text);
+  };
+
   // `nameOf` gives the bucket's name when an operation runs: the default bucket is the call's,
   // set by `use` after the snapshot.
   function bucket(nameOf) {
@@ -65,15 +74,21 @@
         return call("get", key);
       },
       async set(key, value) {
-        let bytes;
-        if (typeof value === "string") bytes = encode(value);
-        else if (typedArrayName(value) === "Uint8Array") bytes = value;
-        else {
-          const text = stringify(value);
-          if (text === undefined) throw new TypeErrorCtor("the value has no JSON form");
-          bytes = encode(text);
+        call("set", key, bytesOf(value));
+      },
+      // The counter at `key` plus `delta`, stored atomically; a missing key starts at 0.
+      async increment(key, delta = 1) {
+        if (typeof key !== "string") throw new TypeErrorCtor("kv keys are strings");
+        if (typeof delta !== "number" || !isSafeInteger(delta) || delta < 0) {
+          throw new TypeErrorCtor("kv.increment's delta is a non-negative safe integer");
         }
-        call("set", key, bytes);
+        return call("increment", key, delta);
+      },
+      // Store `next` only when the value is `expected` (null: only when the key is missing).
+      async compareAndSwap(key, expected, next) {
+        if (typeof key !== "string") throw new TypeErrorCtor("kv keys are strings");
+        const pair = [expected === null ? null : bytesOf(expected), bytesOf(next)];
+        return call("cas", key, pair);
       },
       async delete(key) {
         call("delete", key);

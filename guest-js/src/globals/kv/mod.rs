@@ -1,9 +1,15 @@
-//! `kv`: the key-value store the policy's `[kv]` table grants, over `wasi:keyvalue/store`.
-//! `kv.get/set/delete/has/list` use the policy's first bucket; `kv.bucket(name)` any other
-//! granted one. Values are strings, JSON (`getJSON`; `set` of a non-string stores its JSON) or
-//! bytes (`getBytes`; `set` of a `Uint8Array`). The host decides every operation; a refusal
-//! (an ungranted bucket, a write to a read-only one, a quota) is a `PolicyDeniedError`.
+//! `kv`: the key-value store the policy's `[kv]` table grants, over `wasi:keyvalue/store`,
+//! `wasi:keyvalue/atomics` and Palisade's `kv` interface (compare-and-swap).
+//! `kv.get/set/delete/has/list/increment/compareAndSwap` use the policy's first bucket;
+//! `kv.bucket(name)` any other granted one. Values are strings, JSON (`getJSON`; `set` of a
+//! non-string stores its JSON) or bytes (`getBytes`; `set` of a `Uint8Array`). The host decides
+//! every operation; a refusal (an ungranted bucket, a write to a read-only one, a quota) is a
+//! `PolicyDeniedError`.
 
+#[cfg(feature = "capabilities")]
+use crate::palisade::sandbox::kv::compare_and_swap;
+#[cfg(feature = "capabilities")]
+use crate::wasi::keyvalue::atomics::increment;
 #[cfg(feature = "capabilities")]
 use crate::wasi::keyvalue::store::{Bucket, Error as StoreError, open};
 #[cfg(feature = "capabilities")]
@@ -91,6 +97,32 @@ fn kv_op<'js>(
                 .unwrap_or_default();
             match b.set(&key, &bytes) {
                 Ok(()) => reply(&cx, 0, Value::new_null(cx.clone())),
+                Err(e) => failure(&cx, e),
+            }
+        }
+        // `value` is the delta, a non-negative safe integer (kv.js checks it).
+        "increment" => match increment(b, &key, value.as_number().unwrap_or(0.0) as u64) {
+            Ok(n) => reply(&cx, 0, Value::new_number(cx.clone(), n as f64)),
+            Err(e) => failure(&cx, e),
+        },
+        // `value` is `[expected bytes or null, next bytes]`.
+        "cas" => {
+            let pair = Array::from_value(value)?;
+            let bytes = |v: Value<'js>| -> Result<Vec<u8>> {
+                Ok(TypedArray::<u8>::from_value(v)?
+                    .as_bytes()
+                    .map(<[u8]>::to_vec)
+                    .unwrap_or_default())
+            };
+            let expected: Value = pair.get(0)?;
+            let expected = if expected.is_null() {
+                None
+            } else {
+                Some(bytes(expected)?)
+            };
+            let next = bytes(pair.get(1)?)?;
+            match compare_and_swap(b, &key, expected.as_deref(), &next) {
+                Ok(swapped) => reply(&cx, 0, Value::new_bool(cx.clone(), swapped)),
                 Err(e) => failure(&cx, e),
             }
         }

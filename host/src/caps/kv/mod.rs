@@ -1,4 +1,4 @@
-//! `wasi:keyvalue/store`: buckets of the policy's `[kv]` table, under the policy's namespace.
+//! `wasi:keyvalue/store`, `wasi:keyvalue/atomics` and Palisade's `kv` (compare-and-swap): buckets of the policy's `[kv]` table, under the policy's namespace.
 //! Every check happens here: the bucket is granted, writes go to `rw` buckets only, keys and
 //! values fit, the namespace has room. Storage calls run on tokio's blocking pool (a write waits
 //! for its fsync). Every operation is an audit record; a refusal is also kept under the target
@@ -8,6 +8,8 @@ mod decide;
 
 use crate::audit::{AuditLog, Decision};
 use crate::bindings::Bucket;
+use crate::bindings::palisade::sandbox::kv as cas;
+use crate::bindings::wasi::keyvalue::atomics;
 use crate::bindings::wasi::keyvalue::store::{self, Error as StoreError, KeyResponse};
 use crate::caps::gate::{Capability, Refusal};
 use crate::kv::{KvBackend, KvError};
@@ -55,6 +57,29 @@ impl Taped for Vec<String> {
     }
     fn take(event: KvEvent) -> Self {
         event.keys
+    }
+}
+
+impl Taped for u64 {
+    fn put(&self, event: &mut KvEvent) {
+        event.value = Some(hex(self.to_string().as_bytes()));
+    }
+    fn take(event: KvEvent) -> Self {
+        event
+            .value
+            .and_then(|v| String::from_utf8(unhex(&v)).ok())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+/// Whether a compare-and-swap swapped: `cursor` 1 or 0.
+impl Taped for bool {
+    fn put(&self, event: &mut KvEvent) {
+        event.cursor = Some(u64::from(*self));
+    }
+    fn take(event: KvEvent) -> Self {
+        event.cursor == Some(1)
     }
 }
 
@@ -183,6 +208,40 @@ impl KvState {
         Ok(result)
     }
 
+    /// A write of `key`: the gate's checks (the key fits, the bucket is `rw`, a value of
+    /// `value` bytes fits), then the storage call `f` (given the backend, the namespace and
+    /// `max_keys`), audited.
+    async fn write<T: Taped + Send + 'static>(
+        &self,
+        (op, bucket, key): (&str, &Bucket, &str),
+        value: Option<usize>,
+        f: impl FnOnce(&dyn KvBackend, &str, u64) -> Result<T, KvError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let started = Instant::now();
+        self.check_key(bucket, key)?;
+        self.check_write(bucket)?;
+        let policy = self.policy()?;
+        if let Some(len) = value {
+            decide::check_value(policy, &bucket.name, len).map_err(|r| self.deny(r))?;
+        }
+        let max_keys = policy.max_keys;
+        let bytes = value.unwrap_or(0) as u64;
+        let result = self
+            .storage((op, &bucket.name, key), move |b, ns| f(b, ns, max_keys))
+            .await?;
+        match result {
+            Ok(done) => {
+                self.record(bucket, key, started, (bytes, 0), None);
+                Ok(done)
+            }
+            Err(e @ KvError::TooManyKeys { .. }) => Err(self.store_error(bucket, e)),
+            Err(e) => {
+                self.record(bucket, key, started, (bytes, 0), Some(e.to_string()));
+                Err(self.store_error(bucket, e))
+            }
+        }
+    }
+
     fn store_error(&self, bucket: &Bucket, error: KvError) -> StoreError {
         match error {
             KvError::TooManyKeys { limit } => self.deny(decide::too_many_keys(&bucket.name, limit)),
@@ -213,7 +272,47 @@ pub(crate) fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,
     view: fn(&mut T) -> KvView<'_>,
 ) -> wasmtime::Result<()> {
-    store::add_to_linker::<T, HasKv>(linker, view)
+    store::add_to_linker::<T, HasKv>(linker, view)?;
+    atomics::add_to_linker::<T, HasKv>(linker, view)?;
+    cas::add_to_linker::<T, HasKv>(linker, view)
+}
+
+impl atomics::Host for KvView<'_> {
+    async fn increment(
+        &mut self,
+        this: Resource<Bucket>,
+        key: String,
+        delta: u64,
+    ) -> StoreResult<u64> {
+        let bucket = self.table.get(&this)?;
+        let (name, k) = (bucket.name.clone(), key.clone());
+        Ok(self
+            .kv
+            .write(("increment", bucket, &key), None, move |b, ns, max_keys| {
+                b.increment(ns, &name, &k, delta, max_keys)
+            })
+            .await)
+    }
+}
+
+impl cas::Host for KvView<'_> {
+    async fn compare_and_swap(
+        &mut self,
+        this: Resource<Bucket>,
+        key: String,
+        expected: Option<Vec<u8>>,
+        next: Vec<u8>,
+    ) -> StoreResult<bool> {
+        let bucket = self.table.get(&this)?;
+        let len = next.len();
+        let (name, k) = (bucket.name.clone(), key.clone());
+        Ok(self
+            .kv
+            .write(("cas", bucket, &key), Some(len), move |b, ns, max_keys| {
+                b.compare_and_swap(ns, &name, &k, expected.as_deref(), &next, max_keys)
+            })
+            .await)
+    }
 }
 
 impl store::Host for KvView<'_> {
@@ -268,41 +367,15 @@ impl store::HostBucket for KvView<'_> {
         key: String,
         value: Vec<u8>,
     ) -> StoreResult<()> {
-        let started = Instant::now();
         let bucket = self.table.get(&this)?;
-        let kv = self.kv;
-        if let Err(e) = kv
-            .check_key(bucket, &key)
-            .and_then(|()| kv.check_write(bucket))
-        {
-            return Ok(Err(e));
-        }
-        let policy = match kv.policy() {
-            Ok(p) => p,
-            Err(e) => return Ok(Err(e)),
-        };
-        if let Err(refusal) = decide::check_value(policy, &bucket.name, value.len()) {
-            return Ok(Err(kv.deny(refusal)));
-        }
-        let max_keys = policy.max_keys;
-        let bytes = value.len() as u64;
+        let len = value.len();
         let (name, k) = (bucket.name.clone(), key.clone());
-        let result = match kv
-            .storage(("set", &bucket.name, &key), move |b, ns| {
+        Ok(self
+            .kv
+            .write(("set", bucket, &key), Some(len), move |b, ns, max_keys| {
                 b.set(ns, &name, &k, &value, max_keys)
             })
-            .await
-        {
-            Ok(result) => result,
-            Err(e) => return Ok(Err(e)),
-        };
-        Ok(match result {
-            Ok(()) => {
-                kv.record(bucket, &key, started, (bytes, 0), None);
-                Ok(())
-            }
-            Err(e) => Err(kv.store_error(bucket, e)),
-        })
+            .await)
     }
 
     async fn delete(&mut self, this: Resource<Bucket>, key: String) -> StoreResult<()> {
