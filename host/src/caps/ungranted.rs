@@ -5,6 +5,7 @@
 //! `capability.ungranted` (caps/capability.rs) audits it.
 
 use crate::Fix;
+use crate::caps::capability::toml_key;
 use crate::caps::gate::{Capability, Refusal};
 
 /// Names, paths and keys longer than this get no fix (a policy key that long helps no one)
@@ -139,19 +140,6 @@ fn guest_directory(path: &str) -> String {
                     .all(|ch| ch.is_ascii_alphanumeric() || "-_.".contains(ch))
         });
     format!("/{}", first.unwrap_or("scratch"))
-}
-
-/// A TOML key segment: bare when it can be, quoted otherwise.
-fn toml_key(name: &str) -> String {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        name.to_owned()
-    } else {
-        serde_json::to_string(name).unwrap_or_default()
-    }
 }
 
 #[cfg(test)]

@@ -154,7 +154,7 @@ fn size_fix(rule: &str, size: u64) -> Option<Fix> {
 }
 
 /// A TOML key segment: bare when it can be, quoted otherwise.
-fn toml_key(name: &str) -> String {
+pub(crate) fn toml_key(name: &str) -> String {
     if !name.is_empty()
         && name
             .chars()

@@ -6,6 +6,7 @@ mod decide;
 pub(crate) mod forward;
 mod handler;
 
+pub(crate) use decide::toml_key;
 pub(crate) use handler::Handler;
 pub use handler::{CallContext, CapabilityFuture};
 
