@@ -1,29 +1,24 @@
 //! The QuickJS runtime held in the snapshot, and the run/compile entry points.
 
+mod call_globals;
+mod preload;
+mod settle;
+
 use crate::errors::{exception, syntax};
 use crate::exports::palisade::sandbox::runner::{Environment, Error, Module as Source};
 use crate::globals;
-use crate::wasi::clocks::monotonic_clock::subscribe_duration;
+use call_globals::install_call_globals;
 use javy::quickjs::function::{Rest, This};
-use javy::quickjs::object::Accessor;
-use javy::quickjs::{
-    CatchResultExt, Ctx, Exception, Function, Module, Object, Persistent, Value, qjs,
-};
+use javy::quickjs::{CatchResultExt, Ctx, Function, Module, Object, Value, qjs};
 use javy::{Config, Runtime};
-use std::cell::{OnceCell, RefCell};
+pub use preload::preload;
+use preload::preloaded;
+use settle::settle;
+use std::cell::OnceCell;
 use std::mem;
 
 thread_local! {
     static RUNTIME: OnceCell<Runtime> = const { OnceCell::new() };
-    /// The module `preload` evaluated, held in the snapshot of a compiled script.
-    static PRELOADED: RefCell<Option<Preloaded>> = const { RefCell::new(None) };
-    /// How the top level being preloaded first used a reserved global, if it did.
-    static TOUCHED: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-struct Preloaded {
-    name: String,
-    namespace: Persistent<Object<'static>>,
 }
 
 /// QuickJS collects cycles once the bytes it holds pass this threshold, and then whenever they
@@ -259,69 +254,6 @@ fn warn_of_methods(value: &Value<'_>) {
         );
     }
 }
-
-/// A global that a call gets from its policy.
-enum CallGlobal<'e> {
-    Fs,
-    Config,
-    Kv { bucket: &'e str },
-    Bridge { name: &'e str },
-}
-
-impl CallGlobal<'_> {
-    fn name(&self) -> &str {
-        match self {
-            CallGlobal::Fs => "fs",
-            CallGlobal::Config => "config",
-            CallGlobal::Kv { .. } => "kv",
-            CallGlobal::Bridge { name } => name,
-        }
-    }
-}
-
-/// Visit the globals a call under `env` gets, in the order they are installed (a bridge may be
-/// named like another of them, which it then replaces).
-fn each_call_global<'e, E>(
-    env: &'e Environment,
-    mut visit: impl FnMut(CallGlobal<'e>) -> Result<(), E>,
-) -> Result<(), E> {
-    if env.fs {
-        visit(CallGlobal::Fs)?;
-    }
-    if env.config {
-        visit(CallGlobal::Config)?;
-    }
-    if let Some(bucket) = &env.kv_bucket {
-        visit(CallGlobal::Kv { bucket })?;
-    }
-    if let Some(name) = &env.bridge_global {
-        visit(CallGlobal::Bridge { name })?;
-    }
-    Ok(())
-}
-
-/// Install the globals the call's policy grants.
-fn install_call_globals(cx: &Ctx<'_>, env: &Environment) -> javy::quickjs::Result<()> {
-    each_call_global(env, |global| match global {
-        CallGlobal::Fs => globals::fs::install(cx),
-        CallGlobal::Config => globals::config::install(cx),
-        CallGlobal::Kv { bucket } => globals::kv::install(cx, bucket),
-        CallGlobal::Bridge { name } => globals::bridge::install(cx, name),
-    })
-}
-
-/// The names of the globals `install_call_globals` defines for `env`, each once.
-fn call_global_names(env: &Environment) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    let _ = each_call_global(env, |global| {
-        if !names.iter().any(|n| n == global.name()) {
-            names.push(global.name().to_owned());
-        }
-        Ok::<(), std::convert::Infallible>(())
-    });
-    names
-}
-
 /// Evaluate a declared module, run its top level to completion and return its namespace.
 fn evaluate<'js>(
     cx: &Ctx<'js>,
@@ -338,197 +270,6 @@ fn evaluate<'js>(
     )?;
     module.namespace().catch(cx).map_err(thrown)
 }
-
-/// The namespace of the module evaluated by `preload`.
-fn preloaded<'js>(cx: &Ctx<'js>, name: &str) -> Result<Object<'js>, Error> {
-    let held = PRELOADED.with(|p| {
-        p.borrow()
-            .as_ref()
-            .map(|p| (p.name.clone(), p.namespace.clone()))
-    });
-    match held {
-        Some((held, namespace)) if held == name => namespace
-            .restore(cx)
-            .catch(cx)
-            .map_err(|e| Error::Exception(exception(cx, e))),
-        Some((held, _)) => Err(Error::MissingExport(format!(
-            "this component holds the module `{held}`, not `{name}`"
-        ))),
-        None => Err(Error::MissingExport(
-            "this component holds no preloaded module".to_owned(),
-        )),
-    }
-}
-
-/// Evaluate a module once, before the snapshot of a compiled script is taken, and keep its
-/// namespace. Its top level may define things and run promise jobs; anything whose result
-/// would be frozen into every later call (random numbers, timers, host calls, which the host
-/// refuses while snapshotting, and the globals that each call under `env` gets) fails the
-/// compile.
-pub fn preload(name: &str, source: &str, env: &Environment) -> Result<(), Error> {
-    // A changed seed afterwards means the top level drew from the generator.
-    const UNTOUCHED: u64 = 0x5041_4c49_5341_4445;
-    fastrand::seed(UNTOUCHED);
-    let seed = fastrand::get_seed();
-    TOUCHED.with(|t| t.borrow_mut().take());
-    with_runtime(|rt| {
-        rt.context().with(|cx| {
-            set_stack_limit(&cx, env.stack_limit);
-            let thrown = |e| Error::Exception(exception(&cx, e));
-            let reserved = call_global_names(env);
-            let placeholders = reserve(&cx, &reserved).catch(&cx).map_err(thrown)?;
-            let evaluated = evaluate_top_level(&cx, name, source);
-            let released = release(&cx, placeholders).catch(&cx).map_err(thrown);
-            // Using a reserved global wins over what followed from it (the top level may have
-            // caught the error and carried on with another view of its scope).
-            if let Some(what) = TOUCHED.with(|t| t.borrow_mut().take()) {
-                return Err(Error::NotCompilable(format!(
-                    "the top level of `{name}` {what}; those belong to each call, so use them \
-                     inside the exported function"
-                )));
-            }
-            let module = evaluated?;
-            released?;
-            if fastrand::get_seed() != seed {
-                return Err(Error::NotCompilable(format!(
-                    "the top level of `{name}` called Math.random(), whose values would be the \
-                     same in every call; draw them inside the exported function"
-                )));
-            }
-            // A request still in flight holds a host handle that no later instance has.
-            if globals::io::pending() {
-                return Err(Error::NotCompilable(format!(
-                    "the top level of `{name}` left a request in flight, which a snapshot \
-                     cannot hold; make requests inside the exported function"
-                )));
-            }
-            let namespace = module.namespace().catch(&cx).map_err(thrown)?;
-            let namespace = Persistent::save(&cx, namespace);
-            PRELOADED.with(|p| {
-                *p.borrow_mut() = Some(Preloaded {
-                    name: name.to_owned(),
-                    namespace,
-                })
-            });
-            Ok(())
-        })
-    })
-}
-
-/// Declare and evaluate the module being preloaded, running its promise jobs to the end.
-fn evaluate_top_level<'js>(
-    cx: &Ctx<'js>,
-    name: &str,
-    source: &str,
-) -> Result<Module<'js, javy::quickjs::module::Evaluated>, Error> {
-    let thrown = |e| Error::Exception(exception(cx, e));
-    let declared = Module::declare(cx.clone(), name, source)
-        .catch(cx)
-        .map_err(|e| syntax(cx, e))?;
-    let (module, evaluation) = declared.eval().catch(cx).map_err(thrown)?;
-    while cx.execute_pending_job() {}
-    match evaluation.result::<Value>() {
-        Some(result) => result.catch(cx).map_err(thrown).map(drop)?,
-        None => {
-            return Err(Error::NotCompilable(format!(
-                "the top level of `{name}` is still waiting after its promise jobs ran; a \
-                 compiled script's top level must finish without timers or host calls"
-            )));
-        }
-    }
-    Ok(module)
-}
-
-/// The accessors `reserve` defined, and the untouched builtins `release` checks them with.
-struct Placeholders<'js> {
-    describe: Function<'js>,
-    is_extensible: Function<'js>,
-    /// Each reserved name with its accessor's getter and setter.
-    accessors: Vec<(String, Value<'js>, Value<'js>)>,
-}
-
-/// Record the first use of a reserved global.
-fn touch(what: String) {
-    TOUCHED.with(|t| {
-        t.borrow_mut().get_or_insert(what);
-    });
-}
-
-/// Define each reserved global as an accessor that records its use and throws, so that the
-/// top level sees these names exist (as it would from source) but cannot take their values.
-fn reserve<'js>(cx: &Ctx<'js>, reserved: &[String]) -> javy::quickjs::Result<Placeholders<'js>> {
-    let globals = cx.globals();
-    // Taken before the top level runs, which could replace them.
-    let object: Object = globals.get("Object")?;
-    let describe: Function = object.get("getOwnPropertyDescriptor")?;
-    let is_extensible: Function = object.get("isExtensible")?;
-    let mut accessors = Vec::new();
-    for name in reserved {
-        let used = |name: String| {
-            move |cx: Ctx<'_>| -> javy::quickjs::Result<()> {
-                touch(format!("used the global `{name}`"));
-                Err(Exception::throw_reference(
-                    &cx,
-                    &format!(
-                        "`{name}` belongs to each call; a compiled script's top level cannot use it"
-                    ),
-                ))
-            }
-        };
-        let get = used(name.clone());
-        let set = {
-            let used = used(name.clone());
-            move |cx: Ctx<'_>, _value: Value<'_>| used(cx)
-        };
-        globals.prop(
-            name.as_str(),
-            Accessor::new(get, set).configurable().enumerable(),
-        )?;
-        let descriptor: Object = describe.call((globals.clone(), name.as_str()))?;
-        accessors.push((name.clone(), descriptor.get("get")?, descriptor.get("set")?));
-    }
-    Ok(Placeholders {
-        describe,
-        is_extensible,
-        accessors,
-    })
-}
-
-/// Remove the accessors `reserve` defined (a call installs the real globals), noting a top
-/// level that removed, redefined or sealed them, or made the global object non-extensible: a
-/// call could then not get its globals as it would from source.
-fn release<'js>(cx: &Ctx<'js>, placeholders: Placeholders<'js>) -> javy::quickjs::Result<()> {
-    let globals = cx.globals();
-    for (name, get, set) in &placeholders.accessors {
-        let descriptor: Value = placeholders
-            .describe
-            .call((globals.clone(), name.as_str()))?;
-        let intact = match descriptor.into_object() {
-            Some(d) => {
-                // Read only the descriptor's own fields, never a getter the top level put on
-                // `Object.prototype`.
-                d.set_prototype(None)?;
-                d.get::<_, Value>("get")? == *get
-                    && d.get::<_, Value>("set")? == *set
-                    && d.get::<_, Option<bool>>("enumerable")? == Some(true)
-                    && d.get::<_, Option<bool>>("configurable")? == Some(true)
-            }
-            None => false,
-        };
-        if !intact {
-            touch(format!("removed or redefined the global `{name}`"));
-            continue;
-        }
-        globals::ungranted::reinstate(cx, name)?;
-    }
-    if !placeholders.accessors.is_empty()
-        && !placeholders.is_extensible.call::<_, bool>((globals,))?
-    {
-        touch("made the global object non-extensible, where each call adds globals".to_owned());
-    }
-    Ok(())
-}
-
 fn call<'js>(
     cx: &Ctx<'js>,
     function: &Function<'js>,
@@ -539,60 +280,6 @@ fn call<'js>(
         .catch(cx)
         .map_err(|e| Error::Exception(exception(cx, e)))
 }
-
-/// Run the event loop until `value` (when it is a promise) settles: jobs first; then, with
-/// none left, the earliest due timer, or a `wasi:io/poll` wait on the host operations in
-/// flight and the earliest timer together.
-fn settle<'js>(
-    cx: &Ctx<'js>,
-    value: Value<'js>,
-    what: &str,
-    real_clock: bool,
-) -> Result<Value<'js>, Error> {
-    let Some(promise) = value.as_promise() else {
-        return Ok(value);
-    };
-    let thrown = |e| Error::Exception(exception(cx, e));
-    loop {
-        if let Some(result) = promise.result::<Value>() {
-            return result.catch(cx).map_err(thrown);
-        }
-        if cx.execute_pending_job() {
-            continue;
-        }
-        let timer = globals::timers::next_wait(cx).catch(cx).map_err(thrown)?;
-        let in_flight = globals::io::pending();
-        match timer {
-            None if !in_flight => {
-                return Err(Error::Deadlock(format!(
-                    "{what} is still pending and no job, timer or host operation is left that \
-                     could settle it"
-                )));
-            }
-            // A due timer, or a fixed clock with nothing else to wait for: fire it now.
-            Some(wait) if wait.is_zero() || (!real_clock && !in_flight) => {
-                globals::timers::run_next(cx).catch(cx).map_err(thrown)?;
-            }
-            _ if in_flight => {
-                let timer = timer
-                    .filter(|_| real_clock)
-                    .map(|wait| subscribe_duration(wait.as_nanos() as u64));
-                let fired = globals::io::run_ready(cx, timer)
-                    .catch(cx)
-                    .map_err(thrown)?;
-                if fired {
-                    globals::timers::run_next(cx).catch(cx).map_err(thrown)?;
-                }
-            }
-            Some(wait) => {
-                subscribe_duration(wait.as_nanos() as u64).block();
-                globals::timers::run_next(cx).catch(cx).map_err(thrown)?;
-            }
-            None => unreachable!("covered above"),
-        }
-    }
-}
-
 /// `JSON.stringify` the result; `undefined` is `null`, a function or symbol is not JSON.
 fn to_json<'js>(cx: &Ctx<'js>, value: Value<'js>) -> Result<String, Error> {
     if value.is_undefined() {
