@@ -118,7 +118,7 @@ impl AutoCompiler {
             }
             // The host was busy (its compile budget spent, say): nothing is wrong with the
             // script, so it is counted again rather than refused for good.
-            Err(error) if error.code() == "capacity_exhausted" => {
+            Err(error) if error.error_code() == crate::ErrorCode::CapacityExhausted => {
                 tracing::info!("script not compiled automatically yet: {error}");
                 lock(&self.tracked).put(key, Entry::Counting(0));
             }

@@ -3,7 +3,7 @@
 //! Internals never reach the caller: an `internal` error is logged with a fresh id, and the
 //! caller sees "internal error" and that id.
 
-use crate::Error;
+use crate::{Error, ErrorCode};
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -123,7 +123,7 @@ impl ApiError {
                     catalog.join(", ")
                 }
             )),
-            (None, _) if fix.is_null() => Some(default_note(self.0.error.code()).to_owned()),
+            (None, _) if fix.is_null() => Some(default_note(self.0.error.error_code()).to_owned()),
             (None, _) => self
                 .0
                 .error
@@ -151,24 +151,28 @@ pub fn status_of(error: &Error) -> StatusCode {
 }
 
 /// How to recover from `code` when there is no mechanical `fix`.
-pub fn default_note(code: &str) -> &'static str {
+pub fn default_note(code: ErrorCode) -> &'static str {
     match code {
-        "unauthorized" => "send `Authorization: Bearer KEY` with a key from the operator",
-        "session_not_found" => "create a session (POST /v1/sessions) and use its session_id",
-        "session_busy" => {
+        ErrorCode::Unauthorized => "send `Authorization: Bearer KEY` with a key from the operator",
+        ErrorCode::SessionNotFound => "create a session (POST /v1/sessions) and use its session_id",
+        ErrorCode::SessionBusy => {
             "one call runs at a time per session: retry when the running call has ended"
         }
-        "idempotency_conflict" => "use a fresh Idempotency-Key for a different request",
-        "file_not_found" => "check the path with fs/ls; create parents with `parents: true`",
-        "file_conflict" => "pick another path, or remove what is there first",
-        "capacity_exhausted" => "retry after the number of seconds in Retry-After",
-        "internal" => "retry; if it persists, report the error_id to the operator",
-        "guest_exception" | "guest_syntax" | "guest_deadlock" | "missing_export" | "bad_output" => {
+        ErrorCode::IdempotencyConflict => "use a fresh Idempotency-Key for a different request",
+        ErrorCode::FileNotFound => "check the path with fs/ls; create parents with `parents: true`",
+        ErrorCode::FileConflict => "pick another path, or remove what is there first",
+        ErrorCode::CapacityExhausted => "retry after the number of seconds in Retry-After",
+        ErrorCode::Internal => "retry; if it persists, report the error_id to the operator",
+        ErrorCode::GuestException
+        | ErrorCode::GuestSyntax
+        | ErrorCode::GuestDeadlock
+        | ErrorCode::MissingExport
+        | ErrorCode::BadOutput => {
             "the script itself failed: fix it (message, stack and location say where); the same \
              call fails the same way again"
         }
-        "policy_denied" => "the policy does not grant this; see docs_url",
-        "invalid_input" => "correct the request as the message says",
+        ErrorCode::PolicyDenied => "the policy does not grant this; see docs_url",
+        ErrorCode::InvalidInput => "correct the request as the message says",
         _ => "see docs_url",
     }
 }

@@ -5,7 +5,7 @@
 
 use super::errors::{ApiError, docs_url, status_of};
 use super::state::AppState;
-use crate::{Policy, RunOptions, Script};
+use crate::{ErrorCode, Policy, RunOptions, Script};
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -132,7 +132,7 @@ pub fn respond(outcome: &crate::Outcome) -> Result<Stored, ApiError> {
     })?;
     let status = match outcome.error() {
         None => StatusCode::OK,
-        Some(error) if error.code() == "capacity_exhausted" => {
+        Some(error) if error.error_code() == ErrorCode::CapacityExhausted => {
             return Err(ApiError::capacity(
                 StatusCode::SERVICE_UNAVAILABLE,
                 0,
@@ -145,7 +145,7 @@ pub fn respond(outcome: &crate::Outcome) -> Result<Stored, ApiError> {
                 e["docs_url"] = docs_url(error.code()).into();
                 e["fix_note"] = match error.fix() {
                     Some(fix) => format!("the policy change that would allow it: {fix}").into(),
-                    None => super::errors::default_note(error.code()).into(),
+                    None => super::errors::default_note(error.error_code()).into(),
                 };
             }
             status_of(error)
