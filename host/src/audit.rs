@@ -26,8 +26,9 @@ pub enum Decision {
 pub struct AuditRecord {
     /// When the request reached the gate, in milliseconds since the Unix epoch.
     pub time_unix_ms: u64,
-    /// The kind of capability: `capability` for host capabilities, `http` for the network.
-    pub capability: &'static str,
+    /// The kind of capability; serialized as `capability` for host capabilities, `http`,
+    /// `kv`, `fs` or `config`.
+    pub capability: Capability,
     /// What was requested: the capability's name, or the request's URL.
     pub target: String,
     /// Whether the gate let the request through.
@@ -146,7 +147,7 @@ impl AuditLog {
         }
         let mut record = AuditRecord {
             time_unix_ms: now_unix_ms(),
-            capability: capability.as_str(),
+            capability,
             target: truncate(target, MAX_TARGET_BYTES),
             decision,
             rule: rule.to_owned(),

@@ -54,6 +54,7 @@ pub use auto::AutoCompileStatus;
 pub use call::{Outcome, Receipt};
 pub use caps::capability::{CallContext, CapabilityFuture};
 pub use caps::console::{Level, LogLine};
+pub use caps::gate::Capability;
 pub use error::{DEFAULT_DOCS_URL, Error, ErrorCode, Fix, GuestLocation, docs_base, set_docs_base};
 pub use modules::{MAX_BUNDLE_BYTES, MAX_MODULES};
 pub use options::RunOptions;

@@ -104,10 +104,14 @@ impl Refusal {
         }
     }
 
-    /// A refusal of the network gate, which decides from the request before it has the target
-    /// text it records the refusal under; it sets `target` then.
-    pub fn http(rule: impl Into<String>, reason: impl Into<String>, fix: Option<Fix>) -> Self {
-        Self::new(Capability::Http, String::new(), rule, reason, fix)
+    /// A refusal of the network gate of a request to `url`.
+    pub fn http(
+        url: impl fmt::Display,
+        rule: impl Into<String>,
+        reason: impl Into<String>,
+        fix: Option<Fix>,
+    ) -> Self {
+        Self::new(Capability::Http, url.to_string(), rule, reason, fix)
     }
 
     /// What the script's `PolicyDeniedError` names as the capability.
@@ -122,11 +126,15 @@ impl Refusal {
             capability: label,
             rule: self.rule.to_string(),
             reason: self.reason.to_string(),
-            fix: self
-                .fix
-                .as_ref()
-                .map(|f| format!("{} = {}", f.key, f.value)),
+            fix: self.fix_text(),
         }
+    }
+
+    /// The fix as the script and transcripts show it: `KEY = VALUE`.
+    pub(crate) fn fix_text(&self) -> Option<String> {
+        self.fix
+            .as_ref()
+            .map(|f| format!("{} = {}", f.key, f.value))
     }
 }
 

@@ -28,7 +28,7 @@ use crate::policy::{
     DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT as DEFAULT_HTTP_TIMEOUT,
     HostError, Http, HttpRule, canonical_host, split_host_port,
 };
-use crate::record::{HttpEvent, Tape, event_bytes, push_hex, unhex};
+use crate::record::{HttpEvent, HttpOutcome, Tape, event_bytes, push_hex, unhex};
 use crate::secrets::{REDACTED, Secrets};
 use bytes::{Bytes, BytesMut};
 use governor::{DefaultDirectRateLimiter, Quota};
@@ -125,6 +125,7 @@ impl HttpGate {
         let used = self.usage.requests.fetch_add(1, Ordering::SeqCst) + 1;
         if used > policy.max_requests {
             return Err(Refusal::http(
+                request.uri(),
                 "http.max_requests",
                 format!(
                     "more than {} requests in one script call",
@@ -145,6 +146,7 @@ impl HttpGate {
         {
             let limit = policy.rate.map(|r| r.to_string()).unwrap_or_default();
             return Err(Refusal::http(
+                request.uri(),
                 "http.rate",
                 format!("the policy's rate limit of {limit} is used up; try again later"),
                 None,
@@ -153,13 +155,8 @@ impl HttpGate {
         Ok((rule.clone(), target))
     }
 
-    fn refuse(&self, target: &str, started: Instant, refusal: Refusal, slot: Slot) -> Error {
-        slot.deny(&refusal.rule, &refusal.reason, refusal.fix.as_ref());
-        let refusal = Refusal {
-            target: target.into(),
-            ..refusal
-        };
-        self.audit.deny(refusal, started, 0);
+    fn refuse(&self, started: Instant, refusal: Refusal, slot: Slot) -> Error {
+        slot.deny(refusal, &self.audit, started);
         Error::HttpRequestDenied
     }
 
@@ -179,14 +176,15 @@ impl HttpGate {
         };
         let passed = event
             .as_ref()
-            .is_some_and(|e| e.outcome == "response" || e.outcome == "failed");
+            .is_some_and(|e| matches!(e.outcome, HttpOutcome::Response | HttpOutcome::Failed));
         if passed && self.usage.requests.fetch_add(1, Ordering::SeqCst) + 1 > max_requests {
             let refusal = Refusal::http(
+                target,
                 "http.max_requests",
                 format!("more than {max_requests} requests in one script call"),
                 None,
             );
-            return Err(self.refuse(target, started, refusal, Slot(None)));
+            return Err(self.refuse(started, refusal, Slot(None)));
         }
         let (response, index) = replayed(event, target, &self.audit, started)?;
         let (parts, body) = response.into_parts();
@@ -264,12 +262,13 @@ impl HttpGate {
         if self.policy.is_some() {
             let target = uri.to_string();
             let refusal = Refusal::http(
+                &target,
                 "http.unsent",
                 "this guest cannot send requests; a policy with [http] runs calls in the full guest",
                 None,
             );
             let slot = Slot::reserve(&self.tape, method.as_str(), &target);
-            self.refuse(&target, Instant::now(), refusal, slot);
+            self.refuse(Instant::now(), refusal, slot);
             return Ok(None);
         }
         let body: WasiBody = http_body_util::Empty::<Bytes>::new()
@@ -323,7 +322,7 @@ impl WasiHttpHooks for HttpGate {
         let (rule, target) = match self.check(&request) {
             Ok(decided) => decided,
             Err(refusal) => {
-                let error = self.refuse(&target_text, started, refusal, slot);
+                let error = self.refuse(started, refusal, slot);
                 return Box::new(async move { Err(error) });
             }
         };
@@ -455,13 +454,8 @@ impl Outgoing {
                         value: format!("[\"{}\"]", host.trim_end_matches('.').to_ascii_lowercase()),
                     }
                 };
-                self.slot.deny("http.private", &reason, Some(&fix));
-                let refusal = Refusal::http("http.private", reason, Some(fix));
-                let refusal = Refusal {
-                    target: self.target_text.as_str().into(),
-                    ..refusal
-                };
-                self.audit.deny(refusal, self.started, 0);
+                let refusal = Refusal::http(&self.target_text, "http.private", reason, Some(fix));
+                self.slot.deny(refusal, &self.audit, self.started);
                 return Err(Error::DestinationIpProhibited);
             }
         }

@@ -61,6 +61,9 @@ pub enum BucketMode {
 }
 
 const DEFAULT_MAX_KEY: ByteSize = ByteSize(512);
+/// Largest `kv.max_key`: every key is copied out of the guest and, in a `list`, held by the host
+/// with its neighbours.
+pub(crate) const MAX_KEY_LIMIT: ByteSize = ByteSize(64 << 10);
 const DEFAULT_MAX_VALUE: ByteSize = ByteSize(1 << 20);
 /// Largest `kv.max_value`: a value is copied out of the guest and held by the host whole.
 pub(crate) const MAX_VALUE_LIMIT: ByteSize = ByteSize(64 << 20);
@@ -101,12 +104,7 @@ pub(super) fn resolve(raw: &RawKv, source: &Source<'_>) -> Result<Kv, PolicyErro
                 None => Ok(default),
             }
         };
-    let max_key = size(
-        &raw.max_key,
-        "kv.max_key",
-        DEFAULT_MAX_KEY,
-        ByteSize(64 << 10),
-    )?;
+    let max_key = size(&raw.max_key, "kv.max_key", DEFAULT_MAX_KEY, MAX_KEY_LIMIT)?;
     let max_value = size(
         &raw.max_value,
         "kv.max_value",

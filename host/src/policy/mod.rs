@@ -36,8 +36,8 @@ pub use http::{CaFile, HeaderValue, HostPattern, Http, HttpRule, Rate, SecretSou
 pub(crate) use http::{
     DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT, MAX_REQUESTS_LIMIT,
 };
-use kv::MAX_VALUE_LIMIT;
 pub use kv::{BucketMode, Kv};
+use kv::{MAX_KEY_LIMIT, MAX_VALUE_LIMIT};
 pub use limits::Limits;
 pub(crate) use limits::bounds;
 use raw::RawPolicy;
@@ -51,10 +51,11 @@ pub use units::{ByteSize, HumanDuration};
 
 /// The largest values a policy accepts, as the ceilings of the fixes that suggest raising one:
 /// `limits.input` and `limits.output`, `limits.memory` (the wasm32 address space), a
-/// capability's `max_payload` and `max_response`, and `kv.max_value`.
+/// capability's `max_payload` and `max_response`, `kv.max_key` and `kv.max_value`.
 pub(crate) const IO_MAX: u64 = bounds::IO.1.0;
 pub(crate) const MEMORY_MAX: u64 = bounds::MEMORY.1.0;
 pub(crate) const PAYLOAD_MAX: u64 = MAX_PAYLOAD_LIMIT.0;
+pub(crate) const KV_KEY_MAX: u64 = MAX_KEY_LIMIT.0;
 pub(crate) const KV_VALUE_MAX: u64 = MAX_VALUE_LIMIT.0;
 
 /// The text of `policies/default.toml`, which is the built-in default policy.

@@ -203,6 +203,23 @@ pub struct KvEvent {
     pub message: String,
 }
 
+/// How a recorded HTTP request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HttpOutcome {
+    /// Still in flight when the recording ended, which is what a recording cut before the
+    /// request was answered keeps; replayed as a failure.
+    Pending,
+    /// Answered: `status`, `headers` and `body` hold the response.
+    Response,
+    /// Refused by the policy: `rule`, `reason` and `fix` say how.
+    Denied,
+    /// Failed: `error` holds the kind and `reason` the message. An outcome this version does
+    /// not know is read as this.
+    #[serde(other)]
+    Failed,
+}
+
 /// One HTTP request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HttpEvent {
@@ -210,9 +227,8 @@ pub struct HttpEvent {
     pub method: String,
     /// The request's URL.
     pub target: String,
-    /// `response`, `denied` or `failed`; `pending` while the request is in flight, which is
-    /// what a recording cut before it was answered keeps.
-    pub outcome: String,
+    /// How the request ended.
+    pub outcome: HttpOutcome,
     /// The response's status, for a `response`.
     #[serde(default)]
     pub status: u16,
@@ -260,4 +276,31 @@ pub(crate) fn unhex(text: &str) -> Vec<u8> {
         .chunks_exact(2)
         .filter_map(|pair| Some(digit(pair[0])? * 16 + digit(pair[1])?))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A transcript written before the outcome was an enum reads and writes back byte for byte;
+    /// an outcome this version does not know is read as `failed`.
+    #[test]
+    fn http_outcomes_keep_their_written_form() {
+        for (outcome, text) in [
+            (HttpOutcome::Pending, "pending"),
+            (HttpOutcome::Response, "response"),
+            (HttpOutcome::Denied, "denied"),
+            (HttpOutcome::Failed, "failed"),
+        ] {
+            let line = format!(
+                r#"{{"method":"GET","target":"https://a.test/","outcome":"{text}","status":0}}"#
+            );
+            let event: HttpEvent = serde_json::from_str(&line).unwrap();
+            assert_eq!(event.outcome, outcome, "{text}");
+            assert_eq!(serde_json::to_string(&event).unwrap(), line);
+        }
+        let later = r#"{"method":"GET","target":"https://a.test/","outcome":"redirected"}"#;
+        let event: HttpEvent = serde_json::from_str(later).unwrap();
+        assert_eq!(event.outcome, HttpOutcome::Failed);
+    }
 }

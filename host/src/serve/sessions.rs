@@ -454,7 +454,7 @@ pub async fn fs(
     {
         let record = crate::AuditRecord {
             time_unix_ms: crate::audit::now_unix_ms(),
-            capability: "fs",
+            capability: crate::Capability::Fs,
             target: crate::audit::truncate(&target, 2048),
             decision: crate::Decision::Deny,
             rule: rule.clone(),

@@ -5,7 +5,7 @@
 use crate::support::*;
 use crate::upstream::Upstream;
 use palisade::record::{
-    CapabilityEvent, CapabilityOutcome, HttpEvent, TRANSCRIPT_VERSION, Transcript,
+    CapabilityEvent, CapabilityOutcome, HttpEvent, HttpOutcome, TRANSCRIPT_VERSION, Transcript,
 };
 use palisade::{Policy, Script};
 use serde_json::Value;
@@ -449,7 +449,7 @@ fn response(target: &str, body: &[u8]) -> HttpEvent {
     HttpEvent {
         method: "GET".into(),
         target: target.into(),
-        outcome: "response".into(),
+        outcome: HttpOutcome::Response,
         status: 200,
         headers: Vec::new(),
         body: body.iter().map(|b| format!("{b:02x}")).collect(),
@@ -479,7 +479,7 @@ async fn escape_19_replay_checks_its_transcript() {
 
     // A forged refusal with a fix of its choosing: reported as replayed, without the fix.
     let refusal = HttpEvent {
-        outcome: "denied".into(),
+        outcome: HttpOutcome::Denied,
         rule: Some("http.private".into()),
         reason: "example.com resolves to 10.0.0.1".into(),
         fix: Some("http.allow_private = [\"0.0.0.0/0\"]".into()),

@@ -52,7 +52,7 @@ async fn values_round_trip_as_strings_json_and_bytes() {
     );
     let record = outcome.audit.iter().find(|r| r.target == "app/j").unwrap();
     assert_eq!(
-        (record.capability, record.rule.as_str()),
+        (record.capability.as_str(), record.rule.as_str()),
         ("kv", "kv.buckets.app")
     );
 }
@@ -393,7 +393,7 @@ async fn increment_and_compare_and_swap_are_atomic_and_checked() {
     );
     let record = outcome.audit.iter().find(|r| r.target == "app/n").unwrap();
     assert_eq!(
-        (record.capability, record.rule.as_str()),
+        (record.capability.as_str(), record.rule.as_str()),
         ("kv", "kv.buckets.app")
     );
     // Refusals, each with its exact name, rule and fix.

@@ -4,7 +4,7 @@
 
 use crate::support::*;
 use crate::upstream::Upstream;
-use palisade::record::Transcript;
+use palisade::record::{HttpOutcome, Transcript};
 use palisade::{Palisade, Policy, Script};
 use serde_json::Value;
 use std::sync::LazyLock;
@@ -75,6 +75,20 @@ async fn a_recorded_call_replays_to_the_same_output_without_the_network_or_store
     assert_eq!(recorded["denied"][1], "http.allow");
     assert_eq!(transcript.http.len(), 3);
     assert_eq!(transcript.capabilities.len(), 1);
+    // The refusal's transcript entry is made from the same refusal as its audit record.
+    let denied = transcript
+        .http
+        .iter()
+        .find(|e| e.outcome == HttpOutcome::Denied)
+        .unwrap();
+    assert_eq!(denied.target, "http://169.254.169.254/latest/");
+    assert_eq!(denied.rule.as_deref(), Some("http.allow"));
+    assert_eq!(
+        denied.fix.as_deref(),
+        Some("[[http.allow]] url = \"http://169.254.169.254/latest/\"")
+    );
+    let audited = first.audit.iter().find(|r| r.rule == "http.allow").unwrap();
+    assert_eq!(audited.target, denied.target);
 
     // The transcript survives a trip through JSON, as `--record` writes it.
     let transcript: Transcript =

@@ -79,8 +79,8 @@ pub(super) fn replayed(
             "the transcript has no further answer for {target}"
         ))));
     };
-    match event.outcome.as_str() {
-        "denied" => {
+    match event.outcome {
+        HttpOutcome::Denied => {
             let fix = event
                 .fix
                 .as_deref()
@@ -90,10 +90,7 @@ pub(super) fn replayed(
                     value: v.to_owned(),
                 });
             let rule = event.rule.as_deref().unwrap_or("http");
-            let refusal = Refusal {
-                target: target.into(),
-                ..Refusal::http(rule, event.reason.as_str(), fix)
-            };
+            let refusal = Refusal::http(target, rule, event.reason.as_str(), fix);
             audit.deny_replayed(refusal, started);
             Err(if rule == "http.private" {
                 Error::DestinationIpProhibited
@@ -101,7 +98,7 @@ pub(super) fn replayed(
                 Error::HttpRequestDenied
             })
         }
-        "response" => {
+        HttpOutcome::Response => {
             let mut response = http::Response::builder().status(event.status);
             for (name, value) in &event.headers {
                 response = response.header(name, value);
@@ -116,7 +113,7 @@ pub(super) fn replayed(
             let index = audit.record_http(target, Decision::Allow, "replay", started, (0, 0), None);
             Ok((response, index))
         }
-        _ => Err(error_of(
+        HttpOutcome::Pending | HttpOutcome::Failed => Err(error_of(
             event.error.as_deref().unwrap_or("other"),
             &event.reason,
         )),
@@ -156,7 +153,7 @@ impl Slot {
             t.http.push(HttpEvent {
                 method: method.to_owned(),
                 target: target.to_owned(),
-                outcome: "pending".into(),
+                outcome: HttpOutcome::Pending,
                 status: 0,
                 headers: Vec::new(),
                 body: String::new(),
@@ -176,21 +173,29 @@ impl Slot {
         }
     }
 
-    pub(super) fn deny(&self, rule: &str, reason: &str, fix: Option<&Fix>) {
-        let fix_text = fix.map(|f| f.key.len() + f.value.len()).unwrap_or(0);
-        let bytes = event_bytes([rule, reason]) + fix_text as u64;
+    /// Record a refusal of this call's policy: the transcript's entry, then the audit record,
+    /// the call's error and the script's `PolicyDeniedError` (`AuditLog::deny`), all from the
+    /// one refusal.
+    pub(super) fn deny(&self, refusal: Refusal, audit: &AuditLog, started: Instant) {
+        let fix = refusal.fix_text();
+        let fix_bytes = refusal
+            .fix
+            .as_ref()
+            .map_or(0, |f| f.key.len() + f.value.len());
+        let bytes = event_bytes([&*refusal.rule, &*refusal.reason]) + fix_bytes as u64;
         self.edit(bytes, |e| {
-            e.outcome = "denied".into();
-            e.rule = Some(rule.to_owned());
-            e.reason = reason.to_owned();
-            e.fix = fix.map(|f| format!("{} = {}", f.key, f.value));
+            e.outcome = HttpOutcome::Denied;
+            e.rule = Some(refusal.rule.to_string());
+            e.reason = refusal.reason.to_string();
+            e.fix = fix;
         });
+        audit.deny(refusal, started, 0);
     }
 
     pub(super) fn fail(&self, error: &Error) {
         let reason = error.to_string();
         self.edit(event_bytes([reason.as_str()]), |e| {
-            e.outcome = "failed".into();
+            e.outcome = HttpOutcome::Failed;
             e.error = Some(kind_of(error).into());
             e.reason = reason;
         });
@@ -199,7 +204,7 @@ impl Slot {
     pub(super) fn respond(&self, status: u16, headers: Vec<(String, String)>) {
         let texts = headers.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]);
         self.edit(event_bytes(texts), |e| {
-            e.outcome = "response".into();
+            e.outcome = HttpOutcome::Response;
             e.status = status;
             e.headers = headers;
         });

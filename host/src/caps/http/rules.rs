@@ -34,6 +34,7 @@ pub(super) fn decide<'a>(
     let Some(policy) = policy else {
         let url = format!("{scheme}://{authority}/");
         return Err(Refusal::http(
+            uri,
             "http",
             "the policy has no [http] table, so the script has no network access",
             Some(Fix {
@@ -44,6 +45,7 @@ pub(super) fn decide<'a>(
     };
     if authority.contains('@') {
         return Err(Refusal::http(
+            uri,
             "http.userinfo",
             "URLs with a user name or password are refused; credentials come from the \
                  policy's headers",
@@ -52,19 +54,25 @@ pub(super) fn decide<'a>(
     }
     let (host, port) = split_host_port(authority).ok_or_else(|| {
         Refusal::http(
+            uri,
             "http.host",
             format!("`{authority}` has no valid port"),
             None,
         )
     })?;
     if host.is_empty() {
-        return Err(Refusal::http("http.host", "the request has no host", None));
+        return Err(Refusal::http(
+            uri,
+            "http.host",
+            "the request has no host",
+            None,
+        ));
     }
     let host = canonical_host(host).map_err(|e| {
         let reason = e.to_string();
         match e {
             HostError::Invalid(_) | HostError::NonCanonicalIpv4 { .. } => {
-                Refusal::http("http.host", reason, None)
+                Refusal::http(uri, "http.host", reason, None)
             }
         }
     })?;
@@ -72,6 +80,7 @@ pub(super) fn decide<'a>(
     let path = uri.path();
     if let Some(segment) = path.split('/').find(|s| unsafe_segment(s)) {
         return Err(Refusal::http(
+            uri,
             "http.path",
             format!(
                 "the path segment `{segment}` is a dot segment or hides a separator; \
@@ -99,6 +108,7 @@ pub(super) fn decide<'a>(
             format!(":{port}")
         };
         return Err(Refusal::http(
+            uri,
             "http.allow",
             format!("no [[http.allow]] rule matches {scheme}://{host}{shown_port}{path}"),
             Some(Fix {
@@ -111,6 +121,7 @@ pub(super) fn decide<'a>(
         let mut methods = rule.methods.clone();
         methods.push(method.clone());
         return Err(Refusal::http(
+            uri,
             format!("http.allow[{index}].methods"),
             format!(
                 "{method} is not among the rule's methods ({})",
@@ -253,6 +264,7 @@ url = "http://localhost:8080/hooks/"
             .err()
             .unwrap();
         assert_eq!(&*refusal.rule, "http");
+        assert_eq!(&*refusal.target, "https://api.example.com/x");
         assert_eq!(refusal.fix.unwrap().value, "\"https://api.example.com/\"");
     }
 

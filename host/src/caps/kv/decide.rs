@@ -6,8 +6,8 @@ use crate::Fix;
 use crate::caps::gate::{Capability, Refusal};
 use crate::policy::{BucketMode, ByteSize, Kv};
 
-/// Fixes for keys go up to 64 KiB and for values to 64 MiB: the largest sizes a policy takes.
-const MAX_KEY_FIX: usize = 64 << 10;
+/// Fixes for keys and values go up to the largest sizes a policy takes.
+const MAX_KEY_FIX: usize = crate::policy::KV_KEY_MAX as usize;
 const MAX_VALUE_FIX: usize = crate::policy::KV_VALUE_MAX as usize;
 
 /// Why a key cannot be used.
