@@ -88,10 +88,10 @@ pub fn absent(cx: Ctx<'_>) -> Result<()> {
 /// Install every Palisade global into the context.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     console::register(cx)?;
+    dom_exception::register(cx)?;
     base64::register(cx)?;
     text::register(cx)?;
     timers::register(cx)?;
-    dom_exception::register(cx)?;
     abort::register(cx)?;
     structured_clone::register(cx)?;
     url_search_params::register(cx)?;
