@@ -14,6 +14,7 @@ pub mod fs;
 mod headers;
 pub mod io;
 pub mod kv;
+mod messaging;
 mod navigator;
 mod performance;
 mod structured_clone;
@@ -94,6 +95,7 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     timers::register(cx)?;
     abort::register(cx)?;
     structured_clone::register(cx)?;
+    messaging::register(cx)?;
     url_search_params::register(cx)?;
     headers::register(cx)?;
     url::register(cx)?;

@@ -132,8 +132,10 @@
       if (!isView(destination) || typedArrayName(destination) !== "Uint8Array") {
         throw new TypeErrorCtor("The provided value is not of type 'Uint8Array'");
       }
-      const counts = encodeInto(source, typedArrayBuffer(destination), typedArrayOffset(destination),
-        typedArrayLength(destination));
+      const length = typedArrayLength(destination);
+      // Nothing fits in no room, a detached buffer's included.
+      if (length === 0) return { read: 0, written: 0 };
+      const counts = encodeInto(source, typedArrayBuffer(destination), typedArrayOffset(destination), length);
       return { read: counts[0], written: counts[1] };
     }
 
