@@ -530,7 +530,8 @@ const __wpt = (() => {
   function resourceFetch(input, init) {
     const url = typeof input === "string" ? input : input && input.url;
     if (typeof url === "string") {
-      const key = url.replace(/^\.\//, "");
+      // Relative to the file's folder, or (after `../` segments) to WPT's root.
+      const key = url.replace(/^\.\//, "").replace(/^(\.\.\/)+/, "");
       if (key in resources) {
         const text = resources[key];
         return Promise.resolve({
