@@ -18,6 +18,8 @@
   const EventCtor = globalThis.Event;
   const EventTargetCtor = globalThis.EventTarget;
   const dispatchEvent = uncurry(EventTargetCtor.prototype.dispatchEvent);
+  const addEventListener = uncurry(EventTargetCtor.prototype.addEventListener);
+  const removeEventListener = uncurry(EventTargetCtor.prototype.removeEventListener);
   const clone = globalThis.structuredClone;
   const setTimeoutFn = globalThis.setTimeout;
   const shift = uncurry(Array.prototype.shift);
@@ -184,9 +186,9 @@
     }
     set onmessage(value) {
       if (!(#queue in this)) throw new TypeErrorCtor("Illegal invocation");
-      if (this.#onmessage !== null) this.removeEventListener("message", this.#onmessage);
+      if (this.#onmessage !== null) removeEventListener(this, "message", this.#onmessage);
       this.#onmessage = typeof value === "function" ? value : null;
-      if (this.#onmessage !== null) this.addEventListener("message", this.#onmessage);
+      if (this.#onmessage !== null) addEventListener(this, "message", this.#onmessage);
       // Setting `onmessage` starts the port, as in HTML.
       this.#started = true;
       this.#schedule();
@@ -197,9 +199,9 @@
     }
     set onmessageerror(value) {
       if (!(#queue in this)) throw new TypeErrorCtor("Illegal invocation");
-      if (this.#onmessageerror !== null) this.removeEventListener("messageerror", this.#onmessageerror);
+      if (this.#onmessageerror !== null) removeEventListener(this, "messageerror", this.#onmessageerror);
       this.#onmessageerror = typeof value === "function" ? value : null;
-      if (this.#onmessageerror !== null) this.addEventListener("messageerror", this.#onmessageerror);
+      if (this.#onmessageerror !== null) addEventListener(this, "messageerror", this.#onmessageerror);
     }
 
     static {
