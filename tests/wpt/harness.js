@@ -396,6 +396,23 @@ const __wpt = (() => {
       }
       assert(threw, d, `${fn} did not throw`);
     },
+    // The legacy form older WPT files still call: `code` is an error object whose `name` the
+    // thrown error must have, or a DOMException name.
+    assert_throws(code, fn, d) {
+      let threw = false;
+      try {
+        fn();
+      } catch (e) {
+        threw = true;
+        if (typeof code === "string") {
+          checkDomError(e, code, globalThis.DOMException, d);
+        } else {
+          assert(typeof e === "object" && e !== null, d, `threw ${format_value(e)}, not an object`);
+          assert(e.name === code.name, d, `threw an error named ${e.name}, expected ${code.name}`);
+        }
+      }
+      assert(threw, d, `${fn} did not throw`);
+    },
     assert_throws_exactly(expected, fn, d) {
       let threw = false;
       try {
@@ -513,7 +530,8 @@ const __wpt = (() => {
   function resourceFetch(input, init) {
     const url = typeof input === "string" ? input : input && input.url;
     if (typeof url === "string") {
-      const key = url.replace(/^\.\//, "");
+      // Relative to the file's folder, or (after `../` segments) to WPT's root.
+      const key = url.replace(/^\.\//, "").replace(/^(\.\.\/)+/, "");
       if (key in resources) {
         const text = resources[key];
         return Promise.resolve({
@@ -547,6 +565,12 @@ const __wpt = (() => {
     },
     shouldRunSubTest() {
       return true;
+    },
+    // WPT's /common/sab.js, whose shared buffers come from a shared `WebAssembly.Memory`.
+    createBuffer(type, length) {
+      if (type === "ArrayBuffer") return new ArrayBuffer(length);
+      if (type === "SharedArrayBuffer") return new SharedArrayBuffer(length);
+      throw new Error("type has to be ArrayBuffer or SharedArrayBuffer");
     },
     GLOBAL: {
       isWindow: () => false,

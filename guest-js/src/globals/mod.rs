@@ -14,6 +14,7 @@ pub mod fs;
 mod headers;
 pub mod io;
 pub mod kv;
+mod messaging;
 mod navigator;
 mod performance;
 mod structured_clone;
@@ -88,12 +89,13 @@ pub fn absent(cx: Ctx<'_>) -> Result<()> {
 /// Install every Palisade global into the context.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     console::register(cx)?;
+    dom_exception::register(cx)?;
     base64::register(cx)?;
     text::register(cx)?;
     timers::register(cx)?;
-    dom_exception::register(cx)?;
     abort::register(cx)?;
     structured_clone::register(cx)?;
+    messaging::register(cx)?;
     url_search_params::register(cx)?;
     headers::register(cx)?;
     url::register(cx)?;

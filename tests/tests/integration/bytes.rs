@@ -171,7 +171,7 @@ async fn bulk_paths_keep_values_and_errors() {
       const decoder = new TextDecoder(), fatal = new TextDecoder('utf-8', { fatal: true });
       const keep = new TextDecoder('utf-8', { ignoreBOM: true });
       const bom = new Uint8Array([0xef, 0xbb, 0xbf, 104, 105, 0xff]);
-      for (const f of [() => fatal.decode(bom), () => decoder.decode({}), () => decoder.decode(bom, { stream: true })]) {
+      for (const f of [() => fatal.decode(bom), () => decoder.decode({}), () => new TextDecoder().decode(bom, { stream: true })]) {
         try { f(); errors.push('none'); } catch (e) { errors.push(e.name + ': ' + e.message); }
       }
       const text = [decoder.decode(bom), keep.decode(bom).length, decoder.decode(bom.subarray(3, 5)),
@@ -199,7 +199,7 @@ async fn bulk_paths_keep_values_and_errors() {
             "errors": [btoa, btoa, atob, atob, atob, atob,
                 "TypeError: The encoded data was not valid utf-8",
                 "TypeError: The provided value is not of type '(ArrayBuffer or ArrayBufferView)'",
-                "Error: Streaming decode is not supported"],
+                "none"],
             "text": ["hi\u{fffd}", 4, "hi", "hi\u{fffd}", "", "h\u{e9}\u{fffd}", [195, 169], 0],
         })
     );

@@ -80,3 +80,60 @@ async fn base64_round_trips_and_refuses_bad_input() {
         r#"["aGVsbG8=","hello","ÿ\u0000a","InvalidCharacterError","InvalidCharacterError"]"#
     );
 }
+
+#[tokio::test]
+async fn intervals_repeat_until_cleared_and_wrap_their_delay_like_webidl_long() {
+    // `2 ** 32` is a WebIDL `long` 0: that interval runs before the 10 ms timeout; the other
+    // one clears itself on its third run.
+    let source = "export default async () => { const out = []; let n = 0; \
+        const wrapped = setInterval(() => { out.push('wrapped'); clearInterval(wrapped); }, 2 ** 32); \
+        const id = setInterval((tag) => { out.push(tag + ++n); if (n === 3) clearInterval(id); }, 1, 'tick'); \
+        await new Promise((r) => setTimeout(r, 10)); \
+        await new Promise((r) => setTimeout(r, 20)); return out; }";
+    assert_eq!(
+        output(&run_source(source, "null").await),
+        r#"["wrapped","tick1","tick2","tick3"]"#
+    );
+}
+
+#[tokio::test]
+async fn a_runaway_interval_ends_at_the_deadline_and_the_next_call_is_normal() {
+    // The result never settles and an interval fires for ever: each turn waits at least 4 ms
+    // once it nests (HTML's floor), so the call ends at its deadline, not by fuel or a flood.
+    let p = policy("[limits]\ntimeout = \"300ms\"\nfuel = 100_000_000_000\n");
+    let source =
+        "let n = 0; export default () => new Promise(() => setInterval(() => { n++; }, 0))";
+    let outcome = PALISADE
+        .run(&p, &palisade::Script::new("t.js", source), "null")
+        .await;
+    assert_eq!(code(&outcome), "timeout");
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn under_a_fixed_clock_an_interval_does_not_starve_a_later_timer() {
+    // The fixed clock does not move: the timers count from the last due time instead, so the
+    // 1 s interval fires three times before the 3.5 s timeout.
+    let p = Policy::from_file(root().join("policies/deterministic-action.toml")).unwrap();
+    let source = "export default async () => { let n = 0; \
+        const id = setInterval(() => n++, 1000); \
+        await new Promise((r) => setTimeout(r, 3500)); clearInterval(id); return n; }";
+    let outcome = PALISADE
+        .run(&p, &palisade::Script::new("t.js", source), "null")
+        .await;
+    assert_eq!(output(&outcome), "3");
+}
+
+#[tokio::test]
+async fn message_channels_deliver_clones_asynchronously() {
+    let source = "export default () => new Promise((resolve) => { \
+        const { port1, port2 } = new MessageChannel(); const sent = { n: 1, list: [2] }; \
+        const order = []; \
+        port2.onmessage = (e) => { order.push('message'); \
+          resolve([order, e.data, e.data !== sent, e instanceof MessageEvent, e.detail ?? null]); }; \
+        port1.postMessage(sent); order.push('posted'); }); ";
+    assert_eq!(
+        output(&run_source(source, "null").await),
+        r#"[["posted","message"],{"n":1,"list":[2]},true,true,null]"#
+    );
+}

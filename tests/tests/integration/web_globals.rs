@@ -162,3 +162,120 @@ async fn abort_controllers_and_text_codecs_work() {
         json!({ "seen": ["AbortError"], "aborted": true, "timeout": "TimeoutError", "len": 6, "text": "héllo" })
     );
 }
+
+#[tokio::test]
+async fn text_decoder_knows_every_whatwg_encoding_and_streams() {
+    let got = eval(
+        r#"export default () => {
+          const bytes = (...b) => new Uint8Array(b);
+          const decode = (label, b, options) => new TextDecoder(label, options).decode(b);
+          const thrown = (f) => { try { f(); return "no error"; } catch (e) { return e.name; } };
+          const stream = new TextDecoder("utf-16le");
+          const streamed = [stream.decode(bytes(0x41), { stream: true }),
+            stream.decode(bytes(0x00, 0x3D, 0xD8), { stream: true }), stream.decode(bytes(0x00, 0xDE))];
+          const target = new Uint8Array(4);
+          const into = new TextEncoder().encodeInto("a\u00e9\u{1F600}", target);
+          return {
+            names: [" Shift_JIS\n", "latin1", "GBK", "big5", "euc-kr", "utf-16"].map((l) => new TextDecoder(l).encoding),
+            sjis: decode("shift_jis", bytes(0x82, 0xA0, 0x82, 0xA2)),
+            latin1: decode("iso-8859-1", bytes(0x63, 0x61, 0x66, 0xE9)),
+            euckr: decode("euc-kr", bytes(0xC7, 0xD1)),
+            utf16be: decode("utf-16be", bytes(0xFE, 0xFF, 0x00, 0x68, 0x00, 0x69)),
+            keepBom: decode("utf-8", bytes(0xEF, 0xBB, 0xBF, 0x61), { ignoreBOM: true }).length,
+            replaced: decode("utf-8", bytes(0x61, 0xFF, 0x62)),
+            fatal: thrown(() => decode("utf-8", bytes(0xFF), { fatal: true })),
+            verticalTab: thrown(() => new TextDecoder("\vutf-8")),
+            replacement: thrown(() => new TextDecoder("iso-2022-kr")),
+            streamed,
+            into: [into.read, into.written, Array.from(target)],
+            surrogate: Array.from(new TextEncoder().encode("\ud800")),
+            url: new URL("https://a.example/\ud800").pathname,
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "names": ["shift_jis", "windows-1252", "gbk", "big5", "euc-kr", "utf-16le"],
+            "sjis": "あい",
+            "latin1": "café",
+            "euckr": "한",
+            "utf16be": "hi",
+            "keepBom": 2,
+            "replaced": "a\u{FFFD}b",
+            "fatal": "TypeError",
+            "verticalTab": "RangeError",
+            "replacement": "RangeError",
+            "streamed": ["", "A", "\u{1F600}"],
+            "into": [2, 3, [0x61, 0xC3, 0xA9, 0]],
+            "surrogate": [0xEF, 0xBF, 0xBD],
+            "url": "/%EF%BF%BD",
+        })
+    );
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn dom_exceptions_carry_legacy_codes_and_web_apis_throw_them() {
+    let got = eval(
+        r#"export default () => {
+          const caught = (f) => { try { f(); } catch (e) {
+            return [e instanceof DOMException, e.name, e.code, Object.keys(e).length]; } };
+          const e = new DOMException("m", { name: "AbortError", cause: 1 });
+          return {
+            atob: caught(() => atob("a")),
+            floats: caught(() => crypto.getRandomValues(new Float32Array(1))),
+            quota: caught(() => crypto.getRandomValues(new Uint8Array(65537))),
+            clone: caught(() => structuredClone(() => 1)),
+            options: [e.name, e.message, e.code, e.cause, Object.hasOwn(e, "message")],
+            constants: [DOMException.INDEX_SIZE_ERR, DOMException.prototype.DATA_CLONE_ERR],
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "atob": [true, "InvalidCharacterError", 5, 0],
+            "floats": [true, "TypeMismatchError", 17, 0],
+            "quota": [true, "QuotaExceededError", 22, 0],
+            "clone": [true, "DataCloneError", 25, 0],
+            "options": ["AbortError", "m", 20, 1, false],
+            "constants": [1, 25],
+        })
+    );
+}
+
+#[tokio::test]
+async fn structured_clone_transfers_buffers_and_keeps_an_errors_cause() {
+    let got = eval(
+        r#"export default () => {
+          const buffer = new Uint8Array([1, 2, 3]).buffer;
+          const view = new Uint8Array(buffer, 1);
+          const copy = structuredClone({ buffer, view }, { transfer: [buffer] });
+          const error = structuredClone(new RangeError("outer", { cause: { inner: [1] } }));
+          const twice = (() => { try { structuredClone(1, { transfer: [buffer] }); } catch (e) { return e.name; } })();
+          return {
+            detached: buffer.byteLength,
+            copied: Array.from(new Uint8Array(copy.buffer)),
+            sameBuffer: copy.view.buffer === copy.buffer,
+            view: Array.from(copy.view),
+            cause: [error.name, error.cause, Object.keys(error)],
+            twice,
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "detached": 0,
+            "copied": [1, 2, 3],
+            "sameBuffer": true,
+            "view": [2, 3],
+            "cause": ["RangeError", {"inner": [1]}, []],
+            "twice": "DataCloneError",
+        })
+    );
+}

@@ -134,9 +134,9 @@ fn read_checked(dir: &Path, path: &str, sha256: &str) -> Option<String> {
 }
 
 /// The module one call runs: the shim, the resources the file fetches, the scripts its
-/// `// META: script=` lines name (WPT's `/common/subset-tests*.js` are part of the shim), then
-/// the file, all in one block so that a top-level throw is reported rather than ending the
-/// call.
+/// `// META: script=` lines name (WPT's `/common/subset-tests*.js` and `/common/sab.js` are part
+/// of the shim), then the file, all in one block so that a top-level throw is reported rather
+/// than ending the call.
 fn compose(
     dir: &Path,
     entry: &Entry,
@@ -162,7 +162,7 @@ fn compose(
             continue;
         };
         let script = script.trim();
-        if script.starts_with("/common/subset-tests") {
+        if script.starts_with("/common/subset-tests") || script == "/common/sab.js" {
             continue;
         }
         let path = match script.strip_prefix('/') {

@@ -123,6 +123,24 @@
       if (this.#state.cancelable && !this.#state.inPassiveListener) this.#state.canceled = true;
     }
 
+    // The legacy members: `returnValue` is the opposite of `defaultPrevented` (setting it false
+    // cancels), `cancelBubble` is `stopPropagation`, and `initEvent` resets an event that is not
+    // being dispatched.
+    get returnValue() { return !this.#state.canceled; }
+    set returnValue(value) { if (!value) this.preventDefault(); }
+    get cancelBubble() { return this.#state.stopPropagation; }
+    set cancelBubble(value) { if (value) this.#state.stopPropagation = true; }
+    initEvent(type, bubbles = false, cancelable = false) {
+      requireArgs(arguments, 1, "Event.initEvent");
+      const state = this.#state;
+      if (state.dispatching) return;
+      state.type = concat("", type);
+      state.bubbles = BooleanCtor(bubbles);
+      state.cancelable = BooleanCtor(cancelable);
+      state.canceled = state.stopPropagation = state.stopImmediatePropagation = false;
+      state.target = null;
+    }
+
     static {
       eventState = (event) => event.#state;
       isEvent = (value) => isObject(value) && #state in value;

@@ -13,6 +13,7 @@
   const typedArrayLength = getter("byteLength");
   const typedArraySet = uncurry(TypedArrayPrototype.set);
   const Uint8ArrayCtor = Uint8Array;
+  const { isView } = ArrayBuffer;
   const TypeErrorCtor = TypeError;
   const DOMExceptionCtor = DOMException;
   const INTEGER = { __proto__: null, Int8Array: true, Uint8Array: true, Uint8ClampedArray: true, Int16Array: true,
@@ -25,9 +26,11 @@
   };
   const crypto = {
     getRandomValues(array) {
+      // WebIDL's ArrayBufferView, then the Web Crypto check of its type.
+      if (!isView(array)) throw new TypeErrorCtor("getRandomValues needs an integer typed array");
       const name = typedArrayName(array);
       if (name === undefined || INTEGER[name] !== true) {
-        throw new TypeErrorCtor("getRandomValues needs an integer typed array");
+        throw new DOMExceptionCtor("getRandomValues needs an integer typed array", "TypeMismatchError");
       }
       const byteLength = typedArrayLength(array);
       if (byteLength > 65536) {

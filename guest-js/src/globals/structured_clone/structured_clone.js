@@ -1,7 +1,8 @@
 /**
  * `structuredClone` for Palisade guests: the HTML structured clone algorithm over the types
  * QuickJS has. Objects are walked with an explicit stack, so deep nesting cannot overflow the
- * engine's call stack. Transfer lists are not supported: a non-empty one throws.
+ * engine's call stack. `transfer` moves `ArrayBuffer`s: the clone gets their contents and the
+ * originals are detached. An error's own `cause` is cloned with it.
  */
 // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
 (() => {
@@ -96,7 +97,8 @@
     "String Iterator", "RegExp String Iterator", "Iterator Helper", "DisposableStack",
     "AsyncDisposableStack", "Module", "SharedArrayBuffer", "Headers", "Headers Iterator", "URLSearchParams",
     "URLSearchParams Iterator", "URL", "Request", "Response", "EventTarget", "Event",
-    "AbortController", "AbortSignal", "TextEncoder", "TextDecoder"]);
+    "AbortController", "AbortSignal", "TextEncoder", "TextDecoder", "CustomEvent", "MessageEvent",
+    "MessageChannel", "MessagePort"]);
 
   // CreateDataProperty on a fresh object: plain assignment is the same unless the key is
   // inherited (`__proto__`, or something a guest put on a prototype), which could hit a setter.
@@ -192,34 +194,55 @@
       const desc = getOwnPropertyDescriptor(value, "message");
       const message = desc && "value" in desc ? concat("", desc.value) : undefined;
       const Type = typeof name === "string" && ERRORS[name] ? ERRORS[name] : Error;
-      return cloneError(value, Type, message);
+      const copy = cloneError(value, Type, message);
+      const cause = getOwnPropertyDescriptor(value, "cause");
+      if (cause && "value" in cause) {
+        push(frames, { __proto__: null, kind: "cause", source: value, target: copy, items: ["cause"], index: 0 });
+      }
+      return copy;
     }
     const copy = {};
     push(frames, { __proto__: null, kind: "object", source: value, target: copy, items: ownKeys(value), index: 0 });
     return copy;
   };
 
-  function checkTransfer(options) {
-    if (options === undefined || options === null) return;
+  const transferBuffer = uncurry(ArrayBuffer.prototype.transfer);
+  // The transfer list, checked: ArrayBuffers only (no SharedArrayBuffer), each once, none
+  // detached. Returns the list.
+  function transferList(options) {
+    if (options === undefined || options === null) return [];
     if (typeof options !== "object" && typeof options !== "function") {
       throw new TypeErrorCtor("structuredClone: options must be an object");
     }
     const { transfer } = options;
-    if (transfer === undefined) return;
+    if (transfer === undefined) return [];
     if (Object(transfer) !== transfer || typeof transfer[Symbol.iterator] !== "function") {
       throw new TypeErrorCtor("structuredClone: options.transfer must be a sequence of objects");
     }
     const list = [...transfer];
-    if (list.some((item) => Object(item) !== item)) {
-      throw new TypeErrorCtor("structuredClone: options.transfer must be a sequence of objects");
+    const seen = new SetCtor();
+    for (let i = 0; i < list.length; i++) {
+      const item = list[i];
+      if (Object(item) !== item) {
+        throw new TypeErrorCtor("structuredClone: options.transfer must be a sequence of objects");
+      }
+      if (setHas(seen, item)) throw dataCloneError("An object is listed twice in the transfer list.");
+      setAdd(seen, item);
+      if (stringSlice(objectTag(item), 8, -1) !== "ArrayBuffer" || !is(bufferLength, item)) {
+        throw dataCloneError("Only ArrayBuffers can be transferred.");
+      }
+      if (bufferDetached(item)) throw dataCloneError("A detached ArrayBuffer cannot be transferred.");
     }
-    if (list.length > 0) throw dataCloneError("Transferring objects is not supported.");
+    return list;
   }
 
   function structuredClone(value, options = undefined) {
     if (arguments.length === 0) throw new TypeErrorCtor("structuredClone: 1 argument required, but only 0 present");
-    checkTransfer(options);
+    const transfer = transferList(options);
     const memory = new MapCtor();
+    // A transferred buffer's clone is made up front, so that views of it clone onto the new
+    // buffer; the originals are detached once the whole value is cloned.
+    for (let i = 0; i < transfer.length; i++) mapSet(memory, transfer[i], cloneBuffer(transfer[i]));
     const frames = [];
     const clone = (input) => {
       if (typeof input === "symbol") throw dataCloneError("A symbol could not be cloned.");
@@ -242,6 +265,10 @@
       const item = frame.items[frame.index++];
       if (frame.kind === "object") {
         if (hasOwn(frame.source, item)) defineData(frame.target, item, clone(frame.source[item]));
+      } else if (frame.kind === "cause") {
+        const desc = getOwnPropertyDescriptor(frame.source, "cause");
+        const value = desc && "value" in desc ? clone(desc.value) : undefined;
+        defineProperty(frame.target, "cause", { __proto__: null, value, writable: true, enumerable: false, configurable: true });
       } else if (frame.kind === "set") {
         setAdd(frame.target, clone(item));
       } else if (frame.index % 2 === 1) {
@@ -250,6 +277,7 @@
         mapSet(frame.target, frame.key, clone(item));
       }
     }
+    for (let i = 0; i < transfer.length; i++) transferBuffer(transfer[i]);
     return result;
   }
 

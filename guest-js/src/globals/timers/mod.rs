@@ -1,8 +1,9 @@
-//! `setTimeout`, `clearTimeout` and `queueMicrotask`, and the timer half of the guest's event
-//! loop (run.rs): when the job queue is empty and the result is still pending, the loop waits
-//! for the earliest timer together with the host operations in flight (a `wasi:io/poll` wait,
-//! which the host bounds by the call's deadline). Under a fixed clock, timers fire in due order
-//! without waiting. Timers still pending when the result settles are dropped with the call.
+//! `setTimeout`, `setInterval`, `clearTimeout`, `clearInterval` and `queueMicrotask`, and the
+//! timer half of the guest's event loop (run.rs): when the job queue is empty and the result is
+//! still pending, the loop waits for the earliest timer together with the host operations in
+//! flight (a `wasi:io/poll` wait, which the host bounds by the call's deadline). Under a fixed
+//! clock, timers fire in due order without waiting. Timers and intervals still pending when the
+//! result settles are dropped with the call; an interval never keeps a call alive.
 
 use javy::quickjs::{Array, Ctx, Function, Persistent, Result};
 use std::cell::RefCell;

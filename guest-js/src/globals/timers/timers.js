@@ -10,18 +10,47 @@
   const { apply } = Reflect;
   const dateNow = Date.now;
   const { max } = Math;
-  const NumberCtor = Number;
   const TypeErrorCtor = TypeError;
   const PromiseCtor = Promise;
   const timers = new MapCtor();
   let nextId = 1;
-  globalThis.setTimeout = function setTimeout(callback, delay = 0, ...args) {
-    if (typeof callback !== "function") throw new TypeErrorCtor("setTimeout needs a function");
+  // The due time of the timer that fired last, and the nesting level of the callback running
+  // now (HTML's timer nesting level: 0 outside any timer callback).
+  let lastDue = -Infinity;
+  let nesting = 0;
+  // The time timers count from: the clock, or under a fixed clock (which does not move) the due
+  // time of the timer that fired last, so that timers and intervals still fire in due order.
+  const now = () => max(dateNow(), lastDue);
+  // HTML's timer initialization steps for the delay: WebIDL `long` (ToInt32: 2 ** 32 is 0),
+  // negative as 0, and at least 4 ms once timers nest more than five deep, so that an interval
+  // or a chain of timeouts cannot spin the event loop (each turn waits, under the deadline).
+  const delayOf = (delay, level) => {
+    let ms = delay | 0;
+    if (ms < 0) ms = 0;
+    if (level > 5 && ms < 4) ms = 4;
+    return ms;
+  };
+  const schedule = (callback, delay, args, repeat) => {
+    if (typeof callback !== "function") {
+      throw new TypeErrorCtor(repeat ? "setInterval needs a function" : "setTimeout needs a function");
+    }
     const id = nextId++;
-    mapSet(timers, id, { __proto__: null, due: dateNow() + max(0, NumberCtor(delay) || 0), callback, args });
+    const level = nesting + 1;
+    const ms = delayOf(delay, level);
+    mapSet(timers, id, { __proto__: null, due: now() + ms, callback, args, repeat, ms, level });
     return id;
   };
-  globalThis.clearTimeout = function clearTimeout(id) {
+  globalThis.setTimeout = function setTimeout(callback, delay = 0, ...args) {
+    return schedule(callback, delay, args, false);
+  };
+  globalThis.setInterval = function setInterval(callback, delay = 0, ...args) {
+    return schedule(callback, delay, args, true);
+  };
+  // Timeouts and intervals share one list of ids, as in HTML: either function clears either.
+  globalThis.clearTimeout = function clearTimeout(id = 0) {
+    mapDelete(timers, id);
+  };
+  globalThis.clearInterval = function clearInterval(id = 0) {
     mapDelete(timers, id);
   };
   globalThis.queueMicrotask = function queueMicrotask(callback) {
@@ -52,7 +81,22 @@
     if (timer === undefined) return;
     mapDelete(timers, nextKey);
     next = undefined;
-    apply(timer.callback, timer, timer.args);
+    lastDue = timer.due;
+    if (timer.repeat) {
+      // Scheduled again before the callback runs, so that the callback can clear it; each
+      // repetition nests one level deeper (HTML), which brings the 4 ms floor after five.
+      timer.level++;
+      timer.ms = delayOf(timer.ms, timer.level);
+      timer.due = now() + timer.ms;
+      mapSet(timers, nextKey, timer);
+    }
+    const outer = nesting;
+    nesting = timer.level;
+    try {
+      apply(timer.callback, globalThis, timer.args);
+    } finally {
+      nesting = outer;
+    }
   };
   return [nextWait, runNext];
 })

@@ -2,15 +2,16 @@
 //! through `URLSearchParams` (url_search_params.js). `fetch` parses its input with the same
 //! parser, so what a script sees is what the host is asked for.
 
+use crate::globals::text::usv;
 use javy::quickjs::prelude::Func;
-use javy::quickjs::{Ctx, Function, Result, Value};
+use javy::quickjs::{Ctx, Function, Result, String as JsString, Value};
 use url::{Url, quirks};
 
 /// `[href, origin, protocol, username, password, host, hostname, port, pathname, search, hash]`.
 fn parts(url: &Url) -> Vec<String> {
     vec![
         quirks::href(url).to_owned(),
-        quirks::origin(url),
+        origin(url),
         quirks::protocol(url).to_owned(),
         quirks::username(url).to_owned(),
         quirks::password(url).to_owned(),
@@ -23,6 +24,19 @@ fn parts(url: &Url) -> Vec<String> {
     ]
 }
 
+/// The URL Standard's origin, serialized. For a `blob:` URL it is the origin of the URL in its
+/// path only when that one is `http:` or `https:` (the standard since 2023), and opaque
+/// (`null`) otherwise, where the `url` crate still takes any tuple origin from the path.
+fn origin(url: &Url) -> String {
+    if url.scheme() == "blob" {
+        return match Url::parse(url.path()) {
+            Ok(inner) if matches!(inner.scheme(), "http" | "https") => quirks::origin(&inner),
+            _ => "null".to_owned(),
+        };
+    }
+    quirks::origin(url)
+}
+
 /// The parts as an array that a setter on `Array.prototype` cannot intercept, or `null`.
 fn parts_value<'js>(cx: &Ctx<'js>, parts: Option<Vec<String>>) -> Result<Value<'js>> {
     match parts {
@@ -31,7 +45,14 @@ fn parts_value<'js>(cx: &Ctx<'js>, parts: Option<Vec<String>>) -> Result<Value<'
     }
 }
 
-fn url_parse(cx: Ctx<'_>, input: String, base: Option<String>) -> Result<Value<'_>> {
+/// Parse `input` against `base`. Both are WebIDL `USVString`s: a lone surrogate is U+FFFD.
+fn url_parse<'js>(
+    cx: Ctx<'js>,
+    input: JsString<'js>,
+    base: Option<JsString<'js>>,
+) -> Result<Value<'js>> {
+    let input = usv(input)?;
+    let base = base.map(usv).transpose()?;
     let url = match base {
         Some(base) => Url::parse(&base).and_then(|base| base.join(&input)),
         None => Url::parse(&input),
@@ -41,7 +62,13 @@ fn url_parse(cx: Ctx<'_>, input: String, base: Option<String>) -> Result<Value<'
 
 /// Apply one WHATWG setter: the new parts, or `null` when `href` does not parse (it always
 /// does: it came from `url_parse`) or the new href is invalid.
-fn url_set(cx: Ctx<'_>, href: String, part: String, value: String) -> Result<Value<'_>> {
+fn url_set<'js>(
+    cx: Ctx<'js>,
+    href: String,
+    part: String,
+    value: JsString<'js>,
+) -> Result<Value<'js>> {
+    let value = usv(value)?;
     parts_value(&cx, set_part(href, part, value))
 }
 
