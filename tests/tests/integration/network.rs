@@ -556,3 +556,53 @@ async fn refusals_name_the_host_not_its_addresses() {
     assert_eq!(json_output(&outcome), "sent");
     assert_eq!(up.connections(), 1);
 }
+
+#[tokio::test]
+async fn any_https_host_still_refuses_private_addresses() {
+    // `https://*` is any public host over https: every address check still applies, so the
+    // loopback, private and metadata addresses are refused after resolving, before connecting,
+    // and plain http matches no rule.
+    let p = policy("[http]\n[[http.allow]]\nurl = \"https://*\"\n");
+    let urls: Vec<String> = [
+        "https://localhost/",
+        "https://127.0.0.1/",
+        "https://[::1]/",
+        "https://10.0.0.1/",
+        "https://169.254.169.254/latest/meta-data/",
+        "http://example.com/",
+    ]
+    .iter()
+    .map(|u| u.to_string())
+    .collect();
+    let out = attempts(&p, &urls).await;
+    let rules: Vec<&str> = out
+        .iter()
+        .map(|a| a["rule"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            "http.private",
+            "http.private",
+            "http.private",
+            "http.private",
+            "http.private",
+            "http.allow"
+        ],
+        "{out:?}"
+    );
+    for attempt in &out {
+        assert_eq!(attempt["name"], "PolicyDeniedError", "{attempt}");
+    }
+    // The host is fine: an allowed request under another policy goes through.
+    let up = Upstream::start().await;
+    let outcome = run_js(
+        &allowed(up.port(), ""),
+        &format!(
+            "export default async () => (await fetch(\"http://localhost:{}/api/hello\")).json();",
+            up.port()
+        ),
+    )
+    .await;
+    assert_eq!(json_output(&outcome)["hello"], "world");
+}
