@@ -1,5 +1,6 @@
 //! The globals of the WinterTC Minimum Common API that Palisade adds beside `crypto`:
-//! `crypto.subtle` (digest, HMAC), `performance` and `navigator`.
+//! `crypto.subtle` (digest, HMAC), `performance` and `navigator`; `Blob`, `File`, `FormData`
+//! and the checks `Request` and `Response` make.
 
 use crate::support::*;
 use palisade::{Policy, Script};
@@ -227,4 +228,126 @@ async fn performance_at_the_top_level_is_not_compilable() {
     let error = PALISADE.compile(&policy, &script).await.unwrap_err();
     assert_eq!(error.code(), "not_compilable");
     assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn blob_and_file_hold_bytes_and_a_type() {
+    let got = eval(
+        r#"export default async () => {
+          const bytes = new Uint8Array([104, 105]);
+          const b = new Blob(["héllo ", bytes, new Blob([" ", bytes.buffer])], { type: "Text/Plain" });
+          const f = new File(["a\r\nb"], "n.txt", { lastModified: 42, endings: "native" });
+          return {
+            size: b.size, type: b.type, text: await b.text(),
+            slice: await b.slice(-4, -1, "X/Y").text(), sliceType: b.slice(0, 1, "X/Y").type,
+            bytes: Array.from(await b.slice(7, 9).bytes()),
+            buffer: (await b.arrayBuffer()).byteLength,
+            badType: new Blob([], { type: "a\u00e9" }).type,
+            file: [f.name, f.lastModified, f.size, await f.text(), f instanceof Blob],
+            tags: [String(b), String(f)],
+            badParts: (() => { try { new Blob("abc"); return "built"; } catch (e) { return e.name; } })(),
+            badEndings: (() => { try { new Blob([], { endings: "x" }); return "built"; } catch (e) { return e.name; } })(),
+            fileArgs: (() => { try { new File([]); return "built"; } catch (e) { return e.name; } })(),
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "size": 12, "type": "text/plain", "text": "héllo hi hi",
+            "slice": "i h", "sliceType": "x/y",
+            "bytes": [104, 105], "buffer": 12,
+            "badType": "",
+            "file": ["n.txt", 42, 3, "a\nb", true],
+            "tags": ["[object Blob]", "[object File]"],
+            "badParts": "TypeError", "badEndings": "TypeError", "fileArgs": "TypeError",
+        })
+    );
+}
+
+#[tokio::test]
+async fn form_data_round_trips_through_multipart_and_urlencoded_bodies() {
+    let got = eval(
+        r#"export default async () => {
+          const fd = new FormData();
+          fd.append("a", "1");
+          fd.append("a", "2\nline");
+          fd.append("file", new Blob(["bytes"], { type: "text/x" }), "f\"1.txt");
+          fd.set("b", new Blob(["x"]));
+          fd.append("gone", "x");
+          fd.delete("gone");
+          const request = new Request("https://example.com/", { method: "POST", body: fd });
+          const type = request.headers.get("content-type");
+          const back = await request.formData();
+          const file = back.get("file");
+          const urlencoded = await new Response("x=1&y=%C3%A9+z", {
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+          }).formData();
+          let wrongType;
+          try { await new Response("x").formData(); } catch (e) { wrongType = e.name; }
+          return {
+            entries: [...fd.keys()], all: fd.getAll("a"), has: [fd.has("b"), fd.has("gone")],
+            blobName: fd.get("b").name, multipart: type.startsWith("multipart/form-data; boundary="),
+            back: [back.getAll("a"), file.name, file.type, await file.text(), await back.get("b").text()],
+            urlencoded: [...urlencoded], wrongType,
+            tag: Object.prototype.toString.call(fd),
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "entries": ["a", "a", "file", "b"], "all": ["1", "2\nline"], "has": [true, false],
+            "blobName": "blob", "multipart": true,
+            "back": [["1", "2\r\nline"], "f\"1.txt", "text/x", "bytes", "x"],
+            "urlencoded": [["x", "1"], ["y", "é z"]], "wrongType": "TypeError",
+            "tag": "[object FormData]",
+        })
+    );
+}
+
+#[tokio::test]
+async fn request_and_response_reject_what_the_fetch_standard_rejects() {
+    let got = eval(
+        r#"export default async () => {
+          const err = (f) => { try { f(); return "built"; } catch (e) { return e.name; } };
+          const empty = new Response(null);
+          await empty.text();
+          const error = Response.error();
+          const data = await fetch("data:text/plain;base64,aMOpbGxv");
+          const plain = await fetch("data:,a%20b");
+          let badData;
+          try { await fetch("data:;base64,%%%"); } catch (e) { badData = e.name; }
+          return {
+            credentials: err(() => new Request("https://user:pw@example.com/")),
+            statusText: err(() => new Response("", { statusText: "\n" })),
+            okText: new Response("", { statusText: "Fine \u00ff" }).statusText,
+            json204: err(() => Response.json({}, { status: 204 })),
+            body204: err(() => new Response("x", { status: 204 })),
+            null204: new Response(null, { status: 204 }).status,
+            nullBodyUsed: empty.bodyUsed,
+            errorHeaders: err(() => error.headers.set("a", "b")),
+            errorStatus: [error.status, error.type],
+            data: [data.status, data.statusText, data.headers.get("content-type"), await data.text()],
+            plain: [plain.headers.get("content-type"), await plain.text()],
+            badData,
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "credentials": "TypeError", "statusText": "TypeError", "okText": "Fine \u{ff}",
+            "json204": "TypeError", "body204": "TypeError", "null204": 204,
+            "nullBodyUsed": false, "errorHeaders": "TypeError", "errorStatus": [0, "error"],
+            "data": [200, "OK", "text/plain", "héllo"],
+            "plain": ["text/plain;charset=US-ASCII", "a b"],
+            "badData": "TypeError",
+        })
+    );
+    // The host is fine afterwards.
+    assert_eq!(eval("export default () => 1 + 1;").await, json!(2));
 }

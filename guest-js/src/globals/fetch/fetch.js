@@ -60,6 +60,16 @@
   const U = take(URL);
   const A = take(AbortSignal);
   const P = take(URLSearchParams);
+  const B = take(Blob);
+  const F = take(FormData);
+  const URLSearchParamsCtor = URLSearchParams;
+  const paramsEntries = uncurry(URLSearchParams.prototype.entries);
+  const paramsNext = uncurry(getPrototypeOf(new URLSearchParams().entries()).next);
+  const atobIntrinsic = atob;
+  const charCodeAt = uncurry(String.prototype.charCodeAt);
+  const toLowerCase = uncurry(String.prototype.toLowerCase);
+  const indexOf = uncurry(String.prototype.indexOf);
+  const stringTrim = uncurry(String.prototype.trim);
 
   // Own data properties, as assignments made them, defined so that a frozen or poisoned
   // `Error.prototype` or `Object.prototype` cannot refuse or intercept them.
@@ -151,6 +161,8 @@
     if (body == null) return [null, null];
     if (typeof body === "string") return [encode(body), TEXT];
     if (P.isParams(body)) return [encode(P.serialize(body)), "application/x-www-form-urlencoded;charset=UTF-8"];
+    if (B.isBlob(body)) return [B.bytesOf(body), B.typeOf(body) || null];
+    if (F.isFormData(body)) return F.serialize(body);
     if (isArrayBuffer(body)) return [copyBytes(body, 0, bufferLength(body)), null];
     if (isView(body)) return [viewBytes(body), null];
     return [encode(StringCtor(body)), TEXT];
@@ -160,6 +172,8 @@
   async function consume(object) {
     const s = slot(object);
     if (s.used) throw new TypeErrorCtor("Body has already been consumed");
+    // A null body reads as empty and is not used up by it (Fetch: "consume body").
+    if (s.bodyId == null && s.bytes === null) return { __proto__: null, value: new Uint8ArrayCtor(0) };
     s.used = true;
     if (s.bodyId != null) {
       const result = (await abortable(wait(s.bodyId), s.signal, s.bodyId)).value;
@@ -176,23 +190,71 @@
     async bytes() { return copyOf((await consume(this)).value); },
     async text() { return decode((await consume(this)).value); },
     async json() { return jsonParse(decode((await consume(this)).value)); },
+    async blob() {
+      const s = slot(this);
+      const bytes = (await consume(this)).value;
+      const type = H.get(s.headers, "content-type");
+      return B.make(copyOf(bytes), type === null ? "" : mediaType(type));
+    },
+    async formData() {
+      const s = slot(this);
+      const bytes = (await consume(this)).value;
+      const type = H.get(s.headers, "content-type") ?? "";
+      const essence = toLowerCase(stringTrim(stringSlice(type, 0, indexOf(type, ";") < 0 ? type.length : indexOf(type, ";"))));
+      if (essence === "multipart/form-data") {
+        const parsed = F.parse(bytes, type);
+        if (parsed === null) throw new TypeErrorCtor("the body is not valid multipart/form-data");
+        return parsed;
+      }
+      if (essence === "application/x-www-form-urlencoded") {
+        const out = new FormDataCtor();
+        const entries = paramsEntries(new URLSearchParamsCtor(decode(bytes)));
+        for (let step = paramsNext(entries); !step.done; step = paramsNext(entries)) {
+          F.append(out, step.value[0], step.value[1]);
+        }
+        return out;
+      }
+      throw new TypeErrorCtor(concat("a body of type \"", type, "\" cannot be read as FormData"));
+    },
   };
+  // A media type as a Blob keeps it: lower-cased, or "" with a character outside U+0020..U+007E.
+  const mediaType = (text) => {
+    for (let i = 0; i < text.length; i++) {
+      const c = charCodeAt(text, i);
+      if (c < 0x20 || c > 0x7e) return "";
+    }
+    return toLowerCase(text);
+  };
+  const FormDataCtor = FormData;
 
+  // reason-phrase (RFC 9112): HTAB, SP, VCHAR, obs-text.
+  const REASON_PHRASE = /^[\t\x20-\x7e\x80-\xff]*$/;
+  const NULL_BODY_STATUS = { __proto__: null, 101: true, 103: true, 204: true, 205: true, 304: true };
   const isRedirect = (status) => status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
   const METHOD = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
   const NORMAL_METHODS = { __proto__: null, DELETE: true, GET: true, HEAD: true, OPTIONS: true, POST: true, PUT: true, PATCH: true };
 
   class Response {
     constructor(body = null, init = {}) {
+      if (init !== undefined && init !== null && typeof init !== "object" && typeof init !== "function") {
+        throw new TypeErrorCtor("Response: init is not an object");
+      }
       const status = member(init, "status") ?? 200;
       if (!isInteger(status) || status < 200 || status > 599) {
         throw new RangeErrorCtor(concat("status ", status, " is not in 200..599"));
+      }
+      const statusText = member(init, "statusText");
+      if (statusText !== undefined && exec(REASON_PHRASE, StringCtor(statusText)) === null) {
+        throw new TypeErrorCtor(concat("Response: \"", StringCtor(statusText), "\" is not a valid status text"));
+      }
+      if (body !== null && body !== undefined && NULL_BODY_STATUS[status] === true) {
+        throw new TypeErrorCtor(concat("Response: a response with status ", status, " cannot have a body"));
       }
       const extracted = extract(body);
       const headers = new HeadersCtor(member(init, "headers"));
       if (extracted[1] && !H.has(headers, "content-type")) H.append(headers, "content-type", extracted[1]);
       weakSet(slots, this, {
-        __proto__: null, request: false, status, statusText: StringCtor(member(init, "statusText") ?? ""),
+        __proto__: null, request: false, status, statusText: statusText === undefined ? "" : StringCtor(statusText),
         headers, bytes: extracted[0], bodyId: null, used: false, url: "", redirected: false, type: "default",
         signal: null,
       });
@@ -221,7 +283,9 @@
     }
     static error() {
       const r = new Response(null);
-      assign(slot(r), { __proto__: null, status: 0, type: "error" });
+      const s = slot(r);
+      assign(s, { __proto__: null, status: 0, type: "error" });
+      H.guard(s.headers, "immutable");
       return r;
     }
     static redirect(url, status = 302) {
@@ -236,6 +300,10 @@
     constructor(input, init = {}) {
       const from = requestSlot(input);
       const url = from ? from.url : href(StringCtor(input));
+      if (!from) {
+        const parts = U.parse(url, undefined);
+        if (parts[3] !== "" || parts[4] !== "") throw new TypeErrorCtor(concat("Request: ", url, " has credentials in it"));
+      }
       const method = StringCtor(member(init, "method") ?? from?.method ?? "GET");
       const upper = toUpperCase(method);
       const normal = NORMAL_METHODS[upper] === true ? upper : method;
@@ -319,11 +387,60 @@
     return out;
   };
 
+  // A `data:` URL's response (Fetch, "data: URL processor"), made here without the network: its
+  // bytes are already in the script's memory, as the URL.
+  const hexValue = (c) => (c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1);
+  const BASE64_SUFFIX = /;[\x20]*base64$/i;
+  const MIME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\/[!#$%&'*+\-.^_`|~0-9A-Za-z]+[\t\x20]*(;.*)?$/s;
+  function dataResponse(url) {
+    let rest = stringSlice(url, 5);
+    const hash = indexOf(rest, "#");
+    if (hash >= 0) rest = stringSlice(rest, 0, hash);
+    const comma = indexOf(rest, ",");
+    if (comma < 0) throw new TypeErrorCtor("fetch: a data: URL needs a comma before its data");
+    let mime = stringTrim(stringSlice(rest, 0, comma));
+    const data = stringSlice(rest, comma + 1);
+    let bytes = new Uint8ArrayCtor(data.length);
+    let n = 0;
+    for (let i = 0; i < data.length; i++) {
+      const c = charCodeAt(data, i);
+      if (c === 0x25 && hexValue(charCodeAt(data, i + 1)) >= 0 && hexValue(charCodeAt(data, i + 2)) >= 0) {
+        bytes[n++] = hexValue(charCodeAt(data, i + 1)) * 16 + hexValue(charCodeAt(data, i + 2));
+        i += 2;
+      } else {
+        bytes[n++] = c;
+      }
+    }
+    bytes = B.copy(bytes, 0, n);
+    const base64 = exec(BASE64_SUFFIX, mime);
+    if (base64 !== null) {
+      mime = stringSlice(mime, 0, mime.length - base64[0].length);
+      let binary;
+      try {
+        binary = atobIntrinsic(B.latin1(bytes));
+      } catch {
+        throw new TypeErrorCtor("fetch: a data: URL's base64 is not valid");
+      }
+      bytes = new Uint8ArrayCtor(binary.length);
+      for (let i = 0; i < binary.length; i++) bytes[i] = charCodeAt(binary, i);
+    }
+    if (stringSlice(mime, 0, 1) === ";") mime = concat("text/plain", mime);
+    if (exec(MIME, mime) === null) mime = "text/plain;charset=US-ASCII";
+    const headers = H.fromPairs([["content-type", mime]]);
+    H.guard(headers, "immutable");
+    const response = new Response(null, { __proto__: null, status: 200 });
+    assign(slot(response), {
+      __proto__: null, statusText: "OK", headers, bytes, url, type: "basic",
+    });
+    return response;
+  }
+
   async function fetch(input, init = undefined) {
     const request = new Request(input, init);
     const s = slot(request);
     const signal = s.signal;
     if (isAborted(signal)) throw reasonOf(signal);
+    if (stringSlice(s.url, 0, 5) === "data:") return dataResponse(s.url);
     let url = s.url;
     let method = s.method;
     let bytes = s.bytes;
