@@ -18,6 +18,7 @@ pub mod io;
 pub mod kv;
 mod navigator;
 mod performance;
+mod streams;
 mod structured_clone;
 mod subtle;
 pub mod text;
@@ -103,6 +104,7 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     subtle::register(cx)?;
     performance::register(cx)?;
     navigator::register(cx)?;
+    streams::register(cx)?;
     blob::register(cx)?;
     form_data::register(cx)?;
     let (wait, cancel) = io::register(cx)?;

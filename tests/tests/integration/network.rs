@@ -741,3 +741,29 @@ async fn byte_bodies_are_sent_with_content_length() {
     assert_eq!(out["string"]["content_type"], "text/plain;charset=UTF-8");
     task.abort();
 }
+
+#[tokio::test]
+async fn a_response_body_reads_as_a_stream() {
+    // The network body through `response.body`'s reader, under the same response budget.
+    let up = Upstream::start().await;
+    let port = up.port();
+    let source = format!(
+        r#"export default async () => {{
+          const r = await fetch("http://localhost:{port}/api/big?bytes=3000");
+          const reader = r.body.getReader();
+          let length = 0;
+          for (let step = await reader.read(); !step.done; step = await reader.read()) length += step.value.length;
+          let over;
+          try {{
+            const big = await fetch("http://localhost:{port}/api/big?bytes=9000");
+            for await (const chunk of big.body) {{}}
+          }} catch (e) {{ over = e.name; }}
+          return {{ length, used: r.bodyUsed, over }};
+        }};"#
+    );
+    let outcome = run_js(&allowed(port, "max_response_body = \"8KiB\""), &source).await;
+    assert_eq!(
+        json_output(&outcome),
+        serde_json::json!({ "length": 3000, "used": true, "over": "ResponseTooLargeError" })
+    );
+}

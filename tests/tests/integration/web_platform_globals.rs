@@ -440,3 +440,71 @@ async fn subtle_aes_gcm_ecdsa_and_ed25519_match_their_standard_vectors() {
     );
     assert_eq!(eval("export default () => 1 + 1;").await, json!(2));
 }
+
+#[tokio::test]
+async fn readable_streams_read_tee_cancel_and_carry_bodies() {
+    let got = eval(
+        r#"export default async () => {
+          const log = [];
+          let n = 0;
+          const counted = new ReadableStream({
+            pull(c) { n < 3 ? c.enqueue(n++) : c.close(); },
+            cancel(reason) { log.push(`cancel ${reason}`); },
+          }, new CountQueuingStrategy({ highWaterMark: 0 }));
+          const seen = [];
+          for await (const chunk of counted) seen.push(chunk);
+          const reader = new ReadableStream({ start(c) { c.enqueue("a"); c.enqueue("b"); c.close(); } }).getReader();
+          const steps = [await reader.read(), await reader.read(), await reader.read()];
+          const [left, right] = new ReadableStream({ start(c) { c.enqueue(1); c.enqueue(2); c.close(); } }).tee();
+          const both = [];
+          for await (const x of left) both.push(`l${x}`);
+          for await (const x of right) both.push(`r${x}`);
+          const stopped = new ReadableStream({ pull(c) { c.enqueue("x"); }, cancel(r) { log.push(`cancel ${r}`); } });
+          for await (const x of stopped) break;
+          const failing = new ReadableStream({ start(c) { c.error(new RangeError("boom")); } });
+          let failed;
+          try { await failing.getReader().read(); } catch (e) { failed = e.name; }
+          const locked = new ReadableStream();
+          locked.getReader();
+          let lockedError;
+          try { locked.getReader(); } catch (e) { lockedError = e.name; }
+          const bytes = new TextEncoder().encode("streamed");
+          const fromStream = await new Response(new ReadableStream({ start(c) { c.enqueue(bytes); c.close(); } })).text();
+          const response = new Response("body text");
+          const chunks = [];
+          for await (const chunk of response.body) chunks.push(new TextDecoder().decode(chunk));
+          const blob = await new Response(new Blob(["blob"]).stream()).text();
+          const original = new Response(new ReadableStream({ start(c) { c.enqueue(bytes); c.close(); } }));
+          const copy = original.clone();
+          const request = await new Request("https://example.com/", { method: "POST", body: new Blob(["r"]).stream() }).text();
+          return {
+            seen, log, steps, both, failed, lockedError, fromStream, chunks, used: response.bodyUsed,
+            nullBody: new Response(null).body, blob, clones: [await original.text(), await copy.text()], request,
+            bytes: (() => { try { new ReadableStream({ type: "bytes" }); return "built"; } catch (e) { return e.name; } })(),
+            tag: Object.prototype.toString.call(counted),
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "seen": [0, 1, 2],
+            "log": ["cancel undefined"],
+            "steps": [{"value": "a", "done": false}, {"value": "b", "done": false}, {"done": true}],
+            "both": ["l1", "l2", "r1", "r2"],
+            "failed": "RangeError",
+            "lockedError": "TypeError",
+            "fromStream": "streamed",
+            "chunks": ["body text"],
+            "used": true,
+            "nullBody": null,
+            "blob": "blob",
+            "clones": ["streamed", "streamed"],
+            "request": "r",
+            "bytes": "RangeError",
+            "tag": "[object ReadableStream]",
+        })
+    );
+    assert_eq!(eval("export default () => 1 + 1;").await, json!(2));
+}

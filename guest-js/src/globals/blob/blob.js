@@ -38,6 +38,7 @@
   const typedArraySet = uncurry(TypedArrayPrototype.set);
   const typedArraySubarray = uncurry(TypedArrayPrototype.subarray);
   const { encode, decode } = native;
+  const S = ReadableStream[Symbol.for("palisade.internals")];
 
   const isArrayBuffer = (value) => {
     try {
@@ -185,6 +186,15 @@
       } catch (error) {
         return failed(error);
       }
+    }
+    stream() {
+      const s = slot(this);
+      let sent = false;
+      return S.fromPull(() => {
+        if (sent) return settled(null);
+        sent = true;
+        return settled({ __proto__: null, value: copyBytes(typedArrayBuffer(s.bytes), typedArrayOffset(s.bytes), lengthOf(s.bytes)) });
+      }, undefined);
     }
     bytes() {
       try {

@@ -61,6 +61,7 @@
   const A = take(AbortSignal);
   const P = take(URLSearchParams);
   const B = take(Blob);
+  const S = take(ReadableStream);
   const F = take(FormData);
   const URLSearchParamsCtor = URLSearchParams;
   const paramsEntries = uncurry(URLSearchParams.prototype.entries);
@@ -163,15 +164,61 @@
     if (P.isParams(body)) return [encode(P.serialize(body)), "application/x-www-form-urlencoded;charset=UTF-8"];
     if (B.isBlob(body)) return [B.bytesOf(body), B.typeOf(body) || null];
     if (F.isFormData(body)) return F.serialize(body);
+    if (S.isStream(body)) {
+      if (S.disturbed(body) || S.locked(body)) throw new TypeErrorCtor("the body stream is locked or was read");
+      return [null, null, body];
+    }
     if (isArrayBuffer(body)) return [copyBytes(body, 0, bufferLength(body)), null];
     if (isView(body)) return [viewBytes(body), null];
     return [encode(StringCtor(body)), TEXT];
   }
 
   // The body's bytes, in a box: settling a promise with a bare Uint8Array would look `then` up.
+  // The stream an extracted body carries (a third element only a stream body has: reading a
+  // missing index would reach `Array.prototype`).
+  const streamOf = (extracted) => (extracted.length > 2 ? extracted[2] : null);
+  // A body stream's chunks as one Uint8Array; each chunk must be one.
+  async function streamBytes(stream) {
+    const chunks = (await S.readAll(stream)).value;
+    for (let i = 0; i < chunks.length; i++) {
+      if (!isView(chunks[i]) || typedArrayName(chunks[i]) !== "Uint8Array") {
+        throw new TypeErrorCtor("a body stream's chunks must be Uint8Arrays");
+      }
+    }
+    return B.join(chunks);
+  }
+  // The body's stream, made on first use: its bytes, or the network body as it arrives.
+  function bodyStream(s) {
+    if (s.stream !== null) return s.stream;
+    if (s.bodyId == null && s.bytes === null) return null;
+    let done = false;
+    const id = s.bodyId;
+    s.stream = S.fromPull(async () => {
+      if (done) return null;
+      done = true;
+      if (id == null) return { __proto__: null, value: copyOf(s.bytes) };
+      const result = (await abortable(wait(id), s.signal, id)).value;
+      if (result[0] === 1) throw failure(result[1], result[2], s.url);
+      return { __proto__: null, value: result[1] };
+    }, () => {
+      if (!done && id != null) cancel(id);
+    });
+    if (s.used) {
+      // Read already (by `text()` and the like): its stream is empty and disturbed.
+      done = true;
+      S.readAll(s.stream);
+    }
+    return s.stream;
+  }
+
   async function consume(object) {
     const s = slot(object);
     if (s.used) throw new TypeErrorCtor("Body has already been consumed");
+    if (s.stream !== null) {
+      if (S.disturbed(s.stream) || S.locked(s.stream)) throw new TypeErrorCtor("Body has already been consumed");
+      s.used = true;
+      return { __proto__: null, value: await streamBytes(s.stream) };
+    }
     // A null body reads as empty and is not used up by it (Fetch: "consume body").
     if (s.bodyId == null && s.bytes === null) return { __proto__: null, value: new Uint8ArrayCtor(0) };
     s.used = true;
@@ -185,7 +232,11 @@
   const copyOf = (bytes) => copyBytes(typedArrayBuffer(bytes), typedArrayOffset(bytes), typedArrayLength(bytes));
 
   const bodyMethods = {
-    get bodyUsed() { return slot(this).used; },
+    get bodyUsed() {
+      const s = slot(this);
+      return s.used || (s.stream !== null && S.disturbed(s.stream));
+    },
+    get body() { return bodyStream(slot(this)); },
     async arrayBuffer() { return typedArrayBuffer(copyOf((await consume(this)).value)); },
     async bytes() { return copyOf((await consume(this)).value); },
     async text() { return decode((await consume(this)).value); },
@@ -256,7 +307,7 @@
       weakSet(slots, this, {
         __proto__: null, request: false, status, statusText: statusText === undefined ? "" : StringCtor(statusText),
         headers, bytes: extracted[0], bodyId: null, used: false, url: "", redirected: false, type: "default",
-        signal: null,
+        signal: null, stream: streamOf(extracted),
       });
     }
     get status() { return slot(this).status; }
@@ -268,10 +319,18 @@
     get type() { return slot(this).type; }
     clone() {
       const s = slot(this);
-      if (s.used) throw new TypeErrorCtor("Body has already been consumed");
-      if (s.bodyId != null) throw new TypeErrorCtor("a network response cannot be cloned before its body is read");
+      if (s.used || (s.stream !== null && (S.disturbed(s.stream) || S.locked(s.stream)))) {
+        throw new TypeErrorCtor("Body has already been consumed");
+      }
       const copy = new Response(null, { __proto__: null, status: s.status === 0 ? 200 : s.status });
       assign(slot(copy), s, { __proto__: null, headers: new HeadersCtor(s.headers) });
+      if (s.bodyId != null || s.stream !== null) {
+        // A stream body (or a network body, as a stream) is split in two: each gets every chunk.
+        const branches = S.tee(bodyStream(s));
+        s.stream = branches[0];
+        slot(copy).stream = branches[1];
+        slot(copy).bodyId = null;
+      }
       return copy;
     }
     static json(data, init = {}) {
@@ -310,13 +369,15 @@
       if (exec(METHOD, normal) === null) throw new TypeErrorCtor(concat("", method, " is not a method"));
       const headers = new HeadersCtor(member(init, "headers") ?? from?.headers);
       let bytes = from?.bytes ?? null;
+      let stream = from?.stream ?? null;
       const body = member(init, "body");
       if (body !== undefined) {
         const extracted = extract(body);
         bytes = extracted[0];
+        stream = streamOf(extracted);
         if (extracted[1] && !H.has(headers, "content-type")) H.append(headers, "content-type", extracted[1]);
       }
-      if (bytes && (normal === "GET" || normal === "HEAD")) {
+      if ((bytes || stream) && (normal === "GET" || normal === "HEAD")) {
         throw new TypeErrorCtor(concat("a ", normal, " request cannot have a body"));
       }
       const redirect = member(init, "redirect") ?? from?.redirect ?? "follow";
@@ -324,7 +385,7 @@
         throw new TypeErrorCtor(concat("redirect ", redirect, " is not follow, manual or error"));
       }
       weakSet(slots, this, {
-        __proto__: null, request: true, url, method: normal, headers, bytes, bodyId: null, used: false,
+        __proto__: null, request: true, url, method: normal, headers, bytes, bodyId: null, used: false, stream,
         signal: member(init, "signal") ?? from?.signal ?? A.createSignal(), redirect,
       });
     }
@@ -443,7 +504,8 @@
     if (stringSlice(s.url, 0, 5) === "data:") return dataResponse(s.url);
     let url = s.url;
     let method = s.method;
-    let bytes = s.bytes;
+    // A stream body is read to its end first, then sent with its length.
+    let bytes = s.stream !== null ? (await consume(request)).value : s.bytes;
     let headers = H.sent(s.headers);
     for (let hop = 0; ; hop++) {
       // [href, origin, protocol, username, password, host, hostname, port, pathname, search, hash]
@@ -486,7 +548,7 @@
       const response = new Response(null, { __proto__: null, status: 200 });
       assign(slot(response), {
         __proto__: null, status, statusText: "", headers: responseHeaders, bytes: null,
-        bodyId: bodyId ?? null, url, redirected: hop > 0, type: "basic", signal,
+        bodyId: bodyId ?? null, url, redirected: hop > 0, type: "basic", signal, stream: null,
       });
       return response;
     }
