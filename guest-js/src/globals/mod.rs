@@ -4,12 +4,14 @@
 
 mod abort;
 mod base64;
+mod blob;
 pub mod bridge;
 pub mod config;
 mod console;
 mod crypto;
 mod dom_exception;
 mod fetch;
+mod form_data;
 pub mod fs;
 mod headers;
 pub mod io;
@@ -17,6 +19,7 @@ pub mod kv;
 mod messaging;
 mod navigator;
 mod performance;
+mod streams;
 mod structured_clone;
 mod subtle;
 pub mod text;
@@ -103,6 +106,9 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     subtle::register(cx)?;
     performance::register(cx)?;
     navigator::register(cx)?;
+    streams::register(cx)?;
+    blob::register(cx)?;
+    form_data::register(cx)?;
     let (wait, cancel) = io::register(cx)?;
     bridge::register(cx, &wait)?;
     kv::register(cx)?;

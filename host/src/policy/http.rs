@@ -126,13 +126,17 @@ pub struct HttpRule {
     pub headers: Vec<(String, HeaderValue)>,
 }
 
-/// A rule's host: exact, or `*.suffix` for any subdomain of suffix (not suffix itself).
+/// A rule's host: exact, `*.suffix` for any subdomain of suffix (not suffix itself), or `*`
+/// (https only) for any host. Every pattern admits only the addresses the address checks
+/// admit: `*` opens the public internet, never a private, loopback or link-local address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostPattern {
     /// This host only.
     Exact(String),
     /// Any subdomain of this suffix (written `*.suffix`), not the suffix itself.
     Subdomains(String),
+    /// Any host (written `*`, in an `https` rule only).
+    Any,
 }
 
 impl HostPattern {
@@ -140,6 +144,7 @@ impl HostPattern {
     pub fn matches(&self, host: &str) -> bool {
         match self {
             HostPattern::Exact(h) => h == host,
+            HostPattern::Any => true,
             HostPattern::Subdomains(suffix) => host
                 .strip_suffix(suffix.as_str())
                 .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
@@ -488,7 +493,8 @@ fn parse_rate(text: &str) -> Option<Rate> {
     (count > 0).then_some(Rate { count, per })
 }
 
-/// Split a rule URL: `https://api.example.com/v1/`, `http://localhost:8080`, `https://*.example.com`.
+/// Split a rule URL: `https://api.example.com/v1/`, `http://localhost:8080`, `https://*.example.com`,
+/// `https://*`.
 fn parse_rule_url(url: &str) -> Result<(String, HostPattern, u16, String), String> {
     let (scheme, rest) = url
         .split_once("://")
@@ -517,7 +523,16 @@ fn parse_rule_url(url: &str) -> Result<(String, HostPattern, u16, String), Strin
     let port = port.unwrap_or(default_port);
     let host = host.to_ascii_lowercase();
     let host = host.strip_suffix('.').unwrap_or(&host).to_owned();
-    let pattern = if let Some(suffix) = host.strip_prefix("*.") {
+    let pattern = if host == "*" {
+        // Any host, but only over https: a plain-http rule for every host would send whatever
+        // the script sends, in the clear, anywhere.
+        if scheme != "https" {
+            return Err(
+                "`*` (any host) is allowed only in an https rule: write \"https://*\"".into(),
+            );
+        }
+        HostPattern::Any
+    } else if let Some(suffix) = host.strip_prefix("*.") {
         if suffix.is_empty() || suffix.contains('*') {
             return Err("`*.` must be followed by a domain".into());
         }
@@ -558,6 +573,11 @@ mod tests {
         assert!(parse_rule_url("https://u@example.com/").is_err());
         assert!(parse_rule_url("ftp://example.com/").is_err());
         assert!(parse_rule_url("https://example.com/a/../b").is_err());
+        assert_eq!(parse_rule_url("https://*").unwrap().1, HostPattern::Any);
+        assert_eq!(parse_rule_url("HTTPS://*/v1/").unwrap().3, "/v1/");
+        assert!(parse_rule_url("http://*").is_err());
+        assert!(parse_rule_url("https://*x.example.com").is_err());
+        assert!(parse_rule_url("https://a.*.example.com").is_err());
         assert_eq!(parse_rate("600/min").unwrap().per, Duration::from_secs(60));
     }
 }

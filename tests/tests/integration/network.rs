@@ -116,7 +116,7 @@ async fn bypass_attempts_are_refused_by_the_right_rule_without_connecting() {
     assert_eq!(
         rules,
         [
-            "http.userinfo",
+            "<none>",
             "http.allow",
             "http.allow",
             "http.path",
@@ -134,7 +134,14 @@ async fn bypass_attempts_are_refused_by_the_right_rule_without_connecting() {
         ],
         "{results:#?}"
     );
-    assert!(results.iter().all(|r| r["name"] == "PolicyDeniedError"));
+    // A URL with credentials is refused by `Request` itself, as the Fetch standard has it, before
+    // the gate (whose `http.userinfo` rule still refuses one that a redirect hop brings).
+    assert_eq!(results[0]["name"], "TypeError", "{results:#?}");
+    assert!(
+        results[1..]
+            .iter()
+            .all(|r| r["name"] == "PolicyDeniedError")
+    );
     assert_eq!(
         results[1]["fix"],
         format!("[[http.allow]] url = \"http://localhost:{port}/\"")
@@ -192,7 +199,12 @@ async fn redirects_are_followed_hop_by_hop_through_the_gate() {
           try {{
             await fetch("http://localhost:{port}/api/redirect?to=http%3A%2F%2F169.254.169.254%2Flatest%2F");
           }} catch (e) {{ refused = {{ name: e.name, rule: e.rule }}; }}
-          return {{ redirected: ok.redirected, url: ok.url, body: await ok.json(), refused }};
+          // A hop to a URL with credentials, which `Request` would not take, meets the gate's rule.
+          let credentials;
+          try {{
+            await fetch("http://localhost:{port}/api/redirect?to=http%3A%2F%2Fu%3Ap%40localhost%3A{port}%2Fapi%2Fhello");
+          }} catch (e) {{ credentials = {{ name: e.name, rule: e.rule }}; }}
+          return {{ redirected: ok.redirected, url: ok.url, body: await ok.json(), refused, credentials }};
         }};"#
     );
     let outcome = run_js(&p, &source).await;
@@ -203,10 +215,19 @@ async fn redirects_are_followed_hop_by_hop_through_the_gate() {
             "url": format!("http://localhost:{port}/api/hello"),
             "body": {"hello": "world"},
             "refused": {"name": "PolicyDeniedError", "rule": "http.private"},
+            "credentials": {"name": "PolicyDeniedError", "rule": "http.userinfo"},
         })
     );
     let paths: Vec<String> = up.seen().into_iter().map(|s| s.path).collect();
-    assert_eq!(paths, ["/api/redirect", "/api/hello", "/api/redirect"]);
+    assert_eq!(
+        paths,
+        [
+            "/api/redirect",
+            "/api/hello",
+            "/api/redirect",
+            "/api/redirect"
+        ]
+    );
 }
 
 #[tokio::test]
@@ -555,4 +576,194 @@ async fn refusals_name_the_host_not_its_addresses() {
     let outcome = run_js(&p, &source).await;
     assert_eq!(json_output(&outcome), "sent");
     assert_eq!(up.connections(), 1);
+}
+
+#[tokio::test]
+async fn any_https_host_still_refuses_private_addresses() {
+    // `https://*` is any public host over https: every address check still applies, so the
+    // loopback, private and metadata addresses are refused after resolving, before connecting,
+    // and plain http matches no rule.
+    let p = policy("[http]\n[[http.allow]]\nurl = \"https://*\"\n");
+    let urls: Vec<String> = [
+        "https://localhost/",
+        "https://127.0.0.1/",
+        "https://[::1]/",
+        "https://10.0.0.1/",
+        "https://169.254.169.254/latest/meta-data/",
+        "http://example.com/",
+    ]
+    .iter()
+    .map(|u| u.to_string())
+    .collect();
+    let out = attempts(&p, &urls).await;
+    let rules: Vec<&str> = out
+        .iter()
+        .map(|a| a["rule"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            "http.private",
+            "http.private",
+            "http.private",
+            "http.private",
+            "http.private",
+            "http.allow"
+        ],
+        "{out:?}"
+    );
+    for attempt in &out {
+        assert_eq!(attempt["name"], "PolicyDeniedError", "{attempt}");
+    }
+    // The host is fine: an allowed request under another policy goes through.
+    let up = Upstream::start().await;
+    let outcome = run_js(
+        &allowed(up.port(), ""),
+        &format!(
+            "export default async () => (await fetch(\"http://localhost:{}/api/hello\")).json();",
+            up.port()
+        ),
+    )
+    .await;
+    assert_eq!(json_output(&outcome)["hello"], "world");
+}
+
+/// A server in the manner of Python's `http.server`: it reads the request head, then exactly
+/// `Content-Length` bytes of body (none without the header; it does not decode chunked
+/// bodies), and answers each request with what it read, as JSON, on a connection it then
+/// closes. Stops after `requests` connections or when dropped.
+async fn length_only_upstream(requests: usize) -> (u16, tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let task = tokio::spawn(async move {
+        for _ in 0..requests {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let mut reader = BufReader::new(stream);
+            let mut head = Vec::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).await.unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                head.push(line.trim_end().to_owned());
+            }
+            let header = |name: &str| {
+                head.iter().skip(1).find_map(|line| {
+                    let (k, v) = line.split_once(':')?;
+                    k.trim()
+                        .eq_ignore_ascii_case(name)
+                        .then(|| v.trim().to_owned())
+                })
+            };
+            let length = header("content-length");
+            let n: usize = length.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0);
+            let mut body = vec![0u8; n.min(1 << 20)];
+            let read = reader.read_exact(&mut body).await.is_ok();
+            let answer = serde_json::json!({
+                "request": head.first(),
+                "content_length": length,
+                "transfer_encoding": header("transfer-encoding"),
+                "content_type": header("content-type"),
+                "body": read.then(|| String::from_utf8_lossy(&body).into_owned()),
+            })
+            .to_string();
+            let response = format!(
+                "HTTP/1.0 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+            let mut stream = reader.into_inner();
+            let _ = stream.write_all(response.as_bytes()).await;
+            let _ = stream.shutdown().await;
+        }
+    });
+    (port, task)
+}
+
+#[tokio::test]
+async fn byte_bodies_are_sent_with_content_length() {
+    // Strings, buffers, views and URLSearchParams go out with their length, not chunked, so a
+    // server that reads only Content-Length gets the whole body; a POST without a body says 0,
+    // and a content-length the script sets itself is replaced by the body's.
+    let (port, task) = length_only_upstream(8).await;
+    let source = format!(
+        r#"
+        const url = "http://localhost:{port}/api/upload";
+        const bytes = new TextEncoder().encode("0123456789");
+        const bodies = [
+          ["string", "héllo wörld"],
+          ["arraybuffer", bytes.buffer],
+          ["typedarray", bytes.subarray(2, 5)],
+          ["dataview", new DataView(bytes.buffer, 7, 3)],
+          ["params", new URLSearchParams({{ a: "1", b: "x y" }})],
+          ["blob", new Blob(["ab", bytes.subarray(0, 2)])],
+          ["empty", undefined],
+        ];
+        export default async () => {{
+          const out = {{}};
+          for (const [name, body] of bodies) {{
+            out[name] = await (await fetch(url, {{ method: "POST", body }})).json();
+          }}
+          out.forged = await (await fetch(url, {{
+            method: "POST", body: "abc", headers: {{ "content-length": "999" }},
+          }})).json();
+          return out;
+        }};"#
+    );
+    let outcome = run_js(&allowed(port, ""), &source).await;
+    let out = json_output(&outcome);
+    let expect = [
+        ("string", "héllo wörld", "13"),
+        ("arraybuffer", "0123456789", "10"),
+        ("typedarray", "234", "3"),
+        ("dataview", "789", "3"),
+        ("params", "a=1&b=x+y", "9"),
+        ("blob", "ab01", "4"),
+        ("empty", "", "0"),
+        ("forged", "abc", "3"),
+    ];
+    for (name, body, length) in expect {
+        let seen = &out[name];
+        assert_eq!(
+            seen["request"], "POST /api/upload HTTP/1.1",
+            "{name}: {seen}"
+        );
+        assert_eq!(seen["content_length"], length, "{name}: {seen}");
+        assert_eq!(seen["transfer_encoding"], Value::Null, "{name}: {seen}");
+        assert_eq!(seen["body"], body, "{name}: {seen}");
+    }
+    assert_eq!(
+        out["params"]["content_type"],
+        "application/x-www-form-urlencoded;charset=UTF-8"
+    );
+    assert_eq!(out["string"]["content_type"], "text/plain;charset=UTF-8");
+    task.abort();
+}
+
+#[tokio::test]
+async fn a_response_body_reads_as_a_stream() {
+    // The network body through `response.body`'s reader, under the same response budget.
+    let up = Upstream::start().await;
+    let port = up.port();
+    let source = format!(
+        r#"export default async () => {{
+          const r = await fetch("http://localhost:{port}/api/big?bytes=3000");
+          const reader = r.body.getReader();
+          let length = 0;
+          for (let step = await reader.read(); !step.done; step = await reader.read()) length += step.value.length;
+          let over;
+          try {{
+            const big = await fetch("http://localhost:{port}/api/big?bytes=9000");
+            for await (const chunk of big.body) {{}}
+          }} catch (e) {{ over = e.name; }}
+          return {{ length, used: r.bodyUsed, over }};
+        }};"#
+    );
+    let outcome = run_js(&allowed(port, "max_response_body = \"8KiB\""), &source).await;
+    assert_eq!(
+        json_output(&outcome),
+        serde_json::json!({ "length": 3000, "used": true, "over": "ResponseTooLargeError" })
+    );
 }

@@ -124,7 +124,11 @@ async fn route(req: Request<Incoming>, state: &State) -> Response<Out> {
     let bytes: usize = query(&req, "bytes")
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let to = query(&req, "to").map(|v| v.replace("%3A", ":").replace("%2F", "/"));
+    let to = query(&req, "to").map(|v| {
+        v.replace("%3A", ":")
+            .replace("%2F", "/")
+            .replace("%40", "@")
+    });
     let body = req
         .into_body()
         .collect()

@@ -1,5 +1,6 @@
 //! The globals of the WinterTC Minimum Common API that Palisade adds beside `crypto`:
-//! `crypto.subtle` (digest, HMAC), `performance` and `navigator`.
+//! `crypto.subtle` (digest, HMAC), `performance` and `navigator`; `Blob`, `File`, `FormData`
+//! and the checks `Request` and `Response` make.
 
 use crate::support::*;
 use palisade::{Policy, Script};
@@ -84,6 +85,7 @@ async fn subtle_hmac_imports_signs_and_verifies() {
             emptyKey: await failure(subtle.importKey("raw", new Uint8Array(0), {{ name: "HMAC", hash: "SHA-1" }}, false, ["sign"])),
             jwk: await failure(subtle.importKey("jwk", {{}}, {{ name: "HMAC", hash: "SHA-1" }}, false, ["sign"])),
             aes: await failure(subtle.importKey("raw", utf8("k"), "AES-GCM", false, ["encrypt"])),
+            unknown: await failure(subtle.importKey("raw", utf8("k"), "AES-CBC", false, ["encrypt"])),
             notAKey: await failure(subtle.sign("HMAC", {{}}, data)),
             construct: await failure((async () => new CryptoKey())()),
           }};
@@ -106,7 +108,8 @@ async fn subtle_hmac_imports_signs_and_verifies() {
             "noHash": "TypeError:TypeError",
             "emptyKey": "DOMException:DataError",
             "jwk": "DOMException:NotSupportedError",
-            "aes": "DOMException:NotSupportedError",
+            "aes": "DOMException:DataError",
+            "unknown": "DOMException:NotSupportedError",
             "notAKey": "TypeError:TypeError",
             "construct": "TypeError:TypeError",
         })
@@ -227,4 +230,281 @@ async fn performance_at_the_top_level_is_not_compilable() {
     let error = PALISADE.compile(&policy, &script).await.unwrap_err();
     assert_eq!(error.code(), "not_compilable");
     assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn blob_and_file_hold_bytes_and_a_type() {
+    let got = eval(
+        r#"export default async () => {
+          const bytes = new Uint8Array([104, 105]);
+          const b = new Blob(["héllo ", bytes, new Blob([" ", bytes.buffer])], { type: "Text/Plain" });
+          const f = new File(["a\r\nb"], "n.txt", { lastModified: 42, endings: "native" });
+          return {
+            size: b.size, type: b.type, text: await b.text(),
+            slice: await b.slice(-4, -1, "X/Y").text(), sliceType: b.slice(0, 1, "X/Y").type,
+            bytes: Array.from(await b.slice(7, 9).bytes()),
+            buffer: (await b.arrayBuffer()).byteLength,
+            badType: new Blob([], { type: "a\u00e9" }).type,
+            file: [f.name, f.lastModified, f.size, await f.text(), f instanceof Blob],
+            tags: [String(b), String(f)],
+            badParts: (() => { try { new Blob("abc"); return "built"; } catch (e) { return e.name; } })(),
+            badEndings: (() => { try { new Blob([], { endings: "x" }); return "built"; } catch (e) { return e.name; } })(),
+            fileArgs: (() => { try { new File([]); return "built"; } catch (e) { return e.name; } })(),
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "size": 12, "type": "text/plain", "text": "héllo hi hi",
+            "slice": "i h", "sliceType": "x/y",
+            "bytes": [104, 105], "buffer": 12,
+            "badType": "",
+            "file": ["n.txt", 42, 3, "a\nb", true],
+            "tags": ["[object Blob]", "[object File]"],
+            "badParts": "TypeError", "badEndings": "TypeError", "fileArgs": "TypeError",
+        })
+    );
+}
+
+#[tokio::test]
+async fn form_data_round_trips_through_multipart_and_urlencoded_bodies() {
+    let got = eval(
+        r#"export default async () => {
+          const fd = new FormData();
+          fd.append("a", "1");
+          fd.append("a", "2\nline");
+          fd.append("file", new Blob(["bytes"], { type: "text/x" }), "f\"1.txt");
+          fd.set("b", new Blob(["x"]));
+          fd.append("gone", "x");
+          fd.delete("gone");
+          const request = new Request("https://example.com/", { method: "POST", body: fd });
+          const type = request.headers.get("content-type");
+          const back = await request.formData();
+          const file = back.get("file");
+          const urlencoded = await new Response("x=1&y=%C3%A9+z", {
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+          }).formData();
+          let wrongType;
+          try { await new Response("x").formData(); } catch (e) { wrongType = e.name; }
+          return {
+            entries: [...fd.keys()], all: fd.getAll("a"), has: [fd.has("b"), fd.has("gone")],
+            blobName: fd.get("b").name, multipart: type.startsWith("multipart/form-data; boundary="),
+            back: [back.getAll("a"), file.name, file.type, await file.text(), await back.get("b").text()],
+            urlencoded: [...urlencoded], wrongType,
+            tag: Object.prototype.toString.call(fd),
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "entries": ["a", "a", "file", "b"], "all": ["1", "2\nline"], "has": [true, false],
+            "blobName": "blob", "multipart": true,
+            "back": [["1", "2\r\nline"], "f\"1.txt", "text/x", "bytes", "x"],
+            "urlencoded": [["x", "1"], ["y", "é z"]], "wrongType": "TypeError",
+            "tag": "[object FormData]",
+        })
+    );
+}
+
+#[tokio::test]
+async fn request_and_response_reject_what_the_fetch_standard_rejects() {
+    let got = eval(
+        r#"export default async () => {
+          const err = (f) => { try { f(); return "built"; } catch (e) { return e.name; } };
+          const empty = new Response(null);
+          await empty.text();
+          const error = Response.error();
+          const data = await fetch("data:text/plain;base64,aMOpbGxv");
+          const plain = await fetch("data:,a%20b");
+          let badData;
+          try { await fetch("data:;base64,%%%"); } catch (e) { badData = e.name; }
+          return {
+            credentials: err(() => new Request("https://user:pw@example.com/")),
+            statusText: err(() => new Response("", { statusText: "\n" })),
+            okText: new Response("", { statusText: "Fine \u00ff" }).statusText,
+            json204: err(() => Response.json({}, { status: 204 })),
+            body204: err(() => new Response("x", { status: 204 })),
+            null204: new Response(null, { status: 204 }).status,
+            nullBodyUsed: empty.bodyUsed,
+            errorHeaders: err(() => error.headers.set("a", "b")),
+            errorStatus: [error.status, error.type],
+            data: [data.status, data.statusText, data.headers.get("content-type"), await data.text()],
+            plain: [plain.headers.get("content-type"), await plain.text()],
+            badData,
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "credentials": "TypeError", "statusText": "TypeError", "okText": "Fine \u{ff}",
+            "json204": "TypeError", "body204": "TypeError", "null204": 204,
+            "nullBodyUsed": false, "errorHeaders": "TypeError", "errorStatus": [0, "error"],
+            "data": [200, "OK", "text/plain", "héllo"],
+            "plain": ["text/plain;charset=US-ASCII", "a b"],
+            "badData": "TypeError",
+        })
+    );
+    // The host is fine afterwards.
+    assert_eq!(eval("export default () => 1 + 1;").await, json!(2));
+}
+
+/// AES-GCM (the GCM specification's test case 4), Ed25519 (RFC 8032, test 1) and ECDSA P-256
+/// with SHA-256 (RFC 6979, A.2.5, whose signature is deterministic), each with a tampered
+/// input that must fail, then a normal call.
+#[tokio::test]
+async fn subtle_aes_gcm_ecdsa_and_ed25519_match_their_standard_vectors() {
+    let got = eval(&format!(
+        r#"{HEX}
+        const unhex = (h) => new Uint8Array(h.match(/../g).map((b) => parseInt(b, 16)));
+        const b64url = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+        export default async () => {{
+          const s = crypto.subtle;
+          const out = {{}};
+          const aes = await s.importKey("raw", unhex("feffe9928665731c6d6a8f9467308308"), "AES-GCM", false, ["encrypt", "decrypt"]);
+          const iv = unhex("cafebabefacedbaddecaf888");
+          const additionalData = unhex("feedfacedeadbeeffeedfacedeadbeefabaddad2");
+          const plain = unhex("d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39");
+          const sealed = await s.encrypt({{ name: "AES-GCM", iv, additionalData }}, aes, plain);
+          out.gcm = hex(sealed);
+          out.gcmOpen = hex(await s.decrypt({{ name: "AES-GCM", iv, additionalData }}, aes, sealed));
+          const bad = new Uint8Array(sealed); bad[0] ^= 1;
+          out.gcmTampered = await failure(s.decrypt({{ name: "AES-GCM", iv, additionalData }}, aes, bad));
+          const short = await s.encrypt({{ name: "AES-GCM", iv, additionalData, tagLength: 96 }}, aes, plain);
+          out.gcm96 = hex(short).slice(-24);
+          out.gcm96Open = hex(await s.decrypt({{ name: "AES-GCM", iv, additionalData, tagLength: 96 }}, aes, short)) === hex(plain);
+          out.gcmIv16 = await failure(s.encrypt({{ name: "AES-GCM", iv: new Uint8Array(16) }}, aes, plain));
+          out.gcmBadKey = await failure(s.importKey("raw", new Uint8Array(15), "AES-GCM", false, ["encrypt"]));
+          out.gcmSign = await failure(s.importKey("raw", new Uint8Array(16), "AES-GCM", false, ["sign"]));
+
+          const edPublic = await s.importKey("raw", unhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"), "Ed25519", true, ["verify"]);
+          const edSig = unhex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
+          out.edVerify = await s.verify("Ed25519", edPublic, edSig, new Uint8Array(0));
+          out.edTampered = await s.verify("Ed25519", edPublic, edSig, new Uint8Array(1));
+          const edPrivate = await s.importKey("pkcs8", unhex("302e020100300506032b657004220420" + "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"), "Ed25519", false, ["sign"]);
+          out.edSign = hex(await s.sign("Ed25519", edPrivate, new Uint8Array(0)));
+          out.edExport = hex(await s.exportKey("raw", edPublic));
+
+          const d = unhex("c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721");
+          const x = unhex("60fed4ba255a9d31c961eb74c6356d68c049b8923b61fa6ce669622e60f29fb6");
+          const y = unhex("7903fe1008b8bc99a41ae9e95628bc64f2f1b20c2d7e9f5177a3c294d4462299");
+          const ecPrivate = await s.importKey("jwk", {{ kty: "EC", crv: "P-256", d: b64url(d), x: b64url(x), y: b64url(y) }}, {{ name: "ECDSA", namedCurve: "P-256" }}, false, ["sign"]);
+          const sample = utf8("sample");
+          const ecSig = await s.sign({{ name: "ECDSA", hash: "SHA-256" }}, ecPrivate, sample);
+          out.ecSign = hex(ecSig);
+          const point = new Uint8Array(65); point[0] = 4; point.set(x, 1); point.set(y, 33);
+          const ecPublic = await s.importKey("raw", point, {{ name: "ECDSA", namedCurve: "P-256" }}, false, ["verify"]);
+          out.ecVerify = await s.verify({{ name: "ECDSA", hash: "SHA-256" }}, ecPublic, ecSig, sample);
+          out.ecTampered = await s.verify({{ name: "ECDSA", hash: "SHA-256" }}, ecPublic, ecSig, utf8("samplf"));
+          out.ecWrongKind = await failure(s.verify("Ed25519", ecPublic, ecSig, sample));
+          out.ecBadPoint = await failure(s.importKey("raw", new Uint8Array(65), {{ name: "ECDSA", namedCurve: "P-256" }}, false, ["verify"]));
+          out.ecP521 = await failure(s.importKey("raw", point, {{ name: "ECDSA", namedCurve: "P-521" }}, false, ["verify"]));
+          out.algorithm = [aes.algorithm, ecPublic.algorithm, edPrivate.type, ecPrivate.usages];
+          return out;
+        }};"#
+    ))
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "gcm": "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e0915bc94fbc3221a5db94fae95ae7121a47",
+            "gcmOpen": "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
+            "gcmTampered": "DOMException:OperationError",
+            "gcm96": "5bc94fbc3221a5db94fae95a",
+            "gcm96Open": true,
+            "gcmIv16": "DOMException:NotSupportedError",
+            "gcmBadKey": "DOMException:DataError",
+            "gcmSign": "DOMException:SyntaxError",
+            "edVerify": true,
+            "edTampered": false,
+            "edSign": "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b",
+            "edExport": "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+            "ecSign": "efd48b2aacb6a8fd1140dd9cd45e81d69d2c877b56aaf991c34d0ea84eaf3716f7cb1c942d657c41d436c7a1b6e29f65f3e900dbb9aff4064dc4ab2f843acda8",
+            "ecVerify": true,
+            "ecTampered": false,
+            "ecWrongKind": "DOMException:InvalidAccessError",
+            "ecBadPoint": "DOMException:DataError",
+            "ecP521": "DOMException:NotSupportedError",
+            "algorithm": [
+                {"name": "AES-GCM", "length": 128},
+                {"name": "ECDSA", "namedCurve": "P-256"},
+                "private",
+                ["sign"]
+            ],
+        })
+    );
+    assert_eq!(eval("export default () => 1 + 1;").await, json!(2));
+}
+
+#[tokio::test]
+async fn readable_streams_read_tee_cancel_and_carry_bodies() {
+    let got = eval(
+        r#"export default async () => {
+          const log = [];
+          let n = 0;
+          const counted = new ReadableStream({
+            pull(c) { n < 3 ? c.enqueue(n++) : c.close(); },
+            cancel(reason) { log.push(`cancel ${reason}`); },
+          }, new CountQueuingStrategy({ highWaterMark: 0 }));
+          const seen = [];
+          for await (const chunk of counted) seen.push(chunk);
+          const reader = new ReadableStream({ start(c) { c.enqueue("a"); c.enqueue("b"); c.close(); } }).getReader();
+          const steps = [await reader.read(), await reader.read(), await reader.read()];
+          const [left, right] = new ReadableStream({ start(c) { c.enqueue(1); c.enqueue(2); c.close(); } }).tee();
+          const both = [];
+          for await (const x of left) both.push(`l${x}`);
+          for await (const x of right) both.push(`r${x}`);
+          const stopped = new ReadableStream({ pull(c) { c.enqueue("x"); }, cancel(r) { log.push(`cancel ${r}`); } });
+          for await (const x of stopped) break;
+          const failing = new ReadableStream({ start(c) { c.error(new RangeError("boom")); } });
+          let failed;
+          try { await failing.getReader().read(); } catch (e) { failed = e.name; }
+          const locked = new ReadableStream();
+          locked.getReader();
+          let lockedError;
+          try { locked.getReader(); } catch (e) { lockedError = e.name; }
+          const bytes = new TextEncoder().encode("streamed");
+          const fromStream = await new Response(new ReadableStream({ start(c) { c.enqueue(bytes); c.close(); } })).text();
+          const response = new Response("body text");
+          const chunks = [];
+          for await (const chunk of response.body) chunks.push(new TextDecoder().decode(chunk));
+          const blob = await new Response(new Blob(["blob"]).stream()).text();
+          const original = new Response(new ReadableStream({ start(c) { c.enqueue(bytes); c.close(); } }));
+          const copy = original.clone();
+          const request = await new Request("https://example.com/", { method: "POST", body: new Blob(["r"]).stream() }).text();
+          return {
+            seen, log, steps, both, failed, lockedError, fromStream, chunks, used: response.bodyUsed,
+            nullBody: new Response(null).body, blob, clones: [await original.text(), await copy.text()], request,
+            bytes: (() => { try { new ReadableStream({ type: "bytes" }); return "built"; } catch (e) { return e.name; } })(),
+            tag: Object.prototype.toString.call(counted),
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "seen": [0, 1, 2],
+            "log": ["cancel undefined"],
+            "steps": [{"value": "a", "done": false}, {"value": "b", "done": false}, {"done": true}],
+            "both": ["l1", "l2", "r1", "r2"],
+            "failed": "RangeError",
+            "lockedError": "TypeError",
+            "fromStream": "streamed",
+            "chunks": ["body text"],
+            "used": true,
+            "nullBody": null,
+            "blob": "blob",
+            "clones": ["streamed", "streamed"],
+            "request": "r",
+            "bytes": "RangeError",
+            "tag": "[object ReadableStream]",
+        })
+    );
+    assert_eq!(eval("export default () => 1 + 1;").await, json!(2));
 }

@@ -60,6 +60,17 @@
   const U = take(URL);
   const A = take(AbortSignal);
   const P = take(URLSearchParams);
+  const B = take(Blob);
+  const S = take(ReadableStream);
+  const F = take(FormData);
+  const URLSearchParamsCtor = URLSearchParams;
+  const paramsEntries = uncurry(URLSearchParams.prototype.entries);
+  const paramsNext = uncurry(getPrototypeOf(new URLSearchParams().entries()).next);
+  const atobIntrinsic = atob;
+  const charCodeAt = uncurry(String.prototype.charCodeAt);
+  const toLowerCase = uncurry(String.prototype.toLowerCase);
+  const indexOf = uncurry(String.prototype.indexOf);
+  const stringTrim = uncurry(String.prototype.trim);
 
   // Own data properties, as assignments made them, defined so that a frozen or poisoned
   // `Error.prototype` or `Object.prototype` cannot refuse or intercept them.
@@ -151,15 +162,65 @@
     if (body == null) return [null, null];
     if (typeof body === "string") return [encode(body), TEXT];
     if (P.isParams(body)) return [encode(P.serialize(body)), "application/x-www-form-urlencoded;charset=UTF-8"];
+    if (B.isBlob(body)) return [B.bytesOf(body), B.typeOf(body) || null];
+    if (F.isFormData(body)) return F.serialize(body);
+    if (S.isStream(body)) {
+      if (S.disturbed(body) || S.locked(body)) throw new TypeErrorCtor("the body stream is locked or was read");
+      return [null, null, body];
+    }
     if (isArrayBuffer(body)) return [copyBytes(body, 0, bufferLength(body)), null];
     if (isView(body)) return [viewBytes(body), null];
     return [encode(StringCtor(body)), TEXT];
   }
 
   // The body's bytes, in a box: settling a promise with a bare Uint8Array would look `then` up.
+  // The stream an extracted body carries (a third element only a stream body has: reading a
+  // missing index would reach `Array.prototype`).
+  const streamOf = (extracted) => (extracted.length > 2 ? extracted[2] : null);
+  // A body stream's chunks as one Uint8Array; each chunk must be one.
+  async function streamBytes(stream) {
+    const chunks = (await S.readAll(stream)).value;
+    for (let i = 0; i < chunks.length; i++) {
+      if (!isView(chunks[i]) || typedArrayName(chunks[i]) !== "Uint8Array") {
+        throw new TypeErrorCtor("a body stream's chunks must be Uint8Arrays");
+      }
+    }
+    return B.join(chunks);
+  }
+  // The body's stream, made on first use: its bytes, or the network body as it arrives.
+  function bodyStream(s) {
+    if (s.stream !== null) return s.stream;
+    if (s.bodyId == null && s.bytes === null) return null;
+    let done = false;
+    const id = s.bodyId;
+    s.stream = S.fromPull(async () => {
+      if (done) return null;
+      done = true;
+      if (id == null) return { __proto__: null, value: copyOf(s.bytes) };
+      const result = (await abortable(wait(id), s.signal, id)).value;
+      if (result[0] === 1) throw failure(result[1], result[2], s.url);
+      return { __proto__: null, value: result[1] };
+    }, () => {
+      if (!done && id != null) cancel(id);
+    });
+    if (s.used) {
+      // Read already (by `text()` and the like): its stream is empty and disturbed.
+      done = true;
+      S.readAll(s.stream);
+    }
+    return s.stream;
+  }
+
   async function consume(object) {
     const s = slot(object);
     if (s.used) throw new TypeErrorCtor("Body has already been consumed");
+    if (s.stream !== null) {
+      if (S.disturbed(s.stream) || S.locked(s.stream)) throw new TypeErrorCtor("Body has already been consumed");
+      s.used = true;
+      return { __proto__: null, value: await streamBytes(s.stream) };
+    }
+    // A null body reads as empty and is not used up by it (Fetch: "consume body").
+    if (s.bodyId == null && s.bytes === null) return { __proto__: null, value: new Uint8ArrayCtor(0) };
     s.used = true;
     if (s.bodyId != null) {
       const result = (await abortable(wait(s.bodyId), s.signal, s.bodyId)).value;
@@ -171,30 +232,82 @@
   const copyOf = (bytes) => copyBytes(typedArrayBuffer(bytes), typedArrayOffset(bytes), typedArrayLength(bytes));
 
   const bodyMethods = {
-    get bodyUsed() { return slot(this).used; },
+    get bodyUsed() {
+      const s = slot(this);
+      return s.used || (s.stream !== null && S.disturbed(s.stream));
+    },
+    get body() { return bodyStream(slot(this)); },
     async arrayBuffer() { return typedArrayBuffer(copyOf((await consume(this)).value)); },
     async bytes() { return copyOf((await consume(this)).value); },
     async text() { return decode((await consume(this)).value); },
     async json() { return jsonParse(decode((await consume(this)).value)); },
+    async blob() {
+      const s = slot(this);
+      const bytes = (await consume(this)).value;
+      const type = H.get(s.headers, "content-type");
+      return B.make(copyOf(bytes), type === null ? "" : mediaType(type));
+    },
+    async formData() {
+      const s = slot(this);
+      const bytes = (await consume(this)).value;
+      const type = H.get(s.headers, "content-type") ?? "";
+      const essence = toLowerCase(stringTrim(stringSlice(type, 0, indexOf(type, ";") < 0 ? type.length : indexOf(type, ";"))));
+      if (essence === "multipart/form-data") {
+        const parsed = F.parse(bytes, type);
+        if (parsed === null) throw new TypeErrorCtor("the body is not valid multipart/form-data");
+        return parsed;
+      }
+      if (essence === "application/x-www-form-urlencoded") {
+        const out = new FormDataCtor();
+        const entries = paramsEntries(new URLSearchParamsCtor(decode(bytes)));
+        for (let step = paramsNext(entries); !step.done; step = paramsNext(entries)) {
+          F.append(out, step.value[0], step.value[1]);
+        }
+        return out;
+      }
+      throw new TypeErrorCtor(concat("a body of type \"", type, "\" cannot be read as FormData"));
+    },
   };
+  // A media type as a Blob keeps it: lower-cased, or "" with a character outside U+0020..U+007E.
+  const mediaType = (text) => {
+    for (let i = 0; i < text.length; i++) {
+      const c = charCodeAt(text, i);
+      if (c < 0x20 || c > 0x7e) return "";
+    }
+    return toLowerCase(text);
+  };
+  const FormDataCtor = FormData;
 
+  // reason-phrase (RFC 9112): HTAB, SP, VCHAR, obs-text.
+  const REASON_PHRASE = /^[\t\x20-\x7e\x80-\xff]*$/;
+  const NULL_BODY_STATUS = { __proto__: null, 101: true, 103: true, 204: true, 205: true, 304: true };
   const isRedirect = (status) => status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
   const METHOD = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
   const NORMAL_METHODS = { __proto__: null, DELETE: true, GET: true, HEAD: true, OPTIONS: true, POST: true, PUT: true, PATCH: true };
 
   class Response {
     constructor(body = null, init = {}) {
+      if (init !== undefined && init !== null && typeof init !== "object" && typeof init !== "function") {
+        throw new TypeErrorCtor("Response: init is not an object");
+      }
       const status = member(init, "status") ?? 200;
       if (!isInteger(status) || status < 200 || status > 599) {
         throw new RangeErrorCtor(concat("status ", status, " is not in 200..599"));
+      }
+      const statusText = member(init, "statusText");
+      if (statusText !== undefined && exec(REASON_PHRASE, StringCtor(statusText)) === null) {
+        throw new TypeErrorCtor(concat("Response: \"", StringCtor(statusText), "\" is not a valid status text"));
+      }
+      if (body !== null && body !== undefined && NULL_BODY_STATUS[status] === true) {
+        throw new TypeErrorCtor(concat("Response: a response with status ", status, " cannot have a body"));
       }
       const extracted = extract(body);
       const headers = new HeadersCtor(member(init, "headers"));
       if (extracted[1] && !H.has(headers, "content-type")) H.append(headers, "content-type", extracted[1]);
       weakSet(slots, this, {
-        __proto__: null, request: false, status, statusText: StringCtor(member(init, "statusText") ?? ""),
+        __proto__: null, request: false, status, statusText: statusText === undefined ? "" : StringCtor(statusText),
         headers, bytes: extracted[0], bodyId: null, used: false, url: "", redirected: false, type: "default",
-        signal: null,
+        signal: null, stream: streamOf(extracted),
       });
     }
     get status() { return slot(this).status; }
@@ -206,10 +319,18 @@
     get type() { return slot(this).type; }
     clone() {
       const s = slot(this);
-      if (s.used) throw new TypeErrorCtor("Body has already been consumed");
-      if (s.bodyId != null) throw new TypeErrorCtor("a network response cannot be cloned before its body is read");
+      if (s.used || (s.stream !== null && (S.disturbed(s.stream) || S.locked(s.stream)))) {
+        throw new TypeErrorCtor("Body has already been consumed");
+      }
       const copy = new Response(null, { __proto__: null, status: s.status === 0 ? 200 : s.status });
       assign(slot(copy), s, { __proto__: null, headers: new HeadersCtor(s.headers) });
+      if (s.bodyId != null || s.stream !== null) {
+        // A stream body (or a network body, as a stream) is split in two: each gets every chunk.
+        const branches = S.tee(bodyStream(s));
+        s.stream = branches[0];
+        slot(copy).stream = branches[1];
+        slot(copy).bodyId = null;
+      }
       return copy;
     }
     static json(data, init = {}) {
@@ -221,7 +342,9 @@
     }
     static error() {
       const r = new Response(null);
-      assign(slot(r), { __proto__: null, status: 0, type: "error" });
+      const s = slot(r);
+      assign(s, { __proto__: null, status: 0, type: "error" });
+      H.guard(s.headers, "immutable");
       return r;
     }
     static redirect(url, status = 302) {
@@ -236,19 +359,25 @@
     constructor(input, init = {}) {
       const from = requestSlot(input);
       const url = from ? from.url : href(StringCtor(input));
+      if (!from) {
+        const parts = U.parse(url, undefined);
+        if (parts[3] !== "" || parts[4] !== "") throw new TypeErrorCtor(concat("Request: ", url, " has credentials in it"));
+      }
       const method = StringCtor(member(init, "method") ?? from?.method ?? "GET");
       const upper = toUpperCase(method);
       const normal = NORMAL_METHODS[upper] === true ? upper : method;
       if (exec(METHOD, normal) === null) throw new TypeErrorCtor(concat("", method, " is not a method"));
       const headers = new HeadersCtor(member(init, "headers") ?? from?.headers);
       let bytes = from?.bytes ?? null;
+      let stream = from?.stream ?? null;
       const body = member(init, "body");
       if (body !== undefined) {
         const extracted = extract(body);
         bytes = extracted[0];
+        stream = streamOf(extracted);
         if (extracted[1] && !H.has(headers, "content-type")) H.append(headers, "content-type", extracted[1]);
       }
-      if (bytes && (normal === "GET" || normal === "HEAD")) {
+      if ((bytes || stream) && (normal === "GET" || normal === "HEAD")) {
         throw new TypeErrorCtor(concat("a ", normal, " request cannot have a body"));
       }
       const redirect = member(init, "redirect") ?? from?.redirect ?? "follow";
@@ -256,7 +385,7 @@
         throw new TypeErrorCtor(concat("redirect ", redirect, " is not follow, manual or error"));
       }
       weakSet(slots, this, {
-        __proto__: null, request: true, url, method: normal, headers, bytes, bodyId: null, used: false,
+        __proto__: null, request: true, url, method: normal, headers, bytes, bodyId: null, used: false, stream,
         signal: member(init, "signal") ?? from?.signal ?? A.createSignal(), redirect,
       });
     }
@@ -319,14 +448,64 @@
     return out;
   };
 
+  // A `data:` URL's response (Fetch, "data: URL processor"), made here without the network: its
+  // bytes are already in the script's memory, as the URL.
+  const hexValue = (c) => (c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1);
+  const BASE64_SUFFIX = /;[\x20]*base64$/i;
+  const MIME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\/[!#$%&'*+\-.^_`|~0-9A-Za-z]+[\t\x20]*(;.*)?$/s;
+  function dataResponse(url) {
+    let rest = stringSlice(url, 5);
+    const hash = indexOf(rest, "#");
+    if (hash >= 0) rest = stringSlice(rest, 0, hash);
+    const comma = indexOf(rest, ",");
+    if (comma < 0) throw new TypeErrorCtor("fetch: a data: URL needs a comma before its data");
+    let mime = stringTrim(stringSlice(rest, 0, comma));
+    const data = stringSlice(rest, comma + 1);
+    let bytes = new Uint8ArrayCtor(data.length);
+    let n = 0;
+    for (let i = 0; i < data.length; i++) {
+      const c = charCodeAt(data, i);
+      if (c === 0x25 && hexValue(charCodeAt(data, i + 1)) >= 0 && hexValue(charCodeAt(data, i + 2)) >= 0) {
+        bytes[n++] = hexValue(charCodeAt(data, i + 1)) * 16 + hexValue(charCodeAt(data, i + 2));
+        i += 2;
+      } else {
+        bytes[n++] = c;
+      }
+    }
+    bytes = B.copy(bytes, 0, n);
+    const base64 = exec(BASE64_SUFFIX, mime);
+    if (base64 !== null) {
+      mime = stringSlice(mime, 0, mime.length - base64[0].length);
+      let binary;
+      try {
+        binary = atobIntrinsic(B.latin1(bytes));
+      } catch {
+        throw new TypeErrorCtor("fetch: a data: URL's base64 is not valid");
+      }
+      bytes = new Uint8ArrayCtor(binary.length);
+      for (let i = 0; i < binary.length; i++) bytes[i] = charCodeAt(binary, i);
+    }
+    if (stringSlice(mime, 0, 1) === ";") mime = concat("text/plain", mime);
+    if (exec(MIME, mime) === null) mime = "text/plain;charset=US-ASCII";
+    const headers = H.fromPairs([["content-type", mime]]);
+    H.guard(headers, "immutable");
+    const response = new Response(null, { __proto__: null, status: 200 });
+    assign(slot(response), {
+      __proto__: null, statusText: "OK", headers, bytes, url, type: "basic",
+    });
+    return response;
+  }
+
   async function fetch(input, init = undefined) {
     const request = new Request(input, init);
     const s = slot(request);
     const signal = s.signal;
     if (isAborted(signal)) throw reasonOf(signal);
+    if (stringSlice(s.url, 0, 5) === "data:") return dataResponse(s.url);
     let url = s.url;
     let method = s.method;
-    let bytes = s.bytes;
+    // A stream body is read to its end first, then sent with its length.
+    let bytes = s.stream !== null ? (await consume(request)).value : s.bytes;
     let headers = H.sent(s.headers);
     for (let hop = 0; ; hop++) {
       // [href, origin, protocol, username, password, host, hostname, port, pathname, search, hash]
@@ -369,7 +548,7 @@
       const response = new Response(null, { __proto__: null, status: 200 });
       assign(slot(response), {
         __proto__: null, status, statusText: "", headers: responseHeaders, bytes: null,
-        bodyId: bodyId ?? null, url, redirected: hop > 0, type: "basic", signal,
+        bodyId: bodyId ?? null, url, redirected: hop > 0, type: "basic", signal, stream: null,
       });
       return response;
     }

@@ -24,7 +24,6 @@ use crate::wasi::http::types::{
 use crate::wasi::io::poll::{Pollable, poll};
 #[cfg(feature = "capabilities")]
 use crate::wasi::io::streams::{InputStream, StreamError};
-#[cfg(feature = "capabilities")]
 use javy::quickjs::TypedArray;
 use javy::quickjs::convert::List;
 use javy::quickjs::prelude::Func;
@@ -199,7 +198,8 @@ pub fn http_send<'js>(
     headers: Vec<List<(String, String)>>,
     body: Value<'js>,
 ) -> Result<Value<'js>> {
-    let fields = header_bytes(headers);
+    let bytes = body_bytes(&body);
+    let fields = with_length(header_bytes(headers), &method, bytes.as_ref().map(Vec::len));
     let failed = |kind: NetworkFailure, detail: String| failure(&cx, kind, &detail);
     if headers_too_large(&fields) {
         return failed(NetworkFailure::Header, "HeaderError::SizeExceeded".into());
@@ -242,12 +242,6 @@ pub fn http_send<'js>(
             return failed(kind, detail);
         }
     };
-    let bytes: Option<Vec<u8>> = match body.as_object() {
-        Some(_) => TypedArray::<u8>::from_value(body.clone())
-            .ok()
-            .and_then(|a| a.as_bytes().map(<[u8]>::to_vec)),
-        None => None,
-    };
     write_body(outgoing, bytes.as_deref().unwrap_or(&[]));
     let id = add(Op::Response(future));
     let out = Array::new(cx)?;
@@ -280,6 +274,37 @@ fn header_bytes(headers: Vec<List<(String, String)>>) -> Vec<(String, Vec<u8>)> 
         .collect()
 }
 
+/// The request's header fields with the `content-length` a browser sends: the length of a body
+/// given as bytes (a string, buffer, view, `URLSearchParams` or `Blob`, which fetch.js turns
+/// into bytes), and `0` for a POST or PUT without one; the script's own `content-length` is
+/// dropped (a forbidden request header in browsers), so the length is always the body's. With
+/// it, the host sends the body with that length rather than chunked, which servers that read
+/// only `Content-Length` (Python's `http.server`) need.
+fn with_length(
+    mut fields: Vec<(String, Vec<u8>)>,
+    method: &str,
+    body: Option<usize>,
+) -> Vec<(String, Vec<u8>)> {
+    fields.retain(|(name, _)| !name.eq_ignore_ascii_case("content-length"));
+    let length = match body {
+        Some(length) => Some(length),
+        None if method == "POST" || method == "PUT" => Some(0),
+        None => None,
+    };
+    if let Some(length) = length {
+        fields.push(("content-length".into(), length.to_string().into_bytes()));
+    }
+    fields
+}
+
+/// A request body handed over by fetch.js: a `Uint8Array`, or null for none.
+fn body_bytes(body: &Value<'_>) -> Option<Vec<u8>> {
+    body.as_object()?;
+    TypedArray::<u8>::from_value(body.clone())
+        .ok()
+        .and_then(|a| a.as_bytes().map(<[u8]>::to_vec))
+}
+
 /// `[1, kind, detail]`: a request that failed, for `fetch`'s error classes.
 fn failure<'js>(cx: &Ctx<'js>, kind: NetworkFailure, detail: &str) -> Result<Value<'js>> {
     let out = Array::new(cx.clone())?;
@@ -302,9 +327,10 @@ pub fn http_send<'js>(
     authority: String,
     path: String,
     headers: Vec<List<(String, String)>>,
-    _body: Value<'js>,
+    body: Value<'js>,
 ) -> Result<Value<'js>> {
-    let fields = header_bytes(headers);
+    let length = body_bytes(&body).map(|bytes| bytes.len());
+    let fields = with_length(header_bytes(headers), &method, length);
     if headers_too_large(&fields) {
         return failure(&cx, NetworkFailure::Header, "HeaderError::SizeExceeded");
     }

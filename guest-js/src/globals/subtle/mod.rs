@@ -1,7 +1,10 @@
 //! `crypto.subtle`: `digest` (SHA-1, SHA-256, SHA-384, SHA-512) and HMAC `importKey` (raw),
 //! `exportKey` (raw), `sign` and `verify`, computed by the RustCrypto crates. The JS half
 //! (subtle.js) checks arguments as Web Crypto does and copies the bytes it is given into a
-//! fresh `ArrayBuffer` when called, so the natives below only see whole buffers.
+//! fresh `ArrayBuffer` when called, so the natives below only see whole buffers. AES-GCM,
+//! ECDSA and Ed25519 are in ciphers.rs.
+
+mod ciphers;
 
 use hmac::{Hmac, Mac};
 use javy::quickjs::prelude::Func;
@@ -101,9 +104,16 @@ const PRELUDE: &str = include_str!("subtle.js");
 /// after `crypto` (which it extends) and `DOMException`.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let prelude: Function = cx.eval(PRELUDE)?;
+    let natives = javy::quickjs::Object::new(cx.clone())?;
+    natives.set("aesEncrypt", Func::from(ciphers::aes_gcm_encrypt))?;
+    natives.set("aesDecrypt", Func::from(ciphers::aes_gcm_decrypt))?;
+    natives.set("keyImport", Func::from(ciphers::key_import))?;
+    natives.set("keyVerify", Func::from(ciphers::key_verify))?;
+    natives.set("keySign", Func::from(ciphers::key_sign))?;
     prelude.call((
         Func::from(digest),
         Func::from(hmac_sign),
         Func::from(hmac_verify),
+        natives,
     ))
 }

@@ -1,12 +1,14 @@
 /*
  * `crypto.subtle` (`SubtleCrypto`) and `CryptoKey`: `digest` with SHA-1, SHA-256, SHA-384 and
- * SHA-512, and HMAC keys imported from raw bytes (`importKey`), exported (`exportKey`), and used
- * to `sign` and `verify`. Every method returns a promise, rejected with the `TypeError` or
+ * SHA-512; HMAC keys imported from raw bytes (`importKey`), exported (`exportKey`), and used
+ * to `sign` and `verify`; AES-GCM keys (raw, jwk) to `encrypt` and `decrypt` (96-bit IVs);
+ * ECDSA P-256 and P-384 and Ed25519 keys (raw and spki public keys, pkcs8 private keys, jwk) to
+ * `verify` and `sign`. Every method returns a promise, rejected with the `TypeError` or
  * `DOMException` Web Crypto names (`NotSupportedError` for an algorithm Palisade does not have).
  * The bytes given are copied when the method is called; the hashing is done by the natives
  * (mod.rs). `crypto` (crypto.rs) is frozen, so it is rebuilt here with `subtle` added.
  */
-(function (digestNative, signNative, verifyNative) {
+(function (digestNative, signNative, verifyNative, natives) {
   "use strict";
   // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
   const uncurry = (fn) => Function.prototype.call.bind(fn);
@@ -23,6 +25,10 @@
   const weakGet = uncurry(WeakMap.prototype.get);
   const weakSet = uncurry(WeakMap.prototype.set);
   const toLowerCase = uncurry(String.prototype.toLowerCase);
+  const stringReplace = uncurry(String.prototype.replace);
+  const charCodeAt = uncurry(String.prototype.charCodeAt);
+  const atobIntrinsic = atob;
+  const { aesEncrypt, aesDecrypt, keyImport, keyVerify, keySign } = natives;
   const SymbolIterator = Symbol.iterator;
   const bufferByteLength = uncurry(getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength").get);
   const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
@@ -45,6 +51,38 @@
   };
 
   const notSupported = (what) => new DOMExceptionCtor(what, "NotSupportedError");
+  const dataError = (what) => new DOMExceptionCtor(what, "DataError");
+  // The algorithms, by their names in lower case.
+  const KINDS = { __proto__: null, hmac: "HMAC", "aes-gcm": "AES-GCM", ecdsa: "ECDSA", ed25519: "Ed25519" };
+  const CURVES = { __proto__: null, "P-256": 256, "P-384": 384 };
+  const POINT_BYTES = { __proto__: null, 256: 32, 384: 48 };
+  const FORMATS = { __proto__: null, raw: 0, spki: 1, pkcs8: 2 };
+  const SECRET = 3;
+  const GCM_TAGS = { __proto__: null, 32: true, 64: true, 96: true, 104: true, 112: true, 120: true, 128: true };
+  // base64url (a JWK member) as an ArrayBuffer; a DataError if it is not.
+  const base64url = (text, what) => {
+    if (typeof text !== "string") throw dataError(what + " is missing from the JWK");
+    let binary;
+    try {
+      binary = atobIntrinsic(stringReplace(stringReplace(text, /-/g, "+"), /_/g, "/"));
+    } catch {
+      throw dataError(what + " is not base64url");
+    }
+    const out = new Uint8ArrayCtor(binary.length);
+    for (let i = 0; i < binary.length; i++) out[i] = charCodeAt(binary, i);
+    return typedArrayBuffer(out);
+  };
+  const concatBuffers = (parts) => {
+    let length = 0;
+    for (let i = 0; i < parts.length; i++) length += bufferByteLength(parts[i]);
+    const out = new Uint8ArrayCtor(length);
+    let at = 0;
+    for (let i = 0; i < parts.length; i++) {
+      typedArraySet(out, new Uint8ArrayCtor(parts[i]), at);
+      at += bufferByteLength(parts[i]);
+    }
+    return typedArrayBuffer(out);
+  };
 
   // A copy of a BufferSource's bytes in a fresh ArrayBuffer (an empty one for a detached buffer),
   // made with the typed-array `set` rather than `slice`, which would consult the species.
@@ -141,12 +179,13 @@
 
   // The usages a key is imported with: strings of the KeyUsage enum, of which HMAC allows
   // `sign` and `verify`; an array is read by index, another iterable through its iterator.
-  const readUsages = (list) => {
+  const SIGN_VERIFY = { __proto__: null, sign: true, verify: true };
+  const readUsages = (list, allowed = SIGN_VERIFY) => {
     const seen = { __proto__: null };
     const take = (value) => {
       const usage = StringCtor(value);
       if (USAGES[usage] !== true) throw new TypeErrorCtor("'" + usage + "' is not a valid KeyUsage");
-      if (usage !== "sign" && usage !== "verify") {
+      if (allowed[usage] !== true) {
         throw new DOMExceptionCtor("Cannot create a key with usage '" + usage + "'", "SyntaxError");
       }
       seen[usage] = true;
@@ -195,7 +234,9 @@
           throw new TypeErrorCtor("'" + format + "' is not a valid KeyFormat");
         }
         const name = algorithmName(algorithm);
-        if (toLowerCase(name) !== "hmac") throw notSupported("Unrecognized algorithm name");
+        const kind = KINDS[toLowerCase(name)];
+        if (kind === undefined) throw notSupported("Unrecognized algorithm name");
+        if (kind !== "HMAC") return importOther(kind, format, keyData, algorithm, extractable, keyUsages);
         const hashAlgorithm = algorithm.hash;
         if (hashAlgorithm === undefined) throw new TypeErrorCtor("HmacImportParams: hash is required");
         const hash = hashOf(hashAlgorithm);
@@ -224,6 +265,7 @@
           usages: usageList,
           hash,
           bytes,
+          kind: "HMAC",
           sign: usages.sign === true,
           verify: usages.verify === true,
         });
@@ -231,6 +273,90 @@
       });
     },
   }.importKey);
+
+  const USAGE_ORDER = ["encrypt", "decrypt", "sign", "verify", "deriveKey", "deriveBits", "wrapKey", "unwrapKey"];
+  const AES_USAGES = { __proto__: null, encrypt: true, decrypt: true, wrapKey: true, unwrapKey: true };
+  const PUBLIC_USAGES = { __proto__: null, verify: true };
+  const PRIVATE_USAGES = { __proto__: null, sign: true };
+  const makeKey = (slot, usages) => {
+    const list = [];
+    for (let i = 0; i < USAGE_ORDER.length; i++) if (usages[USAGE_ORDER[i]] === true) list[list.length] = USAGE_ORDER[i];
+    if (list.length === 0 && slot.type !== "public") throw new DOMExceptionCtor("A " + slot.type + " key needs at least one usage", "SyntaxError");
+    slot.usages = list;
+    for (let i = 0; i < list.length; i++) slot[list[i]] = true;
+    const key = create(KeyPrototype);
+    weakSet(keys, key, slot);
+    return key;
+  };
+
+  // importKey for AES-GCM, ECDSA and Ed25519.
+  function importOther(kind, format, keyData, algorithm, extractable, keyUsages) {
+    const jwk = format === "jwk";
+    if (jwk && (keyData === null || typeof keyData !== "object")) throw new TypeErrorCtor("keyData is not a JsonWebKey");
+    const slot = { __proto__: null, kind, extractable: !!extractable };
+    if (kind === "AES-GCM") {
+      const usages = readUsages(keyUsages, AES_USAGES);
+      let bytes;
+      if (format === "raw") bytes = copyBytes(keyData, "keyData");
+      else if (jwk) {
+        if (keyData.kty !== "oct") throw dataError("an AES JWK has kty \"oct\"");
+        bytes = base64url(keyData.k, "k");
+      } else throw notSupported("AES-GCM keys are imported as raw or jwk");
+      const length = bufferByteLength(bytes);
+      if (length !== 16 && length !== 24 && length !== 32) throw dataError("an AES key is 128, 192 or 256 bits");
+      slot.type = "secret";
+      slot.bytes = bytes;
+      slot.algorithm = { name: "AES-GCM", length: length * 8 };
+      return makeKey(slot, usages);
+    }
+    let curve = 25519, namedCurve;
+    if (kind === "ECDSA") {
+      namedCurve = StringCtor(algorithm.namedCurve);
+      curve = CURVES[namedCurve];
+      if (curve === undefined) throw notSupported("ECDSA curves here are P-256 and P-384");
+    }
+    let data, code, isPrivate;
+    if (jwk) {
+      const kty = kind === "ECDSA" ? "EC" : "OKP";
+      if (keyData.kty !== kty) throw dataError("the JWK's kty is not " + kty);
+      if (keyData.crv !== (kind === "ECDSA" ? namedCurve : "Ed25519")) throw dataError("the JWK's crv does not match");
+      isPrivate = keyData.d !== undefined;
+      if (isPrivate) {
+        data = base64url(keyData.d, "d");
+        code = SECRET;
+      } else if (kind === "ECDSA") {
+        const x = base64url(keyData.x, "x"), y = base64url(keyData.y, "y");
+        if (bufferByteLength(x) !== POINT_BYTES[curve] || bufferByteLength(y) !== POINT_BYTES[curve]) throw dataError("the JWK's x or y has the wrong length");
+        const prefix = new Uint8ArrayCtor(1);
+        prefix[0] = 4;
+        data = concatBuffers([typedArrayBuffer(prefix), x, y]);
+        code = FORMATS.raw;
+      } else {
+        data = base64url(keyData.x, "x");
+        code = FORMATS.raw;
+      }
+    } else {
+      code = FORMATS[format];
+      isPrivate = format === "pkcs8";
+      data = copyBytes(keyData, "keyData");
+    }
+    const usages = readUsages(keyUsages, isPrivate ? PRIVATE_USAGES : PUBLIC_USAGES);
+    const parts = keyImport(curve, code, data);
+    if (parts === null || parts === undefined) throw dataError("the key data is not a " + (kind === "ECDSA" ? namedCurve : "Ed25519") + " key");
+    if (jwk && isPrivate && keyData.x !== undefined) {
+      // A private JWK's public half must be the one its secret gives.
+      const given = new Uint8ArrayCtor(base64url(keyData.x, "x"));
+      const point = new Uint8ArrayCtor(parts[1]);
+      const offset = kind === "ECDSA" ? 1 : 0;
+      for (let i = 0; i < given.length; i++) if (given[i] !== point[offset + i]) throw dataError("the JWK's x does not match d");
+    }
+    slot.type = isPrivate ? "private" : "public";
+    slot.curve = curve;
+    slot.secret = isPrivate ? parts[0] : null;
+    slot.point = isPrivate ? parts[1] : parts[0];
+    slot.algorithm = kind === "ECDSA" ? { name: "ECDSA", namedCurve } : { name: "Ed25519" };
+    return makeKey(slot, usages);
+  }
 
   method(SubtlePrototype, {
     exportKey(format, key) {
@@ -243,8 +369,12 @@
           throw new TypeErrorCtor("'" + format + "' is not a valid KeyFormat");
         }
         const slot = slotOf(key);
-        if (format !== "raw") throw notSupported("Palisade exports HMAC keys in the raw format only");
+        if (format !== "raw") throw notSupported("Palisade exports keys in the raw format only");
         if (!slot.extractable) throw new DOMExceptionCtor("key is not extractable", "InvalidAccessError");
+        if (slot.kind === "ECDSA" || slot.kind === "Ed25519") {
+          if (slot.type !== "public") throw new DOMExceptionCtor("only a public key has a raw form", "InvalidAccessError");
+          return copy(slot.point, 0, bufferByteLength(slot.point));
+        }
         return copy(slot.bytes, 0, bufferByteLength(slot.bytes));
       });
     },
@@ -253,9 +383,16 @@
   // The key for `sign` or `verify` under `algorithm`, with the checks Web Crypto makes.
   const hmacKey = (algorithm, key, usage) => {
     const name = algorithmName(algorithm);
-    if (toLowerCase(name) !== "hmac") throw notSupported("Unrecognized algorithm name");
+    const kind = KINDS[toLowerCase(name)];
+    if (kind === undefined) throw notSupported("Unrecognized algorithm name");
+    // ECDSA names its hash in the parameters, read before the data is copied.
+    const hash = kind === "ECDSA" ? hashOf(algorithm.hash) : 0;
     return () => {
       const slot = slotOf(key);
+      if (slot.kind !== kind) {
+        throw new DOMExceptionCtor("the key is not a " + kind + " key", "InvalidAccessError");
+      }
+      slot.operationHash = hash;
       if (slot[usage] !== true) {
         throw new DOMExceptionCtor("key does not support the '" + usage + "' operation", "InvalidAccessError");
       }
@@ -273,7 +410,11 @@
         const checked = hmacKey(algorithm, key, "sign");
         const bytes = copyBytes(data, "data");
         const slot = checked();
-        return signNative(slot.hash, slot.bytes, bytes);
+        if (slot.kind === "HMAC") return signNative(slot.hash, slot.bytes, bytes);
+        if (slot.kind === "AES-GCM") throw new DOMExceptionCtor("AES-GCM does not sign", "InvalidAccessError");
+        const signature = keySign(slot.curve, slot.operationHash, slot.secret, bytes);
+        if (signature === null || signature === undefined) throw new DOMExceptionCtor("signing failed", "OperationError");
+        return signature;
       });
     },
   }.sign);
@@ -289,10 +430,45 @@
         const signatureBytes = copyBytes(signature, "signature");
         const bytes = copyBytes(data, "data");
         const slot = checked();
-        return verifyNative(slot.hash, slot.bytes, bytes, signatureBytes);
+        if (slot.kind === "HMAC") return verifyNative(slot.hash, slot.bytes, bytes, signatureBytes);
+        if (slot.kind === "AES-GCM") throw new DOMExceptionCtor("AES-GCM does not verify", "InvalidAccessError");
+        return keyVerify(slot.curve, slot.operationHash, slot.point, signatureBytes, bytes);
       });
     },
   }.verify);
+
+  // encrypt and decrypt: AES-GCM with a 96-bit IV.
+  const gcm = (method, given, self, algorithm, key, data) =>
+    promised(() => {
+      checkThis(self);
+      requireArgs(given, 3, method);
+      const name = algorithmName(algorithm);
+      const kind = KINDS[toLowerCase(name)];
+      if (kind !== "AES-GCM") throw notSupported("Unrecognized algorithm name");
+      if (algorithm.iv === undefined) throw new TypeErrorCtor("AesGcmParams: iv is required");
+      const iv = copyBytes(algorithm.iv, "iv");
+      const aad = algorithm.additionalData === undefined ? new ArrayBufferCtor(0) : copyBytes(algorithm.additionalData, "additionalData");
+      const tagLength = algorithm.tagLength === undefined ? 128 : algorithm.tagLength >>> 0;
+      const bytes = copyBytes(data, "data");
+      const slot = slotOf(key);
+      if (slot.kind !== "AES-GCM") throw new DOMExceptionCtor("the key is not an AES-GCM key", "InvalidAccessError");
+      if (slot[method] !== true) throw new DOMExceptionCtor("key does not support the '" + method + "' operation", "InvalidAccessError");
+      if (GCM_TAGS[tagLength] !== true) throw new DOMExceptionCtor("tagLength is not 32, 64 or 96 to 128", "OperationError");
+      if (bufferByteLength(iv) !== 12) throw notSupported("Palisade's AES-GCM takes 96-bit IVs");
+      const out = (method === "encrypt" ? aesEncrypt : aesDecrypt)(slot.bytes, iv, aad, tagLength / 8, bytes);
+      if (out === null || out === undefined) throw new DOMExceptionCtor("The operation failed for an operation-specific reason", "OperationError");
+      return out;
+    });
+  method(SubtlePrototype, {
+    encrypt(algorithm, key, data) {
+      return gcm("encrypt", arguments.length, this, algorithm, key, data);
+    },
+  }.encrypt);
+  method(SubtlePrototype, {
+    decrypt(algorithm, key, data) {
+      return gcm("decrypt", arguments.length, this, algorithm, key, data);
+    },
+  }.decrypt);
   tag(SubtlePrototype, "SubtleCrypto");
 
   subtle = create(SubtlePrototype);

@@ -269,6 +269,62 @@ url = "http://localhost:8080/hooks/"
     }
 
     #[test]
+    fn any_host_over_https() {
+        // `https://*`: any host over https on port 443, with the URL hygiene of every rule;
+        // which addresses it may reach is the address checks' to decide, after resolving
+        // (`network::any_https_host_still_refuses_private_addresses`).
+        let policy = Policy::from_toml(
+            "[http]\n[[http.allow]]\nurl = \"https://*\"\nmethods = [\"GET\", \"POST\"]\n",
+            None,
+        )
+        .unwrap();
+        let http = policy.http().map(|h| &**h);
+        let ok = |host: &str| Ok(("http.allow[0]".to_owned(), host.to_owned(), 443));
+        let no = |rule: &str| Err(rule.to_owned());
+        let cases = [
+            ("GET", "https://api.example.com/v1/x", ok("api.example.com")),
+            (
+                "POST",
+                "https://hooks.slack.com/services/x",
+                ok("hooks.slack.com"),
+            ),
+            ("GET", "https://EXAMPLE.org./", ok("example.org")),
+            ("GET", "https://127.0.0.1/", ok("127.0.0.1")),
+            ("GET", "https://[::1]/", ok("[::1]")),
+            ("GET", "https://localhost/", ok("localhost")),
+            ("GET", "http://api.example.com/", no("http.allow")),
+            ("GET", "https://api.example.com:8443/", no("http.allow")),
+            (
+                "DELETE",
+                "https://api.example.com/",
+                no("http.allow[0].methods"),
+            ),
+            ("GET", "https://u:p@api.example.com/", no("http.userinfo")),
+            ("GET", "https://api.example.com/a/%2e%2e/b", no("http.path")),
+            ("GET", "https://2130706433/", no("http.host")),
+        ];
+        for (method, url, expected) in cases {
+            assert_eq!(decision(http, method, url), expected, "{method} {url}");
+        }
+        // A port or a path prefix narrows it as in any rule; plain http has no `*`.
+        let narrow = Policy::from_toml(
+            "[http]\n[[http.allow]]\nurl = \"https://*:8443/v1/\"\n",
+            None,
+        )
+        .unwrap();
+        let narrow = narrow.http().map(|h| &**h);
+        assert_eq!(
+            decision(narrow, "GET", "https://a.example/v1/x"),
+            no("http.allow")
+        );
+        assert_eq!(
+            decision(narrow, "GET", "https://a.example:8443/v1/x"),
+            Ok(("http.allow[0]".to_owned(), "a.example".to_owned(), 8443))
+        );
+        assert!(Policy::from_toml("[http]\n[[http.allow]]\nurl = \"http://*\"\n", None).is_err());
+    }
+
+    #[test]
     fn refusals_suggest_the_rule_or_method_to_add() {
         let policy = Policy::from_toml(POLICY, None).unwrap();
         let http = policy.http().map(|h| &**h);

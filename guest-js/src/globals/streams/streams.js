@@ -1,0 +1,510 @@
+// `ReadableStream` (WHATWG Streams) with its default controller and reader, `tee`, async
+// iteration and the two queuing strategies; `fetch.js` and `blob.js` make the bodies' streams
+// through the internals the constructor carries until fetch.js takes them. Not here yet: byte
+// streams (`type: "bytes"`, BYOB readers), `WritableStream`, `TransformStream`, `pipeTo` and
+// `pipeThrough`.
+// Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
+(function () {
+  "use strict";
+
+  const uncurry = (fn) => Function.prototype.call.bind(fn);
+  const concat = uncurry(String.prototype.concat);
+  const { defineProperty, freeze, getPrototypeOf, setPrototypeOf, getOwnPropertyNames } = Object;
+  const { apply } = Reflect;
+  const { asyncIterator, toStringTag } = Symbol;
+  const TypeErrorCtor = TypeError;
+  const RangeErrorCtor = RangeError;
+  const PromiseCtor = Promise;
+  const then = uncurry(Promise.prototype.then);
+  const WeakMapCtor = WeakMap;
+  const weakGet = uncurry(WeakMap.prototype.get);
+  const weakSet = uncurry(WeakMap.prototype.set);
+  const NumberCtor = Number;
+  const { isNaN } = Number;
+  const own = (list, value) =>
+    defineProperty(list, list.length, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+  // Remove and return the first element of `list` (not `shift`, which a script can replace).
+  const takeFirst = (list) => {
+    const first = list[0];
+    for (let i = 0; i + 1 < list.length; i++) list[i] = list[i + 1];
+    list.length = list.length - 1;
+    return first;
+  };
+  const resolved = (value) => new PromiseCtor((resolve) => resolve(value));
+  const rejected = (reason) => new PromiseCtor((_, reject) => reject(reason));
+  // A promise with its settle functions.
+  const deferred = () => {
+    const d = { __proto__: null, promise: null, resolve: null, reject: null };
+    d.promise = new PromiseCtor((resolve, reject) => {
+      d.resolve = resolve;
+      d.reject = reject;
+    });
+    return d;
+  };
+  const markHandled = (promise) => then(promise, undefined, () => {});
+  const result = (value, done) => ({ value, done });
+  // Call `method` of `object` if it is there, as the spec's "invoke"; a promise of its result.
+  const invoke = (object, name, args) => {
+    try {
+      const method = object === undefined ? undefined : object[name];
+      if (method === undefined) return resolved(undefined);
+      if (typeof method !== "function") throw new TypeErrorCtor(concat(name, " is not a function"));
+      return resolved(apply(method, object, args));
+    } catch (error) {
+      return rejected(error);
+    }
+  };
+
+  function highWaterMark(strategy, fallback) {
+    const hwm = strategy === undefined || strategy === null ? undefined : strategy.highWaterMark;
+    if (hwm === undefined) return fallback;
+    const n = NumberCtor(hwm);
+    if (isNaN(n) || n < 0) throw new RangeErrorCtor("highWaterMark must be a non-negative number");
+    return n;
+  }
+  function sizeOf(strategy) {
+    const size = strategy === undefined || strategy === null ? undefined : strategy.size;
+    if (size === undefined) return () => 1;
+    if (typeof size !== "function") throw new TypeErrorCtor("size is not a function");
+    return (chunk) => apply(size, undefined, [chunk]);
+  }
+
+  const streams = new WeakMapCtor();
+  const controllers = new WeakMapCtor();
+  const readers = new WeakMapCtor();
+  const streamSlot = (value) => {
+    const s = weakGet(streams, value);
+    if (!s) throw new TypeErrorCtor("Illegal invocation");
+    return s;
+  };
+  let constructing = false;
+
+  class ReadableStreamDefaultController {
+    constructor() {
+      if (!constructing) throw new TypeErrorCtor("Illegal constructor");
+    }
+    get desiredSize() {
+      const s = controllerSlot(this);
+      if (s.state === "errored") return null;
+      if (s.state === "closed") return 0;
+      return s.hwm - s.queueSize;
+    }
+    close() {
+      const s = controllerSlot(this);
+      if (s.closeRequested || s.state !== "readable") throw new TypeErrorCtor("the stream cannot be closed");
+      closeController(s);
+    }
+    enqueue(chunk = undefined) {
+      const s = controllerSlot(this);
+      if (s.closeRequested || s.state !== "readable") throw new TypeErrorCtor("the stream cannot take more chunks");
+      enqueue(s, chunk);
+    }
+    error(e = undefined) {
+      errorStream(controllerSlot(this), e);
+    }
+  }
+  const controllerSlot = (value) => {
+    const s = weakGet(controllers, value);
+    if (!s) throw new TypeErrorCtor("Illegal invocation");
+    return s;
+  };
+
+  function enqueue(s, chunk) {
+    if (s.state !== "readable") return;
+    if (s.reader !== null && s.reader.requests.length > 0) {
+      takeFirst(s.reader.requests).resolve(result(chunk, false));
+    } else {
+      let size;
+      try {
+        size = NumberCtor(s.size(chunk));
+        if (isNaN(size) || size < 0 || size === Infinity) throw new RangeErrorCtor("a chunk's size must be a finite, non-negative number");
+      } catch (error) {
+        errorStream(s, error);
+        throw error;
+      }
+      own(s.queue, [chunk, size]);
+      s.queueSize += size;
+    }
+    pullIfNeeded(s);
+  }
+  function closeController(s) {
+    s.closeRequested = true;
+    if (s.queue.length === 0) closeStream(s);
+  }
+  function closeStream(s) {
+    if (s.state !== "readable") return;
+    s.state = "closed";
+    s.pull = s.cancel = undefined;
+    const reader = s.reader;
+    if (reader === null) return;
+    while (reader.requests.length > 0) takeFirst(reader.requests).resolve(result(undefined, true));
+    reader.closed.resolve(undefined);
+  }
+  function errorStream(s, e) {
+    if (s.state !== "readable") return;
+    s.state = "errored";
+    s.storedError = e;
+    s.queue = [];
+    s.queueSize = 0;
+    s.pull = s.cancel = undefined;
+    const reader = s.reader;
+    if (reader === null) return;
+    while (reader.requests.length > 0) takeFirst(reader.requests).reject(e);
+    reader.closed.reject(e);
+    markHandled(reader.closed.promise);
+  }
+  function pullIfNeeded(s) {
+    if (!s.started || s.state !== "readable" || s.closeRequested || s.pull === undefined) return;
+    const wanted = (s.reader !== null && s.reader.requests.length > 0) || s.hwm - s.queueSize > 0;
+    if (!wanted) return;
+    if (s.pulling) {
+      s.pullAgain = true;
+      return;
+    }
+    s.pulling = true;
+    then(s.pull(), () => {
+      s.pulling = false;
+      if (s.pullAgain) {
+        s.pullAgain = false;
+        pullIfNeeded(s);
+      }
+    }, (e) => errorStream(s, e));
+  }
+  function cancelStream(s, reason) {
+    s.disturbed = true;
+    if (s.state === "closed") return resolved(undefined);
+    if (s.state === "errored") return rejected(s.storedError);
+    const cancel = s.cancel;
+    s.queue = [];
+    s.queueSize = 0;
+    closeStream(s);
+    return then(cancel === undefined ? resolved(undefined) : cancel(reason), () => undefined);
+  }
+
+  // A stream whose source is given as functions (`pull`, `cancel`: each returns a promise or
+  // nothing); `start` runs at once.
+  function makeStream(stream, start, pull, cancel, hwm, size) {
+    const s = {
+      __proto__: null, state: "readable", queue: [], queueSize: 0, reader: null, disturbed: false,
+      storedError: undefined, started: false, pulling: false, pullAgain: false, closeRequested: false,
+      hwm, size, pull, cancel, controller: null,
+    };
+    constructing = true;
+    let controller;
+    try {
+      controller = new ReadableStreamDefaultController();
+    } finally {
+      constructing = false;
+    }
+    s.controller = controller;
+    weakSet(controllers, controller, s);
+    weakSet(streams, stream, s);
+    then(start(controller), () => {
+      s.started = true;
+      pullIfNeeded(s);
+    }, (e) => errorStream(s, e));
+    return s;
+  }
+
+  class ReadableStream {
+    constructor(underlyingSource = undefined, strategy = undefined) {
+      if (underlyingSource === null) throw new TypeErrorCtor("ReadableStream: the source is null");
+      const source = underlyingSource;
+      const type = source === undefined ? undefined : source.type;
+      if (type !== undefined) {
+        if (concat("", type) === "bytes") throw new RangeErrorCtor("ReadableStream: byte streams are not supported yet");
+        throw new TypeErrorCtor(concat("ReadableStream: \"", type, "\" is not a stream type"));
+      }
+      const method = (name) => {
+        const m = source === undefined ? undefined : source[name];
+        if (m !== undefined && typeof m !== "function") throw new TypeErrorCtor(concat("ReadableStream: ", name, " is not a function"));
+        return m;
+      };
+      const cancelMethod = method("cancel"), pullMethod = method("pull"), startMethod = method("start");
+      const size = sizeOf(strategy);
+      const hwm = highWaterMark(strategy, 1);
+      const pull = pullMethod !== undefined ? () => invoke(source, "pull", [s.controller]) : undefined;
+      const cancel = cancelMethod !== undefined ? (reason) => invoke(source, "cancel", [reason]) : undefined;
+      // `start` runs synchronously in the constructor and its exception propagates.
+      const s = makeStream(this, (controller) => {
+        const started = startMethod === undefined ? undefined : apply(startMethod, source, [controller]);
+        return resolved(started);
+      }, pull, cancel, hwm, size);
+    }
+    get locked() {
+      return streamSlot(this).reader !== null;
+    }
+    cancel(reason = undefined) {
+      let s;
+      try {
+        s = streamSlot(this);
+      } catch (error) {
+        return rejected(error);
+      }
+      if (s.reader !== null) return rejected(new TypeErrorCtor("the stream is locked to a reader"));
+      return cancelStream(s, reason);
+    }
+    getReader(options = undefined) {
+      const s = streamSlot(this);
+      const mode = options === undefined || options === null ? undefined : options.mode;
+      if (mode !== undefined) {
+        if (concat("", mode) === "byob") throw new TypeErrorCtor("ReadableStream: BYOB readers are not supported yet");
+        throw new TypeErrorCtor(concat("ReadableStream: \"", mode, "\" is not a reader mode"));
+      }
+      return new ReadableStreamDefaultReader(this);
+    }
+    tee() {
+      const s = streamSlot(this);
+      return tee(this, s);
+    }
+    values(options = undefined) {
+      const s = streamSlot(this);
+      const preventCancel = options === undefined || options === null ? false : !!options.preventCancel;
+      // The iterator keeps the reader's record, not the reader, whose methods a script can replace.
+      const reader = weakGet(readers, new ReadableStreamDefaultReader(this));
+      const it = new ReadableStreamAsyncIterator();
+      weakSet(iterators, it, { __proto__: null, reader, preventCancel, done: false, ongoing: null });
+      return it;
+    }
+  }
+
+  class ReadableStreamDefaultReader {
+    constructor(stream) {
+      const s = streamSlot(stream);
+      if (s.reader !== null) throw new TypeErrorCtor("the stream is locked to a reader");
+      const r = { __proto__: null, stream: s, requests: [], closed: deferred() };
+      s.reader = r;
+      weakSet(readers, this, r);
+      if (s.state === "closed") r.closed.resolve(undefined);
+      else if (s.state === "errored") {
+        r.closed.reject(s.storedError);
+        markHandled(r.closed.promise);
+      }
+    }
+    get closed() {
+      const r = weakGet(readers, this);
+      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
+      return r.closed.promise;
+    }
+    read() {
+      const r = weakGet(readers, this);
+      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
+      if (r.stream === null) return rejected(new TypeErrorCtor("the reader is released"));
+      return read(r);
+    }
+    releaseLock() {
+      const r = weakGet(readers, this);
+      if (!r) throw new TypeErrorCtor("Illegal invocation");
+      release(r);
+    }
+    cancel(reason = undefined) {
+      const r = weakGet(readers, this);
+      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
+      if (r.stream === null) return rejected(new TypeErrorCtor("the reader is released"));
+      return cancelStream(r.stream, reason);
+    }
+  }
+
+  function read(r) {
+    const s = r.stream;
+    s.disturbed = true;
+    if (s.state === "closed") return resolved(result(undefined, true));
+    if (s.state === "errored") return rejected(s.storedError);
+    if (s.queue.length > 0) {
+      const entry = takeFirst(s.queue);
+      s.queueSize -= entry[1];
+      if (s.queue.length === 0) s.queueSize = 0;
+      if (s.closeRequested && s.queue.length === 0) closeStream(s);
+      else pullIfNeeded(s);
+      return resolved(result(entry[0], false));
+    }
+    const request = deferred();
+    own(r.requests, request);
+    pullIfNeeded(s);
+    return request.promise;
+  }
+  function release(r) {
+    const s = r.stream;
+    if (s === null) return;
+    const error = new TypeErrorCtor("the reader was released");
+    if (s.state === "readable") r.closed.reject(error);
+    else r.closed = { __proto__: null, promise: rejected(error), resolve: () => {}, reject: () => {} };
+    markHandled(r.closed.promise);
+    while (r.requests.length > 0) takeFirst(r.requests).reject(error);
+    s.reader = null;
+    r.stream = null;
+  }
+
+  // Two streams that each get every chunk of the one stream (chunks are shared, not cloned).
+  function tee(stream, s) {
+    const reader = new ReadableStreamDefaultReader(stream);
+    const r = weakGet(readers, reader);
+    let reading = false, canceled1 = false, canceled2 = false, reason1, reason2, branch1, branch2;
+    const cancelled = deferred();
+    const pull = () => {
+      if (reading) return resolved(undefined);
+      reading = true;
+      then(read(r), (step) => {
+        reading = false;
+        if (step.done) {
+          if (!canceled1) closeController(branch1);
+          if (!canceled2) closeController(branch2);
+          cancelled.resolve(undefined);
+          return;
+        }
+        if (!canceled1) enqueue(branch1, step.value);
+        if (!canceled2) enqueue(branch2, step.value);
+      }, () => {
+        reading = false;
+      });
+      return resolved(undefined);
+    };
+    const cancelBoth = () => then(cancelStream(s, [reason1, reason2]), (v) => cancelled.resolve(v), (e) => cancelled.reject(e));
+    const a = create(), b = create();
+    branch1 = makeStream(a, () => resolved(undefined), pull, (reason) => {
+      canceled1 = true;
+      reason1 = reason;
+      if (canceled2) cancelBoth();
+      return cancelled.promise;
+    }, 1, () => 1);
+    branch2 = makeStream(b, () => resolved(undefined), pull, (reason) => {
+      canceled2 = true;
+      reason2 = reason;
+      if (canceled1) cancelBoth();
+      return cancelled.promise;
+    }, 1, () => 1);
+    then(r.closed.promise, undefined, (e) => {
+      errorStream(branch1, e);
+      errorStream(branch2, e);
+      cancelled.resolve(undefined);
+    });
+    return [a, b];
+  }
+  // A ReadableStream object without running its constructor.
+  const create = () => {
+    const stream = { __proto__: ReadableStream.prototype };
+    return stream;
+  };
+
+  const iterators = new WeakMapCtor();
+  class ReadableStreamAsyncIterator {
+    next() {
+      const it = weakGet(iterators, this);
+      if (!it) return rejected(new TypeErrorCtor("Illegal invocation"));
+      const step = () => {
+        if (it.done) return resolved(result(undefined, true));
+        return then(read(it.reader), (r) => {
+          if (r.done) {
+            it.done = true;
+            release(it.reader);
+          }
+          return r;
+        }, (e) => {
+          it.done = true;
+          release(it.reader);
+          throw e;
+        });
+      };
+      it.ongoing = it.ongoing === null ? step() : then(it.ongoing, step, step);
+      return it.ongoing;
+    }
+    return(value = undefined) {
+      const it = weakGet(iterators, this);
+      if (!it) return rejected(new TypeErrorCtor("Illegal invocation"));
+      const finish = () => {
+        if (it.done) return resolved(result(value, true));
+        it.done = true;
+        const s = it.reader.stream;
+        if (s === null) return resolved(result(value, true));
+        if (!it.preventCancel) {
+          const cancelled = cancelStream(s, value);
+          release(it.reader);
+          return then(cancelled, () => result(value, true));
+        }
+        release(it.reader);
+        return resolved(result(value, true));
+      };
+      it.ongoing = it.ongoing === null ? finish() : then(it.ongoing, finish, finish);
+      return it.ongoing;
+    }
+  }
+  const AsyncIteratorPrototype = getPrototypeOf(getPrototypeOf((async function* () {}).prototype));
+  setPrototypeOf(ReadableStreamAsyncIterator.prototype, AsyncIteratorPrototype);
+  delete ReadableStreamAsyncIterator.prototype.constructor;
+
+  class CountQueuingStrategy {
+    #hwm;
+    constructor(init) {
+      if (init === null || (typeof init !== "object" && typeof init !== "function")) throw new TypeErrorCtor("CountQueuingStrategy: init is not an object");
+      if (init.highWaterMark === undefined) throw new TypeErrorCtor("CountQueuingStrategy: highWaterMark is required");
+      this.#hwm = NumberCtor(init.highWaterMark);
+    }
+    get highWaterMark() { return this.#hwm; }
+    get size() { return countSize; }
+  }
+  const countSize = { size() { return 1; } }.size;
+  class ByteLengthQueuingStrategy {
+    #hwm;
+    constructor(init) {
+      if (init === null || (typeof init !== "object" && typeof init !== "function")) throw new TypeErrorCtor("ByteLengthQueuingStrategy: init is not an object");
+      if (init.highWaterMark === undefined) throw new TypeErrorCtor("ByteLengthQueuingStrategy: highWaterMark is required");
+      this.#hwm = NumberCtor(init.highWaterMark);
+    }
+    get highWaterMark() { return this.#hwm; }
+    get size() { return byteSize; }
+  }
+  const byteSize = { size(chunk) { return chunk.byteLength; } }.size;
+
+  const classes = [
+    [ReadableStream, "ReadableStream"],
+    [ReadableStreamDefaultReader, "ReadableStreamDefaultReader"],
+    [ReadableStreamDefaultController, "ReadableStreamDefaultController"],
+    [CountQueuingStrategy, "CountQueuingStrategy"],
+    [ByteLengthQueuingStrategy, "ByteLengthQueuingStrategy"],
+  ];
+  for (let i = 0; i < classes.length; i++) {
+    const proto = classes[i][0].prototype;
+    const keys = getOwnPropertyNames(proto);
+    for (let k = 0; k < keys.length; k++) if (keys[k] !== "constructor") defineProperty(proto, keys[k], { enumerable: true });
+    defineProperty(proto, toStringTag, { value: classes[i][1], configurable: true });
+    defineProperty(globalThis, classes[i][1], { value: classes[i][0], writable: true, configurable: true, enumerable: false });
+  }
+  const RSProto = ReadableStream.prototype;
+  defineProperty(RSProto, asyncIterator, { value: RSProto.values, writable: true, configurable: true });
+
+  // What fetch.js and blob.js use: a stream of `bytes` as one chunk (or of the chunks a
+  // function gives), whether a stream was read from, and a way to read one to its end.
+  defineProperty(ReadableStream, Symbol.for("palisade.internals"), {
+    value: freeze({
+      __proto__: null,
+      isStream: (value) => (typeof value === "object" && value !== null) && weakGet(streams, value) !== undefined,
+      // A stream of the chunks `next()` gives: a promise of `{ value }` (a box without a
+      // prototype, so that settling it looks nothing up), or of null at the end.
+      fromPull: (next, cancel) => {
+        const stream = create();
+        makeStream(stream, () => resolved(undefined), () => then(next(), (box) => {
+          const s = weakGet(streams, stream);
+          if (box === null) closeController(s);
+          else enqueue(s, box.value);
+        }), cancel === undefined ? undefined : (reason) => resolved(cancel(reason)), 0, () => 1);
+        return stream;
+      },
+      tee: (stream) => tee(stream, streamSlot(stream)),
+      disturbed: (stream) => streamSlot(stream).disturbed,
+      locked: (stream) => streamSlot(stream).reader !== null,
+      // Every chunk of `stream`, read to its end through a reader of its own.
+      readAll: (stream) => {
+        const reader = new ReadableStreamDefaultReader(stream);
+        const r = weakGet(readers, reader);
+        const chunks = [];
+        const loop = () => then(read(r), (step) => {
+          if (step.done) return { __proto__: null, value: chunks };
+          own(chunks, step.value);
+          return loop();
+        });
+        return loop();
+      },
+    }),
+    configurable: true,
+  });
+})
