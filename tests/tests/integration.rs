@@ -5,6 +5,8 @@ mod support;
 #[path = "integration/upstream.rs"]
 mod upstream;
 
+#[path = "integration/apps.rs"]
+mod apps;
 #[path = "integration/auto_compile.rs"]
 mod auto_compile;
 #[path = "integration/bytes.rs"]

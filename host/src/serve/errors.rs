@@ -161,6 +161,7 @@ pub fn default_note(code: &str) -> &'static str {
         "idempotency_conflict" => "use a fresh Idempotency-Key for a different request",
         "file_not_found" => "check the path with fs/ls; create parents with `parents: true`",
         "file_conflict" => "pick another path, or remove what is there first",
+        "app_not_found" => "load the app first (POST /v1/apps); GET /v1/apps lists yours",
         "capacity_exhausted" => "retry after the number of seconds in Retry-After",
         "internal" => "retry; if it persists, report the error_id to the operator",
         "guest_exception" | "guest_syntax" | "guest_deadlock" | "missing_export" | "bad_output" => {
