@@ -429,8 +429,7 @@ async fn in_turn(
         }),
     };
     let has_events = !commit.events.is_empty();
-    let store = state.store.clone();
-    records::blocking(move || records::commit(&store, &commit)).await?;
+    state.apps.commit(&state.store, commit).await?;
     if has_events {
         state.apps.notify();
     }

@@ -29,6 +29,7 @@ pub struct Apps {
     turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     committed: tokio::sync::watch::Sender<u64>,
     seed: tokio::sync::Mutex<std::collections::HashSet<String>>,
+    committer: Mutex<Option<Arc<records::Committer>>>,
 }
 
 impl Default for Apps {
@@ -38,6 +39,7 @@ impl Default for Apps {
             turns: Mutex::default(),
             committed: tokio::sync::watch::channel(0).0,
             seed: tokio::sync::Mutex::default(),
+            committer: Mutex::default(),
         }
     }
 }
@@ -150,6 +152,32 @@ impl Apps {
         if Arc::strong_count(&turn) <= 2 {
             map.remove(key);
         }
+    }
+
+    /// Write `commit` durably (group commit, started on first use).
+    async fn commit(
+        &self,
+        store: &super::store::Store,
+        commit: records::Commit,
+    ) -> Result<(), ApiError> {
+        let committer = {
+            let mut slot = self.committer.lock().unwrap_or_else(|e| e.into_inner());
+            match &*slot {
+                Some(c) => c.clone(),
+                None => {
+                    let c = Arc::new(
+                        records::Committer::start(store.clone())
+                            .map_err(|detail| Error::Internal { detail })?,
+                    );
+                    *slot = Some(c.clone());
+                    c
+                }
+            }
+        };
+        committer
+            .commit(commit)
+            .await
+            .map_err(|detail| Error::Internal { detail }.into())
     }
 
     /// Wake the event streams: a commit wrote events.

@@ -196,27 +196,92 @@ pub struct Commit {
     pub key: Option<(String, KeyRecord)>,
 }
 
-/// Write one commit in one transaction.
-pub fn commit(store: &Store, commit: &Commit) -> Result<(), String> {
+/// Most commits written in one transaction by the [`Committer`].
+const GROUP: usize = 256;
+
+type Waiting = (Commit, tokio::sync::oneshot::Sender<Result<(), String>>);
+
+/// Group commit: one thread writes the commits that arrive while it is busy in one
+/// transaction (one fsync for all), and answers each when that transaction is durable. A
+/// session's commits never share a transaction: its turn is held until its commit returns.
+pub struct Committer {
+    queue: Option<std::sync::mpsc::Sender<Waiting>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The thread ends with the committer, and closes its handle on the database with it: a
+/// server opened again on the same folder finds the file free.
+impl Drop for Committer {
+    fn drop(&mut self) {
+        self.queue.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Committer {
+    /// Start the thread; it ends when the committer is dropped.
+    pub fn start(store: Store) -> Result<Committer, String> {
+        let (queue, commits) = std::sync::mpsc::channel::<Waiting>();
+        let thread = std::thread::Builder::new()
+            .name("palisade-app-commits".into())
+            .spawn(move || {
+                while let Ok(first) = commits.recv() {
+                    let mut group = vec![first];
+                    while group.len() < GROUP {
+                        match commits.try_recv() {
+                            Ok(next) => group.push(next),
+                            Err(_) => break,
+                        }
+                    }
+                    let result = write(&store, group.iter().map(|(c, _)| c));
+                    for (_, done) in group {
+                        let _ = done.send(result.clone());
+                    }
+                }
+            })
+            .map_err(err)?;
+        Ok(Committer {
+            queue: Some(queue),
+            thread: Some(thread),
+        })
+    }
+
+    /// Write `commit` durably, in the next group.
+    pub async fn commit(&self, commit: Commit) -> Result<(), String> {
+        let (done, wait) = tokio::sync::oneshot::channel();
+        self.queue
+            .as_ref()
+            .ok_or_else(|| "the commit thread has stopped".to_owned())?
+            .send((commit, done))
+            .map_err(|_| "the commit thread has stopped".to_owned())?;
+        wait.await
+            .map_err(|_| "the commit thread has stopped".to_owned())?
+    }
+}
+
+/// Write commits in one transaction.
+fn write<'a>(store: &Store, commits: impl Iterator<Item = &'a Commit>) -> Result<(), String> {
     let txn = store.db().begin_write().map_err(err)?;
     {
-        let text = serde_json::to_string(&commit.session).map_err(err)?;
-        txn.open_table(STATES)
-            .map_err(err)?
-            .insert(commit.session_key.as_str(), text.as_str())
-            .map_err(err)?;
+        let mut states = txn.open_table(STATES).map_err(err)?;
         let mut events = txn.open_table(EVENTS).map_err(err)?;
-        for event in &commit.events {
-            let key = format!("{}{:020}", commit.session_key, event.id);
-            let text = serde_json::to_string(event).map_err(err)?;
-            events.insert(key.as_str(), text.as_str()).map_err(err)?;
-        }
-        if let Some((key, record)) = &commit.key {
-            let text = serde_json::to_string(record).map_err(err)?;
-            txn.open_table(IDEMPOTENCY)
-                .map_err(err)?
-                .insert(key.as_str(), text.as_str())
+        let mut keys = txn.open_table(IDEMPOTENCY).map_err(err)?;
+        for commit in commits {
+            let text = serde_json::to_string(&commit.session).map_err(err)?;
+            states
+                .insert(commit.session_key.as_str(), text.as_str())
                 .map_err(err)?;
+            for event in &commit.events {
+                let key = format!("{}{:020}", commit.session_key, event.id);
+                let text = serde_json::to_string(event).map_err(err)?;
+                events.insert(key.as_str(), text.as_str()).map_err(err)?;
+            }
+            if let Some((key, record)) = &commit.key {
+                let text = serde_json::to_string(record).map_err(err)?;
+                keys.insert(key.as_str(), text.as_str()).map_err(err)?;
+            }
         }
     }
     txn.commit().map_err(err)
