@@ -777,3 +777,54 @@ async fn apps_events_stream_committed_events_and_resume() {
     assert_error(&missing, 404, "app_not_found");
     server.assert_fine(None).await;
 }
+
+#[tokio::test]
+async fn apps_belong_to_their_tenant() {
+    let server = start(config("apps-tenants", true));
+    let body = json!({"name": "counter", "source": COUNTER, "policy": "default"});
+    let loaded = server
+        .call("POST", "/v1/apps", Some("acme-key"), body.clone())
+        .await;
+    assert_eq!(loaded.status, StatusCode::CREATED, "{}", loaded.body);
+    let acted = server
+        .call(
+            "POST",
+            "/v1/apps/counter/actions",
+            Some("acme-key"),
+            json!({"action": "inc"}),
+        )
+        .await;
+    assert_eq!(acted.status, StatusCode::OK, "{}", acted.body);
+    // Another tenant sees no such app, whatever the route.
+    let list = server
+        .call("GET", "/v1/apps", Some("beta-key"), Value::Null)
+        .await;
+    assert_eq!(list.body, json!([]));
+    for (method, uri, body) in [
+        ("GET", "/v1/apps/counter", Value::Null),
+        ("POST", "/v1/apps/counter/actions", json!({"action": "inc"})),
+        ("GET", "/v1/apps/counter/view", Value::Null),
+        ("GET", "/v1/apps/counter/events", Value::Null),
+        ("DELETE", "/v1/apps/counter", Value::Null),
+    ] {
+        let answer = server.call(method, uri, Some("beta-key"), body).await;
+        assert_error(&answer, 404, "app_not_found");
+    }
+    let nobody = server
+        .call("POST", "/v1/apps", Some("nobody-key"), body.clone())
+        .await;
+    assert_error(&nobody, 404, "policy_not_found");
+    let anonymous = server.call("POST", "/v1/apps", None, body).await;
+    assert_error(&anonymous, 401, "unauthorized");
+    // acme's app and session are untouched.
+    let view = server
+        .call(
+            "GET",
+            "/v1/apps/counter/view?audience=agent",
+            Some("acme-key"),
+            Value::Null,
+        )
+        .await;
+    assert_eq!(view.body["value"], 1, "{}", view.body);
+    server.assert_fine(Some("acme-key")).await;
+}
