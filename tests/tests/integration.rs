@@ -5,6 +5,10 @@ mod support;
 #[path = "integration/upstream.rs"]
 mod upstream;
 
+#[path = "integration/apps.rs"]
+mod apps;
+#[path = "integration/apps_cli.rs"]
+mod apps_cli;
 #[path = "integration/auto_compile.rs"]
 mod auto_compile;
 #[path = "integration/bytes.rs"]

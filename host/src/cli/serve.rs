@@ -44,6 +44,10 @@ pub struct ServeArgs {
     /// `$PALISADE_DOCS_URL`, else the table packaged with the crate on docs.rs).
     #[arg(long, default_value = palisade::serve::errors::DEFAULT_DOCS_URL)]
     docs_url: String,
+    /// An action app (docs/apps.md) whose own routes (`/press`, `/actions`, `/view`, …) are
+    /// mounted at the root, under the `default` policy; it is also `/v1/apps/STEM`.
+    #[arg(long, value_name = "FILE.js")]
+    app: Option<PathBuf>,
 }
 
 pub fn run(args: ServeArgs) -> ExitCode {
@@ -65,6 +69,10 @@ pub fn run(args: ServeArgs) -> ExitCode {
         Some(base) if args.docs_url == palisade::DEFAULT_DOCS_URL => base,
         _ => args.docs_url,
     };
+    if let Some(app) = args.app.as_ref().filter(|a| !a.is_file()) {
+        return super::run::usage_error(format!("cannot read --app {}: not a file", app.display()));
+    }
+    config.app = args.app;
     if let Err(e) = palisade::serve::check(&config) {
         return super::run::usage_error(e);
     }

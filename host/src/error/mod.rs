@@ -226,6 +226,13 @@ pub enum Error {
         /// What is there.
         detail: String,
     },
+    /// `palisade serve`: no app of that name is loaded for the caller (never loaded, unloaded,
+    /// or another tenant's).
+    #[error("no app `{name}`")]
+    AppNotFound {
+        /// The name asked for.
+        name: String,
+    },
     /// A bug or an environment failure in Palisade itself. Details go to the log, not the caller.
     #[error("internal error")]
     Internal {
@@ -333,6 +340,8 @@ error_codes! {
     FileNotFound = ("file_not_found", 55, 404, false),
     /// `palisade serve`: a session file operation would overwrite or conflict with a file.
     FileConflict = ("file_conflict", 56, 409, false),
+    /// `palisade serve`: no such app (never loaded, unloaded, or another tenant's).
+    AppNotFound = ("app_not_found", 57, 404, false),
 }
 
 impl ErrorCode {
@@ -397,6 +406,7 @@ impl Error {
             Error::IdempotencyConflict { .. } => ErrorCode::IdempotencyConflict,
             Error::FileNotFound { .. } => ErrorCode::FileNotFound,
             Error::FileConflict { .. } => ErrorCode::FileConflict,
+            Error::AppNotFound { .. } => ErrorCode::AppNotFound,
         }
     }
 

@@ -4,7 +4,7 @@
 //! name and SHA-256 of the policy it came from, so receipts and audit records name the file
 //! an operator wrote.
 
-use super::{Fs, Kv, Mount, MountMode, Policy};
+use super::{Determinism, Fs, Kv, Mount, MountMode, Policy};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -54,6 +54,15 @@ impl Policy {
                 namespace: format!("{prefix}{}", kv.namespace),
                 ..(**kv).clone()
             })),
+            ..self.clone()
+        }
+    }
+
+    /// This policy with its `[determinism]` replaced by `determinism`: a per-call clock and
+    /// seed (an app's action, whose clock and seed follow its session and sequence number).
+    pub fn with_determinism(&self, determinism: Determinism) -> Policy {
+        Policy {
+            determinism,
             ..self.clone()
         }
     }

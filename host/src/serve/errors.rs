@@ -161,6 +161,7 @@ pub fn default_note(code: ErrorCode) -> &'static str {
         ErrorCode::IdempotencyConflict => "use a fresh Idempotency-Key for a different request",
         ErrorCode::FileNotFound => "check the path with fs/ls; create parents with `parents: true`",
         ErrorCode::FileConflict => "pick another path, or remove what is there first",
+        ErrorCode::AppNotFound => "load the app first (POST /v1/apps); GET /v1/apps lists yours",
         ErrorCode::CapacityExhausted => "retry after the number of seconds in Retry-After",
         ErrorCode::Internal => "retry; if it persists, report the error_id to the operator",
         ErrorCode::GuestException

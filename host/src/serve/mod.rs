@@ -3,9 +3,10 @@
 //! its file: [`router`](mod@router) (routes and handlers), [`state`], [`auth`], [`catalog`]
 //! (policies and reload), [`runs`], [`sessions`], [`fs`] (file operations; `search.rs`: grep
 //! and sed), [`admission`], [`idempotency`], [`store`] (durable records), [`metrics`],
-//! [`openapi`] and [`errors`].
+//! [`openapi`] and [`errors`]; [`apps`](mod@apps) holds stateful action apps (docs/apps.md).
 
 pub mod admission;
+pub mod apps;
 pub mod auth;
 pub mod catalog;
 pub mod errors;

@@ -1,6 +1,7 @@
 //! `GET /openapi.json`: the OpenAPI 3 document, generated from the handlers' annotations and
 //! the request types.
 
+use super::apps;
 use super::fs::FsRequest;
 use super::router;
 use super::runs::{NamedScript, RunRequest};
@@ -26,6 +27,13 @@ use utoipa::OpenApi;
         router::stop_session,
         router::run_in_session,
         router::fs_op,
+        apps::routes::load,
+        apps::routes::list,
+        apps::routes::show,
+        apps::routes::unload,
+        apps::routes::act,
+        apps::routes::view_app,
+        apps::routes::events,
     ),
     components(schemas(
         RunRequest,
@@ -33,7 +41,9 @@ use utoipa::OpenApi;
         CreateSession,
         NewFile,
         SessionRecord,
-        FsRequest
+        FsRequest,
+        apps::routes::LoadApp,
+        apps::actions::ActionRequest
     ))
 )]
 struct ApiDoc;

@@ -35,6 +35,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/sessions/{id}", get(get_session).delete(stop_session))
         .route("/v1/sessions/{id}/run", post(run_in_session))
         .route("/v1/sessions/{id}/fs/{op}", post(fs_op))
+        .merge(super::apps::routes::router(&state))
         .fallback(not_found)
         .layer(axum::middleware::map_response(plain_refusals))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -48,6 +48,8 @@ pub struct Config {
     pub drain_grace: Duration,
     /// The base of each error's `docs_url`.
     pub docs_url: String,
+    /// `--app FILE.js`: the app whose seed routes (`/press`, `/actions`, …) are mounted at the root.
+    pub app: Option<PathBuf>,
 }
 
 impl Config {
@@ -67,6 +69,7 @@ impl Config {
             idempotency_ttl: Duration::from_secs(24 * 3600),
             drain_grace: Duration::from_secs(30),
             docs_url: super::errors::DEFAULT_DOCS_URL.to_owned(),
+            app: None,
         }
     }
 }
@@ -96,6 +99,8 @@ pub struct AppState {
     audit: Option<Mutex<std::fs::File>>,
     /// Set on SIGTERM: `/readyz` answers 503.
     pub draining: AtomicBool,
+    /// Loaded action apps (`/v1/apps`).
+    pub apps: super::apps::Apps,
 }
 
 impl AppState {
@@ -151,6 +156,7 @@ impl AppState {
             metrics,
             audit,
             draining: AtomicBool::new(false),
+            apps: super::apps::Apps::default(),
             config,
         });
         state.sessions.load(&state)?;
@@ -237,6 +243,16 @@ impl AppState {
         }
         let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
         if let Err(e) = file.write_all(lines.as_bytes()) {
+            tracing::error!("cannot write the audit log: {e}");
+        }
+    }
+
+    /// Append one JSON line (an app action's record) to the audit log, if there is one.
+    pub fn append_audit_line(&self, record: &serde_json::Value) {
+        let Some(file) = &self.audit else { return };
+        let line = format!("{record}\n");
+        let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = file.write_all(line.as_bytes()) {
             tracing::error!("cannot write the audit log: {e}");
         }
     }

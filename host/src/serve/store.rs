@@ -50,6 +50,11 @@ impl Store {
         Ok(Store { db: Arc::new(db) })
     }
 
+    /// The database, for areas that keep tables of their own (`apps`).
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+
     /// Write `value` under `key`, durably.
     pub fn put<T: Serialize>(&self, table: Table, key: &str, value: &T) -> Result<(), String> {
         let text = serde_json::to_string(value).map_err(err)?;

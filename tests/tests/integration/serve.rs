@@ -214,12 +214,17 @@ async fn serve_operations_routes_answer() {
         ("/v1/sessions/{id}", &["get", "delete"]),
         ("/v1/sessions/{id}/run", &["post"]),
         ("/v1/sessions/{id}/fs/{op}", &["post"]),
+        ("/v1/apps", &["get", "post"]),
+        ("/v1/apps/{app}", &["get", "delete"]),
+        ("/v1/apps/{app}/actions", &["post"]),
+        ("/v1/apps/{app}/view", &["get"]),
+        ("/v1/apps/{app}/events", &["get"]),
     ] {
         for m in methods {
             assert!(paths[path].get(*m).is_some(), "{m} {path} missing");
         }
     }
-    assert_eq!(paths.len(), 10, "{:?}", paths.keys());
+    assert_eq!(paths.len(), 15, "{:?}", paths.keys());
     let missing = server.call("GET", "/v2/nothing", None, Value::Null).await;
     assert_error(&missing, 404, "invalid_input");
     let method = server.call("PUT", "/v1/run", None, json!({})).await;

@@ -1,0 +1,80 @@
+//! The module ABI. An app is either a script that sets `globalThis.jace = {manifest, init,
+//! view, actions}` or an ES module that exports `manifest`, `init`, `view` and `actions`. It
+//! runs as the module `app.js` of a small driver (`driver.js`) whose exports the host calls:
+//! `describe` (manifest and action names), `view` and `act`. The driver takes the state as
+//! JSON and returns the next one as JSON: no heap outlives a call. Driver and app are compiled
+//! together once, into a component of their own (`Palisade::compile`), under the app's policy.
+
+use super::super::errors::ApiError;
+use super::super::state::AppState;
+use super::records::AppRecord;
+use crate::{Error, Policy, RunOptions, Script};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The driver around every app.
+pub const DRIVER: &str = include_str!("driver.js");
+
+/// An app compiled for calls.
+pub struct Loaded {
+    /// What is kept of it.
+    pub record: AppRecord,
+    /// The compiled driver and app.
+    pub script: Script,
+    /// The SHA-256 of the policy it was compiled under; another one compiles it again.
+    pub policy_sha256: String,
+}
+
+/// Compile `record`'s source with the driver under `policy`, and read its manifest and action
+/// names. A syntax error is `guest_syntax` with its line and column in `app.js`; a module that
+/// is not an app (no `actions`, no `view`) is `invalid_input`.
+pub async fn compile(
+    state: &Arc<AppState>,
+    policy: &Policy,
+    mut record: AppRecord,
+) -> Result<Loaded, ApiError> {
+    let script = Script::new("driver.js", DRIVER)
+        .with_modules([("app.js", record.source.as_str())])
+        .map_err(ApiError::from)?;
+    let wasm = state.palisade.compile(policy, &script).await?;
+    let script = Script::from_component(wasm)?;
+    let script = state.palisade.precompile(policy, &script).await?;
+    let permit = state.admission.enter(&state.metrics).await?;
+    let outcome = state
+        .palisade
+        .run_with(
+            policy,
+            &script,
+            "null",
+            &RunOptions::default().export("describe"),
+        )
+        .await;
+    drop(permit);
+    let described: Value = match outcome.result {
+        Ok(raw) => serde_json::from_str(raw.get()).map_err(|e| Error::Internal {
+            detail: format!("the driver's description is not JSON: {e}"),
+        })?,
+        Err(error) => return Err(error.into()),
+    };
+    let actions: Vec<String> = described["actions"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if actions.is_empty() || described["has_view"] != true {
+        return Err(ApiError::invalid(
+            "the module is not an app: set `globalThis.jace = {manifest, init, view, actions}` \
+             or export `manifest`, `init`, `view` and `actions` (an object of functions)",
+        ));
+    }
+    record.manifest = described["manifest"].clone();
+    record.actions = actions;
+    Ok(Loaded {
+        record,
+        script,
+        policy_sha256: policy.sha256().to_owned(),
+    })
+}

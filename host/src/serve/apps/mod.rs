@@ -1,0 +1,192 @@
+//! Stateful action apps (docs/apps.md): a module with a manifest, an `init`, a `view` and
+//! named `actions` over a state, loaded once per tenant and compiled ahead; every init, view
+//! and action is a fresh sandbox call on that compiled form, under the app's policy, with the
+//! state carried in and out as JSON. One file per concern: [`abi`] (the driver around an app
+//! and its compile), [`records`] (the durable tables), [`actions`] (dry run, commit,
+//! idempotency, serialization per session), [`view`] (audiences and the HTML rendering),
+//! [`events`] (server-sent events), [`routes`] (the `/v1/apps` handlers) and [`seed`] (the
+//! root routes of `palisade serve --app`).
+
+pub mod abi;
+pub mod actions;
+pub mod events;
+pub mod records;
+pub mod routes;
+pub mod seed;
+pub mod view;
+
+use super::errors::ApiError;
+use super::state::AppState;
+use crate::Error;
+use abi::Loaded;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// The apps' in-memory side: compiled apps, the turn of each session, and the signal that
+/// wakes event streams after a commit.
+pub struct Apps {
+    loaded: Mutex<HashMap<String, Arc<Loaded>>>,
+    turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    committed: tokio::sync::watch::Sender<u64>,
+    seed: tokio::sync::Mutex<std::collections::HashSet<String>>,
+    committer: Mutex<Option<Arc<records::Committer>>>,
+}
+
+impl Default for Apps {
+    fn default() -> Self {
+        Apps {
+            loaded: Mutex::default(),
+            turns: Mutex::default(),
+            committed: tokio::sync::watch::channel(0).0,
+            seed: tokio::sync::Mutex::default(),
+            committer: Mutex::default(),
+        }
+    }
+}
+
+/// The store key of an app: tenant and name.
+pub fn app_key(tenant: &str, app: &str) -> String {
+    format!("{tenant}\n{app}\n")
+}
+
+/// Names of apps: 1 to 64 letters, digits, `-` and `_`.
+pub fn check_name(name: &str) -> Result<(), ApiError> {
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(ApiError::invalid(
+            "an app's name has 1 to 64 letters, digits, `-` and `_`",
+        ));
+    }
+    Ok(())
+}
+
+/// Session ids: 1 to 128 letters, digits, `-`, `_`, `.` and `:`.
+pub fn check_session(id: &str) -> Result<(), ApiError> {
+    if id.is_empty()
+        || id.len() > 128
+        || !id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+    {
+        return Err(ApiError::invalid(
+            "a session_id has 1 to 128 letters, digits, `-`, `_`, `.` and `:`",
+        ));
+    }
+    Ok(())
+}
+
+impl Apps {
+    /// The compiled app `name` of `tenant`: from memory, or from the store (compiled again
+    /// after a restart, or when its policy changed).
+    pub async fn get(
+        &self,
+        state: &Arc<AppState>,
+        tenant: &super::auth::Tenant,
+        name: &str,
+    ) -> Result<Arc<Loaded>, ApiError> {
+        check_name(name)?;
+        let key = app_key(&tenant.name, name);
+        let cached = self
+            .loaded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        let record = match cached {
+            Some(loaded) => {
+                let policy = state.policy(tenant, &loaded.record.policy)?;
+                if policy.sha256() == loaded.policy_sha256 {
+                    return Ok(loaded);
+                }
+                loaded.record.clone()
+            }
+            None => {
+                let store = state.store.clone();
+                let lookup = key.clone();
+                records::blocking(move || records::app(&store, &lookup))
+                    .await?
+                    .ok_or_else(|| Error::AppNotFound {
+                        name: name.to_owned(),
+                    })?
+            }
+        };
+        let policy = state.policy(tenant, &record.policy)?;
+        let loaded = Arc::new(abi::compile(state, &policy, record).await?);
+        self.loaded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, loaded.clone());
+        Ok(loaded)
+    }
+
+    /// Remember a freshly compiled app.
+    pub fn insert(&self, tenant: &str, loaded: Arc<Loaded>) {
+        let key = app_key(tenant, &loaded.record.name);
+        self.loaded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, loaded);
+    }
+
+    /// Forget an unloaded app.
+    pub fn forget(&self, tenant: &str, name: &str) {
+        self.loaded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&app_key(tenant, name));
+    }
+
+    /// The lock that serializes the actions of one session.
+    fn turn(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut map = self.turns.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(key.to_owned()).or_default().clone()
+    }
+
+    fn release(&self, key: &str, turn: Arc<tokio::sync::Mutex<()>>) {
+        let mut map = self.turns.lock().unwrap_or_else(|e| e.into_inner());
+        // The map's reference and this one: nobody else waits for the session.
+        if Arc::strong_count(&turn) <= 2 {
+            map.remove(key);
+        }
+    }
+
+    /// Write `commit` durably (group commit, started on first use).
+    async fn commit(
+        &self,
+        store: &super::store::Store,
+        commit: records::Commit,
+    ) -> Result<(), ApiError> {
+        let committer = {
+            let mut slot = self.committer.lock().unwrap_or_else(|e| e.into_inner());
+            match &*slot {
+                Some(c) => c.clone(),
+                None => {
+                    let c = Arc::new(
+                        records::Committer::start(store.clone())
+                            .map_err(|detail| Error::Internal { detail })?,
+                    );
+                    *slot = Some(c.clone());
+                    c
+                }
+            }
+        };
+        committer
+            .commit(commit)
+            .await
+            .map_err(|detail| Error::Internal { detail }.into())
+    }
+
+    /// Wake the event streams: a commit wrote events.
+    fn notify(&self) {
+        self.committed.send_modify(|n| *n += 1);
+    }
+
+    /// A receiver that changes after each commit with events.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.committed.subscribe()
+    }
+}

@@ -1,0 +1,314 @@
+//! The apps' durable tables, in the server's redb file beside sessions and idempotency
+//! records: apps by tenant and name, each session's state and sequence number, the event log,
+//! and the apps' idempotency records. A commit writes a session's state, its events and its
+//! idempotency record in one transaction (fsynced before the response is sent).
+
+use super::super::errors::ApiError;
+use super::super::runs::Stored;
+use super::super::store::Store;
+use crate::Error;
+use redb::{ReadableDatabase, TableDefinition};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+const APPS: TableDefinition<&str, &str> = TableDefinition::new("apps");
+const STATES: TableDefinition<&str, &str> = TableDefinition::new("app_sessions");
+const EVENTS: TableDefinition<&str, &str> = TableDefinition::new("app_events");
+const IDEMPOTENCY: TableDefinition<&str, &str> = TableDefinition::new("app_idempotency");
+
+/// A loaded app, as kept.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AppRecord {
+    /// Its name, unique per tenant.
+    pub name: String,
+    /// The policy its calls run under.
+    pub policy: String,
+    /// Its source.
+    pub source: String,
+    /// SHA-256 of the source.
+    pub sha256: String,
+    /// `manifest`, as the app gives it.
+    pub manifest: Value,
+    /// The names of its actions.
+    pub actions: Vec<String>,
+    /// When it was loaded (Unix milliseconds); the clock of a new session's first action.
+    pub created_unix_ms: u64,
+}
+
+/// A session's state and counters.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SessionState {
+    /// The app's state, as its last committed action returned it.
+    pub state: Value,
+    /// Committed actions so far.
+    pub seq: u64,
+    /// The clock of the next action (Unix milliseconds): when the last one committed.
+    pub clock_unix_ms: u64,
+    /// Events written so far (the last event's id).
+    pub events: u64,
+}
+
+/// An idempotency record of an app action.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KeyRecord {
+    /// SHA-256 of the request body.
+    pub body_sha256: String,
+    /// When it was written.
+    pub created_unix_ms: u64,
+    /// The response, as sent.
+    pub response: Stored,
+}
+
+/// One event of the log.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// Its id within the session, from 1.
+    pub id: u64,
+    /// The event, as the action returned it.
+    pub event: Value,
+}
+
+fn err<E: std::fmt::Display>(e: E) -> String {
+    format!("app store: {e}")
+}
+
+/// Run store work off the async threads.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, ApiError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(detail)) => Err(Error::Internal { detail }.into()),
+        Err(e) => Err(Error::Internal {
+            detail: e.to_string(),
+        }
+        .into()),
+    }
+}
+
+fn get<T: serde::de::DeserializeOwned>(
+    store: &Store,
+    table: TableDefinition<&str, &str>,
+    key: &str,
+) -> Result<Option<T>, String> {
+    let txn = store.db().begin_read().map_err(err)?;
+    let t = match txn.open_table(table) {
+        Ok(t) => t,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+        Err(e) => return Err(err(e)),
+    };
+    match t.get(key).map_err(err)? {
+        Some(v) => serde_json::from_str(v.value()).map(Some).map_err(err),
+        None => Ok(None),
+    }
+}
+
+/// The app under `key` (`tenant\napp\n`).
+pub fn app(store: &Store, key: &str) -> Result<Option<AppRecord>, String> {
+    get(store, APPS, key)
+}
+
+/// Every app of `tenant`.
+pub fn apps(store: &Store, tenant: &str) -> Result<Vec<AppRecord>, String> {
+    let txn = store.db().begin_read().map_err(err)?;
+    let t = match txn.open_table(APPS) {
+        Ok(t) => t,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(err(e)),
+    };
+    let (start, end) = prefix_range(&format!("{tenant}\n"));
+    let mut out = Vec::new();
+    for entry in t.range(start.as_str()..end.as_str()).map_err(err)? {
+        let (_, v) = entry.map_err(err)?;
+        if let Ok(record) = serde_json::from_str(v.value()) {
+            out.push(record);
+        }
+    }
+    Ok(out)
+}
+
+/// The keys from `prefix` (ending in `\n`) up to the next prefix.
+fn prefix_range(prefix: &str) -> (String, String) {
+    let end = format!("{}\u{b}", &prefix[..prefix.len() - 1]);
+    (prefix.to_owned(), end)
+}
+
+/// Write an app (loading it again replaces it and keeps its sessions).
+pub fn put_app(store: &Store, key: &str, record: &AppRecord) -> Result<(), String> {
+    let text = serde_json::to_string(record).map_err(err)?;
+    let txn = store.db().begin_write().map_err(err)?;
+    txn.open_table(APPS)
+        .map_err(err)?
+        .insert(key, text.as_str())
+        .map_err(err)?;
+    txn.commit().map_err(err)
+}
+
+/// Remove an app with its sessions, events and idempotency records; whether it existed.
+pub fn remove_app(store: &Store, key: &str) -> Result<bool, String> {
+    let txn = store.db().begin_write().map_err(err)?;
+    let existed = txn
+        .open_table(APPS)
+        .map_err(err)?
+        .remove(key)
+        .map_err(err)?
+        .is_some();
+    let (start, end) = prefix_range(key);
+    for table in [STATES, EVENTS, IDEMPOTENCY] {
+        let mut t = txn.open_table(table).map_err(err)?;
+        t.retain_in(start.as_str()..end.as_str(), |_, _| false)
+            .map_err(err)?;
+    }
+    txn.commit().map_err(err)?;
+    Ok(existed)
+}
+
+/// A session's state, if it has committed anything.
+pub fn session(store: &Store, key: &str) -> Result<Option<SessionState>, String> {
+    get(store, STATES, key)
+}
+
+/// Write a session's state (`/init` of `palisade serve --app`: the counters go on).
+pub fn put_session(store: &Store, key: &str, session: &SessionState) -> Result<(), String> {
+    let text = serde_json::to_string(session).map_err(err)?;
+    let txn = store.db().begin_write().map_err(err)?;
+    txn.open_table(STATES)
+        .map_err(err)?
+        .insert(key, text.as_str())
+        .map_err(err)?;
+    txn.commit().map_err(err)
+}
+
+/// An idempotency record.
+pub fn key_record(store: &Store, key: &str) -> Result<Option<KeyRecord>, String> {
+    get(store, IDEMPOTENCY, key)
+}
+
+/// What one commit writes.
+pub struct Commit {
+    /// `tenant\napp\nsession\n`.
+    pub session_key: String,
+    /// The session after the action.
+    pub session: SessionState,
+    /// The events, with their ids.
+    pub events: Vec<EventRecord>,
+    /// The idempotency record, under its key.
+    pub key: Option<(String, KeyRecord)>,
+}
+
+/// Most commits written in one transaction by the [`Committer`].
+const GROUP: usize = 256;
+
+type Waiting = (Commit, tokio::sync::oneshot::Sender<Result<(), String>>);
+
+/// Group commit: one thread writes the commits that arrive while it is busy in one
+/// transaction (one fsync for all), and answers each when that transaction is durable. A
+/// session's commits never share a transaction: its turn is held until its commit returns.
+pub struct Committer {
+    queue: Option<std::sync::mpsc::Sender<Waiting>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The thread ends with the committer, and closes its handle on the database with it: a
+/// server opened again on the same folder finds the file free.
+impl Drop for Committer {
+    fn drop(&mut self) {
+        self.queue.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Committer {
+    /// Start the thread; it ends when the committer is dropped.
+    pub fn start(store: Store) -> Result<Committer, String> {
+        let (queue, commits) = std::sync::mpsc::channel::<Waiting>();
+        let thread = std::thread::Builder::new()
+            .name("palisade-app-commits".into())
+            .spawn(move || {
+                while let Ok(first) = commits.recv() {
+                    let mut group = vec![first];
+                    while group.len() < GROUP {
+                        match commits.try_recv() {
+                            Ok(next) => group.push(next),
+                            Err(_) => break,
+                        }
+                    }
+                    let result = write(&store, group.iter().map(|(c, _)| c));
+                    for (_, done) in group {
+                        let _ = done.send(result.clone());
+                    }
+                }
+            })
+            .map_err(err)?;
+        Ok(Committer {
+            queue: Some(queue),
+            thread: Some(thread),
+        })
+    }
+
+    /// Write `commit` durably, in the next group.
+    pub async fn commit(&self, commit: Commit) -> Result<(), String> {
+        let (done, wait) = tokio::sync::oneshot::channel();
+        self.queue
+            .as_ref()
+            .ok_or_else(|| "the commit thread has stopped".to_owned())?
+            .send((commit, done))
+            .map_err(|_| "the commit thread has stopped".to_owned())?;
+        wait.await
+            .map_err(|_| "the commit thread has stopped".to_owned())?
+    }
+}
+
+/// Write commits in one transaction.
+fn write<'a>(store: &Store, commits: impl Iterator<Item = &'a Commit>) -> Result<(), String> {
+    let txn = store.db().begin_write().map_err(err)?;
+    {
+        let mut states = txn.open_table(STATES).map_err(err)?;
+        let mut events = txn.open_table(EVENTS).map_err(err)?;
+        let mut keys = txn.open_table(IDEMPOTENCY).map_err(err)?;
+        for commit in commits {
+            let text = serde_json::to_string(&commit.session).map_err(err)?;
+            states
+                .insert(commit.session_key.as_str(), text.as_str())
+                .map_err(err)?;
+            for event in &commit.events {
+                let key = format!("{}{:020}", commit.session_key, event.id);
+                let text = serde_json::to_string(event).map_err(err)?;
+                events.insert(key.as_str(), text.as_str()).map_err(err)?;
+            }
+            if let Some((key, record)) = &commit.key {
+                let text = serde_json::to_string(record).map_err(err)?;
+                keys.insert(key.as_str(), text.as_str()).map_err(err)?;
+            }
+        }
+    }
+    txn.commit().map_err(err)
+}
+
+/// At most `limit` events of a session after the id `after`.
+pub fn events_after(
+    store: &Store,
+    session_key: &str,
+    after: u64,
+    limit: usize,
+) -> Result<Vec<EventRecord>, String> {
+    let txn = store.db().begin_read().map_err(err)?;
+    let t = match txn.open_table(EVENTS) {
+        Ok(t) => t,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(err(e)),
+    };
+    let start = format!("{session_key}{:020}", after.saturating_add(1));
+    let (_, end) = prefix_range(session_key);
+    let mut out = Vec::new();
+    for entry in t.range(start.as_str()..end.as_str()).map_err(err)? {
+        let (_, v) = entry.map_err(err)?;
+        out.push(serde_json::from_str(v.value()).map_err(err)?);
+        if out.len() >= limit {
+            break;
+        }
+    }
+    Ok(out)
+}

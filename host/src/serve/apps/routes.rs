@@ -1,0 +1,404 @@
+//! The `/v1/apps` routes: load, list, show and unload apps; act, view and follow events. The
+//! handlers parse, call [`actions`](super::actions) or the store, and answer; every error
+//! goes through [`ApiError`].
+
+use super::super::errors::ApiError;
+use super::super::runs::Stored;
+use super::super::state::AppState;
+use super::actions::{self, DEFAULT_SESSION, Ran};
+use super::records::{self, AppRecord};
+use super::view::{self, Audience};
+use super::{app_key, check_name, check_session};
+use crate::Error;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use utoipa::{IntoParams, ToSchema};
+
+type AppResult = Result<Response, ApiError>;
+
+/// A refusal already made into a response (boxed: it is large).
+pub type Refusal = Box<Response>;
+
+/// Make `error` a [`Refusal`].
+pub fn refuse(error: impl IntoResponse) -> Refusal {
+    Box::new(error.into_response())
+}
+type St = State<Arc<AppState>>;
+
+/// The `/v1/apps` routes, and the seed's root routes when the server has `--app`.
+pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
+    let routes = Router::new()
+        .route("/v1/apps", post(load).get(list))
+        .route("/v1/apps/{app}", get(show).delete(unload))
+        .route("/v1/apps/{app}/actions", post(act))
+        .route("/v1/apps/{app}/view", get(view_app))
+        .route("/v1/apps/{app}/events", get(events));
+    if state.config.app.is_some() {
+        routes.merge(super::seed::router())
+    } else {
+        routes
+    }
+}
+
+/// The body of `POST /v1/apps`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadApp {
+    /// The app's name: 1 to 64 letters, digits, `-` and `_`. Loading a name again replaces
+    /// the app and keeps its sessions.
+    pub name: String,
+    /// The module: `globalThis.jace = {…}` or ES-module exports.
+    pub source: String,
+    /// The policy its calls run under; `default` when absent.
+    #[serde(default)]
+    pub policy: Option<String>,
+}
+
+/// `?session_id=&audience=` of a view.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct ViewQuery {
+    /// The session; `default` when absent.
+    pub session_id: Option<String>,
+    /// `agent` or `human`.
+    pub audience: Option<String>,
+}
+
+/// `?session_id=&last_event_id=` of the event stream.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct EventsQuery {
+    /// The session; `default` when absent.
+    pub session_id: Option<String>,
+    /// Resume after this id (as the `Last-Event-ID` header does).
+    pub last_event_id: Option<u64>,
+}
+
+fn json_response(status: StatusCode, body: Value) -> Response {
+    (status, axum::Json(body)).into_response()
+}
+
+/// A stored response, marked when replayed.
+pub fn stored(stored: Stored, replayed: bool) -> Response {
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+    let mut response = (status, stored.body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if replayed {
+        headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    response
+}
+
+/// What is shown of an app.
+pub fn describe(record: &AppRecord) -> Value {
+    json!({
+        "name": record.name,
+        "policy": record.policy,
+        "sha256": record.sha256,
+        "manifest": record.manifest,
+        "actions": record.actions,
+        "created_at": humantime::format_rfc3339_millis(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(record.created_unix_ms)
+        ).to_string(),
+    })
+}
+
+/// The error of a compile, with `location` (line and column in the app) when there is one.
+pub fn compile_error(error: ApiError) -> Response {
+    let status = error.status();
+    let mut body = error.body();
+    if let Error::GuestSyntax {
+        location: Some(l), ..
+    }
+    | Error::GuestException {
+        location: Some(l), ..
+    } = error.error()
+    {
+        body["error"]["location"] = json!({"line": l.line, "column": l.column});
+    }
+    json_response(status, body)
+}
+
+/// Compile and keep an app for `tenant`; its description.
+pub async fn load_app(
+    state: &Arc<AppState>,
+    tenant: &super::super::auth::Tenant,
+    request: LoadApp,
+) -> Result<Value, Refusal> {
+    check_name(&request.name).map_err(refuse)?;
+    let policy_name = request.policy.unwrap_or_else(|| "default".to_owned());
+    let policy = state.policy(tenant, &policy_name).map_err(refuse)?;
+    let record = AppRecord {
+        name: request.name,
+        policy: policy_name,
+        sha256: crate::record::hex(&Sha256::digest(request.source.as_bytes())),
+        source: request.source,
+        manifest: Value::Null,
+        actions: Vec::new(),
+        created_unix_ms: crate::audit::now_unix_ms(),
+    };
+    let loaded = super::abi::compile(state, &policy, record)
+        .await
+        .map_err(|e| Box::new(compile_error(e)))?;
+    let store = state.store.clone();
+    let key = app_key(&tenant.name, &loaded.record.name);
+    let kept = loaded.record.clone();
+    records::blocking(move || records::put_app(&store, &key, &kept))
+        .await
+        .map_err(refuse)?;
+    let description = describe(&loaded.record);
+    state.apps.insert(&tenant.name, Arc::new(loaded));
+    Ok(description)
+}
+
+/// Load an app: compile it once under its policy and keep it.
+#[utoipa::path(post, path = "/v1/apps", tag = "apps", request_body = LoadApp,
+    responses((status = 201, description = "`{name, policy, sha256, manifest, actions, created_at}`"),
+        (status = 400, description = "invalid_input: not an app"),
+        (status = 404, description = "policy_not_found"),
+        (status = 422, description = "guest_syntax (with `location`), not_compilable, guest_exception")))]
+pub async fn load(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
+    let tenant = match state.tenant(&headers) {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    let request: LoadApp = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return ApiError::invalid(format!("the request body is not an app: {e}"))
+                .into_response();
+        }
+    };
+    match load_app(&state, &tenant, request).await {
+        Ok(description) => json_response(StatusCode::CREATED, description),
+        Err(response) => *response,
+    }
+}
+
+/// The caller's apps.
+#[utoipa::path(get, path = "/v1/apps", tag = "apps",
+    responses((status = 200, description = "`[{name, policy, sha256, manifest, actions, created_at}]`")))]
+pub async fn list(State(state): St, headers: HeaderMap) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let store = state.store.clone();
+    let name = tenant.name.clone();
+    let apps = records::blocking(move || records::apps(&store, &name)).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        Value::Array(apps.iter().map(describe).collect()),
+    ))
+}
+
+async fn record(state: &Arc<AppState>, tenant: &str, app: &str) -> Result<AppRecord, ApiError> {
+    check_name(app)?;
+    let store = state.store.clone();
+    let key = app_key(tenant, app);
+    records::blocking(move || records::app(&store, &key))
+        .await?
+        .ok_or_else(|| {
+            Error::AppNotFound {
+                name: app.to_owned(),
+            }
+            .into()
+        })
+}
+
+/// One app: manifest, actions and SHA-256.
+#[utoipa::path(get, path = "/v1/apps/{app}", tag = "apps",
+    params(("app" = String, Path, description = "the app's name")),
+    responses((status = 200, description = "the app"), (status = 404, description = "app_not_found")))]
+pub async fn show(State(state): St, headers: HeaderMap, Path(app): Path<String>) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let record = record(&state, &tenant.name, &app).await?;
+    Ok(json_response(StatusCode::OK, describe(&record)))
+}
+
+/// Unload an app: its sessions, events and idempotency records go with it.
+#[utoipa::path(delete, path = "/v1/apps/{app}", tag = "apps",
+    params(("app" = String, Path, description = "the app's name")),
+    responses((status = 200, description = "`{name, unloaded: true}`"), (status = 404, description = "app_not_found")))]
+pub async fn unload(State(state): St, headers: HeaderMap, Path(app): Path<String>) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    check_name(&app)?;
+    let store = state.store.clone();
+    let key = app_key(&tenant.name, &app);
+    let existed = records::blocking(move || records::remove_app(&store, &key)).await?;
+    state.apps.forget(&tenant.name, &app);
+    if !existed {
+        return Err(Error::AppNotFound { name: app }.into());
+    }
+    Ok(json_response(
+        StatusCode::OK,
+        json!({"name": app, "unloaded": true}),
+    ))
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    match headers.get("idempotency-key") {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .map(Some)
+            .map_err(|_| ApiError::invalid("the Idempotency-Key is not visible ASCII")),
+    }
+}
+
+/// Run an action: a dry run previews it, a commit persists its state and events.
+#[utoipa::path(post, path = "/v1/apps/{app}/actions", tag = "apps", request_body = actions::ActionRequest,
+    params(("app" = String, Path, description = "the app's name"),
+        ("Idempotency-Key" = Option<String>, Header, description = "de-duplicate commits per (tenant, app, session)")),
+    responses((status = 200, description = "`{state, result, audit_preview, events, view, session_id, seq, dry_run}`"),
+        (status = 400, description = "invalid_input, or an action the app does not have"),
+        (status = 404, description = "app_not_found"),
+        (status = 408, description = "timeout: \"Action timed out\""),
+        (status = 422, description = "the action's own `error`, an exception, or idempotency_conflict"),
+        (status = 429, description = "fuel_exhausted: \"Fuel exhausted\", or memory_limit")))]
+pub async fn act(
+    State(state): St,
+    headers: HeaderMap,
+    Path(app): Path<String>,
+    body: Bytes,
+) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let key = idempotency_key(&headers)?;
+    let reply = actions::act(&state, &tenant, &app, &body, key).await?;
+    Ok(stored(reply.stored, reply.replayed))
+}
+
+/// The view of a session's state (without a session yet: of `init`'s state, not kept).
+pub async fn render_view(
+    state: &Arc<AppState>,
+    tenant: &super::super::auth::Tenant,
+    app: &str,
+    session: &str,
+    given: Option<Value>,
+) -> Result<Value, ApiError> {
+    check_session(session)?;
+    let loaded = state.apps.get(state, tenant, app).await?;
+    let policy = state.policy(tenant, &loaded.record.policy)?;
+    let skey = actions::session_key(&tenant.name, app, session);
+    let store = state.store.clone();
+    let lookup = skey.clone();
+    let current = records::blocking(move || records::session(&store, &lookup)).await?;
+    let clock = current
+        .as_ref()
+        .map_or(loaded.record.created_unix_ms, |s| s.clock_unix_ms);
+    let seq = current.as_ref().map_or(0, |s| s.seq);
+    let app_state = match given {
+        Some(v) => v,
+        None => current.map_or(Value::Null, |s| s.state),
+    };
+    let policy = actions::call_policy(&policy, &tenant.name, clock, actions::seed(&skey, seq));
+    let input = json!({"state": app_state, "env": {"session_id": session}});
+    match actions::call(
+        state,
+        &loaded,
+        &policy,
+        "view",
+        &input,
+        (&tenant.name, session),
+    )
+    .await?
+    {
+        Ran::Value(v) => Ok(v["view"].clone()),
+        Ran::Failed(error) => Err(error.into()),
+    }
+}
+
+/// Answer a view for `audience`, or by `Accept`: `text/html` renders it (escaped), JSON or
+/// `application/jace+json` returns it.
+pub fn view_response(view_value: &Value, audience: Option<&str>, headers: &HeaderMap) -> AppResult {
+    if let Some(audience) = audience {
+        let audience = Audience::parse(audience)
+            .ok_or_else(|| ApiError::invalid("audience is `agent` or `human`"))?;
+        return Ok(json_response(
+            StatusCode::OK,
+            view::filter(view_value, audience),
+        ));
+    }
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if accept.contains("text/html") {
+        let mut response = view::html(view_value).into_response();
+        let h = response.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"),
+        );
+        return Ok(response);
+    }
+    let mut response = json_response(StatusCode::OK, view_value.clone());
+    if accept.contains("application/jace+json") {
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/jace+json"),
+        );
+    }
+    Ok(response)
+}
+
+/// A session's view, for an audience or as HTML.
+#[utoipa::path(get, path = "/v1/apps/{app}/view", tag = "apps",
+    params(("app" = String, Path, description = "the app's name"), ViewQuery),
+    responses((status = 200, description = "the view (JSON, `application/jace+json`, or escaped HTML for `Accept: text/html`)"),
+        (status = 404, description = "app_not_found")))]
+pub async fn view_app(
+    State(state): St,
+    headers: HeaderMap,
+    Path(app): Path<String>,
+    Query(query): Query<ViewQuery>,
+) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let session = query.session_id.as_deref().unwrap_or(DEFAULT_SESSION);
+    let value = render_view(&state, &tenant, &app, session, None).await?;
+    view_response(&value, query.audience.as_deref(), &headers)
+}
+
+/// The id after which a stream resumes: `Last-Event-ID`, else `?last_event_id=`, else 0.
+pub fn resume_after(headers: &HeaderMap, query: Option<u64>) -> Result<u64, ApiError> {
+    match headers.get("last-event-id") {
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .ok_or_else(|| ApiError::invalid("Last-Event-ID is an event id (a number)")),
+        None => Ok(query.unwrap_or(0)),
+    }
+}
+
+/// Server-sent events of a session's committed actions.
+#[utoipa::path(get, path = "/v1/apps/{app}/events", tag = "apps",
+    params(("app" = String, Path, description = "the app's name"), EventsQuery,
+        ("Last-Event-ID" = Option<String>, Header, description = "resume after this event id")),
+    responses((status = 200, description = "`text/event-stream`: one event per committed event, with its id"),
+        (status = 404, description = "app_not_found")))]
+pub async fn events(
+    State(state): St,
+    headers: HeaderMap,
+    Path(app): Path<String>,
+    Query(query): Query<EventsQuery>,
+) -> AppResult {
+    let tenant = state.tenant(&headers)?;
+    let session = query.session_id.as_deref().unwrap_or(DEFAULT_SESSION);
+    check_session(session)?;
+    record(&state, &tenant.name, &app).await?;
+    let after = resume_after(&headers, query.last_event_id)?;
+    let skey = actions::session_key(&tenant.name, &app, session);
+    Ok(super::events::stream(&state, skey, after).into_response())
+}
