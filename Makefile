@@ -23,6 +23,7 @@ fmt:
 
 lint: setup
 	$(CARGO) clippy --locked --workspace --exclude palisade-guest --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p palisade --no-default-features --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --no-default-features -- -D warnings
 

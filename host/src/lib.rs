@@ -42,6 +42,7 @@ pub mod policy;
 pub mod record;
 mod script;
 mod secrets;
+#[cfg(feature = "serve")]
 pub mod serve;
 pub mod snapshot;
 mod typescript;

@@ -10,9 +10,9 @@ const RECENT_PATHS: usize = 4;
 /// Paths held at most, each by one object per key but the last.
 const HELD_PATHS: usize = 8;
 
-/// Objects that hold QuickJS's shapes along the key orders the input repeats (see the documentation of
-/// the `json` module). They are not reachable from JavaScript; dropping this frees them. Atoms
-/// are kept here without references: `hold` only defines the keys of the object just made
+/// Objects that hold QuickJS's shapes along the key orders the input repeats (see the
+/// documentation of the `json` module). They are not reachable from JavaScript; dropping this
+/// frees them. Atoms are kept here without references: `hold` only defines the keys of the object just made
 /// (which references them), and an atom number in `recent` or `held` may have been freed and
 /// reused since, which can only make a path held that did not repeat, or not held.
 pub(super) struct ShapePaths {

@@ -4,6 +4,7 @@ mod bench;
 mod compile;
 mod policy;
 mod run;
+#[cfg(feature = "serve")]
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,7 @@ enum Command {
     /// Measure calls on the benchmark workloads (use a release build).
     Bench(bench::BenchArgs),
     /// Serve runs and sandbox sessions over HTTP (docs/server.md).
+    #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
     /// Work with policy files.
     #[command(subcommand)]
@@ -65,10 +67,11 @@ pub fn main() -> ExitCode {
         .without_time()
         .init();
     // Each error's `docs_url` (in `--json` output) starts here; `serve` also takes `--docs-url`.
-    if let (false, Some(base)) = (
-        matches!(cli.command, Command::Serve(_)),
-        docs_url_from_env(),
-    ) {
+    #[cfg(feature = "serve")]
+    let serving = matches!(cli.command, Command::Serve(_));
+    #[cfg(not(feature = "serve"))]
+    let serving = false;
+    if let (false, Some(base)) = (serving, docs_url_from_env()) {
         palisade::set_docs_base(&base);
     }
     match cli.command {
@@ -76,6 +79,7 @@ pub fn main() -> ExitCode {
         Command::Compile(args) => compile::run(args),
         Command::Policy(command) => policy::run(command),
         Command::Bench(args) => bench::run(args),
+        #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(args),
     }
 }

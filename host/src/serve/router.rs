@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 type AppResult = Result<Response, ApiError>;
@@ -207,7 +208,14 @@ pub async fn run(State(state): St, headers: HeaderMap, body: Bytes) -> AppResult
                 );
             };
             let policy = state.policy(&tenant, name)?;
-            let derived = policy.with_kv_namespace_prefix(&format!("{}/", tenant.name));
+            // Only a policy with [kv] changes for the tenant; any other runs as loaded, not
+            // copied for every request.
+            let derived = match policy.kv() {
+                Some(_) => {
+                    Cow::Owned(policy.with_kv_namespace_prefix(&format!("{}/", tenant.name)))
+                }
+                None => Cow::Borrowed(&*policy),
+            };
             let caller = Caller {
                 tenant: &tenant.name,
                 session: None,

@@ -10,7 +10,8 @@ use std::path::Path;
 use std::time::Duration;
 use toml::Spanned;
 
-/// `[http]`: network access, built in code for [`PolicyBuilder::http`].
+/// `[http]`: network access, built in code for
+/// [`PolicyBuilder::http`](super::PolicyBuilder::http).
 #[derive(Debug, Default)]
 pub struct HttpBuilder {
     pub(super) raw: RawHttp,
@@ -115,7 +116,7 @@ impl HttpRuleBuilder {
     }
 }
 
-/// `[kv]`: the key-value store, for [`PolicyBuilder::kv`].
+/// `[kv]`: the key-value store, for [`PolicyBuilder::kv`](super::PolicyBuilder::kv).
 #[derive(Debug, Default)]
 pub struct KvBuilder {
     pub(super) raw: RawKv,
@@ -171,7 +172,8 @@ impl KvBuilder {
     }
 }
 
-/// `[capabilities.allow.NAME]`: one host capability, for [`PolicyBuilder::capability`].
+/// `[capabilities.allow.NAME]`: one host capability, for
+/// [`PolicyBuilder::capability`](super::PolicyBuilder::capability).
 #[derive(Debug, Default)]
 pub struct CapabilityBuilder {
     pub(super) raw: RawCapability,
@@ -222,7 +224,8 @@ impl CapabilityBuilder {
     }
 }
 
-/// `[fs.scratch]`: a fresh writable directory for every call, for [`PolicyBuilder::scratch`].
+/// `[fs.scratch]`: a fresh writable directory for every call, for
+/// [`PolicyBuilder::scratch`](super::PolicyBuilder::scratch).
 #[derive(Debug)]
 pub struct ScratchBuilder {
     pub(super) raw: RawScratch,
