@@ -77,10 +77,10 @@ pub fn run(args: ServeArgs) -> ExitCode {
         return super::run::usage_error(e);
     }
     if config.keys.is_none() {
-        eprintln!(
+        say(format_args!(
             "palisade serve: no --keys file: requests are served without authentication \
              (loopback only)"
-        );
+        ));
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -92,22 +92,29 @@ pub fn run(args: ServeArgs) -> ExitCode {
     let policies = config.policies.clone();
     let data = config.data.clone();
     let result = runtime.block_on(palisade::serve::serve(config, |addr| {
-        eprintln!(
+        say(format_args!(
             "palisade serve: listening on http://{addr} (policies: {}, data: {})",
             policies.as_ref().map_or_else(
                 || "built-in default".to_owned(),
                 |p| p.display().to_string()
             ),
             data.display()
-        );
+        ));
     }));
     // Blocking tasks (a policy reload, a store write) get a moment to end; nothing waits longer.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     match result {
         Ok(()) => {
-            eprintln!("palisade serve: stopped");
+            say(format_args!("palisade serve: stopped"));
             ExitCode::SUCCESS
         }
         Err(e) => super::run::usage_error(e),
     }
+}
+
+/// A status line on stderr. A closed or full stderr (the operator piped it away) must not stop the
+/// server, so a failed write is ignored rather than panicking as `eprintln!` would.
+fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

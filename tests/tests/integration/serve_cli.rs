@@ -187,6 +187,52 @@ fn serve_cli_refuses_a_public_address_without_keys() {
 }
 
 #[test]
+fn serve_cli_keeps_serving_when_stderr_is_closed() {
+    // An operator who pipes stderr away (or a supervisor that closes it) must not stop the
+    // server: its status lines are written and a failed write is ignored.
+    let (policies, data, _root) = base("serve-cli-stderr");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut args = data_args(&policies, &data);
+    args[1] = listen.as_str();
+    let mut child = Command::new(palisade_bin())
+        .arg("serve")
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("palisade serve starts");
+    drop(child.stderr.take());
+    let addr: SocketAddr = listen.parse().unwrap();
+    let mut running = Running {
+        child,
+        addr,
+        stderr: mpsc::channel().1,
+    };
+    let mut ready = false;
+    for _ in 0..600 {
+        if let Some(status) = running.child.try_wait().unwrap() {
+            panic!("the server exited with {status} once its stderr was closed");
+        }
+        if TcpStream::connect(addr).is_ok() {
+            ready = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(ready, "the server listens within 60 s");
+    let health = request(addr, "GET", "/healthz", None, None);
+    assert_eq!(health.status, 200);
+    running.sigterm();
+    assert_eq!(running.exit_code(), Some(0));
+}
+
+#[test]
 fn serve_cli_seed_flow_with_keys() {
     let (policies, data, root) = base("serve-cli-flow");
     let keys = keys_file(&root);
