@@ -77,6 +77,8 @@ struct Records {
     secrets: Secrets,
     records: Vec<AuditRecord>,
     dropped: u64,
+    /// The embedder's callback, which gets each kept record as it is made.
+    sink: Option<crate::EventSink>,
     /// The last refusal, so that an uncaught `PolicyDeniedError` is reported from the host's
     /// own record rather than from whatever the script put in the exception.
     last_denial: Option<Error>,
@@ -116,6 +118,7 @@ impl AuditLog {
             secrets: Secrets::from_policy(policy),
             records: Vec::new(),
             dropped: 0,
+            sink: None,
             last_denial: None,
             refusals: HashMap::new(),
         })))
@@ -162,8 +165,20 @@ impl AuditLog {
         if let Some(error) = &mut record.error {
             records.secrets.scrub(error);
         }
+        let sink = records.sink.clone();
+        let streamed = sink.as_ref().map(|_| record.clone());
         records.records.push(record);
-        Some(records.records.len() - 1)
+        let index = records.records.len() - 1;
+        drop(records);
+        if let (Some(sink), Some(record)) = (sink, streamed) {
+            sink.send(crate::Event::Audit(record));
+        }
+        Some(index)
+    }
+
+    /// Also hand each kept record to `sink` as it is made.
+    pub fn stream_to(&self, sink: crate::EventSink) {
+        self.lock().sink = Some(sink);
     }
 
     /// Record a refusal this call's policy decided: the audit record, the call's error should

@@ -2,7 +2,6 @@
 
 use super::engines::{COMPILED_SCRIPTS, spawn_ticker};
 use super::{Inner, Palisade};
-use crate::CallContext;
 use crate::Error;
 use crate::auto::AutoCompiler;
 use crate::bytecode::BytecodeCache;
@@ -10,6 +9,7 @@ use crate::caps::capability::Handler;
 use crate::guest::Guest;
 use crate::kv::KvBackend;
 use crate::policy::{ByteSize, Policy};
+use crate::{CallContext, CapabilityError};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -142,7 +142,10 @@ impl Builder {
         F: Fn(serde_json::Value) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<serde_json::Value, String>> + Send + 'static,
     {
-        let handler: Handler = Arc::new(move |_context, payload| Box::pin(handler(payload)));
+        let handler: Handler = Arc::new(move |_context, payload| {
+            let answer = handler(payload);
+            Box::pin(async move { answer.await.map_err(CapabilityError::from) })
+        });
         self.handlers.insert(name.into(), handler);
         self
     }
@@ -155,6 +158,25 @@ impl Builder {
     where
         F: Fn(CallContext, serde_json::Value) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<serde_json::Value, String>> + Send + 'static,
+    {
+        let handler: Handler = Arc::new(move |context, payload| {
+            let answer = handler(context, payload);
+            Box::pin(async move { answer.await.map_err(CapabilityError::from) })
+        });
+        self.handlers.insert(name.into(), handler);
+        self
+    }
+
+    /// Register a capability whose handler gets the call's [`CallContext`] and reports typed
+    /// failures: the script catches a [`CapabilityError`] as a JS `CapabilityError` with the
+    /// same `code`, `message` and `retryable`. A handler that panics ends its own call as
+    /// `internal`; one that never answers ends it at its deadline, as `timeout`.
+    pub fn typed_capability<F, Fut>(mut self, name: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(CallContext, serde_json::Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<serde_json::Value, CapabilityError>>
+            + Send
+            + 'static,
     {
         let handler: Handler =
             Arc::new(move |context, payload| Box::pin(handler(context, payload)));
