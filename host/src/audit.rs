@@ -79,6 +79,9 @@ struct Records {
     dropped: u64,
     /// The embedder's callback, which gets each kept record as it is made.
     sink: Option<crate::EventSink>,
+    /// The addresses each HTTP target resolved to (keyed as records name targets), for the
+    /// operator's audit log; never in the outcome.
+    resolved: HashMap<String, Vec<std::net::SocketAddr>>,
     /// The last refusal, so that an uncaught `PolicyDeniedError` is reported from the host's
     /// own record rather than from whatever the script put in the exception.
     last_denial: Option<Error>,
@@ -97,6 +100,8 @@ enum Origin {
 pub(crate) struct Taken {
     pub records: Vec<AuditRecord>,
     pub dropped: u64,
+    /// The addresses each HTTP target resolved to, for the operator's audit log only.
+    pub resolved: HashMap<String, Vec<std::net::SocketAddr>>,
 }
 
 /// `text`, cut to at most `max` bytes on a character boundary.
@@ -119,6 +124,7 @@ impl AuditLog {
             records: Vec::new(),
             dropped: 0,
             sink: None,
+            resolved: HashMap::new(),
             last_denial: None,
             refusals: HashMap::new(),
         })))
@@ -174,6 +180,17 @@ impl AuditLog {
             sink.send(crate::Event::Audit(record));
         }
         Some(index)
+    }
+
+    /// Note the addresses `target` resolved to, for the operator's audit log (at most as many
+    /// targets as records are kept).
+    pub fn resolved(&self, target: &str, addresses: &[std::net::SocketAddr]) {
+        let mut records = self.lock();
+        let mut key = truncate(target, MAX_TARGET_BYTES);
+        records.secrets.scrub(&mut key);
+        if records.resolved.len() < MAX_AUDIT_RECORDS || records.resolved.contains_key(&key) {
+            records.resolved.insert(key, addresses.to_vec());
+        }
     }
 
     /// Also hand each kept record to `sink` as it is made.
@@ -307,6 +324,7 @@ impl AuditLog {
         Taken {
             records: std::mem::take(&mut records.records),
             dropped: records.dropped,
+            resolved: std::mem::take(&mut records.resolved),
         }
     }
 

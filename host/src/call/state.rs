@@ -34,6 +34,8 @@ pub(crate) struct CallState {
     pub(super) fs: Files,
     /// The call's cancel flag, when it was started with a handle.
     pub(super) cancel: Option<crate::palisade::Cancel>,
+    /// The operator's audit log, which gets the call's records when it ends.
+    pub(super) audit_file: Option<Arc<crate::palisade::AuditFile>>,
 }
 
 impl WasiHttpView for CallState {
@@ -64,6 +66,8 @@ pub(crate) struct Shared {
     pub cancel: Option<crate::palisade::Cancel>,
     /// Files placed in the scratch directory before the script runs.
     pub files: Arc<[(String, bytes::Bytes)]>,
+    /// The operator's audit log, which gets the call's records when it ends.
+    pub audit_file: Option<Arc<crate::palisade::AuditFile>>,
 }
 
 /// What a call gets from its [`RunOptions`](crate::RunOptions) besides its policy.
@@ -148,6 +152,7 @@ impl CallState {
             kv: KvState::new(policy.kv().cloned(), shared.kv, audit, tape),
             fs,
             cancel: shared.cancel,
+            audit_file: shared.audit_file,
         })
     }
 }

@@ -420,6 +420,7 @@ impl Outgoing {
                         .collect(),
                 },
             };
+        self.audit.resolved(&self.target_text, &addresses);
         if addresses.is_empty() {
             return Err(Error::DnsError {
                 rcode: Some(format!("{host} has no address")),

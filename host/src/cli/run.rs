@@ -157,9 +157,11 @@ pub fn run(args: RunArgs) -> ExitCode {
         },
         None => None,
     };
+    // The library appends to the audit log (with each HTTP record's resolved addresses); it is
+    // opened here first so that a path that cannot be written is a usage error.
     let audit_file = match &args.audit_log {
         Some(path) => match open_audit(path) {
-            Ok(file) => Some((path, file)),
+            Ok(file) => Some(file),
             Err(e) => {
                 return usage_error(format!(
                     "cannot write the audit log {}: {e}",
@@ -169,11 +171,14 @@ pub fn run(args: RunArgs) -> ExitCode {
         },
         None => None,
     };
-    let palisade = match Palisade::builder()
+    drop(audit_file);
+    let mut builder = Palisade::builder()
         .max_concurrency(1)
-        .on_compile(super::compile_notice)
-        .build()
-    {
+        .on_compile(super::compile_notice);
+    if let Some(path) = &args.audit_log {
+        builder = builder.audit_log(path);
+    }
+    let palisade = match builder.build() {
         Ok(palisade) => palisade,
         Err(error) => return report_error(&error),
     };
@@ -242,13 +247,8 @@ pub fn run(args: RunArgs) -> ExitCode {
     // A blocking file operation that outlived its call (which ended at its deadline) must not
     // keep the process from exiting, as dropping the runtime would wait for it.
     runtime.shutdown_background();
-    if let Some((path, file)) = audit_file
-        && let Err(e) = append_audit(file, &outcome)
-    {
-        failed_writes.push(format!(
-            "cannot write the audit log {}: {e}",
-            path.display()
-        ));
+    if let Some(failure) = palisade.audit_log_failure() {
+        failed_writes.push(failure);
     }
     let printed = streamed.load(std::sync::atomic::Ordering::SeqCst);
     let code = print_outcome(&outcome, args.json, printed);
@@ -292,17 +292,6 @@ fn open_audit(path: &std::path::Path) -> std::io::Result<std::fs::File> {
         .create(true)
         .append(true)
         .open(path)
-}
-
-fn append_audit(mut file: std::fs::File, outcome: &Outcome) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut lines = String::new();
-    for record in &outcome.audit {
-        lines.push_str(&serde_json::to_string(record).map_err(std::io::Error::other)?);
-        lines.push('\n');
-    }
-    file.write_all(lines.as_bytes())?;
-    file.sync_data()
 }
 
 /// Read the input; at most one byte past the policy's limit is read, so that an oversized input

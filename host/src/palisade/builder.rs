@@ -40,6 +40,7 @@ pub struct Builder {
     pub(super) auto_compile: u32,
     pub(super) compile_budget: Duration,
     pub(super) script_cache_size: ByteSize,
+    pub(super) audit_log: Option<PathBuf>,
 }
 
 /// Where the key-value store comes from.
@@ -67,11 +68,22 @@ impl Default for Builder {
             auto_compile: 0,
             compile_budget: DEFAULT_COMPILE_BUDGET,
             script_cache_size: DEFAULT_SCRIPT_CACHE_SIZE,
+            audit_log: None,
         }
     }
 }
 
 impl Builder {
+    /// Append every call's audit records to the file at `path` (created if missing) as JSON
+    /// lines, when the call ends. Unlike the outcome's records, each HTTP record there also
+    /// carries the `addresses` its host resolved to: the operator's view, never the script's
+    /// or the caller's. A write that fails is logged at error level and kept for
+    /// [`Palisade::audit_log_failure`](crate::Palisade::audit_log_failure).
+    pub fn audit_log(mut self, path: impl Into<PathBuf>) -> Self {
+        self.audit_log = Some(path.into());
+        self
+    }
+
     /// Calls that may run at once; each holds one slot of the instance pool. Default 256.
     pub fn max_concurrency(mut self, n: u32) -> Self {
         self.max_concurrency = n.max(1);
@@ -239,7 +251,16 @@ impl Builder {
         // Scratch directories of processes that were killed before they could remove them.
         crate::scratch::sweep_stale();
         let handlers = Arc::new(self.handlers.clone());
+        let audit_file = match &self.audit_log {
+            Some(path) => Some(Arc::new(super::audit_file::AuditFile::open(path).map_err(
+                |e| Error::Internal {
+                    detail: format!("cannot open the audit log {}: {e}", path.display()),
+                },
+            )?)),
+            None => None,
+        };
         let inner = Arc::new(Inner {
+            audit_file,
             handlers,
             admission: Arc::new(Semaphore::new(self.max_concurrency as usize)),
             bytecode: BytecodeCache::new(self.bytecode_cache),

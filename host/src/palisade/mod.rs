@@ -1,11 +1,13 @@
 //! Long-lived state: wasmtime engines, the compiled guest, linkers, `InstancePre`s, the epoch
 //! ticker (without fuel metering) and the admission limit. Built once per process and shared by every call.
 
+mod audit_file;
 mod builder;
 mod compile;
 mod engines;
 mod events;
 
+pub(crate) use audit_file::AuditFile;
 pub use builder::Builder;
 pub(crate) use engines::Runtime;
 pub(crate) use events::Cancel;
@@ -39,6 +41,8 @@ pub struct Palisade {
 
 struct Inner {
     settings: Builder,
+    /// The operator's audit log ([`Builder::audit_log`]).
+    audit_file: Option<Arc<audit_file::AuditFile>>,
     handlers: Arc<HashMap<String, Handler>>,
     admission: Arc<Semaphore>,
     bytecode: Option<BytecodeCache>,
@@ -70,6 +74,12 @@ impl Palisade {
     /// Settings for a Palisade.
     pub fn builder() -> Builder {
         Builder::default()
+    }
+
+    /// The last write to the audit log ([`Builder::audit_log`]) that failed since this was
+    /// last asked, if any.
+    pub fn audit_log_failure(&self) -> Option<String> {
+        self.inner.audit_file.as_ref()?.take_failure()
     }
 
     /// Run `script`'s default export with `input` (JSON text) under `policy`, in a fresh sandbox.
@@ -334,6 +344,7 @@ impl Palisade {
             events: extras.events,
             cancel: extras.cancel,
             files: extras.files,
+            audit_file: self.inner.audit_file.clone(),
         };
         let times = call::Times {
             started,

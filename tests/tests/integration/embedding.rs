@@ -383,3 +383,69 @@ async fn a_started_call_streams_its_events_and_cancels_at_once() {
     }
     assert_next_call_works().await;
 }
+
+/// Issue 25: the operator's audit log (`Builder::audit_log`) has the addresses an HTTP
+/// request's host resolved to, refused or sent; the outcome names the host only.
+#[tokio::test]
+async fn the_audit_log_file_has_the_addresses_the_outcome_leaves_out() {
+    let up = Upstream::start().await;
+    let port = up.port();
+    let path = scratch_dir("audit-file").join("audit.jsonl");
+    let palisade = Palisade::builder()
+        .max_concurrency(2)
+        .audit_log(&path)
+        .build()
+        .unwrap();
+    let rules = format!("[[http.allow]]\nurl = \"http://localhost:{port}/api/\"\n");
+    let script = Script::new(
+        "get.js",
+        format!(
+            "export default async () => {{
+               try {{ await fetch('http://localhost:{port}/api/hello'); return 'sent'; }}
+               catch (e) {{ return e.rule; }} }};"
+        ),
+    );
+    let refused = policy(&format!("[http]\n{rules}"));
+    let outcome = palisade.run(&refused, &script, "null").await;
+    assert_eq!(output(&outcome), "\"http.private\"");
+    let sent = policy(&format!(
+        "[http]\nallow_private_hosts = [\"localhost\"]\n{rules}"
+    ));
+    let second = palisade.run(&sent, &script, "null").await;
+    assert_eq!(output(&second), "\"sent\"");
+    for outcome in [&outcome, &second] {
+        let everything = serde_json::to_string(outcome).unwrap();
+        assert!(everything.contains("localhost"), "{everything}");
+        assert!(
+            !everything.contains("127.0.0.1") && !everything.contains("::1"),
+            "{everything}"
+        );
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(
+        (lines[0]["rule"].as_str(), lines[1]["decision"].as_str()),
+        (Some("http.private"), Some("allow"))
+    );
+    for line in &lines {
+        assert!(line["target"].as_str().unwrap().contains("localhost"));
+        let addresses: Vec<&str> = line["addresses"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no addresses in {line}"))
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(
+            addresses
+                .iter()
+                .all(|a| *a == format!("127.0.0.1:{port}") || *a == format!("[::1]:{port}")),
+            "{addresses:?}"
+        );
+        assert!(!addresses.is_empty());
+    }
+    assert_eq!(palisade.audit_log_failure(), None);
+}
