@@ -272,6 +272,7 @@ impl Builder {
             tickers: Mutex::new(Vec::new()),
             rates: Mutex::new(HashMap::new()),
             kv: std::sync::OnceLock::new(),
+            shared_rates: std::sync::OnceLock::new(),
             auto: AutoCompiler::new(self.auto_compile),
             compiles: crate::cache::CompileGate::new(self.compile_budget),
             settings: self,

@@ -58,6 +58,9 @@ struct Inner {
     rates: Mutex<HashMap<String, Option<Arc<RateLimiter>>>>,
     /// The key-value store, opened on first use (or why it could not be).
     kv: std::sync::OnceLock<Result<Arc<dyn KvBackend>, String>>,
+    /// The `[http] rate` buckets processes on the data directory share, opened on first use;
+    /// `None` with an embedder's own key-value backend, or when the file cannot be opened.
+    shared_rates: std::sync::OnceLock<Option<Arc<crate::kv::SharedRates>>>,
     /// Scripts compiled in the background once called often ([`Builder::auto_compile`]).
     auto: Option<AutoCompiler>,
     /// Cranelift compiles of compiled scripts' components: one at a time, within a budget.
@@ -470,7 +473,30 @@ impl Palisade {
         let mut rates = self.inner.rates.lock().unwrap_or_else(|p| p.into_inner());
         rates
             .entry(policy.sha256().to_owned())
-            .or_insert_with(|| rate_limiter(http))
+            .or_insert_with(|| rate_limiter(http, policy.sha256(), self.shared_rates()))
+            .clone()
+    }
+
+    /// The shared rate buckets: `rate.sqlite3` beside the key-value store's file.
+    fn shared_rates(&self) -> Option<Arc<crate::kv::SharedRates>> {
+        self.inner
+            .shared_rates
+            .get_or_init(|| {
+                let KvSetting::Path(kv) = &self.inner.settings.kv else {
+                    return None;
+                };
+                let path = kv.with_file_name("rate.sqlite3");
+                match crate::kv::SharedRates::open(&path) {
+                    Ok(store) => Some(Arc::new(store)),
+                    Err(e) => {
+                        tracing::error!(
+                            "http.rate holds per process only: cannot open {}: {e}",
+                            path.display()
+                        );
+                        None
+                    }
+                }
+            })
             .clone()
     }
 }

@@ -718,3 +718,72 @@ fn run_takes_the_call_options_the_policy_allows() {
         stderr(&o)
     );
 }
+
+/// Issue 25: `[http] rate` holds across `palisade run` processes that share a data directory:
+/// four processes each trying three requests under `rate = "4/h"` send four in all (each
+/// process alone would send three, twelve in all). A token refills every 15 minutes, far past
+/// the test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_rate_holds_across_processes_sharing_a_data_directory() {
+    let up = crate::upstream::Upstream::start().await;
+    let port = up.port();
+    let dir = crate::support::scratch_dir("cli-rate");
+    let script = dir.join("three.js");
+    std::fs::write(
+        &script,
+        format!(
+            "export default async () => {{ let sent = 0;
+               for (let i = 0; i < 3; i++) {{
+                 try {{ await fetch('http://localhost:{port}/api/hello'); sent++; }}
+                 catch (e) {{ if (e.rule !== 'http.rate') throw e; }} }}
+               return sent; }};"
+        ),
+    )
+    .unwrap();
+    let policy = dir.join("rated.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "[limits]\ntimeout = \"60s\"\n[http]\nallow_private_hosts = [\"localhost\"]\n\
+             rate = \"4/h\"\n[[http.allow]]\nurl = \"http://localhost:{port}/api/\"\n"
+        ),
+    )
+    .unwrap();
+    let data = dir.join("data");
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(palisade_bin())
+                .args(["run", script.to_str().unwrap(), "--policy"])
+                .arg(&policy)
+                .env("PALISADE_DATA_DIR", &data)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs = tokio::task::spawn_blocking(move || {
+        children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap())
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    let mut sent = 0;
+    for o in &outputs {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+        sent += stdout(o).trim().parse::<usize>().unwrap();
+    }
+    assert_eq!(sent, 4);
+    assert_eq!(up.seen().len(), 4);
+    // The bucket is the data directory's: another directory has its own.
+    let o = Command::new(palisade_bin())
+        .args(["run", script.to_str().unwrap(), "--policy"])
+        .arg(&policy)
+        .env("PALISADE_DATA_DIR", dir.join("other"))
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "3\n", "{}", stderr(&o));
+}
