@@ -78,6 +78,11 @@ struct Records {
     secrets: Secrets,
     records: Vec<AuditRecord>,
     dropped: u64,
+    /// The embedder's callback, which gets each kept record as it is made.
+    sink: Option<crate::EventSink>,
+    /// The addresses each HTTP target resolved to (keyed as records name targets), for the
+    /// operator's audit log; never in the outcome.
+    resolved: HashMap<String, Vec<std::net::SocketAddr>>,
     /// The last refusal, so that an uncaught `PolicyDeniedError` is reported from the host's
     /// own record rather than from whatever the script put in the exception.
     last_denial: Option<Error>,
@@ -96,6 +101,8 @@ enum Origin {
 pub(crate) struct Taken {
     pub records: Vec<AuditRecord>,
     pub dropped: u64,
+    /// The addresses each HTTP target resolved to, for the operator's audit log only.
+    pub resolved: HashMap<String, Vec<std::net::SocketAddr>>,
 }
 
 /// `text`, cut to at most `max` bytes on a character boundary.
@@ -117,6 +124,8 @@ impl AuditLog {
             secrets: Secrets::from_policy(policy),
             records: Vec::new(),
             dropped: 0,
+            sink: None,
+            resolved: HashMap::new(),
             last_denial: None,
             refusals: HashMap::new(),
         })))
@@ -163,8 +172,31 @@ impl AuditLog {
         if let Some(error) = &mut record.error {
             records.secrets.scrub(error);
         }
+        let sink = records.sink.clone();
+        let streamed = sink.as_ref().map(|_| record.clone());
         records.records.push(record);
-        Some(records.records.len() - 1)
+        let index = records.records.len() - 1;
+        drop(records);
+        if let (Some(sink), Some(record)) = (sink, streamed) {
+            sink.send(crate::Event::Audit(record));
+        }
+        Some(index)
+    }
+
+    /// Note the addresses `target` resolved to, for the operator's audit log (at most as many
+    /// targets as records are kept).
+    pub fn resolved(&self, target: &str, addresses: &[std::net::SocketAddr]) {
+        let mut records = self.lock();
+        let mut key = truncate(target, MAX_TARGET_BYTES);
+        records.secrets.scrub(&mut key);
+        if records.resolved.len() < MAX_AUDIT_RECORDS || records.resolved.contains_key(&key) {
+            records.resolved.insert(key, addresses.to_vec());
+        }
+    }
+
+    /// Also hand each kept record to `sink` as it is made.
+    pub fn stream_to(&self, sink: crate::EventSink) {
+        self.lock().sink = Some(sink);
     }
 
     /// Record a refusal this call's policy decided: the audit record, the call's error should
@@ -293,6 +325,7 @@ impl AuditLog {
         Taken {
             records: std::mem::take(&mut records.records),
             dropped: records.dropped,
+            resolved: std::mem::take(&mut records.resolved),
         }
     }
 

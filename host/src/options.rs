@@ -1,14 +1,19 @@
 //! Per-call options ([`RunOptions`]): which export to call and how, limits tighter than the
-//! policy's, and metadata for the host's capability handlers.
+//! policy's (or up to its `[overrides]`), the clock, the seed, config values, files for the
+//! scratch directory, and metadata for the host's capability handlers.
 
-use crate::policy::{ByteSize, HumanDuration, Limits};
+use crate::policy::{ByteSize, CallSettings, HumanDuration, Limits, Policy};
 use crate::{Error, Fix};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Options of one call ([`Palisade::run_with`](crate::Palisade::run_with)). Limits may only be
-/// lower than the policy's: a value above the policy's is refused as `invalid_input`, with the
-/// policy change that would allow it as the fix.
+/// lower than the policy's, unless its `[overrides]` table sets higher ceilings; the clock,
+/// the seed and config values only as `[overrides]` allows. A value above what is allowed is
+/// refused as `invalid_input`, with the ceiling in its message and the policy change that
+/// would allow it as the fix.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct RunOptions {
@@ -25,6 +30,18 @@ pub struct RunOptions {
     /// Handed to capability handlers ([`CallContext::metadata`](crate::CallContext)) and sent
     /// to `forward` URLs as the `palisade-metadata` header: an actor id, a tenant.
     pub metadata: Option<Arc<serde_json::Value>>,
+    /// The instant the script's clock reads, fixed for the call (`overrides.now`).
+    pub now: Option<SystemTime>,
+    /// The seed of `Math.random` and WASI randomness (`overrides.seed`).
+    pub seed: Option<u64>,
+    /// `[config]` values for this call, over the policy's (keys in `overrides.config`).
+    pub config: BTreeMap<String, String>,
+    /// Files placed in the scratch directory (`[fs.scratch]`) before the script runs, by
+    /// name; with the seed they must fit the scratch quota and `max_files`.
+    pub files: Vec<(String, bytes::Bytes)>,
+    /// Called with each console line and audit record as the call makes them
+    /// ([`RunOptions::on_event`]).
+    pub events: Option<crate::EventSink>,
 }
 
 impl RunOptions {
@@ -64,49 +81,195 @@ impl RunOptions {
         self
     }
 
-    /// The limits of a call under `policy` with these options, or the option that asks for
-    /// more than the policy allows.
-    pub(crate) fn limits(&self, policy: &Limits) -> Result<Limits, Error> {
-        let over = |key: &str, asked: String, allowed: String, fix: String| Error::InvalidInput {
-            detail: format!(
-                "the call asks for {key} = {asked}, over the policy's {allowed}; a call's \
-                 options may only lower the policy's limits"
-            ),
-            fix: Some(Fix {
-                key: key.to_owned(),
-                value: fix,
-            }),
+    /// Fix the script's clock at `now` (the policy must set `overrides.now = true`).
+    pub fn now(mut self, now: SystemTime) -> Self {
+        self.now = Some(now);
+        self
+    }
+
+    /// Seed `Math.random` and WASI randomness (the policy must set `overrides.seed = true`).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Set the config value `key` for this call (`key` must be in `overrides.config`).
+    pub fn config(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.config.insert(key.into(), value.into());
+        self
+    }
+
+    /// Place a file named `name` holding `contents` in the scratch directory.
+    pub fn file(mut self, name: impl Into<String>, contents: impl Into<bytes::Bytes>) -> Self {
+        self.files.push((name.into(), contents.into()));
+        self
+    }
+
+    /// Call `sink` with each console line and audit record while the call runs.
+    pub fn on_event(mut self, sink: impl Fn(crate::Event) + Send + Sync + 'static) -> Self {
+        self.events = Some(crate::EventSink(Arc::new(sink)));
+        self
+    }
+
+    /// The policy one call runs under: `policy` itself when the options change nothing it
+    /// holds, else a copy with the call's limits, clock, seed and config, each checked first.
+    pub(crate) fn policy<'p>(&self, policy: &'p Policy) -> Result<Cow<'p, Policy>, Error> {
+        let limits = self.limits(policy)?;
+        self.check_files(policy)?;
+        if limits == *policy.limits()
+            && self.now.is_none()
+            && self.seed.is_none()
+            && self.config.is_empty()
+        {
+            return Ok(Cow::Borrowed(policy));
+        }
+        let now = match self.now {
+            Some(at) => Some(at.duration_since(SystemTime::UNIX_EPOCH).map_err(|_| {
+                Error::InvalidInput {
+                    detail: "the call's clock instant is before 1970".into(),
+                    fix: None,
+                }
+            })?),
+            None => None,
         };
-        let mut limits = *policy;
+        let asked = CallSettings {
+            limits,
+            now,
+            seed: self.seed,
+            config: &self.config,
+        };
+        policy
+            .for_call(asked)
+            .map(Cow::Owned)
+            .map_err(|refused| Error::InvalidInput {
+                detail: refused.detail,
+                fix: Some(Fix {
+                    key: refused.key,
+                    value: refused.value,
+                }),
+            })
+    }
+
+    /// The call's files have plain names and fit the policy's scratch directory (its seed is
+    /// counted when the directory is made).
+    fn check_files(&self, policy: &Policy) -> Result<(), Error> {
+        if self.files.is_empty() {
+            return Ok(());
+        }
+        let refuse = |detail: String, fix: Option<Fix>| Err(Error::InvalidInput { detail, fix });
+        let Some(scratch) = policy.fs().and_then(|fs| fs.scratch.as_ref()) else {
+            return refuse(
+                "the call places files in the scratch directory, and the policy has none".into(),
+                Some(Fix {
+                    key: "fs.scratch.guest".into(),
+                    value: "\"/scratch\"".into(),
+                }),
+            );
+        };
+        let mut names = std::collections::BTreeSet::new();
+        for (name, _) in &self.files {
+            let plain = !name.is_empty()
+                && name.len() <= 255
+                && name != "."
+                && name != ".."
+                && !name.contains(['/', '\\', '\0']);
+            if !plain {
+                return refuse(
+                    format!("{name:?} is not a file name (one path component, no `/`)"),
+                    None,
+                );
+            }
+            if !names.insert(name.as_str()) {
+                return refuse(format!("the call places {name:?} twice"), None);
+            }
+        }
+        let bytes: u64 = self.files.iter().map(|(_, b)| b.len() as u64).sum();
+        if bytes > scratch.quota.0 {
+            return refuse(
+                format!(
+                    "the call's files hold {bytes} bytes, over the scratch quota of {}",
+                    scratch.quota
+                ),
+                Some(Fix {
+                    key: "fs.scratch.quota".into(),
+                    value: format!("\"{}\"", ByteSize(bytes)),
+                }),
+            );
+        }
+        if self.files.len() as u64 > scratch.max_files {
+            return refuse(
+                format!(
+                    "the call places {} files, over the scratch directory's max_files of {}",
+                    self.files.len(),
+                    scratch.max_files
+                ),
+                Some(Fix {
+                    key: "fs.scratch.max_files".into(),
+                    value: self.files.len().to_string(),
+                }),
+            );
+        }
+        Ok(())
+    }
+
+    /// The limits of a call under `policy` with these options, or the option that asks for
+    /// more than the policy allows: above its limit without an `[overrides]` ceiling, or
+    /// above that ceiling.
+    pub(crate) fn limits(&self, policy: &Policy) -> Result<Limits, Error> {
+        let own = *policy.limits();
+        let o = policy.overrides();
+        /// Refuse `asked` for `name`: over the limit (fix: raise it), or over the ceiling
+        /// `[overrides]` sets (fix: raise the ceiling).
+        fn over(name: &str, asked: String, allowed: String, ceiling: bool, fix: String) -> Error {
+            let (key, why) = if ceiling {
+                (format!("overrides.{name}"), "the policy's ceiling")
+            } else {
+                (
+                    format!("limits.{name}"),
+                    "the policy's limit, which it has no [overrides] ceiling to raise past",
+                )
+            };
+            Error::InvalidInput {
+                detail: format!("the call asks for {name} = {asked}, over {why} {key} = {allowed}"),
+                fix: Some(Fix { key, value: fix }),
+            }
+        }
+        let mut limits = own;
         if let Some(timeout) = self.timeout {
-            if timeout > policy.timeout.0 {
+            let ceiling = o.timeout.unwrap_or(own.timeout);
+            if timeout > ceiling.0 {
                 let asked = HumanDuration(timeout);
                 return Err(over(
-                    "limits.timeout",
+                    "timeout",
                     asked.to_string(),
-                    policy.timeout.to_string(),
+                    ceiling.to_string(),
+                    o.timeout.is_some(),
                     format!("\"{asked}\""),
                 ));
             }
             limits.timeout = HumanDuration(timeout);
         }
         if let Some(fuel) = self.fuel {
-            if fuel > policy.fuel {
+            let ceiling = o.fuel.unwrap_or(own.fuel);
+            if fuel > ceiling {
                 return Err(over(
-                    "limits.fuel",
+                    "fuel",
                     fuel.to_string(),
-                    policy.fuel.to_string(),
+                    ceiling.to_string(),
+                    o.fuel.is_some(),
                     fuel.to_string(),
                 ));
             }
             limits.fuel = fuel;
         }
         if let Some(memory) = self.memory {
-            if memory > policy.memory {
+            let ceiling = o.memory.unwrap_or(own.memory);
+            if memory > ceiling {
                 return Err(over(
-                    "limits.memory",
+                    "memory",
                     memory.to_string(),
-                    policy.memory.to_string(),
+                    ceiling.to_string(),
+                    o.memory.is_some(),
                     format!("\"{memory}\""),
                 ));
             }
@@ -122,7 +285,7 @@ mod tests {
 
     #[test]
     fn options_only_lower_the_limits() {
-        let policy = *crate::Policy::builtin_default().limits();
+        let policy = crate::Policy::builtin_default();
         let lower = RunOptions::default()
             .timeout(Duration::from_millis(200))
             .fuel(1000)
@@ -130,7 +293,7 @@ mod tests {
         let limits = lower.limits(&policy).unwrap();
         assert_eq!(limits.timeout, HumanDuration(Duration::from_millis(200)));
         assert_eq!((limits.fuel, limits.memory), (1000, ByteSize(16 << 20)));
-        assert_eq!(limits.stack, policy.stack);
+        assert_eq!(limits.stack, policy.limits().stack);
         let higher = RunOptions::default().timeout(Duration::from_secs(5));
         let error = higher.limits(&policy).unwrap_err();
         assert_eq!(error.code(), "invalid_input");
@@ -141,5 +304,50 @@ mod tests {
             .limits(&policy)
             .unwrap_err();
         assert_eq!(error.fix().unwrap().key, "limits.fuel");
+    }
+
+    #[test]
+    fn overrides_set_the_ceilings_and_allow_the_clock_seed_and_config() {
+        let policy = crate::Policy::from_toml(
+            "[limits]\ntimeout = \"1s\"\n[config]\nregion = \"eu\"\n[overrides]\n\
+             timeout = \"5s\"\nnow = true\nconfig = [\"region\"]\n",
+            None,
+        )
+        .unwrap();
+        let limits = RunOptions::default()
+            .timeout(Duration::from_secs(3))
+            .limits(&policy)
+            .unwrap();
+        assert_eq!(limits.timeout, HumanDuration(Duration::from_secs(3)));
+        let error = RunOptions::default()
+            .timeout(Duration::from_secs(6))
+            .limits(&policy)
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("overrides.timeout = 5s"),
+            "{error}"
+        );
+        assert_eq!(error.fix().unwrap().key, "overrides.timeout");
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(86_400);
+        let options = RunOptions::default().now(at).config("region", "us");
+        let called = options.policy(&policy).unwrap();
+        assert_eq!(
+            called.determinism().clock,
+            crate::policy::Clock::Fixed(Duration::from_secs(86_400))
+        );
+        assert_eq!(called.config().unwrap()["region"], "us");
+        assert_eq!(policy.config().unwrap()["region"], "eu");
+        for (options, key) in [
+            (RunOptions::default().seed(7), "overrides.seed"),
+            (
+                RunOptions::default().config("other", "x"),
+                "overrides.config",
+            ),
+            (RunOptions::default().file("a.txt", "x"), "fs.scratch.guest"),
+        ] {
+            let error = options.policy(&policy).unwrap_err();
+            assert_eq!(error.code(), "invalid_input");
+            assert_eq!(error.fix().unwrap().key, key);
+        }
     }
 }

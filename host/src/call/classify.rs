@@ -27,6 +27,12 @@ pub(super) fn classify_trap(
     policy: &Policy,
 ) -> Error {
     let limits = policy.limits();
+    if error
+        .downcast_ref::<super::store::CallCancelled>()
+        .is_some()
+    {
+        return Error::Cancelled;
+    }
     if error.downcast_ref::<DeadlineExceeded>().is_some() {
         return Error::Timeout {
             limit: limits.timeout,

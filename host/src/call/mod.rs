@@ -7,7 +7,7 @@ mod state;
 mod store;
 
 pub use outcome::{Outcome, Receipt};
-pub(crate) use state::{CallState, Shared, link};
+pub(crate) use state::{CallState, Extras, Shared, link};
 
 use crate::bindings::exports::palisade::sandbox::runner::{Environment, Module};
 use crate::palisade::Runtime;

@@ -241,6 +241,9 @@ pub(super) fn finish(
     }
     let result = result.map_err(|error| bound_error(error, policy.limits().output.0));
     let audit = state.capabilities.audit.take();
+    if let Some(file) = &state.audit_file {
+        file.append(&audit.records, &audit.resolved);
+    }
     let receipt = Receipt {
         fuel_used,
         wall_time_us: micros(started.elapsed()),

@@ -32,6 +32,10 @@ pub(crate) struct CallState {
     pub(crate) kv: KvState,
     /// The policy's directories: byte and file quotas, the scratch directory.
     pub(super) fs: Files,
+    /// The call's cancel flag, when it was started with a handle.
+    pub(super) cancel: Option<crate::palisade::Cancel>,
+    /// The operator's audit log, which gets the call's records when it ends.
+    pub(super) audit_file: Option<Arc<crate::palisade::AuditFile>>,
 }
 
 impl WasiHttpView for CallState {
@@ -56,6 +60,23 @@ pub(crate) struct Shared {
     pub tape: Tape,
     /// Who is calling, for capability handlers.
     pub context: crate::CallContext,
+    /// The embedder's callback for console lines and audit records as they are made.
+    pub events: Option<crate::EventSink>,
+    /// The call's cancel flag, when it was started with a handle.
+    pub cancel: Option<crate::palisade::Cancel>,
+    /// Files placed in the scratch directory before the script runs.
+    pub files: Arc<[(String, bytes::Bytes)]>,
+    /// The operator's audit log, which gets the call's records when it ends.
+    pub audit_file: Option<Arc<crate::palisade::AuditFile>>,
+}
+
+/// What a call gets from its [`RunOptions`](crate::RunOptions) besides its policy.
+#[derive(Default)]
+pub(crate) struct Extras {
+    pub metadata: Option<Arc<serde_json::Value>>,
+    pub events: Option<crate::EventSink>,
+    pub cancel: Option<crate::palisade::Cancel>,
+    pub files: Arc<[(String, bytes::Bytes)]>,
 }
 
 impl FsState for CallState {
@@ -102,12 +123,17 @@ impl CallState {
         let tape = shared.tape;
         crate::caps::clock::configure(&mut wasi, policy.determinism(), &tape);
         let audit = AuditLog::new(policy);
-        let fs = Files::open(policy, audit.clone(), &mut wasi)?;
+        if let Some(events) = &shared.events {
+            audit.stream_to(events.clone());
+        }
+        let fs = Files::open(policy, &shared.files, audit.clone(), &mut wasi)?;
         Ok(Self {
             wasi: wasi.build(),
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(policy.limits().memory.0),
-            console: Console::new(policy.limits().console.0),
+            console: Console::new(policy.limits().console.0).stream_to(shared.events, || {
+                crate::secrets::Secrets::from_policy(policy)
+            }),
             capabilities: CapabilityState::new(
                 policy,
                 shared.handlers,
@@ -125,6 +151,8 @@ impl CallState {
             ),
             kv: KvState::new(policy.kv().cloned(), shared.kv, audit, tape),
             fs,
+            cancel: shared.cancel,
+            audit_file: shared.audit_file,
         })
     }
 }

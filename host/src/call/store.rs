@@ -12,6 +12,18 @@ use crate::policy::Policy;
 use std::time::Instant;
 use wasmtime::{Store, UpdateDeadline};
 
+/// The trap an epoch callback ends a cancelled call with.
+#[derive(Debug)]
+pub(super) struct CallCancelled;
+
+impl std::fmt::Display for CallCancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the call was cancelled")
+    }
+}
+
+impl std::error::Error for CallCancelled {}
+
 /// Room for the records of a host call's values above twice the memory limit.
 pub(super) const HOSTCALL_FUEL_ROOM: usize = 1 << 20;
 
@@ -23,6 +35,7 @@ pub(super) fn new_store(
     deadline: Instant,
     fuel: u64,
 ) -> Result<Store<CallState>, Error> {
+    let cancel = shared.cancel.clone();
     let mut store = Store::new(&runtime.engine, CallState::new(policy, shared)?);
     store.data_mut().limiter.set_deadline(deadline);
     store.limiter(|state| &mut state.limiter);
@@ -43,7 +56,9 @@ pub(super) fn new_store(
     } else {
         // Each epoch tick: past the deadline, trap; otherwise yield likewise.
         store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= deadline {
+            if cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                Err(CallCancelled.into())
+            } else if Instant::now() >= deadline {
                 Err(DeadlineExceeded.into())
             } else {
                 Ok(UpdateDeadline::Yield(1))
@@ -56,7 +71,8 @@ pub(super) fn new_store(
 
 /// Run `invoke` against the store under the deadline and classify how it ended. Guest code
 /// yields every fuel slice (or epoch tick), and each time the call is polled again past the
-/// deadline it ends; the outer timeout also bounds time spent waiting on the host.
+/// deadline, or once it is cancelled, it ends; the outer timeout also bounds time spent waiting
+/// on the host, and a cancel wakes the call while it waits.
 pub(super) async fn guarded<T>(
     store: &mut Store<CallState>,
     policy: &Policy,
@@ -64,11 +80,21 @@ pub(super) async fn guarded<T>(
     invoke: impl AsyncFnOnce(&mut Store<CallState>) -> wasmtime::Result<Result<T, runner::Error>>,
 ) -> Result<T, Error> {
     let remaining = deadline.saturating_duration_since(Instant::now());
+    let cancel = store.data().cancel.clone();
     let ended = {
         let mut call = std::pin::pin!(invoke(store));
+        let mut cancelled = std::pin::pin!(async {
+            match &cancel {
+                Some(cancel) => cancel.cancelled().await,
+                None => std::future::pending().await,
+            }
+        });
         let checked = std::future::poll_fn(|cx| {
             if Instant::now() >= deadline {
                 return std::task::Poll::Ready(None);
+            }
+            if cancel.is_some() && cancelled.as_mut().poll(cx).is_ready() {
+                return std::task::Poll::Ready(Some(Err(CallCancelled.into())));
             }
             call.as_mut().poll(cx).map(Some)
         });

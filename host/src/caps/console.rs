@@ -43,6 +43,9 @@ pub(crate) struct Console {
     cap: u64,
     dropped: u64,
     dropped_lines: u64,
+    /// The embedder's callback, which gets each kept line as it is written, with the policy's
+    /// secret values redacted as the outcome's lines are.
+    sink: Option<(crate::EventSink, crate::secrets::Secrets)>,
 }
 
 impl Console {
@@ -51,6 +54,16 @@ impl Console {
             cap,
             ..Self::default()
         }
+    }
+
+    /// Also hand each kept line to `sink` as it is written, with `secrets` redacted.
+    pub fn stream_to(
+        mut self,
+        sink: Option<crate::EventSink>,
+        secrets: impl FnOnce() -> crate::secrets::Secrets,
+    ) -> Self {
+        self.sink = sink.map(|sink| (sink, secrets()));
+        self
     }
 
     fn push(&mut self, level: Level, mut message: String) {
@@ -71,7 +84,13 @@ impl Console {
             message.truncate(cut);
         }
         self.kept += message.len() as u64 + LINE_COST;
-        self.lines.push(LogLine { level, message });
+        let line = LogLine { level, message };
+        if let Some((sink, secrets)) = &self.sink {
+            let mut streamed = line.clone();
+            secrets.scrub(&mut streamed.message);
+            sink.send(crate::Event::Console(streamed));
+        }
+        self.lines.push(line);
     }
 
     /// Lines dropped whole because the cap was reached.

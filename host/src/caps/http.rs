@@ -59,14 +59,60 @@ use replay::*;
 use rules::*;
 use transport::*;
 
-/// A policy's request rate, shared by every call under that policy.
-pub(crate) type RateLimiter = DefaultDirectRateLimiter;
+/// A policy's request rate, shared by every call under that policy: in this process, or, with
+/// a data directory, by every process on it (`kv::SharedRates`).
+pub(crate) enum RateLimiter {
+    Local(DefaultDirectRateLimiter),
+    Shared {
+        store: Arc<crate::kv::SharedRates>,
+        policy: String,
+        rate: crate::policy::Rate,
+    },
+}
 
-pub(crate) fn rate_limiter(http: &Http) -> Option<Arc<RateLimiter>> {
+impl RateLimiter {
+    /// Take one request from the rate; `Err` when it is used up. A shared store that fails
+    /// refuses the request too (a rate is a bound), and the operator's log says why.
+    fn check(&self) -> Result<(), ()> {
+        match self {
+            RateLimiter::Local(limiter) => limiter.check().map_err(drop),
+            RateLimiter::Shared {
+                store,
+                policy,
+                rate,
+            } => match store.take(policy, rate.count, rate.per) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(()),
+                Err(e) => {
+                    tracing::error!("the shared http.rate store failed: {e}");
+                    Err(())
+                }
+            },
+        }
+    }
+}
+
+/// The rate limiter of `http` for the policy with SHA-256 `policy`: shared through `store`
+/// when there is one.
+pub(crate) fn rate_limiter(
+    http: &Http,
+    policy: &str,
+    store: Option<Arc<crate::kv::SharedRates>>,
+) -> Option<Arc<RateLimiter>> {
     let rate = http.rate?;
     let count = NonZeroU32::new(rate.count)?;
+    if let Some(store) = store {
+        let policy = policy.to_owned();
+        return Some(Arc::new(RateLimiter::Shared {
+            store,
+            policy,
+            rate,
+        }));
+    }
     let quota = Quota::with_period(rate.per / rate.count)?.allow_burst(count);
-    Some(Arc::new(RateLimiter::direct(quota)))
+    Some(Arc::new(RateLimiter::Local(
+        DefaultDirectRateLimiter::direct(quota),
+    )))
 }
 
 /// How long a name lookup may take before the request fails as a DNS error.
@@ -419,6 +465,7 @@ impl Outgoing {
                         .collect(),
                 },
             };
+        self.audit.resolved(&self.target_text, &addresses);
         if addresses.is_empty() {
             return Err(Error::DnsError {
                 rcode: Some(format!("{host} has no address")),

@@ -22,15 +22,32 @@ pub struct RunArgs {
     /// (`--args '["a", 2]'` calls `f("a", 2)`), instead of one input.
     #[arg(long, value_name = "JSON", conflicts_with_all = ["input", "input_file", "record", "replay"])]
     args: Option<String>,
-    /// A shorter deadline than the policy's `limits.timeout` (`200ms`, `2s`).
+    /// A shorter deadline than the policy's `limits.timeout` (`200ms`, `2s`), or a longer one
+    /// up to its `overrides.timeout`.
     #[arg(long, value_name = "DURATION", conflicts_with_all = ["record", "replay"])]
     timeout: Option<palisade::policy::HumanDuration>,
-    /// Less fuel than the policy's `limits.fuel`.
+    /// Less fuel than the policy's `limits.fuel`, or more up to its `overrides.fuel`.
     #[arg(long, value_name = "N", conflicts_with_all = ["record", "replay"])]
     fuel: Option<u64>,
-    /// Less memory than the policy's `limits.memory` (`32MiB`).
+    /// Less memory than the policy's `limits.memory` (`32MiB`), or more up to its
+    /// `overrides.memory`.
     #[arg(long, value_name = "SIZE", conflicts_with_all = ["record", "replay"])]
     memory: Option<palisade::policy::ByteSize>,
+    /// Fix the script's clock at this instant, RFC 3339 (`2024-01-01T00:00:00Z`); the policy
+    /// must set `overrides.now = true`.
+    #[arg(long, value_name = "RFC3339", conflicts_with_all = ["record", "replay"])]
+    now: Option<String>,
+    /// Seed `Math.random` and WASI randomness; the policy must set `overrides.seed = true`.
+    #[arg(long, value_name = "N", conflicts_with_all = ["record", "replay"])]
+    seed: Option<u64>,
+    /// Set a `[config]` value for this call (repeatable); the key must be in the policy's
+    /// `overrides.config`.
+    #[arg(long = "config", value_name = "KEY=VALUE", conflicts_with_all = ["record", "replay"])]
+    config: Vec<String>,
+    /// Place the host file PATH in the scratch directory as NAME (repeatable); with the
+    /// policy's seed, the files must fit `[fs.scratch]`'s quota.
+    #[arg(long = "file", value_name = "NAME=PATH", conflicts_with_all = ["record", "replay"])]
+    files: Vec<String>,
     /// JSON handed to the policy's capability handlers and forward URLs with every call
     /// (`palisade-metadata` header): an actor id, a tenant.
     #[arg(long, value_name = "JSON", conflicts_with_all = ["record", "replay"])]
@@ -140,9 +157,11 @@ pub fn run(args: RunArgs) -> ExitCode {
         },
         None => None,
     };
+    // The library appends to the audit log (with each HTTP record's resolved addresses); it is
+    // opened here first so that a path that cannot be written is a usage error.
     let audit_file = match &args.audit_log {
         Some(path) => match open_audit(path) {
-            Ok(file) => Some((path, file)),
+            Ok(file) => Some(file),
             Err(e) => {
                 return usage_error(format!(
                     "cannot write the audit log {}: {e}",
@@ -152,11 +171,14 @@ pub fn run(args: RunArgs) -> ExitCode {
         },
         None => None,
     };
-    let palisade = match Palisade::builder()
+    drop(audit_file);
+    let mut builder = Palisade::builder()
         .max_concurrency(1)
-        .on_compile(super::compile_notice)
-        .build()
-    {
+        .on_compile(super::compile_notice);
+    if let Some(path) = &args.audit_log {
+        builder = builder.audit_log(path);
+    }
+    let palisade = match builder.build() {
         Ok(palisade) => palisade,
         Err(error) => return report_error(&error),
     };
@@ -171,6 +193,8 @@ pub fn run(args: RunArgs) -> ExitCode {
     // A write that fails after the call does not drop its outcome: the outcome is printed,
     // then the failure.
     let mut failed_writes = Vec::new();
+    // Console lines already printed while the call ran.
+    let streamed = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let outcome = match (&transcript, record_file) {
         (Some(transcript), _) => runtime.block_on(palisade.replay(&policy, &script, transcript)),
         (None, Some((path, file))) => {
@@ -203,21 +227,31 @@ pub fn run(args: RunArgs) -> ExitCode {
                     Err(e) => return usage_error(format!("--metadata is not JSON: {e}")),
                 }
             }
+            options = match call_options(&args, options, &policy) {
+                Ok(options) => options,
+                Err(message) => return usage_error(message),
+            };
+            if !args.json {
+                // Console lines go to stderr as the script writes them.
+                let counted = streamed.clone();
+                options = options.on_event(move |event| {
+                    if let palisade::Event::Console(line) = event {
+                        print_log(&line);
+                        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                });
+            }
             runtime.block_on(palisade.run_with(&policy, &script, &input, &options))
         }
     };
     // A blocking file operation that outlived its call (which ended at its deadline) must not
     // keep the process from exiting, as dropping the runtime would wait for it.
     runtime.shutdown_background();
-    if let Some((path, file)) = audit_file
-        && let Err(e) = append_audit(file, &outcome)
-    {
-        failed_writes.push(format!(
-            "cannot write the audit log {}: {e}",
-            path.display()
-        ));
+    if let Some(failure) = palisade.audit_log_failure() {
+        failed_writes.push(failure);
     }
-    let code = print_outcome(&outcome, args.json);
+    let printed = streamed.load(std::sync::atomic::Ordering::SeqCst);
+    let code = print_outcome(&outcome, args.json, printed);
     for message in &failed_writes {
         eprintln!("error: {message}");
     }
@@ -260,17 +294,6 @@ fn open_audit(path: &std::path::Path) -> std::io::Result<std::fs::File> {
         .open(path)
 }
 
-fn append_audit(mut file: std::fs::File, outcome: &Outcome) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut lines = String::new();
-    for record in &outcome.audit {
-        lines.push_str(&serde_json::to_string(record).map_err(std::io::Error::other)?);
-        lines.push('\n');
-    }
-    file.write_all(lines.as_bytes())?;
-    file.sync_data()
-}
-
 /// Read the input; at most one byte past the policy's limit is read, so that an oversized input
 /// is still reported as `invalid_input` without reading all of it.
 fn read_input(args: &RunArgs, limit: u64) -> Result<String, String> {
@@ -301,7 +324,58 @@ fn read_input(args: &RunArgs, limit: u64) -> Result<String, String> {
     Ok(text)
 }
 
-fn print_outcome(outcome: &Outcome, json: bool) -> ExitCode {
+/// `--now`, `--seed`, `--config` and `--file` as options of the call (the policy checks them
+/// when the call starts); a file is read up to the scratch quota, plus one byte.
+fn call_options(
+    args: &RunArgs,
+    mut options: RunOptions,
+    policy: &Policy,
+) -> Result<RunOptions, String> {
+    if let Some(text) = &args.now {
+        let at = humantime::parse_rfc3339(text).map_err(|e| {
+            format!("--now {text:?}: {e}; write an RFC 3339 UTC time such as 2024-01-01T00:00:00Z")
+        })?;
+        options = options.now(at);
+    }
+    if let Some(seed) = args.seed {
+        options = options.seed(seed);
+    }
+    for pair in &args.config {
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("--config {pair:?} is not KEY=VALUE"))?;
+        options = options.config(key, value);
+    }
+    let quota = policy
+        .fs()
+        .and_then(|fs| fs.scratch.as_ref())
+        .map_or(0, |s| s.quota.0);
+    for pair in &args.files {
+        let (name, path) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("--file {pair:?} is not NAME=PATH"))?;
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(quota.saturating_add(1)).read_to_end(&mut bytes))
+            .map_err(|e| format!("cannot read {path}: {e}"))?;
+        options = options.file(name, bytes);
+    }
+    Ok(options)
+}
+
+/// A console line on stderr, marked by its level.
+fn print_log(line: &palisade::LogLine) {
+    let message = printable(&line.message);
+    match line.level {
+        Level::Log | Level::Info => eprintln!("{message}"),
+        Level::Debug => eprintln!("debug: {message}"),
+        Level::Warn => eprintln!("warn: {message}"),
+        Level::Error => eprintln!("error: {message}"),
+    }
+}
+
+/// Print the outcome; the first `printed` console lines were printed while the call ran.
+fn print_outcome(outcome: &Outcome, json: bool, printed: usize) -> ExitCode {
     if json {
         match serde_json::to_string(outcome) {
             Ok(text) => print_line(&text),
@@ -312,14 +386,8 @@ fn print_outcome(outcome: &Outcome, json: bool) -> ExitCode {
             }
         }
     } else {
-        for line in &outcome.logs {
-            let message = printable(&line.message);
-            match line.level {
-                Level::Log | Level::Info => eprintln!("{message}"),
-                Level::Debug => eprintln!("debug: {message}"),
-                Level::Warn => eprintln!("warn: {message}"),
-                Level::Error => eprintln!("error: {message}"),
-            }
+        for line in outcome.logs.iter().skip(printed) {
+            print_log(line);
         }
         if let Some(output) = outcome.output() {
             print_line(output.get());

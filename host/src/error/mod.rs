@@ -61,6 +61,9 @@ pub enum Error {
         /// The policy's `limits.timeout`.
         limit: crate::policy::HumanDuration,
     },
+    /// The embedder cancelled the call ([`CallHandle::cancel`](crate::CallHandle::cancel)).
+    #[error("the call was cancelled")]
+    Cancelled,
     /// The guest tried to grow its memory past the limit.
     #[error("the guest needed more than its {limit} memory limit")]
     MemoryLimit {
@@ -318,6 +321,8 @@ error_codes! {
     MemoryLimit = ("memory_limit", 22, 429, false),
     /// The wasm stack or the guest's shadow stack ran out.
     StackOverflow = ("stack_overflow", 23, 422, false),
+    /// The embedder cancelled the call.
+    Cancelled = ("cancelled", 24, 499, false),
     /// The policy is invalid.
     InvalidPolicy = ("invalid_policy", 30, 400, false),
     /// The policy refused a capability.
@@ -381,6 +386,7 @@ impl Error {
         match self {
             Error::FuelExhausted { .. } => ErrorCode::FuelExhausted,
             Error::Timeout { .. } => ErrorCode::Timeout,
+            Error::Cancelled => ErrorCode::Cancelled,
             Error::MemoryLimit { .. } => ErrorCode::MemoryLimit,
             Error::StackOverflow { .. } => ErrorCode::StackOverflow,
             Error::OutputTooLarge { .. } => ErrorCode::OutputTooLarge,

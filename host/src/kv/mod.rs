@@ -10,6 +10,7 @@ mod redb;
 mod sqlite;
 
 pub use self::redb::RedbBackend;
+pub(crate) use self::sqlite::SharedRates;
 pub use self::sqlite::SqliteBackend;
 use std::path::Path;
 

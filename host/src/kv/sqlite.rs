@@ -39,25 +39,9 @@ impl SqliteBackend {
     /// Open (or create) the store at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, KvError> {
         let path = path.as_ref();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(backend)?;
-        }
-        let cannot =
-            |e: rusqlite::Error| KvError::Backend(format!("cannot open {}: {e}", path.display()));
-        let conn = Connection::open(path).map_err(cannot)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(cannot)?;
-        let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-            .map_err(cannot)?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(KvError::Backend(format!(
-                "cannot open {}: the file system does not support SQLite's WAL mode (got {mode})",
-                path.display()
-            )));
-        }
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(cannot)?;
-        conn.execute_batch(SCHEMA).map_err(cannot)?;
+        let conn = connect(path)?;
+        conn.execute_batch(SCHEMA)
+            .map_err(|e| KvError::Backend(format!("cannot open {}: {e}", path.display())))?;
         Ok(Self {
             conn: Mutex::new(conn),
         })
@@ -104,6 +88,30 @@ impl SqliteBackend {
             .map_err(backend)
         })
     }
+}
+
+/// A connection to the SQLite file at `path` (created, with its folder, if missing) in WAL
+/// mode with `synchronous = FULL`, waiting up to [`BUSY_TIMEOUT`] for other writers.
+fn connect(path: &Path) -> Result<Connection, KvError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(backend)?;
+    }
+    let cannot =
+        |e: rusqlite::Error| KvError::Backend(format!("cannot open {}: {e}", path.display()));
+    let conn = Connection::open(path).map_err(cannot)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(cannot)?;
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+        .map_err(cannot)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(KvError::Backend(format!(
+            "cannot open {}: the file system does not support SQLite's WAL mode (got {mode})",
+            path.display()
+        )));
+    }
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(cannot)?;
+    Ok(conn)
 }
 
 fn read(
@@ -226,5 +234,69 @@ impl KvBackend for SqliteBackend {
             String::from_utf8(key.map_err(backend)?).map_err(backend)
         })
         .collect()
+    }
+}
+/// Token buckets that processes sharing a data directory share (`[http] rate`): one row per
+/// policy in a SQLite file beside the key-value store (`rate.sqlite3`), taken from in one
+/// write transaction, so that the rate holds for every `palisade run` and embedder on that
+/// directory together. Refills follow the wall clock, which all of them read.
+pub(crate) struct SharedRates {
+    conn: Mutex<Connection>,
+}
+
+impl SharedRates {
+    /// Open (or create) the buckets at `path`.
+    pub fn open(path: &Path) -> Result<Self, KvError> {
+        let conn = connect(path)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS http_rate (
+                policy TEXT PRIMARY KEY,
+                tokens REAL NOT NULL,
+                updated_ms INTEGER NOT NULL
+            ) WITHOUT ROWID;",
+        )
+        .map_err(|e| KvError::Backend(format!("cannot open {}: {e}", path.display())))?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// Take one token from `policy`'s bucket, which holds at most `count` and refills `count`
+    /// every `per`; whether there was one.
+    pub fn take(&self, policy: &str, count: u32, per: Duration) -> Result<bool, KvError> {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis() as i64;
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let txn = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        let full = f64::from(count);
+        let row: Option<(f64, i64)> = txn
+            .query_row(
+                "SELECT tokens, updated_ms FROM http_rate WHERE policy = ?1",
+                params![policy],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()
+            .map_err(backend)?;
+        let tokens = match row {
+            None => full,
+            Some((tokens, updated_ms)) => {
+                // A clock that went back refills nothing.
+                let elapsed = (now_ms - updated_ms).max(0) as f64;
+                (tokens + elapsed * full / per.as_millis().max(1) as f64).min(full)
+            }
+        };
+        let allowed = tokens >= 1.0;
+        let left = if allowed { tokens - 1.0 } else { tokens };
+        txn.execute(
+            "INSERT OR REPLACE INTO http_rate VALUES (?1, ?2, ?3)",
+            params![policy, left, now_ms],
+        )
+        .map_err(backend)?;
+        txn.commit().map_err(backend)?;
+        Ok(allowed)
     }
 }

@@ -2,7 +2,6 @@
 
 use super::engines::{COMPILED_SCRIPTS, spawn_ticker};
 use super::{Inner, Palisade};
-use crate::CallContext;
 use crate::Error;
 use crate::auto::AutoCompiler;
 use crate::bytecode::BytecodeCache;
@@ -10,6 +9,7 @@ use crate::caps::capability::Handler;
 use crate::guest::Guest;
 use crate::kv::KvBackend;
 use crate::policy::{ByteSize, Policy};
+use crate::{CallContext, CapabilityError};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -40,6 +40,7 @@ pub struct Builder {
     pub(super) auto_compile: u32,
     pub(super) compile_budget: Duration,
     pub(super) script_cache_size: ByteSize,
+    pub(super) audit_log: Option<PathBuf>,
 }
 
 /// Where the key-value store comes from.
@@ -67,11 +68,22 @@ impl Default for Builder {
             auto_compile: 0,
             compile_budget: DEFAULT_COMPILE_BUDGET,
             script_cache_size: DEFAULT_SCRIPT_CACHE_SIZE,
+            audit_log: None,
         }
     }
 }
 
 impl Builder {
+    /// Append every call's audit records to the file at `path` (created if missing) as JSON
+    /// lines, when the call ends. Unlike the outcome's records, each HTTP record there also
+    /// carries the `addresses` its host resolved to: the operator's view, never the script's
+    /// or the caller's. A write that fails is logged at error level and kept for
+    /// [`Palisade::audit_log_failure`](crate::Palisade::audit_log_failure).
+    pub fn audit_log(mut self, path: impl Into<PathBuf>) -> Self {
+        self.audit_log = Some(path.into());
+        self
+    }
+
     /// Calls that may run at once; each holds one slot of the instance pool. Default 256.
     pub fn max_concurrency(mut self, n: u32) -> Self {
         self.max_concurrency = n.max(1);
@@ -142,7 +154,10 @@ impl Builder {
         F: Fn(serde_json::Value) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<serde_json::Value, String>> + Send + 'static,
     {
-        let handler: Handler = Arc::new(move |_context, payload| Box::pin(handler(payload)));
+        let handler: Handler = Arc::new(move |_context, payload| {
+            let answer = handler(payload);
+            Box::pin(async move { answer.await.map_err(CapabilityError::from) })
+        });
         self.handlers.insert(name.into(), handler);
         self
     }
@@ -155,6 +170,25 @@ impl Builder {
     where
         F: Fn(CallContext, serde_json::Value) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<serde_json::Value, String>> + Send + 'static,
+    {
+        let handler: Handler = Arc::new(move |context, payload| {
+            let answer = handler(context, payload);
+            Box::pin(async move { answer.await.map_err(CapabilityError::from) })
+        });
+        self.handlers.insert(name.into(), handler);
+        self
+    }
+
+    /// Register a capability whose handler gets the call's [`CallContext`] and reports typed
+    /// failures: the script catches a [`CapabilityError`] as a JS `CapabilityError` with the
+    /// same `code`, `message` and `retryable`. A handler that panics ends its own call as
+    /// `internal`; one that never answers ends it at its deadline, as `timeout`.
+    pub fn typed_capability<F, Fut>(mut self, name: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(CallContext, serde_json::Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<serde_json::Value, CapabilityError>>
+            + Send
+            + 'static,
     {
         let handler: Handler =
             Arc::new(move |context, payload| Box::pin(handler(context, payload)));
@@ -217,7 +251,16 @@ impl Builder {
         // Scratch directories of processes that were killed before they could remove them.
         crate::scratch::sweep_stale();
         let handlers = Arc::new(self.handlers.clone());
+        let audit_file = match &self.audit_log {
+            Some(path) => Some(Arc::new(super::audit_file::AuditFile::open(path).map_err(
+                |e| Error::Internal {
+                    detail: format!("cannot open the audit log {}: {e}", path.display()),
+                },
+            )?)),
+            None => None,
+        };
         let inner = Arc::new(Inner {
+            audit_file,
             handlers,
             admission: Arc::new(Semaphore::new(self.max_concurrency as usize)),
             bytecode: BytecodeCache::new(self.bytecode_cache),
@@ -229,6 +272,7 @@ impl Builder {
             tickers: Mutex::new(Vec::new()),
             rates: Mutex::new(HashMap::new()),
             kv: std::sync::OnceLock::new(),
+            shared_rates: std::sync::OnceLock::new(),
             auto: AutoCompiler::new(self.auto_compile),
             compiles: crate::cache::CompileGate::new(self.compile_budget),
             settings: self,

@@ -1,12 +1,17 @@
 //! Long-lived state: wasmtime engines, the compiled guest, linkers, `InstancePre`s, the epoch
 //! ticker (without fuel metering) and the admission limit. Built once per process and shared by every call.
 
+mod audit_file;
 mod builder;
 mod compile;
 mod engines;
+mod events;
 
+pub(crate) use audit_file::AuditFile;
 pub use builder::Builder;
 pub(crate) use engines::Runtime;
+pub(crate) use events::Cancel;
+pub use events::{CallHandle, Canceller, Event, EventSink};
 
 use crate::auto::AutoCompiler;
 use crate::bytecode::BytecodeCache;
@@ -36,6 +41,8 @@ pub struct Palisade {
 
 struct Inner {
     settings: Builder,
+    /// The operator's audit log ([`Builder::audit_log`]).
+    audit_file: Option<Arc<audit_file::AuditFile>>,
     handlers: Arc<HashMap<String, Handler>>,
     admission: Arc<Semaphore>,
     bytecode: Option<BytecodeCache>,
@@ -51,6 +58,9 @@ struct Inner {
     rates: Mutex<HashMap<String, Option<Arc<RateLimiter>>>>,
     /// The key-value store, opened on first use (or why it could not be).
     kv: std::sync::OnceLock<Result<Arc<dyn KvBackend>, String>>,
+    /// The `[http] rate` buckets processes on the data directory share, opened on first use;
+    /// `None` with an embedder's own key-value backend, or when the file cannot be opened.
+    shared_rates: std::sync::OnceLock<Option<Arc<crate::kv::SharedRates>>>,
     /// Scripts compiled in the background once called often ([`Builder::auto_compile`]).
     auto: Option<AutoCompiler>,
     /// Cranelift compiles of compiled scripts' components: one at a time, within a budget.
@@ -67,6 +77,12 @@ impl Palisade {
     /// Settings for a Palisade.
     pub fn builder() -> Builder {
         Builder::default()
+    }
+
+    /// The last write to the audit log ([`Builder::audit_log`]) that failed since this was
+    /// last asked, if any.
+    pub fn audit_log_failure(&self) -> Option<String> {
+        self.inner.audit_file.as_ref()?.take_failure()
     }
 
     /// Run `script`'s default export with `input` (JSON text) under `policy`, in a fresh sandbox.
@@ -90,9 +106,12 @@ impl Palisade {
     }
 
     /// Run `script` under `policy` with per-call [`RunOptions`]: the export (or method) to
-    /// call and how, limits lower than the policy's, metadata for capability handlers. An
-    /// option above the policy's limit ends the call as `invalid_input`, with the policy change
-    /// that would allow it as the fix.
+    /// call and how, limits lower than the policy's (or up to its `[overrides]`), the clock,
+    /// seed and config values its `[overrides]` allows, files for its scratch directory,
+    /// metadata for capability handlers, and a callback for its console lines and audit
+    /// records as they happen. An option beyond what the policy allows ends the call as
+    /// `invalid_input`, with the ceiling in the message and the policy change that would allow
+    /// it as the fix.
     pub async fn run_with(
         &self,
         policy: &Policy,
@@ -100,30 +119,65 @@ impl Palisade {
         input: &str,
         options: &RunOptions,
     ) -> Outcome {
-        let limits = match options.limits(policy.limits()) {
-            Ok(limits) => limits,
+        self.run_cancellable(policy, script, input, options, None)
+            .await
+    }
+
+    /// Start `script` under `policy` on a task of its own (on the current tokio runtime), and
+    /// return a handle that cancels it ([`CallHandle::cancel`]: the call ends at once as
+    /// `cancelled`) or waits for its outcome ([`CallHandle::outcome`]). Options as in
+    /// [`Palisade::run_with`].
+    pub fn start(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        input: &str,
+        options: RunOptions,
+    ) -> CallHandle {
+        let cancel = Cancel::default();
+        let (palisade, kept, script, input) = (
+            self.clone(),
+            policy.clone(),
+            script.clone(),
+            input.to_owned(),
+        );
+        let flag = cancel.clone();
+        let task = tokio::spawn(async move {
+            palisade
+                .run_cancellable(&kept, &script, &input, &options, Some(flag))
+                .await
+        });
+        CallHandle {
+            cancel,
+            task: Some(task),
+            policy: policy.clone(),
+        }
+    }
+
+    async fn run_cancellable(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        input: &str,
+        options: &RunOptions,
+        cancel: Option<Cancel>,
+    ) -> Outcome {
+        let policy = match options.policy(policy) {
+            Ok(policy) => policy,
             Err(error) => return Outcome::failed(error, policy, std::time::Instant::now()),
-        };
-        let lowered;
-        let policy = if limits == *policy.limits() {
-            policy
-        } else {
-            lowered = policy.with_limits(limits);
-            &lowered
         };
         let invoke = call::Invoke {
             export: options.export.as_deref().unwrap_or("default"),
             spread_args: options.spread_args,
         };
-        self.call_taped_with(
-            policy,
-            script,
-            invoke,
-            input,
-            Tape::Off,
-            options.metadata.clone(),
-        )
-        .await
+        let extras = call::Extras {
+            metadata: options.metadata.clone(),
+            events: options.events.clone(),
+            cancel,
+            files: options.files.clone().into(),
+        };
+        self.call_taped_with(&policy, script, invoke, input, Tape::Off, extras)
+            .await
     }
 
     /// Like [`Palisade::call`], with several arguments: `args` is a JSON array whose elements
@@ -213,7 +267,7 @@ impl Palisade {
         input: &str,
         tape: Tape,
     ) -> Outcome {
-        self.call_taped_with(policy, script, entry, input, tape, None)
+        self.call_taped_with(policy, script, entry, input, tape, call::Extras::default())
             .await
     }
 
@@ -224,7 +278,7 @@ impl Palisade {
         entry: call::Invoke<'_>,
         input: &str,
         tape: Tape,
-        metadata: Option<Arc<serde_json::Value>>,
+        extras: call::Extras,
     ) -> Outcome {
         use tracing::Instrument;
         let context = CallContext {
@@ -232,7 +286,7 @@ impl Palisade {
             capability: String::new(),
             policy: policy.name().to_owned(),
             policy_sha256: policy.sha256().to_owned(),
-            metadata,
+            metadata: extras.metadata.clone(),
             argument_list: false,
         };
         // One span per call: every log line of the call (an internal error's cause included)
@@ -245,7 +299,7 @@ impl Palisade {
             script = script.name(),
         );
         let outcome = self
-            .call_untraced(policy, script, entry, input, tape, context)
+            .call_untraced(policy, script, entry, input, tape, context, extras)
             .instrument(span.clone())
             .await;
         span.in_scope(|| {
@@ -260,6 +314,7 @@ impl Palisade {
     }
 
     /// One call, top to bottom: the plan its policy resolves to, then its sandbox.
+    #[allow(clippy::too_many_arguments)]
     async fn call_untraced(
         &self,
         policy: &Policy,
@@ -268,9 +323,18 @@ impl Palisade {
         input: &str,
         tape: Tape,
         context: CallContext,
+        extras: call::Extras,
     ) -> Outcome {
         let started = std::time::Instant::now();
-        let plan = match self.plan(policy, script, input, &tape).await {
+        let plan = match extras.cancel.as_ref() {
+            // Cancelled while it waited for a slot or its compile: it ends there.
+            Some(cancel) => tokio::select! {
+                plan = self.plan(policy, script, input, &tape) => plan,
+                () = cancel.cancelled() => Err(Error::Cancelled),
+            },
+            None => self.plan(policy, script, input, &tape).await,
+        };
+        let plan = match plan {
             Ok(plan) => plan,
             Err(error) => return Outcome::failed(error, policy, started),
         };
@@ -280,6 +344,10 @@ impl Palisade {
             kv: plan.kv,
             tape,
             context,
+            events: extras.events,
+            cancel: extras.cancel,
+            files: extras.files,
+            audit_file: self.inner.audit_file.clone(),
         };
         let times = call::Times {
             started,
@@ -405,7 +473,30 @@ impl Palisade {
         let mut rates = self.inner.rates.lock().unwrap_or_else(|p| p.into_inner());
         rates
             .entry(policy.sha256().to_owned())
-            .or_insert_with(|| rate_limiter(http))
+            .or_insert_with(|| rate_limiter(http, policy.sha256(), self.shared_rates()))
+            .clone()
+    }
+
+    /// The shared rate buckets: `rate.sqlite3` beside the key-value store's file.
+    fn shared_rates(&self) -> Option<Arc<crate::kv::SharedRates>> {
+        self.inner
+            .shared_rates
+            .get_or_init(|| {
+                let KvSetting::Path(kv) = &self.inner.settings.kv else {
+                    return None;
+                };
+                let path = kv.with_file_name("rate.sqlite3");
+                match crate::kv::SharedRates::open(&path) {
+                    Ok(store) => Some(Arc::new(store)),
+                    Err(e) => {
+                        tracing::error!(
+                            "http.rate holds per process only: cannot open {}: {e}",
+                            path.display()
+                        );
+                        None
+                    }
+                }
+            })
             .clone()
     }
 }

@@ -18,6 +18,7 @@ mod host;
 mod http;
 mod kv;
 mod limits;
+mod overrides;
 mod raw;
 pub mod units;
 
@@ -40,6 +41,8 @@ pub use kv::{BucketMode, Kv};
 use kv::{MAX_KEY_LIMIT, MAX_VALUE_LIMIT};
 pub use limits::Limits;
 pub(crate) use limits::bounds;
+pub(crate) use overrides::CallSettings;
+pub use overrides::Overrides;
 use raw::RawPolicy;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -86,6 +89,8 @@ pub struct Policy {
     config: Option<Arc<BTreeMap<String, String>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fs: Option<Fs>,
+    #[serde(skip_serializing_if = "Overrides::is_default")]
+    overrides: Overrides,
 }
 
 impl Policy {
@@ -141,6 +146,7 @@ impl Policy {
                 .map_or_else(|| "inline".to_owned(), |s| s.to_string_lossy().into_owned()),
         };
         let limits = limits::resolve(&raw.limits, &source)?;
+        let overrides = overrides::resolve(&raw, &limits, &source)?;
         let capabilities = match &raw.capabilities {
             Some(raw) => Some(Arc::new(capabilities::resolve(raw, &source)?)),
             None => None,
@@ -189,6 +195,7 @@ impl Policy {
             determinism,
             config: raw.config.map(Arc::new),
             fs,
+            overrides,
         })
     }
 
@@ -205,14 +212,6 @@ impl Policy {
     /// The resource limits.
     pub fn limits(&self) -> &Limits {
         &self.limits
-    }
-
-    /// This policy with other limits (a call's options, checked against these first).
-    pub(crate) fn with_limits(&self, limits: Limits) -> Policy {
-        Policy {
-            limits,
-            ..self.clone()
-        }
     }
 
     /// Directories mounted into the guest, if any.

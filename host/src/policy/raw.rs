@@ -42,6 +42,8 @@ pub struct RawPolicy {
     pub secrets: Option<BTreeMap<String, Spanned<RawSecret>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub determinism: Option<RawDeterminism>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<super::overrides::RawOverrides>,
 }
 
 /// `[limits]`: every key optional; a missing key takes the built-in default.

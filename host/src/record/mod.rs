@@ -145,6 +145,12 @@ pub struct CapabilityEvent {
     pub outcome: CapabilityOutcome,
     /// The JSON result, the denial or the message, as `outcome` says.
     pub value: String,
+    /// A failure's code, when it is not `handler_error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Whether a failure was marked retryable.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retryable: bool,
 }
 
 /// How a recorded capability call ended.

@@ -619,3 +619,171 @@ fn json_errors_carry_an_absolute_docs_url() {
         "https://ops.example.test/palisade/errors.html#fuel_exhausted"
     );
 }
+
+/// Issue 25: `palisade run` prints console lines on stderr as the script writes them: the line
+/// is there while the call still runs (its deadline is half a minute away).
+#[test]
+fn run_prints_console_lines_as_they_happen() {
+    use std::io::BufRead;
+    let dir = crate::support::scratch_dir("cli-live");
+    let script = dir.join("live.js");
+    std::fs::write(
+        &script,
+        "export default () => { console.log('working'); for (;;) {} };",
+    )
+    .unwrap();
+    let policy = dir.join("slow.toml");
+    std::fs::write(
+        &policy,
+        "[limits]\ntimeout = \"30s\"\nfuel = 10_000_000_000_000\n",
+    )
+    .unwrap();
+    let mut child = Command::new(palisade_bin())
+        .args(["run", script.to_str().unwrap(), "--policy"])
+        .arg(&policy)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(first, "working");
+    assert!(running, "the line came only when the call had ended");
+}
+
+/// Issue 25: `palisade run --now --seed --config --file` reach the script where the policy's
+/// `[overrides]` allows them; `--timeout` past its ceiling is refused with the fix.
+#[test]
+fn run_takes_the_call_options_the_policy_allows() {
+    let dir = crate::support::scratch_dir("cli-options");
+    let script = dir.join("opts.js");
+    std::fs::write(
+        &script,
+        "export default async () => [new Date().toISOString(), config.get('region'),
+           await fs.readFile('/scratch/in.txt')];",
+    )
+    .unwrap();
+    let data = dir.join("data.txt");
+    std::fs::write(&data, "from the host").unwrap();
+    let policy = dir.join("opts.toml");
+    std::fs::write(
+        &policy,
+        "[limits]\ntimeout = \"1s\"\n[config]\nregion = \"eu\"\n[fs.scratch]\nguest = \"/scratch\"\n\
+         [overrides]\ntimeout = \"10s\"\nnow = true\nseed = true\nconfig = [\"region\"]\n",
+    )
+    .unwrap();
+    let file = format!("in.txt={}", data.display());
+    let (script, policy) = (script.to_str().unwrap(), policy.to_str().unwrap());
+    let o = palisade(
+        &[
+            "run",
+            script,
+            "--policy",
+            policy,
+            "--now",
+            "2024-01-01T00:00:00Z",
+            "--seed",
+            "7",
+            "--config",
+            "region=us",
+            "--file",
+            &file,
+            "--timeout",
+            "5s",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "[\"2024-01-01T00:00:00.000Z\",\"us\",\"from the host\"]\n"
+    );
+    let o = palisade(
+        &["run", script, "--policy", policy, "--timeout", "11s"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(15), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error[invalid_input]"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("overrides.timeout = \"11s\""),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 25: `[http] rate` holds across `palisade run` processes that share a data directory:
+/// four processes each trying three requests under `rate = "4/h"` send four in all (each
+/// process alone would send three, twelve in all). A token refills every 15 minutes, far past
+/// the test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_rate_holds_across_processes_sharing_a_data_directory() {
+    let up = crate::upstream::Upstream::start().await;
+    let port = up.port();
+    let dir = crate::support::scratch_dir("cli-rate");
+    let script = dir.join("three.js");
+    std::fs::write(
+        &script,
+        format!(
+            "export default async () => {{ let sent = 0;
+               for (let i = 0; i < 3; i++) {{
+                 try {{ await fetch('http://localhost:{port}/api/hello'); sent++; }}
+                 catch (e) {{ if (e.rule !== 'http.rate') throw e; }} }}
+               return sent; }};"
+        ),
+    )
+    .unwrap();
+    let policy = dir.join("rated.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "[limits]\ntimeout = \"60s\"\n[http]\nallow_private_hosts = [\"localhost\"]\n\
+             rate = \"4/h\"\n[[http.allow]]\nurl = \"http://localhost:{port}/api/\"\n"
+        ),
+    )
+    .unwrap();
+    let data = dir.join("data");
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(palisade_bin())
+                .args(["run", script.to_str().unwrap(), "--policy"])
+                .arg(&policy)
+                .env("PALISADE_DATA_DIR", &data)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs = tokio::task::spawn_blocking(move || {
+        children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap())
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    let mut sent = 0;
+    for o in &outputs {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+        sent += stdout(o).trim().parse::<usize>().unwrap();
+    }
+    assert_eq!(sent, 4);
+    assert_eq!(up.seen().len(), 4);
+    // The bucket is the data directory's: another directory has its own.
+    let o = Command::new(palisade_bin())
+        .args(["run", script.to_str().unwrap(), "--policy"])
+        .arg(&policy)
+        .env("PALISADE_DATA_DIR", dir.join("other"))
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "3\n", "{}", stderr(&o));
+}

@@ -558,6 +558,8 @@ async fn escape_19_replay_checks_its_transcript() {
             name: "quote".into(),
             outcome: CapabilityOutcome::Ok,
             value: "1".into(),
+            code: None,
+            retryable: false,
         })
         .collect();
     let outcome = PALISADE.replay(&granted, &quotes, &three).await;

@@ -22,10 +22,12 @@ class PolicyDeniedError extends Error {
   }
 }
 class CapabilityError extends Error {
-  constructor(capability, message) {
+  constructor(capability, message, code, retryable) {
     super(message);
     own(this, "name", "CapabilityError");
     own(this, "capability", capability);
+    own(this, "code", code ?? "handler_error");
+    own(this, "retryable", retryable === true);
   }
 }
 globalThis.PolicyDeniedError = PolicyDeniedError;
@@ -40,7 +42,7 @@ const invoke = async (name, args) => {
   const status = reply[0], result = reply[1];
   if (status === 0) return parse(result);
   if (status === 1) throw new PolicyDeniedError(result);
-  throw new CapabilityError(name, result);
+  throw new CapabilityError(name, result, reply[2], reply[3]);
 };
 
 return new ProxyCtor(freeze(create(null)), {

@@ -126,7 +126,8 @@ pub fn register<'js>(cx: &Ctx<'js>) -> Result<(Function<'js>, Function<'js>)> {
 }
 
 #[cfg(feature = "capabilities")]
-/// Start a capability call; its result comes to `onReady` as `[status, text]`.
+/// Start a capability call; its result comes to `onReady` as `[status, text]` (a failure as
+/// `[2, message, code, retryable]`).
 pub fn start_capability(name: String, payload: String) -> u32 {
     add(Op::Capability(capability::call(&name, &payload)))
 }
@@ -482,7 +483,15 @@ fn capability_value<'js>(cx: &Ctx<'js>, pending: &PendingCall) -> Result<Option<
             crate::globals::define_index(&out, 1, denial_object(cx, d)?)?;
             return Ok(Some(out.into_value()));
         }
-        Err(CallError::Failed(message)) => (2, message),
+        Err(CallError::Failed(failure)) => {
+            // `[2, message, code, retryable]`, for the bridge's `CapabilityError`.
+            let out = Array::new(cx.clone())?;
+            crate::globals::define_index(&out, 0, 2)?;
+            crate::globals::define_index(&out, 1, failure.message)?;
+            crate::globals::define_index(&out, 2, failure.code)?;
+            crate::globals::define_index(&out, 3, failure.retryable)?;
+            return Ok(Some(out.into_value()));
+        }
     };
     let out = Array::new(cx.clone())?;
     crate::globals::define_index(&out, 0, status)?;

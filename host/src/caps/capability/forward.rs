@@ -1,7 +1,8 @@
 //! Capabilities forwarded to a local URL (`capabilities.allow.NAME.forward`): for the CLI and
 //! servers, where no Rust handler is registered. The host POSTs the JSON payload and the JSON
 //! response body is the result; a non-2xx status or a body that is not JSON is a
-//! `CapabilityError`. The URL comes from the operator's policy, never from the script, so it is
+//! `CapabilityError`: the one the body names (`{"code", "message", "retryable"}`, or that object
+//! under `"error"`), else `forward_failed`. The URL comes from the operator's policy, never from the script, so it is
 //! not subject to the `[http]` gate.
 //!
 //! A response is held by the host until the guest takes it, so its size is bounded as it
@@ -10,6 +11,7 @@
 //! to hold what it reads). The body is checked to be JSON without building a tree of it, and handed to the
 //! guest as the text it arrived as.
 
+use super::CapabilityError;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use std::sync::Arc;
@@ -53,7 +55,7 @@ pub(crate) enum Failure {
     /// The call's forwarded responses together passed its `limits.memory`.
     OverBudget,
     /// Anything else: unreachable, a non-2xx status, not JSON. The script's `CapabilityError`.
-    Failed(String),
+    Failed(CapabilityError),
 }
 
 /// POST `payload` to `url` and return the response body (JSON text), at most `max_response`
@@ -68,9 +70,13 @@ pub(crate) async fn call(
     tokio::time::timeout(TIMEOUT, post(url, payload, max_response, budget, context))
         .await
         .unwrap_or_else(|_| {
-            Err(Failure::Failed(format!(
-                "{url} did not answer within {TIMEOUT:?}"
-            )))
+            Err(Failure::Failed(
+                CapabilityError::new(
+                    FORWARD_FAILED,
+                    format!("{url} did not answer within {TIMEOUT:?}"),
+                )
+                .retryable(),
+            ))
         })
 }
 
@@ -81,7 +87,10 @@ async fn post(
     budget: &ResponseBudget,
     context: &crate::CallContext,
 ) -> Result<String, Failure> {
-    let failed = Failure::Failed;
+    let failed = |message: String| Failure::Failed(CapabilityError::new(FORWARD_FAILED, message));
+    let unreachable = |message: String| {
+        Failure::Failed(CapabilityError::new(FORWARD_FAILED, message).retryable())
+    };
     let uri: http::Uri = url.parse().map_err(|e| failed(format!("{url}: {e}")))?;
     let authority = uri
         .authority()
@@ -90,11 +99,11 @@ async fn post(
     let port = authority.port_u16().unwrap_or(80);
     let stream = tokio::net::TcpStream::connect((authority.host(), port))
         .await
-        .map_err(|e| failed(format!("cannot reach {url}: {e}")))?;
+        .map_err(|e| unreachable(format!("cannot reach {url}: {e}")))?;
     let (mut sender, conn) =
         hyper::client::conn::http1::handshake(wasmtime_wasi_http::io::TokioIo::new(stream))
             .await
-            .map_err(|e| failed(format!("{url}: {e}")))?;
+            .map_err(|e| unreachable(format!("{url}: {e}")))?;
     let driver = tokio::spawn(conn);
     let result = async {
         let body = serde_json::to_vec(&payload).map_err(|e| failed(e.to_string()))?;
@@ -122,7 +131,7 @@ async fn post(
         let response = sender
             .send_request(request)
             .await
-            .map_err(|e| failed(format!("{url}: {e}")))?;
+            .map_err(|e| unreachable(format!("{url}: {e}")))?;
         let status = response.status();
         // A declared length past the cap is refused before a byte of the body is read.
         let declared = response
@@ -163,7 +172,10 @@ async fn read_capped(
     while let Some(frame) = body.frame().await {
         let frame = match frame {
             Ok(frame) => frame,
-            Err(e) => return refuse(Failure::Failed(format!("{url}: {e}")), size),
+            Err(e) => {
+                let error = CapabilityError::new(FORWARD_FAILED, format!("{url}: {e}"));
+                return refuse(Failure::Failed(error.retryable()), size);
+            }
         };
         let Ok(data) = frame.into_data() else {
             continue;
@@ -185,17 +197,72 @@ async fn read_capped(
     Ok(bytes)
 }
 
+/// The code of a forwarded call's failure that its URL did not name.
+const FORWARD_FAILED: &str = "forward_failed";
+
 /// The result text of a complete body: a 2xx status and JSON.
 fn check_body(url: &str, status: http::StatusCode, bytes: Vec<u8>) -> Result<String, Failure> {
     if !status.is_success() {
-        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).into_owned();
-        return Err(Failure::Failed(format!("{url} answered {status}: {text}")));
+        return Err(Failure::Failed(status_error(url, status, &bytes)));
     }
     let not_json = |e: &dyn std::fmt::Display| {
-        Failure::Failed(format!("{url} answered with a body that is not JSON: {e}"))
+        Failure::Failed(CapabilityError::new(
+            FORWARD_FAILED,
+            format!("{url} answered with a body that is not JSON: {e}"),
+        ))
     };
     let text = String::from_utf8(bytes).map_err(|e| not_json(&e))?;
     // Checked without building it: a tree of small values takes many times the text's size.
     serde_json::from_str::<serde::de::IgnoredAny>(&text).map_err(|e| not_json(&e))?;
     Ok(text)
+}
+
+/// The error a non-2xx answer reports: the one its body names as
+/// `{"code", "message", "retryable"}` (or under `"error"`, as `palisade serve` answers), else
+/// `forward_failed` with the start of the body, retryable for 429, 502, 503 and 504.
+fn status_error(url: &str, status: http::StatusCode, bytes: &[u8]) -> CapabilityError {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Body {
+        Nested { error: CapabilityError },
+        Flat(CapabilityError),
+    }
+    match serde_json::from_slice::<Body>(bytes) {
+        Ok(Body::Nested { error } | Body::Flat(error)) => error,
+        Err(_) => {
+            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).into_owned();
+            let error =
+                CapabilityError::new(FORWARD_FAILED, format!("{url} answered {status}: {text}"));
+            match status.as_u16() {
+                429 | 502 | 503 | 504 => error.retryable(),
+                _ => error,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_non_2xx_answer_reports_the_error_its_body_names() {
+        let url = "http://127.0.0.1:1/x";
+        let flat = br#"{"code":"not_found","message":"no such actor","retryable":false}"#;
+        let error = status_error(url, http::StatusCode::NOT_FOUND, flat);
+        assert_eq!(error, CapabilityError::new("not_found", "no such actor"));
+        let nested = br#"{"error":{"code":"busy","message":"later","retryable":true}}"#;
+        let error = status_error(url, http::StatusCode::CONFLICT, nested);
+        assert_eq!(error, CapabilityError::new("busy", "later").retryable());
+        let error = status_error(url, http::StatusCode::SERVICE_UNAVAILABLE, b"down");
+        assert_eq!(
+            (error.code.as_str(), error.retryable),
+            (FORWARD_FAILED, true)
+        );
+        let error = status_error(url, http::StatusCode::BAD_REQUEST, b"{}");
+        assert_eq!(
+            (error.code.as_str(), error.retryable),
+            (FORWARD_FAILED, false)
+        );
+    }
 }

@@ -8,11 +8,13 @@ mod handler;
 
 pub(crate) use decide::toml_key;
 pub(crate) use handler::Handler;
-pub use handler::{CallContext, CapabilityFuture};
+pub use handler::{CallContext, CapabilityError, CapabilityFuture};
 
 use crate::Fix;
 use crate::audit::{AuditLog, Decision};
-use crate::bindings::palisade::sandbox::capability::{self, CallError, Denial, NetworkFailure};
+use crate::bindings::palisade::sandbox::capability::{
+    self, CallError, Denial, Failure as WitFailure, NetworkFailure,
+};
 use crate::bindings::{Pending, PendingCall};
 use crate::caps::gate::{Capability, Refusal};
 use crate::caps::http::HttpGate;
@@ -20,7 +22,7 @@ use crate::policy::{ByteSize, Capabilities, Policy};
 use crate::record::{CapabilityEvent, CapabilityOutcome, Tape, event_bytes};
 use decide::Verdict;
 use forward::ResponseBudget;
-use handler::{CatchPanic, panic_message};
+use handler::{CatchPanic, HANDLER_ERROR, panic_message};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -82,7 +84,7 @@ impl CapabilityState {
         rule: &str,
         started: Instant,
         bytes_in: u64,
-        message: String,
+        error: CapabilityError,
     ) -> CallError {
         self.audit.record(
             Capability::Host,
@@ -91,9 +93,9 @@ impl CapabilityState {
             rule,
             started,
             (bytes_in, 0),
-            Some(message.clone()),
+            Some(error.message.clone()),
         );
-        CallError::Failed(message)
+        failed(error)
     }
 
     /// Check a call against the policy and start its handler; when recording, the result
@@ -113,6 +115,8 @@ impl CapabilityState {
                 name: name.clone(),
                 outcome: CapabilityOutcome::Pending,
                 value: String::new(),
+                code: None,
+                retryable: false,
             });
         });
         let name_kept = name.clone();
@@ -125,7 +129,10 @@ impl CapabilityState {
                 let result = match state {
                     Pending::Running(future) => future.await,
                     Pending::Done(result) => result,
-                    Pending::Taken => Err(CallError::Failed("no result".into())),
+                    Pending::Taken => Err(failed(CapabilityError::new(
+                        "no_result",
+                        "the call has no result",
+                    ))),
                 };
                 let event = recorded(&name, &result);
                 tape.record_sized(event_bytes([event.value.as_str()]), |t| {
@@ -170,11 +177,12 @@ impl CapabilityState {
                             };
                             match answer {
                                 Ok(answer) => answer.and_then(|v| {
-                                    serde_json::to_string(&v).map_err(|e| e.to_string())
+                                    serde_json::to_string(&v)
+                                        .map_err(|e| CapabilityError::from(e.to_string()))
                                 }),
                                 Err(panic) => {
                                     let _ = panic_flag.set(panic);
-                                    Err("the capability handler failed".to_owned())
+                                    Err(CapabilityError::from("the capability handler failed"))
                                 }
                             }
                         }
@@ -183,7 +191,7 @@ impl CapabilityState {
                                 .await
                             {
                                 Ok(text) => Ok(text),
-                                Err(forward::Failure::Failed(message)) => Err(message),
+                                Err(forward::Failure::Failed(error)) => Err(error),
                                 Err(refused) => {
                                     let refusal = decide::too_large(
                                         &name,
@@ -201,7 +209,7 @@ impl CapabilityState {
                     };
                     let (bytes_out, error) = match &result {
                         Ok(text) => (text.len() as u64, None),
-                        Err(message) => (0, Some(message.clone())),
+                        Err(error) => (0, Some(error.message.clone())),
                     };
                     audit.record(
                         Capability::Host,
@@ -212,7 +220,7 @@ impl CapabilityState {
                         (bytes_in, bytes_out),
                         error,
                     );
-                    result.map_err(CallError::Failed)
+                    result.map_err(failed)
                 };
                 PendingCall {
                     state: Pending::Running(Box::pin(future)),
@@ -253,7 +261,8 @@ impl CapabilityState {
                 Verdict::Allow { rule, key, value } => (rule, key, value),
                 Verdict::Deny(refusal) => return Err(self.deny(refusal, started, bytes_in)),
                 Verdict::NotJson { key, message } => {
-                    return Err(self.fail(name, Decision::Deny, &key, started, bytes_in, message));
+                    let error = CapabilityError::new("invalid_payload", message);
+                    return Err(self.fail(name, Decision::Deny, &key, started, bytes_in, error));
                 }
             };
         let target = match (self.handlers.get(name), rule.forward) {
@@ -264,15 +273,28 @@ impl CapabilityState {
             },
             (None, None) => {
                 let message = format!("capability `{name}` has no handler in this host");
-                return Err(self.fail(name, Decision::Allow, &key, started, bytes_in, message));
+                let error = CapabilityError::new("no_handler", message);
+                return Err(self.fail(name, Decision::Allow, &key, started, bytes_in, error));
             }
         };
         Ok((target, value, key))
     }
 }
 
+/// The guest's form of a failure: a valid code and a bounded message.
+fn failed(error: CapabilityError) -> CallError {
+    let error = error.checked();
+    CallError::Failed(WitFailure {
+        code: error.code,
+        message: error.message,
+        retryable: error.retryable,
+    })
+}
+
 /// A result as a transcript records it.
 fn recorded(name: &str, result: &Result<String, CallError>) -> CapabilityEvent {
+    let mut code = None;
+    let mut retryable = false;
     let (outcome, value) = match result {
         Ok(text) => (CapabilityOutcome::Ok, text.clone()),
         Err(CallError::Denied(d)) => (
@@ -282,12 +304,20 @@ fn recorded(name: &str, result: &Result<String, CallError>) -> CapabilityEvent {
             })
             .to_string(),
         ),
-        Err(CallError::Failed(message)) => (CapabilityOutcome::Failed, message.clone()),
+        Err(CallError::Failed(failure)) => {
+            if failure.code != HANDLER_ERROR || failure.retryable {
+                code = Some(failure.code.clone());
+                retryable = failure.retryable;
+            }
+            (CapabilityOutcome::Failed, failure.message.clone())
+        }
     };
     CapabilityEvent {
         name: name.to_owned(),
         outcome,
         value,
+        code,
+        retryable,
     }
 }
 
@@ -300,8 +330,9 @@ fn replayed(
     audit: &AuditLog,
 ) -> Result<String, CallError> {
     let Some(event) = event.filter(|e| e.name == name) else {
-        return Err(CallError::Failed(format!(
-            "the transcript has no further answer for capability `{name}`"
+        return Err(failed(CapabilityError::new(
+            "not_recorded",
+            format!("the transcript has no further answer for capability `{name}`"),
         )));
     };
     match event.outcome {
@@ -321,7 +352,15 @@ fn replayed(
                 audit.deny_replayed(refusal, Instant::now()),
             ))
         }
-        _ => Err(CallError::Failed(event.value)),
+        CapabilityOutcome::Pending => Err(failed(CapabilityError::new(
+            "not_recorded",
+            "the recording ended before this call was answered",
+        ))),
+        CapabilityOutcome::Failed => Err(failed(CapabilityError {
+            code: event.code.unwrap_or_else(|| HANDLER_ERROR.to_owned()),
+            message: event.value,
+            retryable: event.retryable,
+        })),
     }
 }
 

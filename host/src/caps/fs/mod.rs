@@ -40,12 +40,13 @@ impl Files {
     /// Preopen the policy's mounts and a fresh scratch directory in `wasi`, with their quotas.
     pub fn open(
         policy: &Policy,
+        files: &[(String, bytes::Bytes)],
         audit: AuditLog,
         wasi: &mut WasiCtxBuilder,
     ) -> Result<Self, Error> {
         let mut quotas = Quotas::new(audit);
         mount(policy, &mut quotas, wasi)?;
-        let scratch = scratch(policy, &mut quotas, wasi)?;
+        let scratch = scratch(policy, files, &mut quotas, wasi)?;
         Ok(Self {
             quotas,
             _scratch: scratch,
@@ -99,6 +100,7 @@ fn mount(policy: &Policy, quotas: &mut Quotas, wasi: &mut WasiCtxBuilder) -> Res
 /// Create, seed and preopen the call's scratch directory, if the policy has one.
 fn scratch(
     policy: &Policy,
+    files: &[(String, bytes::Bytes)],
     quotas: &mut Quotas,
     wasi: &mut WasiCtxBuilder,
 ) -> Result<Option<ScratchDir>, Error> {
@@ -106,19 +108,39 @@ fn scratch(
         Some(spec) => {
             // A seed that cannot be copied (it changed since the policy was loaded) is
             // the policy's to fix, and the caller is told which and why.
-            let (dir, seeded) = ScratchDir::create(&spec.seed, spec.max_files).map_err(|e| {
-                let key = match e.index {
-                    usize::MAX => "fs.scratch".to_owned(),
-                    i => format!("fs.scratch.seed[{i}]"),
-                };
-                Error::InvalidPolicy(PolicyError {
-                    file: None,
-                    key,
-                    line: None,
-                    column: None,
-                    message: e.message,
-                })
-            })?;
+            let (dir, mut seeded) =
+                ScratchDir::create(&spec.seed, spec.max_files).map_err(|e| {
+                    let key = match e.index {
+                        usize::MAX => "fs.scratch".to_owned(),
+                        i => format!("fs.scratch.seed[{i}]"),
+                    };
+                    Error::InvalidPolicy(PolicyError {
+                        file: None,
+                        key,
+                        line: None,
+                        column: None,
+                        message: e.message,
+                    })
+                })?;
+            // The call's own files (`RunOptions::file`, names checked there), with the seed
+            // within the quota.
+            for (name, contents) in files {
+                seeded.bytes += contents.len() as u64;
+                seeded.files += 1;
+                if seeded.bytes > spec.quota.0 || seeded.files > spec.max_files {
+                    return Err(Error::InvalidInput {
+                        detail: format!(
+                            "the call's files and the seed need {} bytes in {} files, over the \
+                             scratch directory's quota of {} in {} files",
+                            seeded.bytes, seeded.files, spec.quota, spec.max_files
+                        ),
+                        fix: None,
+                    });
+                }
+                std::fs::write(dir.path().join(name), contents).map_err(|e| Error::Internal {
+                    detail: format!("cannot place {name} in the scratch directory: {e}"),
+                })?;
+            }
             quotas.add(
                 &spec.guest,
                 dir.path(),
