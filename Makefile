@@ -25,6 +25,7 @@ lint: setup
 	$(CARGO) clippy --locked --workspace --exclude palisade-guest --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --no-default-features -- -D warnings
+	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --features standalone -- -D warnings
 
 # The `palisade` crate as crates.io would take it (nothing is uploaded): package it, build the
 # packaged copy on its own (the committed guests, wit/, LICENSE and the default policy inside it),
