@@ -44,6 +44,7 @@ mod script;
 mod secrets;
 pub mod serve;
 pub mod snapshot;
+pub mod standalone;
 mod typescript;
 
 /// Scratch directories live with the file-system gate; the policy checks seeds through here.
