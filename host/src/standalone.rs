@@ -131,8 +131,9 @@ pub enum Command {
 /// The `wasmtime run` or `wasmtime serve` flags that carry `policy`'s limits and grants:
 /// `-W fuel=…,max-memory-size=…,max-wasm-stack=…,timeout=…`, `-S http -S keyvalue -S config`
 /// (the component imports all three, and the stock CLI instantiates it only with each
-/// defined; the guest itself refuses what the policy does not grant), a `--config-var` per
-/// `[config]` value and a `--dir HOST::GUEST` per `[[fs.mount]]`; `serve` also gets `-S cli`
+/// defined; the guest itself refuses what the policy does not grant), a `-S config-var=K=V`
+/// per `[config]` value (the CLI splits `-S` values at commas, so a value with a comma does
+/// not survive) and a `--dir HOST::GUEST` per `[[fs.mount]]`; `serve` also gets `-S cli`
 /// (it links only the `wasi:http/proxy` interfaces without it, and the guest reads files
 /// through `wasi:filesystem`).
 ///
@@ -156,8 +157,8 @@ pub fn wasmtime_flags(policy: &Policy, command: Command) -> Vec<String> {
     }
     flags.extend(["-S", "http", "-S", "keyvalue", "-S", "config"].map(str::to_owned));
     for (key, value) in policy.config().into_iter().flat_map(|c| c.iter()) {
-        flags.push("--config-var".to_owned());
-        flags.push(format!("{key}={value}"));
+        flags.push("-S".to_owned());
+        flags.push(format!("config-var={key}={value}"));
     }
     for mount in policy.fs().into_iter().flat_map(|fs| fs.mount.iter()) {
         flags.push("--dir".to_owned());
