@@ -90,14 +90,16 @@ pub fn run(args: BuildArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let how = match command {
-        Command::Run => format!("wasmtime run {flags} {} < input.json", output.display()),
-        Command::Serve => format!("wasmtime serve {flags} {}", output.display()),
+        Command::Run => format!(
+            "`wasmtime run {flags} {0} < input.json`, or with `palisade run {0}`",
+            output.display()
+        ),
+        Command::Serve => format!("`wasmtime serve {flags} {}`", output.display()),
     };
     eprintln!(
-        "palisade: wrote {} ({} bytes); run it with `{how}`, or with `palisade run {}`",
+        "palisade: wrote {} ({} bytes); run it with {how}",
         output.display(),
         wasm.len(),
-        output.display()
     );
     ExitCode::SUCCESS
 }
