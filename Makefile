@@ -26,6 +26,7 @@ lint: setup
 	$(CARGO) clippy --locked -p palisade --no-default-features --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --no-default-features -- -D warnings
+	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --features standalone -- -D warnings
 
 # The `palisade` crate as crates.io would take it (nothing is uploaded): package it, build the
 # packaged copy on its own (the committed guests, wit/, LICENSE and the default policy inside it),

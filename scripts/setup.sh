@@ -30,4 +30,15 @@ for component in rustfmt clippy; do
     rustup component add "$component"
   fi
 done
+
+# The stock wasmtime CLI, which the standalone tests run (tests/tests/integration/standalone.rs):
+# a component built by `palisade build` must run under it with no Palisade on the machine. Only
+# the features those tests use; about 13 minutes of building on a busy 2-core machine, once
+# (cargo installs it into ~/.cargo/bin).
+WASMTIME_VERSION=48.0.8
+if ! wasmtime --version 2>/dev/null | grep -qx "wasmtime $WASMTIME_VERSION"; then
+  echo "setup: installing wasmtime-cli $WASMTIME_VERSION (the stock CLI)"
+  cargo install --locked "wasmtime-cli@$WASMTIME_VERSION" --no-default-features \
+    --features run,serve,cranelift,component-model,component-model-async,wasi-http,wasi-config,wasi-keyvalue,parallel-compilation,pooling-allocator
+fi
 echo "setup: ready"

@@ -9,15 +9,22 @@ mod globals;
 mod json;
 mod modules;
 mod run;
+#[cfg(feature = "standalone")]
+mod standalone;
 mod stringify;
 
 use exports::palisade::sandbox::runner::{Environment, Error, Guest as Runner, Module, ModuleFile};
 
+#[cfg(not(feature = "standalone"))]
 wit_bindgen::generate!({
     world: "guest",
     path: "../wit",
     generate_all,
 });
+#[cfg(feature = "standalone")]
+use standalone::bindings::Guest;
+#[cfg(feature = "standalone")]
+pub use standalone::{exports, palisade, wasi};
 
 struct Component;
 
@@ -39,8 +46,13 @@ impl Runner for Component {
         modules: Vec<ModuleFile>,
         env: Environment,
     ) -> Result<(), Error> {
+        #[cfg(feature = "standalone")]
+        let modules = standalone::settings::take(modules);
         modules::set(&name, modules);
-        run::preload(&name, &source, &env)
+        run::preload(&name, &source, &env)?;
+        #[cfg(feature = "standalone")]
+        standalone::settings::remember(&name, &env);
+        Ok(())
     }
 
     fn run(
@@ -59,4 +71,7 @@ impl Runner for Component {
     }
 }
 
+#[cfg(not(feature = "standalone"))]
 export!(Component);
+#[cfg(feature = "standalone")]
+standalone::bindings::export!(Component with_types_in standalone::bindings);

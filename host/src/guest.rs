@@ -9,6 +9,10 @@ const GUEST: &[u8] = include_bytes!("../guest/palisade-guest.wasm");
 /// The same guest built without its capability imports (`guest-js` without `capabilities`).
 const GUEST_PLAIN: &[u8] = include_bytes!("../guest/palisade-guest-plain.wasm");
 
+/// The guest built against standard WASI only (`guest-js` with `standalone`), for `palisade
+/// build` (`crate::standalone`).
+const GUEST_STANDALONE: &[u8] = include_bytes!("../guest/palisade-guest-standalone.wasm");
+
 /// The two builds of the guest. They share their QuickJS build, globals and behaviour; the
 /// plain one imports none of the capabilities (`wasi:http`, `wasi:keyvalue`, `wasi:config`,
 /// `wasi:filesystem`, capability calls), so wasmtime has about half the imports and a third of
@@ -18,6 +22,8 @@ const GUEST_PLAIN: &[u8] = include_bytes!("../guest/palisade-guest-plain.wasm");
 pub(crate) enum Guest {
     Full,
     Plain,
+    /// Never chosen for a policy: only `palisade build` snapshots it.
+    Standalone,
 }
 
 impl Guest {
@@ -34,13 +40,13 @@ impl Guest {
         match self {
             Guest::Full => GUEST,
             Guest::Plain => GUEST_PLAIN,
+            Guest::Standalone => GUEST_STANDALONE,
         }
     }
 
     /// The guest's SHA-256, in hex: compiled scripts name the guest they extend.
     pub(crate) fn sha256(self) -> &'static str {
-        static SHAS: [std::sync::OnceLock<String>; 2] =
-            [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+        static SHAS: [std::sync::OnceLock<String>; 3] = [const { std::sync::OnceLock::new() }; 3];
         SHAS[self as usize].get_or_init(|| {
             use sha2::Digest;
             crate::record::hex(&sha2::Sha256::digest(self.bytes()))
@@ -49,7 +55,7 @@ impl Guest {
 
     /// The guest whose SHA-256 is `sha256`, if it is one of this build's.
     pub(crate) fn from_sha256(sha256: &str) -> Option<Guest> {
-        [Guest::Full, Guest::Plain]
+        [Guest::Full, Guest::Plain, Guest::Standalone]
             .into_iter()
             .find(|g| g.sha256() == sha256)
     }

@@ -45,6 +45,7 @@ mod secrets;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod snapshot;
+pub mod standalone;
 mod typescript;
 
 /// Scratch directories live with the file-system gate; the policy checks seeds through here.

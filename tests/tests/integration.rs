@@ -75,6 +75,8 @@ mod serve_cli;
 mod serve_limits;
 #[path = "integration/shapes.rs"]
 mod shapes;
+#[path = "integration/standalone.rs"]
+mod standalone;
 #[path = "integration/tamper.rs"]
 mod tamper;
 #[path = "integration/timers.rs"]

@@ -1,12 +1,14 @@
 //! Developer tasks: `cargo run -p xtask -- guest [--check]`.
 //!
-//! `guest` builds `guest-js/` for wasm32-wasip2 twice, with and without its `capabilities`
-//! feature, pre-initializes each with wasmtime-wizer, optimizes its code with Binaryen's
-//! `wasm-opt`, and writes `host/guest/palisade-guest.wasm`
-//! (the full guest) and `host/guest/palisade-guest-plain.wasm` (the plain guest, for policies
-//! that grant no capability). With `--check` it writes nothing and fails when a committed guest
-//! differs from what the sources build to. The build is reproducible: paths that
-//! differ between machines are remapped, so the bytes depend only on the sources and toolchain.
+//! `guest` builds `guest-js/` for wasm32-wasip2 three times, with and without its `capabilities`
+//! feature and with its `standalone` feature, pre-initializes each with wasmtime-wizer,
+//! optimizes its code with Binaryen's `wasm-opt`, and writes `host/guest/palisade-guest.wasm`
+//! (the full guest), `host/guest/palisade-guest-plain.wasm` (the plain guest, for policies
+//! that grant no capability) and `host/guest/palisade-guest-standalone.wasm` (standard WASI
+//! imports only, for `palisade build` and the stock `wasmtime` CLI). With `--check` it writes
+//! nothing and fails when a committed guest differs from what the sources build to. The build
+//! is reproducible: paths that differ between machines are remapped, so the bytes depend only
+//! on the sources and toolchain.
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -20,6 +22,10 @@ const GUESTS: &[(&str, &[&str])] = &[
     (
         "host/guest/palisade-guest-plain.wasm",
         &["--no-default-features"],
+    ),
+    (
+        "host/guest/palisade-guest-standalone.wasm",
+        &["--features", "standalone"],
     ),
 ];
 

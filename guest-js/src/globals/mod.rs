@@ -116,6 +116,8 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     config::register(cx)?;
     fetch::register(cx, &wait, &cancel)?;
     ungranted::register(cx)?;
+    #[cfg(feature = "standalone")]
+    crate::standalone::register(cx)?;
     make_atom_room(cx)?;
     make_global_room(cx)
 }

@@ -90,7 +90,7 @@ pub fn run(args: CompileArgs) -> ExitCode {
 }
 
 /// Write through a temporary file in the same folder, so that a reader never sees half a file.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp{}", std::process::id()));
     let tmp = PathBuf::from(tmp);

@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch.
 
 mod bench;
+mod build;
 mod compile;
 mod policy;
 mod run;
@@ -25,6 +26,9 @@ enum Command {
     /// Compile a script into a component of its own, its module already evaluated, so that
     /// each call only invokes its export.
     Compile(compile::CompileArgs),
+    /// Build a script into a standalone component that the stock `wasmtime run` (or, with
+    /// `--http`, `wasmtime serve`) runs (docs/standalone.md).
+    Build(build::BuildArgs),
     /// Measure calls on the benchmark workloads (use a release build).
     Bench(bench::BenchArgs),
     /// Serve runs and sandbox sessions over HTTP (docs/server.md).
@@ -77,6 +81,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Compile(args) => compile::run(args),
+        Command::Build(args) => build::run(args),
         Command::Policy(command) => policy::run(command),
         Command::Bench(args) => bench::run(args),
         #[cfg(feature = "serve")]

@@ -293,8 +293,8 @@ impl Preloader {
         on_compile: &dyn Fn(),
     ) -> Result<&'static Preloader, Error> {
         // One per guest build.
-        static PRELOADERS: [OnceLock<Result<Preloader, String>>; 2] =
-            [OnceLock::new(), OnceLock::new()];
+        static PRELOADERS: [OnceLock<Result<Preloader, String>>; 3] =
+            [const { OnceLock::new() }; 3];
         PRELOADERS[guest as usize]
             .get_or_init(|| {
                 let build = || -> wasmtime::Result<Preloader> {
