@@ -35,11 +35,19 @@ pub struct Denial {
     pub fix: Option<String>,
 }
 
+/// A failed call, as `wit/capability.wit`'s `failure` record gives it.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub code: String,
+    pub message: String,
+    pub retryable: bool,
+}
+
 /// Why a capability call failed.
 #[derive(Clone, Debug)]
 pub enum CallError {
     Denied(Denial),
-    Failed(String),
+    Failed(Failure),
 }
 
 /// A capability call: refused at once.
