@@ -71,6 +71,8 @@ mod serve_cli;
 mod serve_limits;
 #[path = "integration/shapes.rs"]
 mod shapes;
+#[path = "integration/ssrf_netns.rs"]
+mod ssrf_netns;
 #[path = "integration/tamper.rs"]
 mod tamper;
 #[path = "integration/timers.rs"]
