@@ -31,6 +31,8 @@ mod escapes_compile;
 mod escapes_files;
 #[path = "integration/escapes_record.rs"]
 mod escapes_record;
+#[path = "integration/faults.rs"]
+mod faults;
 #[path = "integration/files.rs"]
 mod files;
 #[path = "integration/fuel_guard.rs"]
