@@ -350,3 +350,55 @@ async fn an_unwritable_cache_folder_compiles_in_memory() {
     assert_next_call_works().await;
     let _ = std::fs::remove_dir_all(&parent);
 }
+
+/// The scratch file system full: the real binary runs in its own mount namespace with a 256 KiB
+/// tmpfs over `/dev/shm` (where scratch directories live), under a quota far above it. Writes
+/// past the space should fail with `ENOSPC`, the call end normally, and the next call work.
+/// Today the write past the space fails with `EIO` (the call still ends normally and the host
+/// goes on): run it with `--ignored` once that is fixed.
+#[test]
+#[ignore = "a full file system reaches the script as EIO, not ENOSPC (docs/reliability.md item 25)"]
+fn a_full_scratch_file_system_is_enospc() {
+    let dir = scratch_dir("scratch-full");
+    std::fs::write(
+        dir.join("policy.toml"),
+        "[fs.scratch]\nguest = \"/s\"\nquota = \"16MiB\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("fill.js"),
+        "export default async () => { const chunk = 'x'.repeat(65536); let written = 0; \
+         for (let i = 0; i < 64; i++) { try { await fs.writeFile(`/s/f${i}`, chunk); written += 1; } \
+         catch (e) { return { written, code: e.code }; } } return { written, code: null }; }",
+    )
+    .unwrap();
+    let out = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(
+            "mount -t tmpfs -o size=256k palisade-full /dev/shm && \
+             exec \"$2\" run \"$1/fill.js\" --policy \"$1/policy.toml\"",
+        )
+        .arg("sh")
+        .arg(&dir)
+        .arg(crate::cli::palisade_bin())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && (stderr.contains("unshare failed") || stderr.contains("mount:")) {
+        eprintln!("SKIPPED a_full_scratch_file_system_is_enospc: unshare/mount refused: {stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["code"], "ENOSPC", "{result}");
+    let written = result["written"].as_u64().unwrap();
+    assert!(written <= 4, "{written} chunks of 64 KiB fit in 256 KiB");
+    let _ = std::fs::remove_dir_all(&dir);
+    // The machine's /dev/shm was never touched, and a normal call works.
+    let o = std::process::Command::new(crate::cli::palisade_bin())
+        .args(["run", "tests/fixtures/js/echo.js", "--input", "[1]"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "{\"got\":[1]}\n");
+}
