@@ -97,7 +97,7 @@ pub(crate) fn compile_script(
     let compiled = engine.precompile_component(wasm)?;
     let stored = dir.map(|dir| {
         let path = script_path(dir, engine, wasm);
-        store(dir, &path, &compiled).map(|()| path)
+        store(dir, &path, &sealed(&compiled)).map(|()| path)
     });
     match stored {
         Some(Ok(path)) => {
@@ -227,7 +227,7 @@ pub(crate) fn load(
     }
     on_compile();
     let compiled = engine.precompile_component(wasm)?;
-    if let Err(e) = store(dir, &path, &compiled) {
+    if let Err(e) = store(dir, &path, &sealed(&compiled)) {
         tracing::warn!(path = %path.display(), "cannot write the compiled-guest cache: {e}");
         #[allow(unsafe_code)]
         // SAFETY: `compiled` was produced just now by this engine's `precompile_component`.
@@ -236,13 +236,37 @@ pub(crate) fn load(
     deserialize(engine, &path)
 }
 
+/// An entry's bytes: the compiled component followed by its SHA-256, so that a truncated or
+/// altered entry is detected before wasmtime maps it as native code.
+fn sealed(compiled: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(compiled.len() + DIGEST_LEN);
+    bytes.extend_from_slice(compiled);
+    bytes.extend_from_slice(&Sha256::digest(compiled));
+    bytes
+}
+
+const DIGEST_LEN: usize = 32;
+
+/// Read an entry into memory, check its digest, and load the checked bytes (never the file
+/// again, so a change after the check cannot reach the engine). An entry whose digest does not
+/// match (truncated, altered, or written before entries carried one) is an error: the caller
+/// compiles afresh and replaces it.
 #[allow(unsafe_code)]
 fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
-    // SAFETY: the file was written by `store` below from `Engine::precompile_component`, is
-    // renamed into place only when complete, and its name carries the engine's compatibility
-    // hash, which wasmtime checks again while loading. The cache folder belongs to the user
-    // running Palisade; whoever can write there can already run code as that user.
-    unsafe { Component::deserialize_file(engine, path) }
+    let bytes = std::fs::read(path)?;
+    let Some(split) = bytes.len().checked_sub(DIGEST_LEN) else {
+        wasmtime::bail!("the entry is {} bytes: truncated", bytes.len());
+    };
+    let (compiled, digest) = bytes.split_at(split);
+    if Sha256::digest(compiled).as_slice() != digest {
+        wasmtime::bail!("the entry's SHA-256 does not match: truncated or altered");
+    }
+    // SAFETY: `compiled` is exactly what `store` wrote from `Engine::precompile_component`
+    // (its digest matches), held in memory from the check on; its name carries the engine's
+    // compatibility hash, which wasmtime checks again while loading. The digest detects damage
+    // and accidents, not a writer who recomputes it: the cache folder belongs to the user
+    // running Palisade, and whoever can write there can already run code as that user.
+    unsafe { Component::deserialize(engine, compiled) }
 }
 
 /// Write an entry under a name of its own, then rename it into place: a reader only ever maps

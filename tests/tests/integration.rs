@@ -35,6 +35,8 @@ mod escapes_compile;
 mod escapes_files;
 #[path = "integration/escapes_record.rs"]
 mod escapes_record;
+#[path = "integration/faults.rs"]
+mod faults;
 #[path = "integration/files.rs"]
 mod files;
 #[path = "integration/fuel_guard.rs"]
@@ -75,6 +77,8 @@ mod serve_cli;
 mod serve_limits;
 #[path = "integration/shapes.rs"]
 mod shapes;
+#[path = "integration/ssrf_netns.rs"]
+mod ssrf_netns;
 #[path = "integration/standalone.rs"]
 mod standalone;
 #[path = "integration/tamper.rs"]
