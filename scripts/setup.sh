@@ -7,7 +7,7 @@
 # guest with it), and the wasm32-wasip2 Rust target.
 set -euo pipefail
 
-packages=(make time gcc libc6-dev clang-22 llvm-22 wasi-libc libclang-22-dev binaryen)
+packages=(make time gcc libc6-dev clang-22 llvm-22 wasi-libc libclang-22-dev binaryen iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
