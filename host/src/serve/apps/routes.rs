@@ -1,5 +1,5 @@
 //! The `/v1/apps` routes: load, list, show and unload apps; act, view and follow events. The
-//! handlers parse, call [`actions`](super::actions) or the store, and answer; every error
+//! handlers parse, call [`actions`] or the store, and answer; every error
 //! goes through [`ApiError`].
 
 use super::super::errors::ApiError;
