@@ -12,7 +12,9 @@ use super::{ByteSize, HumanDuration, MountMode, Policy, PolicyError};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
-pub use tables::{CapabilityBuilder, HttpBuilder, HttpRuleBuilder, KvBuilder, ScratchBuilder};
+pub use tables::{
+    CapabilityBuilder, HttpBuilder, HttpRuleBuilder, KvBuilder, OverridesBuilder, ScratchBuilder,
+};
 use toml::Spanned;
 
 /// A value as if it had been read from a file; the span is never shown (errors drop it).
@@ -258,6 +260,13 @@ impl PolicyBuilder {
             .determinism
             .get_or_insert_with(RawDeterminism::default)
             .seed = Some(seed);
+        self
+    }
+
+    /// `[overrides]`: the ceilings a call's options may raise `timeout`, `fuel` and `memory` to,
+    /// and whether they may fix the clock, the seed and which `[config]` keys.
+    pub fn overrides(mut self, overrides: OverridesBuilder) -> Self {
+        self.raw.overrides = Some(overrides.raw);
         self
     }
 

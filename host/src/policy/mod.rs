@@ -23,7 +23,8 @@ mod raw;
 pub mod units;
 
 pub use builder::{
-    CapabilityBuilder, HttpBuilder, HttpRuleBuilder, KvBuilder, PolicyBuilder, ScratchBuilder,
+    CapabilityBuilder, HttpBuilder, HttpRuleBuilder, KvBuilder, OverridesBuilder, PolicyBuilder,
+    ScratchBuilder,
 };
 use capabilities::MAX_PAYLOAD_LIMIT;
 pub use capabilities::{Capabilities, CapabilityRule, Schema};

@@ -354,10 +354,9 @@ async fn an_unwritable_cache_folder_compiles_in_memory() {
 /// The scratch file system full: the real binary runs in its own mount namespace with a 256 KiB
 /// tmpfs over `/dev/shm` (where scratch directories live), under a quota far above it. Writes
 /// past the space should fail with `ENOSPC`, the call end normally, and the next call work.
-/// Today the write past the space fails with `EIO` (the call still ends normally and the host
-/// goes on): run it with `--ignored` once that is fixed.
+/// (The guest's libc reports any failed write as `EIO`; the host records the file system's
+/// `ENOSPC` as a refusal under `fs`, which the guest's `fs` turns into `ENOSPC`.)
 #[test]
-#[ignore = "a full file system reaches the script as EIO, not ENOSPC (docs/reliability.md item 25)"]
 fn a_full_scratch_file_system_is_enospc() {
     let dir = scratch_dir("scratch-full");
     std::fs::write(

@@ -5,7 +5,7 @@ use crate::support::{root, scratch_dir};
 use palisade::Policy;
 use palisade::policy::{
     BucketMode, ByteSize, CapabilityBuilder, HttpBuilder, HttpRuleBuilder, KvBuilder, MountMode,
-    ScratchBuilder,
+    OverridesBuilder, ScratchBuilder,
 };
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
@@ -166,6 +166,14 @@ seed = ["{seed}"]
 clock = "fixed"
 instant = "2024-01-02T03:04:05Z"
 seed = 42
+
+[overrides]
+timeout = "10s"
+fuel = 999999999
+memory = "256MiB"
+now = true
+seed = true
+config = ["region", "tier"]
 "#,
         secret = secret.display(),
         mount = mount.display(),
@@ -244,7 +252,17 @@ fn builder_and_json_reach_the_policy_the_toml_gives() {
                 .seed(canonical(&dir.join("seed.txt"))),
         )
         .fixed_clock(UNIX_EPOCH + Duration::from_secs(1_704_164_645))
-        .seed(42);
+        .seed(42)
+        .overrides(
+            OverridesBuilder::new()
+                .timeout(Duration::from_secs(10))
+                .fuel(999_999_999)
+                .memory(ByteSize(256 << 20))
+                .now(true)
+                .seed(true)
+                .config("region")
+                .config("tier"),
+        );
     let built = builder
         .build()
         .unwrap_or_else(|e| panic!("{e}\n{}", builder.to_toml()));
@@ -252,6 +270,9 @@ fn builder_and_json_reach_the_policy_the_toml_gives() {
 
     // The same policy, table for table (the resolved text lists every key of every table)…
     let resolved = from_toml.to_string();
+    // The resolved text lists `[overrides]` too (it is left out only when it is empty).
+    assert!(resolved.contains("[overrides]"), "{resolved}");
+    assert!(resolved.contains("999999999"), "{resolved}");
     assert_eq!(built.to_string(), resolved);
     assert_eq!(from_json.to_string(), resolved);
     assert_eq!(built.limits(), from_toml.limits());

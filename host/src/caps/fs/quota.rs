@@ -139,6 +139,17 @@ impl Quota {
         false
     }
 
+    /// Record that the host's file system under this directory ran out of space. The guest's
+    /// libc reports every failed stream write as `EIO`, and wasmtime-wasi's file stream reports
+    /// `ENOSPC` only at the `check-write` or `flush` after the `write` (it writes on a blocking
+    /// thread); the guest's `fs` finds this record, as it finds a quota refusal, and throws
+    /// `ENOSPC`.
+    fn disk_full(&self) {
+        let reason = format!("{}: the host's file system is full", self.guest);
+        let refusal = super::refusal(self.table.as_str(), reason, None);
+        self.audit.deny(refusal, Instant::now(), 0);
+    }
+
     pub(super) fn reserve_bytes(&self, bytes: u64) -> bool {
         bytes == 0 || self.reserve(Ask { bytes, files: 0 })
     }
@@ -302,6 +313,20 @@ pub(super) fn no_space() -> StreamError {
     StreamError::LastOperationFailed(std::io::Error::from_raw_os_error(28).into())
 }
 
+impl Counted {
+    /// `result`, after recording a full file system's `ENOSPC` for the guest.
+    fn seen<T>(&self, result: StreamResult<T>) -> StreamResult<T> {
+        if let Err(StreamError::LastOperationFailed(e)) = &result
+            && e.downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::raw_os_error)
+                == Some(rustix::io::Errno::NOSPC.raw_os_error())
+        {
+            self.quota.disk_full();
+        }
+        result
+    }
+}
+
 #[wasmtime_wasi::async_trait]
 impl Pollable for Counted {
     async fn ready(&mut self) {
@@ -325,17 +350,19 @@ impl OutputStream for Counted {
             }
             Err(e) => {
                 self.quota.release(grows, 0);
-                Err(e)
+                self.seen(Err(e))
             }
         }
     }
 
     fn flush(&mut self) -> StreamResult<()> {
-        self.inner.flush()
+        let flushed = self.inner.flush();
+        self.seen(flushed)
     }
 
     fn check_write(&mut self) -> StreamResult<usize> {
-        self.inner.check_write()
+        let permit = self.inner.check_write();
+        self.seen(permit)
     }
 }
 

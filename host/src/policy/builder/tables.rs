@@ -1,8 +1,9 @@
 //! The builders of the policy's tables: `[http]`, `[[http.allow]]`, `[kv]`,
-//! `[capabilities.allow.NAME]` and `[fs.scratch]`.
+//! `[capabilities.allow.NAME]`, `[fs.scratch]` and `[overrides]`.
 
 use super::json::first_null;
 use super::typed;
+use crate::policy::overrides::RawOverrides;
 use crate::policy::raw::{RawCapability, RawHttp, RawHttpRule, RawKv, RawScratch};
 use crate::policy::{BucketMode, ByteSize, HumanDuration};
 use std::collections::BTreeMap;
@@ -261,6 +262,59 @@ impl ScratchBuilder {
         self.raw
             .seed
             .push(path.as_ref().to_string_lossy().into_owned());
+        self
+    }
+}
+
+/// `[overrides]`: what one call's options may set beyond the policy's own values, for
+/// [`PolicyBuilder::overrides`](super::PolicyBuilder::overrides).
+#[derive(Debug, Default)]
+pub struct OverridesBuilder {
+    pub(super) raw: RawOverrides,
+}
+
+impl OverridesBuilder {
+    /// No ceilings: a call may only lower `timeout`, `fuel` and `memory`.
+    pub fn new() -> Self {
+        OverridesBuilder::default()
+    }
+
+    /// `overrides.timeout`: the longest deadline a call may ask for.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.raw.timeout = Some(typed(HumanDuration(timeout)));
+        self
+    }
+
+    /// `overrides.fuel`: the most fuel a call may ask for.
+    pub fn fuel(mut self, fuel: u64) -> Self {
+        self.raw.fuel = Some(typed(fuel));
+        self
+    }
+
+    /// `overrides.memory`: the most memory a call may ask for.
+    pub fn memory(mut self, size: ByteSize) -> Self {
+        self.raw.memory = Some(typed(size));
+        self
+    }
+
+    /// `overrides.now`: a call may fix the clock at an instant of its choosing.
+    pub fn now(mut self, allowed: bool) -> Self {
+        self.raw.now = allowed;
+        self
+    }
+
+    /// `overrides.seed`: a call may choose the seed of `Math.random` and WASI randomness.
+    pub fn seed(mut self, allowed: bool) -> Self {
+        self.raw.seed = allowed;
+        self
+    }
+
+    /// `overrides.config`: a `[config]` key a call may set.
+    pub fn config(mut self, key: impl Into<String>) -> Self {
+        let key = key.into();
+        if !self.raw.config.contains(&key) {
+            self.raw.config.push(key);
+        }
         self
     }
 }
