@@ -71,14 +71,19 @@ fn kinds(port: u16) -> Result<Vec<Kind>, String> {
         Policy::from_toml(&format!("name = \"soak-{name}\"\n{toml}"), None)
             .map_err(|e| format!("the {name} policy: {e}"))
     };
-    let limits = "[limits]\nmemory = \"16MiB\"\nfuel = 200_000_000\ntimeout = \"10s\"\n";
-    let fetch_policy = policy(
-        "fetch",
-        &format!(
-            "{limits}[http]\nallow_private = [\"127.0.0.1/32\"]\ntimeout = \"300ms\"\n\
-             [[http.allow]]\nurl = \"http://127.0.0.1:{port}/api/\"\n"
-        ),
-    )?;
+    let limits = "[limits]\nmemory = \"16MiB\"\nfuel = 200_000_000\ntimeout = \"60s\"\n";
+    // Generous deadlines, so that a loaded machine cannot turn an answer or a reset into a
+    // timeout; only the stalled request, which is never answered, has a short one.
+    let fetch_policy = |name, timeout| {
+        policy(
+            name,
+            &format!(
+                "[limits]\nmemory = \"16MiB\"\ntimeout = \"60s\"\n[http]\n\
+                 allow_private = [\"127.0.0.1/32\"]\ntimeout = \"{timeout}\"\n\
+                 [[http.allow]]\nurl = \"http://127.0.0.1:{port}/api/\"\n"
+            ),
+        )
+    };
     let fetch_script = Script::new(
         "fetch.js",
         "export default async (url) => {
@@ -130,7 +135,7 @@ fn kinds(port: u16) -> Result<Vec<Kind>, String> {
             "deep_recursion",
             &policy(
                 "recursion",
-                "[limits]\nstack = \"1MiB\"\nfuel = 1_000_000_000\n",
+                "[limits]\nstack = \"1MiB\"\nfuel = 1_000_000_000\ntimeout = \"60s\"\n",
             )?,
             "const f = (n) => n === 0 ? 0 : 1 + f(n - 1); export default () => f(1e7);",
             Expect::Code("stack_overflow"),
@@ -144,7 +149,7 @@ fn kinds(port: u16) -> Result<Vec<Kind>, String> {
                 "console_flood",
                 &policy(
                     "console",
-                    "[limits]\nconsole = \"16KiB\"\nfuel = 5_000_000_000\n",
+                    "[limits]\nconsole = \"16KiB\"\nfuel = 5_000_000_000\ntimeout = \"60s\"\n",
                 )?,
                 "export default () => { for (let i = 0; i < 5000; i++) console.log('x'.repeat(100), i); return 'flooded'; };",
                 Expect::Fixed("\"flooded\""),
@@ -184,14 +189,14 @@ fn kinds(port: u16) -> Result<Vec<Kind>, String> {
             )
         },
     ];
-    for (name, path, expect) in [
-        ("fetch_ok", "ok", "\"pong\""),
-        ("fetch_reset", "reset", "\"error:reset\""),
-        ("fetch_stall", "stall", "\"error:timeout\""),
+    for (name, path, expect, timeout) in [
+        ("fetch_ok", "ok", "\"pong\"", "30s"),
+        ("fetch_reset", "reset", "\"error:reset\"", "30s"),
+        ("fetch_stall", "stall", "\"error:timeout\"", "300ms"),
     ] {
         list.push(Kind {
             name,
-            policy: fetch_policy.clone(),
+            policy: fetch_policy(name, timeout)?,
             script: fetch_script.clone(),
             input: url(path),
             expect: Expect::Fixed(expect),
@@ -398,8 +403,23 @@ async fn soak(
         }
     };
     let port = listener.local_addr().expect("bound").port();
+    // The upstream runs on a thread and runtime of its own, as another process would, so that
+    // the calls' busy workers cannot starve it.
     let open = Arc::new(AtomicUsize::new(0));
-    let server = tokio::spawn(upstream(listener, open.clone()));
+    let listener = listener.into_std().expect("a tokio listener converts");
+    {
+        let open = open.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("tokio starts");
+            rt.block_on(async move {
+                let listener = TcpListener::from_std(listener).expect("the listener converts");
+                upstream(listener, open).await
+            })
+        });
+    }
     let kinds = match kinds(port) {
         Ok(k) => Arc::new(k),
         Err(e) => {
@@ -498,8 +518,6 @@ async fn soak(
     // The last sample, with every call ended.
     settle(&open).await;
     samples.push(Sample::take(elapsed));
-    server.abort();
-    let _ = server.await;
 
     let tally = std::mem::take(&mut *tally.lock().unwrap());
     let warm_up = duration.mul_f64(WARM_UP);
