@@ -1,5 +1,5 @@
 # Palisade's developer commands. `make check` is what CI runs (.ci/run).
-.PHONY: setup guest guest-check fmt lint package test check bench
+.PHONY: setup guest guest-check fmt lint package test soak check bench
 
 CARGO ?= cargo
 SHELL := /bin/bash
@@ -56,9 +56,17 @@ test:
 	$(CARGO) test --locked 2>&1 | tee target/test.log
 	@awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' target/test.log
 
+# Two minutes of normal and hostile scripts at 64 calls in flight (docs/reliability.md, "Soak"):
+# every call must end with its expected code, and RSS, open fds and threads must stay flat. The
+# debug binary the tests build: a release build takes too long for CI. SOAK=1h for a long run.
+SOAK ?= 2m
+soak:
+	$(CARGO) build --locked -q -p palisade --bin palisade
+	target/debug/palisade soak --duration $(SOAK) --concurrency 64 > target/soak.json
+
 # Everything: set-up, formatting, lints (host and guest), the committed guest, the packaged
-# crate and its docs, all tests.
-check: setup fmt lint guest-check package test
+# crate and its docs, all tests, the soak.
+check: setup fmt lint guest-check package test soak
 
 # Benchmarks (release build): the peers' four workloads, fresh sandbox per call.
 bench:

@@ -77,6 +77,8 @@ mod serve_cli;
 mod serve_limits;
 #[path = "integration/shapes.rs"]
 mod shapes;
+#[path = "integration/soak.rs"]
+mod soak;
 #[path = "integration/ssrf_netns.rs"]
 mod ssrf_netns;
 #[path = "integration/standalone.rs"]

@@ -7,6 +7,7 @@ mod policy;
 mod run;
 #[cfg(feature = "serve")]
 mod serve;
+mod soak;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -33,6 +34,9 @@ enum Command {
     Build(build::BuildArgs),
     /// Measure calls on the benchmark workloads (use a release build).
     Bench(bench::BenchArgs),
+    /// Run a mix of normal and hostile scripts for a while; check every outcome and that
+    /// memory, file descriptors and threads stay flat (docs/reliability.md).
+    Soak(soak::SoakArgs),
     /// Serve runs and sandbox sessions over HTTP (docs/server.md).
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
@@ -86,6 +90,7 @@ pub fn main() -> ExitCode {
         Command::Build(args) => build::run(args),
         Command::Policy(command) => policy::run(command),
         Command::Bench(args) => bench::run(args),
+        Command::Soak(args) => soak::run(args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(args),
     }

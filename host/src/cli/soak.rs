@@ -1,0 +1,638 @@
+//! `palisade soak`: a mix of normal and hostile scripts at a given concurrency for a given time,
+//! each with the outcome it must end with; the process's resident memory, open file descriptors
+//! and threads are sampled as it runs (docs/reliability.md, "Soak").
+
+use clap::Args;
+use palisade::policy::HumanDuration;
+use palisade::{Outcome, Palisade, Policy, RunOptions, Script};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+#[derive(Debug, Args)]
+pub struct SoakArgs {
+    /// How long to run (`20s`, `2m`, `1h`).
+    #[arg(long, default_value = "2m")]
+    duration: HumanDuration,
+    /// Calls in flight at once.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    concurrency: u32,
+    /// Time between samples of RSS, open file descriptors and threads (default: a twentieth of
+    /// the run, between 1 s and 30 s).
+    #[arg(long)]
+    sample_every: Option<HumanDuration>,
+}
+
+/// Drift over this fraction, after the warm-up, fails the soak.
+const MAX_DRIFT: f64 = 0.05;
+/// The warm-up: this fraction of the run, at its start, is not held against drift.
+const WARM_UP: f64 = 0.2;
+/// How long a sample waits, with no call in flight, for idle threads to end.
+const QUIET: Duration = Duration::from_millis(100);
+
+/// What a script must end with.
+enum Expect {
+    /// Success, with exactly this JSON output (for the worker and iteration numbers).
+    Output(fn(u64, u64) -> String),
+    /// Success, with exactly this JSON output.
+    Fixed(&'static str),
+    /// This error code.
+    Code(&'static str),
+}
+
+/// A check of a successful outcome.
+type Check = fn(&Outcome) -> bool;
+
+/// One kind of script in the mix.
+struct Kind {
+    name: &'static str,
+    policy: Policy,
+    script: Script,
+    /// The input, for the worker and iteration numbers.
+    input: Box<dyn Fn(u64, u64) -> String + Send + Sync>,
+    expect: Expect,
+    /// A further check of a successful outcome, with what it checks.
+    check: Option<(Check, &'static str)>,
+    /// Started with `Palisade::start` and cancelled after a moment.
+    cancel: bool,
+}
+
+fn numbers(w: u64, i: u64) -> String {
+    format!("{{\"w\":{w},\"i\":{i}}}")
+}
+
+fn kinds(port: u16) -> Result<Vec<Kind>, String> {
+    let policy = |name: &str, toml: &str| {
+        Policy::from_toml(&format!("name = \"soak-{name}\"\n{toml}"), None)
+            .map_err(|e| format!("the {name} policy: {e}"))
+    };
+    let limits = "[limits]\nmemory = \"16MiB\"\nfuel = 200_000_000\ntimeout = \"60s\"\n";
+    // Generous deadlines, so that a loaded machine cannot turn an answer or a reset into a
+    // timeout; only the stalled request, which is never answered, has a short one.
+    let fetch_policy = |name, timeout| {
+        policy(
+            name,
+            &format!(
+                "[limits]\nmemory = \"16MiB\"\ntimeout = \"60s\"\n[http]\n\
+                 allow_private = [\"127.0.0.1/32\"]\ntimeout = \"{timeout}\"\n\
+                 [[http.allow]]\nurl = \"http://127.0.0.1:{port}/api/\"\n"
+            ),
+        )
+    };
+    let fetch_script = Script::new(
+        "fetch.js",
+        "export default async (url) => {
+           try { const r = await fetch(url); return await r.text(); }
+           catch (e) { return 'error:' + e.code; }
+         };",
+    );
+    let url = move |path: &'static str| {
+        Box::new(move |_: u64, _: u64| format!("\"http://127.0.0.1:{port}/api/{path}\""))
+            as Box<dyn Fn(u64, u64) -> String + Send + Sync>
+    };
+    let plain = policy("plain", limits)?;
+    let numbered = || Box::new(numbers) as Box<dyn Fn(u64, u64) -> String + Send + Sync>;
+    let kind = |name, policy: &Policy, source: &str, expect| Kind {
+        name,
+        policy: policy.clone(),
+        script: Script::new(format!("{name}.js"), source),
+        input: numbered(),
+        expect,
+        check: None,
+        cancel: false,
+    };
+    let mut list = vec![
+        kind(
+            "normal",
+            &plain,
+            "export default (x) => [x.w * 2, x.i * 2, 'ok'];",
+            Expect::Output(|w, i| format!("[{},{},\"ok\"]", w * 2, i * 2)),
+        ),
+        kind(
+            "endless_loop",
+            &plain,
+            "export default () => { for (;;) {} };",
+            Expect::Code("fuel_exhausted"),
+        ),
+        kind(
+            "sleep_past_deadline",
+            &policy("deadline", "[limits]\ntimeout = \"200ms\"\n")?,
+            "export default () => new Promise((r) => setTimeout(r, 60000));",
+            Expect::Code("timeout"),
+        ),
+        kind(
+            "memory_bomb",
+            &plain,
+            "export default () => { const kept = []; for (;;) kept.push(new ArrayBuffer(1 << 20)); };",
+            Expect::Code("memory_limit"),
+        ),
+        kind(
+            "deep_recursion",
+            &policy(
+                "recursion",
+                "[limits]\nstack = \"1MiB\"\nfuel = 1_000_000_000\ntimeout = \"60s\"\n",
+            )?,
+            "const f = (n) => n === 0 ? 0 : 1 + f(n - 1); export default () => f(1e7);",
+            Expect::Code("stack_overflow"),
+        ),
+        Kind {
+            check: Some((
+                |o| o.receipt.console_lines_dropped > 0,
+                "console lines over the cap dropped",
+            )),
+            ..kind(
+                "console_flood",
+                &policy(
+                    "console",
+                    "[limits]\nconsole = \"16KiB\"\nfuel = 5_000_000_000\ntimeout = \"60s\"\n",
+                )?,
+                "export default () => { for (let i = 0; i < 5000; i++) console.log('x'.repeat(100), i); return 'flooded'; };",
+                Expect::Fixed("\"flooded\""),
+            )
+        },
+        kind(
+            "kv_write",
+            &policy(
+                "kv",
+                &format!("{limits}[kv]\nnamespace = \"soak\"\n[kv.buckets]\napp = \"rw\"\n"),
+            )?,
+            "export default async (x) => {
+               await kv.set('worker/' + x.w, x.i);
+               return (await kv.getJSON('worker/' + x.w)) === x.i ? 'stored' : 'lost';
+             };",
+            Expect::Fixed("\"stored\""),
+        ),
+        kind(
+            "capability",
+            &policy(
+                "capability",
+                &format!("{limits}[capabilities.allow.echo]\n"),
+            )?,
+            "export default async (x) => (await host.echo({ i: x.i })).i === x.i ? 'echoed' : 'wrong';",
+            Expect::Fixed("\"echoed\""),
+        ),
+        Kind {
+            cancel: true,
+            ..kind(
+                "cancelled",
+                &policy(
+                    "cancel",
+                    "[limits]\nfuel = 1_000_000_000_000\ntimeout = \"30s\"\n",
+                )?,
+                "export default () => { for (;;) {} };",
+                Expect::Code("cancelled"),
+            )
+        },
+    ];
+    for (name, path, expect, timeout) in [
+        ("fetch_ok", "ok", "\"pong\"", "30s"),
+        ("fetch_reset", "reset", "\"error:reset\"", "30s"),
+        ("fetch_stall", "stall", "\"error:timeout\"", "300ms"),
+    ] {
+        list.push(Kind {
+            name,
+            policy: fetch_policy(name, timeout)?,
+            script: fetch_script.clone(),
+            input: url(path),
+            expect: Expect::Fixed(expect),
+            check: None,
+            cancel: false,
+        });
+    }
+    Ok(list)
+}
+
+/// The local upstream: `/api/ok` answers `pong`, `/api/reset` sends part of a response and
+/// resets the connection, `/api/stall` never answers (it holds the connection until the client
+/// goes, at most 30 s).
+async fn upstream(listener: TcpListener, open: Arc<AtomicUsize>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        open.fetch_add(1, Ordering::SeqCst);
+        let open = open.clone();
+        tokio::spawn(async move {
+            serve_one(stream).await;
+            open.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+}
+
+async fn serve_one(mut stream: TcpStream) {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+        match tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => head.extend_from_slice(&buf[..n]),
+            _ => return,
+        }
+    }
+    let line = String::from_utf8_lossy(&head);
+    let path = line.split_whitespace().nth(1).unwrap_or("");
+    match path {
+        "/api/ok" => {
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\npong")
+                .await;
+            let _ = stream.shutdown().await;
+        }
+        "/api/reset" => {
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\npartial")
+                .await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            let _ = stream.set_zero_linger();
+            drop(stream);
+        }
+        _ => {
+            // Until the client closes (read returns 0 or fails), or 30 s.
+            let _ = tokio::time::timeout(Duration::from_secs(30), async {
+                while let Ok(n) = stream.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                }
+            })
+            .await;
+        }
+    }
+}
+
+/// With no call in flight: wait until the upstream has closed its side of every connection
+/// (at most 2 s) and idle threads have ended.
+async fn settle(open: &AtomicUsize) {
+    let until = Instant::now() + Duration::from_secs(2);
+    while open.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(QUIET * 2).await;
+}
+
+/// One sample of the process.
+#[derive(Clone, Copy)]
+struct Sample {
+    at: Duration,
+    rss_kib: u64,
+    fds: u64,
+    threads: u64,
+}
+
+impl Sample {
+    fn take(at: Duration) -> Sample {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        let fds = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64);
+        Sample {
+            at,
+            rss_kib: field("VmRSS:"),
+            fds,
+            threads: field("Threads:"),
+        }
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "at_s": (self.at.as_secs_f64() * 10.0).round() / 10.0,
+            "rss_kib": self.rss_kib,
+            "fds": self.fds,
+            "threads": self.threads,
+        })
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    calls: u64,
+    codes: BTreeMap<String, u64>,
+    by_kind: BTreeMap<&'static str, (u64, u64, BTreeMap<String, u64>)>,
+    wrong: u64,
+    wrong_examples: Vec<String>,
+}
+
+/// Classify one outcome: its code (`ok` on success) and whether it is what `kind` expects.
+fn judge(kind: &Kind, outcome: &Outcome, w: u64, i: u64) -> (String, Option<String>) {
+    let code = match &outcome.result {
+        Ok(_) => "ok".to_owned(),
+        Err(e) => e.code().to_owned(),
+    };
+    let wrong = match (&kind.expect, &outcome.result) {
+        (Expect::Code(want), _) if *want == code => None,
+        (Expect::Code(want), _) => Some(format!("{}: expected {want}, got {code}", kind.name)),
+        (Expect::Output(_) | Expect::Fixed(_), Ok(out)) => {
+            let want = match kind.expect {
+                Expect::Output(f) => f(w, i),
+                Expect::Fixed(s) => s.to_owned(),
+                Expect::Code(_) => unreachable!("matched above"),
+            };
+            if out.get() != want {
+                Some(format!("{}: expected {want}, got {}", kind.name, out.get()))
+            } else if let Some((_, what)) = kind.check.filter(|(check, _)| !check(outcome)) {
+                Some(format!("{}: {what}: not so", kind.name))
+            } else {
+                None
+            }
+        }
+        (Expect::Output(_) | Expect::Fixed(_), Err(e)) => {
+            Some(format!("{}: expected success, got {code}: {e}", kind.name))
+        }
+    };
+    (code, wrong)
+}
+
+pub fn run(args: SoakArgs) -> ExitCode {
+    let duration = args.duration.0;
+    let sample_every = args.sample_every.map_or_else(
+        || (duration / 20).clamp(Duration::from_secs(1), Duration::from_secs(30)),
+        |d| d.0.max(Duration::from_millis(100)),
+    );
+    let data_dir = std::env::temp_dir().join(format!("palisade-soak-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&data_dir) {
+        eprintln!("error: cannot create {}: {e}", data_dir.display());
+        return ExitCode::from(super::EXIT_USAGE);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        // Idle blocking-pool threads (the key-value store's) go within this, so that the
+        // samples, taken with no call in flight, count only the threads that stay.
+        .thread_keep_alive(QUIET)
+        .build()
+        .expect("tokio starts");
+    let code = rt.block_on(soak(&args, duration, sample_every, &data_dir));
+    let _ = std::fs::remove_dir_all(&data_dir);
+    code
+}
+
+async fn soak(
+    args: &SoakArgs,
+    duration: Duration,
+    sample_every: Duration,
+    data_dir: &std::path::Path,
+) -> ExitCode {
+    let palisade = match Palisade::builder()
+        .max_concurrency(args.concurrency)
+        .queue_timeout(Duration::from_secs(60))
+        .kv_path(data_dir.join("kv.sqlite3"))
+        .capability("echo", |payload| async move { Ok(payload) })
+        .on_compile(super::compile_notice)
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error[{}]: {e}", e.code());
+            return ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    let listener = match TcpListener::bind("127.0.0.1:0").await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot listen on 127.0.0.1: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let port = listener.local_addr().expect("bound").port();
+    // The upstream runs on a thread and runtime of its own, as another process would, so that
+    // the calls' busy workers cannot starve it.
+    let open = Arc::new(AtomicUsize::new(0));
+    let listener = listener.into_std().expect("a tokio listener converts");
+    {
+        let open = open.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("tokio starts");
+            rt.block_on(async move {
+                let listener = TcpListener::from_std(listener).expect("the listener converts");
+                upstream(listener, open).await
+            })
+        });
+    }
+    let kinds = match kinds(port) {
+        Ok(k) => Arc::new(k),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    eprintln!(
+        "palisade: soak for {:?} at {} calls in flight, {} kinds of script, upstream on 127.0.0.1:{port}",
+        duration,
+        args.concurrency,
+        kinds.len()
+    );
+    // Calls hold this shared; a sample takes it exclusively, so that every sample is taken with
+    // no call in flight (sockets, stores and scratch files of calls in flight would otherwise
+    // make the figures noise).
+    let gate = Arc::new(tokio::sync::RwLock::new(()));
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let started = Instant::now();
+    let end = started + duration;
+    let mut workers = Vec::new();
+    for w in 0..u64::from(args.concurrency) {
+        let (palisade, kinds, gate, tally) =
+            (palisade.clone(), kinds.clone(), gate.clone(), tally.clone());
+        workers.push(tokio::spawn(async move {
+            let mut i = 0u64;
+            while Instant::now() < end {
+                let kind = &kinds[((w + i) % kinds.len() as u64) as usize];
+                let input = (kind.input)(w, i);
+                let outcome = {
+                    let _held = gate.read().await;
+                    if kind.cancel {
+                        let handle = palisade.start(
+                            &kind.policy,
+                            &kind.script,
+                            &input,
+                            RunOptions::default(),
+                        );
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        handle.cancel();
+                        handle.outcome().await
+                    } else {
+                        palisade.run(&kind.policy, &kind.script, &input).await
+                    }
+                };
+                let (code, wrong) = judge(kind, &outcome, w, i);
+                let mut t = tally.lock().unwrap();
+                t.calls += 1;
+                *t.codes.entry(code.clone()).or_default() += 1;
+                let t = &mut *t;
+                let entry = t.by_kind.entry(kind.name).or_default();
+                entry.0 += 1;
+                *entry.2.entry(code).or_default() += 1;
+                if let Some(wrong) = wrong {
+                    entry.1 += 1;
+                    // The first three of each kind.
+                    if entry.1 <= 3 {
+                        t.wrong_examples.push(wrong);
+                    }
+                    t.wrong += 1;
+                }
+                i += 1;
+            }
+        }));
+    }
+    let mut samples = vec![Sample::take(Duration::ZERO)];
+    let mut next = started + sample_every;
+    while next < end {
+        tokio::time::sleep_until(next.into()).await;
+        let sample = {
+            let _quiet = gate.write().await;
+            settle(&open).await;
+            Sample::take(started.elapsed())
+        };
+        let (calls, wrong) = {
+            let t = tally.lock().unwrap();
+            (t.calls, t.wrong)
+        };
+        eprintln!(
+            "palisade: {:>5.0} s: {calls} calls, {wrong} wrong, RSS {:.1} MiB, {} fds, {} threads",
+            sample.at.as_secs_f64(),
+            sample.rss_kib as f64 / 1024.0,
+            sample.fds,
+            sample.threads
+        );
+        samples.push(sample);
+        next += sample_every;
+    }
+    let mut crashes = 0u64;
+    for worker in workers {
+        if worker.await.is_err() {
+            crashes += 1;
+        }
+    }
+    let elapsed = started.elapsed();
+    // The last sample, with every call ended.
+    settle(&open).await;
+    samples.push(Sample::take(elapsed));
+
+    let tally = std::mem::take(&mut *tally.lock().unwrap());
+    let warm_up = duration.mul_f64(WARM_UP);
+    let after: Vec<&Sample> = samples.iter().filter(|s| s.at >= warm_up).collect();
+    let (base, last) = (after.first().copied(), samples.last().copied());
+    let drift = |f: fn(&Sample) -> u64| match (base, last) {
+        (Some(b), Some(l)) if f(b) > 0 && after.len() >= 2 => {
+            Some((f(&l) as f64 - f(b) as f64) / f(b) as f64)
+        }
+        _ => None,
+    };
+    let rss_drift = drift(|s| s.rss_kib);
+    let fd_drift = drift(|s| s.fds);
+    let threads_warm = samples
+        .iter()
+        .filter(|s| s.at <= base.map_or(Duration::ZERO, |b| b.at))
+        .map(|s| s.threads)
+        .max()
+        .unwrap_or(0);
+    let threads_last = last.map_or(0, |l| l.threads);
+    let mut failures = Vec::new();
+    if tally.wrong > 0 {
+        failures.push(format!("{} calls ended with a wrong outcome", tally.wrong));
+    }
+    if crashes > 0 {
+        failures.push(format!("{crashes} workers panicked"));
+    }
+    for (name, d) in [("RSS", rss_drift), ("open fds", fd_drift)] {
+        match d {
+            Some(d) if d > MAX_DRIFT => failures.push(format!(
+                "{name} drifted {:+.1}% after the warm-up (at most {:.0}%)",
+                d * 100.0,
+                MAX_DRIFT * 100.0
+            )),
+            Some(_) => {}
+            None => failures.push(format!(
+                "too few samples after the warm-up to measure {name} drift"
+            )),
+        }
+    }
+    if threads_last > threads_warm {
+        failures.push(format!(
+            "threads grew from {threads_warm} (most during the warm-up) to {threads_last}"
+        ));
+    }
+    for kind in kinds.iter() {
+        if !tally.by_kind.contains_key(kind.name) {
+            failures.push(format!("{} never ran", kind.name));
+        }
+    }
+    let pct = |d: Option<f64>| d.map(|d| (d * 10000.0).round() / 100.0);
+    let report = json!({
+        "duration_s": elapsed.as_secs_f64(),
+        "concurrency": args.concurrency,
+        "calls": tally.calls,
+        "calls_per_s": (tally.calls as f64 / elapsed.as_secs_f64() * 10.0).round() / 10.0,
+        "codes": tally.codes,
+        "kinds": kinds.iter().map(|k| {
+            let (calls, wrong, codes) = tally.by_kind.get(k.name).cloned().unwrap_or_default();
+            let expected = match k.expect {
+                Expect::Code(code) => code.to_owned(),
+                Expect::Output(_) | Expect::Fixed(_) => "ok".to_owned(),
+            };
+            (k.name, json!({ "calls": calls, "expected": expected, "wrong": wrong, "codes": codes }))
+        }).collect::<BTreeMap<_, _>>(),
+        "wrong": tally.wrong,
+        "wrong_examples": tally.wrong_examples,
+        "crashes": crashes,
+        "warm_up_s": warm_up.as_secs_f64(),
+        "samples": samples.iter().map(Sample::json).collect::<Vec<_>>(),
+        "drift": {
+            "rss_pct": pct(rss_drift),
+            "fds_pct": pct(fd_drift),
+            "threads_warm_up_max": threads_warm,
+            "threads_last": threads_last,
+            "baseline_at_s": base.map(|b| b.at.as_secs_f64()),
+        },
+        "failures": failures,
+        "pass": failures.is_empty(),
+    });
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&report).expect("serialises")
+    );
+    eprintln!(
+        "palisade: {} calls in {:.1} s ({:.0}/s), {} wrong, {} crashed workers",
+        tally.calls,
+        elapsed.as_secs_f64(),
+        tally.calls as f64 / elapsed.as_secs_f64(),
+        tally.wrong,
+        crashes
+    );
+    for (name, (calls, wrong, codes)) in &tally.by_kind {
+        let codes: Vec<String> = codes.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        eprintln!(
+            "  {name:<20} {calls:>7} calls, {wrong} wrong ({})",
+            codes.join(", ")
+        );
+    }
+    for example in &tally.wrong_examples {
+        eprintln!("  wrong: {example}");
+    }
+    eprintln!(
+        "  drift after the warm-up ({:.0} s): RSS {}, fds {}, threads {threads_warm} → {threads_last}",
+        warm_up.as_secs_f64(),
+        rss_drift.map_or("n/a".into(), |d| format!("{:+.1}%", d * 100.0)),
+        fd_drift.map_or("n/a".into(), |d| format!("{:+.1}%", d * 100.0)),
+    );
+    if failures.is_empty() {
+        eprintln!("palisade: soak passed");
+        ExitCode::SUCCESS
+    } else {
+        for f in &failures {
+            eprintln!("palisade: soak failed: {f}");
+        }
+        ExitCode::FAILURE
+    }
+}
