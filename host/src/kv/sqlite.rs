@@ -96,21 +96,63 @@ fn connect(path: &Path) -> Result<Connection, KvError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(backend)?;
     }
-    let cannot =
-        |e: rusqlite::Error| KvError::Backend(format!("cannot open {}: {e}", path.display()));
-    let conn = Connection::open(path).map_err(cannot)?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(cannot)?;
-    let mode: String = conn
-        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-        .map_err(cannot)?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        return Err(KvError::Backend(format!(
-            "cannot open {}: the file system does not support SQLite's WAL mode (got {mode})",
-            path.display()
-        )));
+    // Processes that start together race to create the file and switch it to WAL; SQLite
+    // answers the losers "database is locked" at once for the journal-mode switch, without its
+    // busy handler. Such an answer is retried for up to the busy timeout; any other error, or
+    // a lock that outlasts it, is the caller's.
+    let until = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match connect_once(path) {
+            Err(SqliteOpen::Busy(e)) if std::time::Instant::now() < until => {
+                tracing::debug!("{}: {e}; retrying", path.display());
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(SqliteOpen::Busy(e) | SqliteOpen::Other(e)) => {
+                return Err(KvError::Backend(format!(
+                    "cannot open {}: {e}",
+                    path.display()
+                )));
+            }
+            Err(SqliteOpen::NoWal(mode)) => {
+                return Err(KvError::Backend(format!(
+                    "cannot open {}: the file system does not support SQLite's WAL mode (got {mode})",
+                    path.display()
+                )));
+            }
+            Ok(conn) => return Ok(conn),
+        }
     }
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(cannot)?;
+}
+
+/// Why one attempt to open a SQLite file failed.
+enum SqliteOpen {
+    /// Another connection held a lock (`SQLITE_BUSY`, `SQLITE_LOCKED`): worth another try.
+    Busy(rusqlite::Error),
+    Other(rusqlite::Error),
+    /// The file system kept another journal mode.
+    NoWal(String),
+}
+
+impl From<rusqlite::Error> for SqliteOpen {
+    fn from(e: rusqlite::Error) -> Self {
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                SqliteOpen::Busy(e)
+            }
+            _ => SqliteOpen::Other(e),
+        }
+    }
+}
+
+fn connect_once(path: &Path) -> Result<Connection, SqliteOpen> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let mode: String =
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(SqliteOpen::NoWal(mode));
+    }
+    conn.pragma_update(None, "synchronous", "FULL")?;
     Ok(conn)
 }
 
