@@ -1,8 +1,7 @@
 //! `palisade build FILE.js -o FILE.wasm [--policy P] [--http] [--print-wasmtime-flags]`.
 
-use super::run::{load_policy, report_error, usage_error};
+use super::run::{report_error, usage_error};
 use clap::Args;
-use palisade::Error;
 use palisade::standalone::{BuildOptions, Command, shell_words, wasmtime_flags};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,35 +28,14 @@ pub struct BuildArgs {
 }
 
 pub fn run(args: BuildArgs) -> ExitCode {
-    let policy = match load_policy(args.policy.as_deref()) {
-        Ok(policy) => policy,
-        Err(code) => return code,
-    };
-    let script = match super::run::load_script(&args.file) {
-        Ok(script) => script,
-        Err(code) => return code,
-    };
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| args.file.with_extension("wasm"));
-    if output == args.file {
-        return usage_error(format!(
-            "the output {} would overwrite the script; pass another path with -o",
-            output.display()
-        ));
-    }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-    {
+    let (policy, script, output) =
+        match super::compile::inputs(args.policy.as_deref(), &args.file, args.output.as_deref()) {
+            Ok(inputs) => inputs,
+            Err(code) => return code,
+        };
+    let runtime = match super::compile::one_worker_runtime() {
         Ok(runtime) => runtime,
-        Err(e) => {
-            return report_error(&Error::Internal {
-                detail: format!("cannot start the async runtime: {e}"),
-            });
-        }
+        Err(code) => return code,
     };
     let command = if args.http {
         Command::Serve

@@ -24,25 +24,11 @@ pub struct CompileArgs {
 }
 
 pub fn run(args: CompileArgs) -> ExitCode {
-    let policy = match load_policy(args.policy.as_deref()) {
-        Ok(policy) => policy,
-        Err(code) => return code,
-    };
-    // The files it imports are read from its folder and bundled into the component.
-    let script = match super::run::load_script(&args.file) {
-        Ok(script) => script,
-        Err(code) => return code,
-    };
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| args.file.with_extension("wasm"));
-    if output == args.file {
-        return usage_error(format!(
-            "the output {} would overwrite the script; pass another path with -o",
-            output.display()
-        ));
-    }
+    let (policy, script, output) =
+        match inputs(args.policy.as_deref(), &args.file, args.output.as_deref()) {
+            Ok(inputs) => inputs,
+            Err(code) => return code,
+        };
     let palisade = match Palisade::builder()
         .max_concurrency(1)
         .on_compile(super::compile_notice)
@@ -51,17 +37,9 @@ pub fn run(args: CompileArgs) -> ExitCode {
         Ok(palisade) => palisade,
         Err(error) => return report_error(&error),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-    {
+    let runtime = match one_worker_runtime() {
         Ok(runtime) => runtime,
-        Err(e) => {
-            return report_error(&Error::Internal {
-                detail: format!("cannot start the async runtime: {e}"),
-            });
-        }
+        Err(code) => return code,
     };
     eprintln!(
         "palisade: evaluating {} and snapshotting it…",
@@ -90,6 +68,39 @@ pub fn run(args: CompileArgs) -> ExitCode {
 }
 
 /// Write through a temporary file in the same folder, so that a reader never sees half a file.
+/// What `compile` and `build` start from: the policy (or the default), the script with the
+/// files it imports (read from its folder and bundled into the component), and the output path
+/// (FILE.wasm unless given), which may not be the script itself.
+pub(super) fn inputs(
+    policy: Option<&Path>,
+    file: &Path,
+    output: Option<&Path>,
+) -> Result<(palisade::Policy, Script, PathBuf), ExitCode> {
+    let policy = load_policy(policy)?;
+    let script = super::run::load_script(file)?;
+    let output = output.map_or_else(|| file.with_extension("wasm"), Path::to_path_buf);
+    if output == file {
+        return Err(usage_error(format!(
+            "the output {} would overwrite the script; pass another path with -o",
+            output.display()
+        )));
+    }
+    Ok((policy, script, output))
+}
+
+/// The one-worker async runtime a one-shot compile runs on.
+pub(super) fn one_worker_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            report_error(&Error::Internal {
+                detail: format!("cannot start the async runtime: {e}"),
+            })
+        })
+}
+
 pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp{}", std::process::id()));
