@@ -52,7 +52,8 @@ fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         .map_err(|e| ApiError::invalid(format!("the request body does not fit this route: {e}")))
 }
 
-fn stored(stored: Stored, replayed: bool) -> Response {
+/// A stored response (an idempotency record), marked when replayed.
+pub(super) fn stored(stored: Stored, replayed: bool) -> Response {
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
     let mut response = (status, stored.body).into_response();
     let headers = response.headers_mut();

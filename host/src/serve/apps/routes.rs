@@ -3,7 +3,6 @@
 //! goes through [`ApiError`].
 
 use super::super::errors::ApiError;
-use super::super::runs::Stored;
 use super::super::state::AppState;
 use super::actions::{self, DEFAULT_SESSION, Ran};
 use super::records::{self, AppRecord};
@@ -82,21 +81,6 @@ pub struct EventsQuery {
 
 fn json_response(status: StatusCode, body: Value) -> Response {
     (status, axum::Json(body)).into_response()
-}
-
-/// A stored response, marked when replayed.
-pub fn stored(stored: Stored, replayed: bool) -> Response {
-    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
-    let mut response = (status, stored.body).into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    if replayed {
-        headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
-    }
-    response
 }
 
 /// What is shown of an app.
@@ -272,7 +256,7 @@ pub async fn act(
     let tenant = state.tenant(&headers)?;
     let key = idempotency_key(&headers)?;
     let reply = actions::act(&state, &tenant, &app, &body, key).await?;
-    Ok(stored(reply.stored, reply.replayed))
+    Ok(crate::serve::router::stored(reply.stored, reply.replayed))
 }
 
 /// The view of a session's state (without a session yet: of `init`'s state, not kept).
