@@ -1,5 +1,6 @@
 //! The compiled guest, cached on disk so that only the first start on a machine pays for
-//! Cranelift. Entries are keyed by the guest's SHA-256 and the engine's compatibility hash.
+//! Cranelift. Entries are keyed by the guest's BLAKE3 hash and the engine's compatibility hash,
+//! and end with the BLAKE3 hash of their own compiled code, checked on every load.
 //!
 //! Compiled scripts (`palisade compile`) are cached the same way, under names of their own
 //! (`script-…`): anyone who can hand the host a `.wasm` can make one, so their entries are
@@ -8,7 +9,6 @@
 //! entries are a fixed set (two guests, their instrumented forms, one per wasm stack size) and
 //! are never evicted.
 
-use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -51,8 +51,11 @@ fn entry_path(dir: &Path, engine: &Engine, wasm: &[u8]) -> PathBuf {
 fn named_entry(dir: &Path, kind: &str, engine: &Engine, wasm: &[u8]) -> PathBuf {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
-    let sha = Sha256::digest(wasm);
-    let sha: String = sha[..12].iter().map(|b| format!("{b:02x}")).collect();
+    let hash = blake3::hash(wasm);
+    let sha: String = hash.as_bytes()[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     dir.join(format!("{kind}-{sha}-{:016x}.cwasm", hasher.finish()))
 }
 
@@ -236,37 +239,47 @@ pub(crate) fn load(
     deserialize(engine, &path)
 }
 
-/// An entry's bytes: the compiled component followed by its SHA-256, so that a truncated or
-/// altered entry is detected before wasmtime maps it as native code.
+/// An entry's bytes: the compiled component followed by its BLAKE3 hash, so that a truncated
+/// or altered entry is detected before wasmtime maps it as native code.
 fn sealed(compiled: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(compiled.len() + DIGEST_LEN);
     bytes.extend_from_slice(compiled);
-    bytes.extend_from_slice(&Sha256::digest(compiled));
+    bytes.extend_from_slice(blake3::hash(compiled).as_bytes());
     bytes
 }
 
-const DIGEST_LEN: usize = 32;
+const DIGEST_LEN: usize = blake3::OUT_LEN;
 
-/// Read an entry into memory, check its digest, and load the checked bytes (never the file
-/// again, so a change after the check cannot reach the engine). An entry whose digest does not
-/// match (truncated, altered, or written before entries carried one) is an error: the caller
-/// compiles afresh and replaces it.
+/// Check an entry's digest through a read-only mapping of the file, then let wasmtime map the
+/// same file (its pages come from the page cache as the code needs them, without a copy). An
+/// entry whose digest does not match (truncated, altered, or written before entries carried
+/// this digest) is an error: the caller compiles afresh and replaces it.
+///
+/// Palisade never changes an entry in place: [`store`] writes a new file and renames it over
+/// the old one, so the file checked here is complete, and a rename between the check and the
+/// load puts another complete entry of the same name there. The digest detects damage and
+/// accidents, not a writer who recomputes it: the cache folder belongs to the user running
+/// Palisade, and whoever can write there can already run code as that user.
 #[allow(unsafe_code)]
 fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
-    let bytes = std::fs::read(path)?;
-    let Some(split) = bytes.len().checked_sub(DIGEST_LEN) else {
-        wasmtime::bail!("the entry is {} bytes: truncated", bytes.len());
+    let file = std::fs::File::open(path)?;
+    // SAFETY: a read-only private mapping, read only within this function. The file can be
+    // truncated by another process while it is mapped (a SIGBUS on access); Palisade's writers
+    // never do that (they rename whole files), and the folder is the user's own.
+    let mapped = unsafe { memmap2::Mmap::map(&file)? };
+    let Some(split) = mapped.len().checked_sub(DIGEST_LEN) else {
+        wasmtime::bail!("the entry is {} bytes: truncated", mapped.len());
     };
-    let (compiled, digest) = bytes.split_at(split);
-    if Sha256::digest(compiled).as_slice() != digest {
-        wasmtime::bail!("the entry's SHA-256 does not match: truncated or altered");
+    let (compiled, digest) = mapped.split_at(split);
+    if blake3::hash(compiled).as_bytes().as_slice() != digest {
+        wasmtime::bail!("the entry's digest does not match: truncated or altered");
     }
-    // SAFETY: `compiled` is exactly what `store` wrote from `Engine::precompile_component`
-    // (its digest matches), held in memory from the check on; its name carries the engine's
-    // compatibility hash, which wasmtime checks again while loading. The digest detects damage
-    // and accidents, not a writer who recomputes it: the cache folder belongs to the user
-    // running Palisade, and whoever can write there can already run code as that user.
-    unsafe { Component::deserialize(engine, compiled) }
+    drop(mapped);
+    // SAFETY: the file holds what `store` wrote from `Engine::precompile_component`, followed
+    // by its digest, which matched just now (wasmtime reads the compiled object's sections by
+    // their offsets, so the trailing digest is not part of the code); its name carries the
+    // engine's compatibility hash, which wasmtime checks again while loading.
+    unsafe { Component::deserialize_file(engine, path) }
 }
 
 /// Write an entry under a name of its own, then rename it into place: a reader only ever maps

@@ -7,7 +7,6 @@ use crate::support::*;
 use palisade::kv::{Decide, KvBackend, KvError};
 use palisade::{Palisade, Policy, Script};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -263,10 +262,10 @@ fn cache_entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     entries
 }
 
-/// Whether an entry holds the compiled bytes followed by their SHA-256.
+/// Whether an entry holds the compiled bytes followed by their BLAKE3 hash.
 fn sealed(bytes: &[u8]) -> bool {
     bytes.len() > 32
-        && Sha256::digest(&bytes[..bytes.len() - 32]).as_slice() == &bytes[bytes.len() - 32..]
+        && blake3::hash(&bytes[..bytes.len() - 32]).as_bytes() == &bytes[bytes.len() - 32..]
 }
 
 async fn echo_through(dir: Option<std::path::PathBuf>) {
