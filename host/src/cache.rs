@@ -6,8 +6,10 @@
 //! (`script-…`): anyone who can hand the host a `.wasm` can make one, so their entries are
 //! bounded by size (least recently used first out), and their Cranelift compiles go through a
 //! [`CompileGate`]: one at a time, within a budget of compile time per minute. The guests'
-//! entries are a fixed set (two guests, their instrumented forms, one per wasm stack size) and
-//! are never evicted.
+//! entries are a small set per Palisade version (the guest builds, their instrumented forms, one
+//! per wasm stack size); an entry no version has used for [`GUEST_ENTRY_MAX_AGE`] is removed
+//! the next time a guest entry is written (after an upgrade, say), so old versions' entries do
+//! not pile up.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -222,7 +224,10 @@ pub(crate) fn load(
     let path = entry_path(dir, engine, wasm);
     if path.is_file() {
         match deserialize(engine, &path) {
-            Ok(component) => return Ok(component),
+            Ok(component) => {
+                mark_used(&path);
+                return Ok(component);
+            }
             Err(e) => {
                 tracing::warn!(path = %path.display(), "ignoring unusable cache entry: {e:#}")
             }
@@ -236,7 +241,47 @@ pub(crate) fn load(
         // SAFETY: `compiled` was produced just now by this engine's `precompile_component`.
         return unsafe { Component::deserialize(engine, &compiled) };
     }
+    evict_stale_guests(dir, &path, GUEST_ENTRY_MAX_AGE);
     deserialize(engine, &path)
+}
+
+/// How long a guest entry that no start has used stays in the cache folder.
+pub(crate) const GUEST_ENTRY_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// A guest entry's modification time is its last use, brought up to date at most once a day
+/// (a start costs one `stat` more, not a write).
+fn mark_used(path: &Path) {
+    let stale = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > Duration::from_secs(24 * 3600));
+    if stale && let Ok(file) = std::fs::File::open(path) {
+        let _ = file.set_modified(SystemTime::now());
+    }
+}
+
+/// Remove guest entries unused for longer than `max_age`; `keep` (the entry just written)
+/// always stays. An entry another process has mapped stays valid for it after removal.
+fn evict_stale_guests(dir: &Path, keep: &Path, max_age: Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with("guest-") && name.ends_with(".cwasm")) || entry.path() == keep {
+            continue;
+        }
+        let age = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok());
+        if age.is_some_and(|age| age > max_age) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// An entry's bytes: the compiled component followed by its BLAKE3 hash, so that a truncated
@@ -301,7 +346,7 @@ fn store(dir: &Path, path: &Path, compiled: &[u8]) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{CompileGate, evict_scripts, store};
+    use super::{CompileGate, evict_scripts, evict_stale_guests, store};
     use std::time::{Duration, SystemTime};
 
     /// Script entries go least recently used first until the rest fit; guest entries, other
@@ -340,6 +385,41 @@ mod tests {
                 "script-b-1.cwasm",
                 "script-new-1.cwasm"
             ]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn guest_entries_unused_for_the_maximum_age_are_removed() {
+        let dir = std::env::temp_dir().join(format!("palisade-guest-evict-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = SystemTime::now() - Duration::from_secs(40 * 24 * 3600);
+        let entry = |name: &str, modified: SystemTime| {
+            let path = dir.join(name);
+            std::fs::write(&path, b"x").unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(modified)
+                .unwrap();
+            path
+        };
+        let stale = entry("guest-aaaa-1.cwasm", old);
+        let fresh = entry("guest-bbbb-1.cwasm", SystemTime::now());
+        let kept = entry("guest-cccc-1.cwasm", old);
+        let script = entry("script-dddd-1.cwasm", old);
+        let other = entry("notes.txt", old);
+        evict_stale_guests(&dir, &kept, Duration::from_secs(30 * 24 * 3600));
+        assert!(!stale.exists(), "an unused old guest entry is removed");
+        assert!(
+            fresh.exists() && kept.exists(),
+            "a recent entry and the one just written stay"
+        );
+        assert!(
+            script.exists() && other.exists(),
+            "script entries and other files are not guest entries"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
