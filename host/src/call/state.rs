@@ -37,6 +37,9 @@ pub(crate) struct CallState {
     pub(super) cancel: Option<crate::palisade::Cancel>,
     /// The operator's audit log, which gets the call's records when it ends.
     pub(super) audit_file: Option<Arc<crate::palisade::AuditFile>>,
+    /// Whether the call runs a standalone component (`palisade build`), whose console is its
+    /// stderr and whose refused requests reach it as plain errors.
+    pub(super) standalone: bool,
 }
 
 impl WasiHttpView for CallState {
@@ -162,6 +165,7 @@ impl CallState {
             fs,
             cancel: shared.cancel,
             audit_file: shared.audit_file,
+            standalone: stderr.is_some(),
         })
     }
 }

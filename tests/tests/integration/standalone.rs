@@ -611,3 +611,106 @@ fn a_standalone_console_flood_is_held_to_the_cap() {
     assert_eq!(fine["logs"].as_array().unwrap().len(), 1, "{fine}");
     assert_eq!(fine["receipt"]["console_lines_dropped"], 0);
 }
+
+/// A policy that lets scripts fetch `http://127.0.0.1:PORT/api/` and nothing else.
+fn api_policy(dir: &Path, port: u16) -> String {
+    policy_file(
+        dir,
+        &format!(
+            "[http]\nallow_private = [\"127.0.0.1/32\"]\n[[http.allow]]\nurl = \"http://127.0.0.1:{port}/api/\"\n"
+        ),
+    )
+}
+
+/// Issue 28: a request the network gate refuses ends a standalone component's call as
+/// `policy_denied`, from the host's record of the refusal, with its rule and fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_fetch_in_a_standalone_component_is_policy_denied() {
+    let upstream = Upstream::start().await;
+    let port = upstream.port();
+    let dir = folder("refused");
+    let policy = api_policy(&dir, port);
+    let source = r#"export default async (input) => {
+  if (input.catch) {
+    try { await fetch(input.url); } catch (e) { return "caught"; }
+  }
+  const r = await fetch(input.url);
+  return { status: r.status, body: await r.json() };
+};"#;
+    let (wasm, _) = build(&dir, source, &["--policy", &policy]);
+    let run = move |input: String| {
+        let (wasm, policy) = (wasm.clone(), policy.clone());
+        tokio::task::spawn_blocking(move || palisade_json(&wasm, &input, &["--policy", &policy]))
+    };
+    let refused = format!(r#"{{"url":"http://127.0.0.1:{port}/private/x"}}"#);
+    let outcome = run(refused).await.unwrap();
+    assert_eq!(outcome["ok"], false, "{outcome}");
+    let error = &outcome["error"];
+    assert_eq!(error["code"], "policy_denied", "{outcome}");
+    assert_eq!(error["rule"], "http.allow", "{outcome}");
+    assert_eq!(
+        error["fix"],
+        serde_json::json!({"key": "[[http.allow]] url", "value": format!("\"http://127.0.0.1:{port}/private/\"")}),
+        "{outcome}"
+    );
+    assert_eq!(
+        error["message"],
+        format!(
+            "policy denied capability `fetch` (http.allow): no [[http.allow]] rule matches \
+             http://127.0.0.1:{port}/private/x"
+        )
+    );
+    assert_eq!(outcome["audit"][0]["decision"], "deny", "{outcome}");
+    // A script that catches the refusal and returns is not failed by it.
+    let caught = format!(r#"{{"url":"http://127.0.0.1:{port}/private/x","catch":true}}"#);
+    let outcome = run(caught).await.unwrap();
+    assert_eq!(outcome["output"], "caught", "{outcome}");
+    assert_eq!(upstream.connections(), 0, "nothing reached the server");
+    // A normal call: the allowed URL is fetched.
+    let allowed = format!(r#"{{"url":"http://127.0.0.1:{port}/api/hello"}}"#);
+    let outcome = run(allowed).await.unwrap();
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert_eq!(
+        outcome["output"],
+        serde_json::json!({"status": 200, "body": {"hello": "world"}})
+    );
+    assert_eq!(upstream.seen().len(), 1);
+}
+
+/// One artifact, two hosts: `palisade run app.wasm` and `palisade run app.js` of one script give
+/// the same console lines and the same error for a refused fetch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_built_component_and_its_source_give_the_same_logs_and_error() {
+    let upstream = Upstream::start().await;
+    let port = upstream.port();
+    let dir = folder("differential");
+    let policy = api_policy(&dir, port);
+    let source = console_script(&format!(
+        r#"await fetch("http://127.0.0.1:{port}/elsewhere");
+  return "unreachable";"#
+    ));
+    let (wasm, _) = build(&dir, &source, &["--policy", &policy]);
+    let script = dir.join("app.js");
+    let (built, from_source) = tokio::task::spawn_blocking(move || {
+        let args = ["--policy", policy.as_str()];
+        let input = r#"{"name":"Ada"}"#;
+        (
+            palisade_json(&wasm, input, &args),
+            palisade_json(&script, input, &args),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        from_source["error"]["code"], "policy_denied",
+        "{from_source}"
+    );
+    assert_eq!(built["error"], from_source["error"]);
+    assert_eq!(
+        from_source["logs"].as_array().unwrap().len(),
+        7,
+        "{from_source}"
+    );
+    assert_eq!(built["logs"], from_source["logs"]);
+    assert_eq!(upstream.connections(), 0);
+}
