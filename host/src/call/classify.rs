@@ -112,6 +112,15 @@ pub(super) fn classify_guest(error: runner::Error, state: &CallState, policy: &P
     {
         return denial;
     }
+    // A standalone component learns of a refused request only as a plain error (standard
+    // `wasi:http` cannot say why), so its exception is no guide: an uncaught exception after a
+    // refusal the host recorded in this call is reported from that record.
+    if state.standalone
+        && let runner::Error::Exception(_) = &error
+        && let Some(denial) = state.capabilities.audit.last_denial()
+    {
+        return denial;
+    }
     guest_error(error)
 }
 

@@ -4,18 +4,22 @@
 mod classify;
 mod outcome;
 mod state;
+mod stderr;
 mod store;
 
 pub use outcome::{Outcome, Receipt};
 pub(crate) use state::{CallState, Extras, Shared, link};
 
 use crate::bindings::exports::palisade::sandbox::runner::{Environment, Module};
+use crate::caps::console::Console;
+use crate::guest::Guest;
 use crate::palisade::Runtime;
 use crate::policy::Clock;
 use crate::policy::Policy;
 use crate::{Error, Script};
 use outcome::accept_output;
 use std::time::Instant;
+use stderr::StderrConsole;
 use store::{guarded, new_store};
 
 /// When a call started (for the receipt) and when its deadline falls, and the fuel it has
@@ -84,8 +88,23 @@ pub(crate) async fn run(
     };
     let module = module_of(script);
     let budget = policy.limits().fuel.saturating_sub(times.fuel_spent);
+    // A standalone component (`palisade build`) writes its console lines to stderr.
+    let stderr = is_standalone(script).then(|| {
+        let cap = policy.limits().console.0;
+        let console = Console::new(cap).stream_to(shared.events.clone(), || {
+            crate::secrets::Secrets::from_policy(policy)
+        });
+        StderrConsole::new(console, cap)
+    });
     // Store: the call's state and limits.
-    let mut store = match new_store(runtime, policy, shared, times.deadline, budget) {
+    let mut store = match new_store(
+        runtime,
+        policy,
+        shared,
+        stderr.as_ref(),
+        times.deadline,
+        budget,
+    ) {
         Ok(store) => store,
         Err(error) => return Outcome::failed(error, policy, times.started),
     };
@@ -112,7 +131,19 @@ pub(crate) async fn run(
         Ok(left) => times.fuel_spent + (budget - left),
         Err(_) => 0,
     };
-    outcome::finish(store.into_data(), result, fuel_used, policy, times.started)
+    let mut state = store.into_data();
+    if let Some(stderr) = &stderr {
+        state.console = stderr.finish();
+    }
+    outcome::finish(state, result, fuel_used, policy, times.started)
+}
+
+/// Whether `script` is a standalone component: built by `palisade build` into the standalone
+/// guest, which reaches the host only through standard WASI.
+fn is_standalone(script: &Script) -> bool {
+    script
+        .compiled()
+        .is_some_and(|compiled| compiled.guest == Guest::Standalone)
 }
 
 /// How the guest gets the script: already evaluated in a compiled component, as bytecode, or
@@ -134,7 +165,7 @@ pub(crate) async fn compile(
     deadline: Instant,
 ) -> (Result<Vec<u8>, Error>, u64) {
     let budget = policy.limits().fuel;
-    let mut store = match new_store(runtime, policy, Shared::default(), deadline, budget) {
+    let mut store = match new_store(runtime, policy, Shared::default(), None, deadline, budget) {
         Ok(store) => store,
         Err(error) => return (Err(error), 0),
     };

@@ -1,6 +1,7 @@
 //! What one call's store holds: each capability's state, built from the policy, and the
 //! linking of every import to its capability's view of it.
 
+use super::stderr::StderrConsole;
 use crate::Error;
 use crate::audit::AuditLog;
 use crate::caps::capability::{CapabilityState, CapabilityView, Handler};
@@ -36,6 +37,9 @@ pub(crate) struct CallState {
     pub(super) cancel: Option<crate::palisade::Cancel>,
     /// The operator's audit log, which gets the call's records when it ends.
     pub(super) audit_file: Option<Arc<crate::palisade::AuditFile>>,
+    /// Whether the call runs a standalone component (`palisade build`), whose console is its
+    /// stderr and whose refused requests reach it as plain errors.
+    pub(super) standalone: bool,
 }
 
 impl WasiHttpView for CallState {
@@ -115,11 +119,19 @@ impl WasiView for CallState {
 }
 
 impl CallState {
-    pub(super) fn new(policy: &Policy, shared: Shared) -> Result<Self, Error> {
+    pub(super) fn new(
+        policy: &Policy,
+        shared: Shared,
+        stderr: Option<&StderrConsole>,
+    ) -> Result<Self, Error> {
         // No arguments, environment, stdin or network: WASI here only carries the clocks and
-        // randomness the language runtime needs and the policy's directories.
+        // randomness the language runtime needs and the policy's directories (and, for a
+        // standalone component, the stderr its console lines are read from).
         let mut wasi = WasiCtxBuilder::new();
         wasi.allow_tcp(false).allow_udp(false);
+        if let Some(stderr) = stderr {
+            wasi.stderr(stderr.clone());
+        }
         let tape = shared.tape;
         crate::caps::clock::configure(&mut wasi, policy.determinism(), &tape);
         let audit = AuditLog::new(policy);
@@ -153,6 +165,7 @@ impl CallState {
             fs,
             cancel: shared.cancel,
             audit_file: shared.audit_file,
+            standalone: stderr.is_some(),
         })
     }
 }

@@ -2,6 +2,7 @@
 //! under the deadline.
 
 use super::classify::{classify_guest, classify_trap, internal};
+use super::stderr::StderrConsole;
 use super::{CallState, Shared};
 use crate::Error;
 use crate::bindings::exports::palisade::sandbox::runner::{self};
@@ -27,16 +28,18 @@ impl std::error::Error for CallCancelled {}
 /// Room for the records of a host call's values above twice the memory limit.
 pub(super) const HOSTCALL_FUEL_ROOM: usize = 1 << 20;
 
-/// A store with the policy's limits: fuel, memory limiter, and the wall-clock deadline.
+/// A store with the policy's limits: fuel, memory limiter, and the wall-clock deadline; a
+/// standalone component's store gets `stderr` as its `wasi:cli/stderr`.
 pub(super) fn new_store(
     runtime: &Runtime,
     policy: &Policy,
     shared: Shared,
+    stderr: Option<&StderrConsole>,
     deadline: Instant,
     fuel: u64,
 ) -> Result<Store<CallState>, Error> {
     let cancel = shared.cancel.clone();
-    let mut store = Store::new(&runtime.engine, CallState::new(policy, shared)?);
+    let mut store = Store::new(&runtime.engine, CallState::new(policy, shared, stderr)?);
     store.data_mut().limiter.set_deadline(deadline);
     store.limiter(|state| &mut state.limiter);
     // wasmtime caps what one call between guest and host may copy (128 MiB by default) and

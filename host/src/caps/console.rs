@@ -93,6 +93,12 @@ impl Console {
         self.lines.push(line);
     }
 
+    /// Count `bytes` of a line's text that were dropped before they reached the console (a
+    /// standalone component's stderr keeps no more of a line than the cap).
+    pub(crate) fn count_dropped(&mut self, bytes: u64) {
+        self.dropped += bytes;
+    }
+
     /// Lines dropped whole because the cap was reached.
     pub fn dropped_lines(&self) -> u64 {
         self.dropped_lines

@@ -485,3 +485,232 @@ fn the_same_component_runs_under_palisade_run() {
         "{\"greeting\":\"Hello, Ada!\",\"n\":2}\n"
     );
 }
+
+/// `palisade run FILE --json --input INPUT [ARGS]`, ended after a generous bound: the whole
+/// outcome.
+fn palisade_json(file: &Path, input: &str, args: &[&str]) -> serde_json::Value {
+    let child = Command::new(palisade_bin())
+        .arg("run")
+        .arg(file)
+        .args(["--json", "--input", input])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(child, Duration::from_secs(120));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "`palisade run --json` printed no outcome ({e}): {}",
+            text(&out.stderr)
+        )
+    })
+}
+
+/// A script that writes console lines of every level and shape (several arguments, a value,
+/// a line break inside a message and at its end, an empty line, a prefix inside the text,
+/// characters past ASCII), then runs `tail`.
+fn console_script(tail: &str) -> String {
+    format!(
+        r#"export default async (input) => {{
+  console.log("hello", input.name);
+  console.info({{ a: 1 }}, [2, 3]);
+  console.warn("two\nlines");
+  console.error("ends with a line break\n");
+  console.debug("");
+  console.log("[warn] is text here");
+  console.log("ümlaut ✓");
+  {tail}
+}};"#
+    )
+}
+
+/// Issue 28: a standalone component's console lines, written to its stderr, reach the
+/// outcome's `logs` under `palisade run`.
+#[test]
+fn palisade_run_of_a_built_component_keeps_its_console_lines() {
+    let dir = folder("console");
+    let (wasm, _) = build(&dir, &console_script(r#"return "done";"#), &[]);
+    let outcome = palisade_json(&wasm, r#"{"name":"Ada"}"#, &[]);
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert_eq!(outcome["output"], "done");
+    assert_eq!(
+        outcome["logs"],
+        serde_json::json!([
+            {"level": "log", "message": "hello Ada"},
+            {"level": "info", "message": "{\"a\":1} [2,3]"},
+            {"level": "warn", "message": "two\nlines"},
+            {"level": "error", "message": "ends with a line break\n"},
+            {"level": "debug", "message": ""},
+            {"level": "log", "message": "[warn] is text here"},
+            {"level": "log", "message": "ümlaut ✓"},
+        ])
+    );
+    assert_eq!(outcome["receipt"]["console_bytes_dropped"], 0);
+}
+
+/// A console flood from a standalone component is held to the policy's console cap on the host:
+/// lines cut and dropped, and the marker, exactly as for the same script run from source.
+#[test]
+fn a_standalone_console_flood_is_held_to_the_cap() {
+    let dir = folder("console-flood");
+    let policy = policy_file(&dir, "[limits]\nconsole = \"2KiB\"\n");
+    let source = r#"export default (input) => {
+  for (let i = 0; i < input.n; i++) console.log(`line ${i} ` + "x".repeat(i % 300));
+  if (input.n > 1) console.warn("y".repeat(100000));
+  return input.n;
+};"#;
+    let (wasm, _) = build(&dir, source, &["--policy", &policy]);
+    let flood = r#"{"n":20000}"#;
+    let outcome = palisade_json(&wasm, flood, &["--policy", &policy]);
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert_eq!(outcome["output"], 20000);
+    let logs = outcome["logs"].as_array().unwrap();
+    let (kept, marker) = logs.split_at(logs.len() - 1);
+    // Each kept line costs its text and a 32-byte record, within the 2 KiB cap.
+    let cost: usize = kept
+        .iter()
+        .map(|l| l["message"].as_str().unwrap().len() + 32)
+        .sum();
+    assert!(cost <= 2048, "{cost} bytes kept");
+    assert_eq!(kept[0]["message"], "line 0 ");
+    let receipt = &outcome["receipt"];
+    let dropped_lines = receipt["console_lines_dropped"].as_u64().unwrap();
+    let dropped_bytes = receipt["console_bytes_dropped"].as_u64().unwrap();
+    assert!(dropped_lines > 19_000, "{receipt}");
+    assert!(dropped_bytes > 2_000_000, "{receipt}");
+    assert_eq!(
+        marker[0],
+        serde_json::json!({
+            "level": "warn",
+            "message": format!(
+                "[palisade] console output truncated: {dropped_bytes} bytes of text and \
+                 {dropped_lines} whole line(s) over the 2048-byte cap were dropped"
+            ),
+        })
+    );
+    // The same script from source keeps and drops exactly the same.
+    let from_source = palisade_json(&dir.join("app.js"), flood, &["--policy", &policy]);
+    assert_eq!(outcome["logs"], from_source["logs"]);
+    assert_eq!(
+        receipt["console_bytes_dropped"],
+        from_source["receipt"]["console_bytes_dropped"]
+    );
+    assert_eq!(
+        receipt["console_lines_dropped"],
+        from_source["receipt"]["console_lines_dropped"]
+    );
+    // A normal call of the same component afterwards.
+    let fine = palisade_json(&wasm, r#"{"n":1}"#, &["--policy", &policy]);
+    assert_eq!(fine["ok"], true, "{fine}");
+    assert_eq!(
+        &fine["logs"][0],
+        &serde_json::json!({"level": "log", "message": "line 0 "})
+    );
+    assert_eq!(fine["logs"].as_array().unwrap().len(), 1, "{fine}");
+    assert_eq!(fine["receipt"]["console_lines_dropped"], 0);
+}
+
+/// A policy that lets scripts fetch `http://127.0.0.1:PORT/api/` and nothing else.
+fn api_policy(dir: &Path, port: u16) -> String {
+    policy_file(
+        dir,
+        &format!(
+            "[http]\nallow_private = [\"127.0.0.1/32\"]\n[[http.allow]]\nurl = \"http://127.0.0.1:{port}/api/\"\n"
+        ),
+    )
+}
+
+/// Issue 28: a request the network gate refuses ends a standalone component's call as
+/// `policy_denied`, from the host's record of the refusal, with its rule and fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_fetch_in_a_standalone_component_is_policy_denied() {
+    let upstream = Upstream::start().await;
+    let port = upstream.port();
+    let dir = folder("refused");
+    let policy = api_policy(&dir, port);
+    let source = r#"export default async (input) => {
+  if (input.catch) {
+    try { await fetch(input.url); } catch (e) { return "caught"; }
+  }
+  const r = await fetch(input.url);
+  return { status: r.status, body: await r.json() };
+};"#;
+    let (wasm, _) = build(&dir, source, &["--policy", &policy]);
+    let run = move |input: String| {
+        let (wasm, policy) = (wasm.clone(), policy.clone());
+        tokio::task::spawn_blocking(move || palisade_json(&wasm, &input, &["--policy", &policy]))
+    };
+    let refused = format!(r#"{{"url":"http://127.0.0.1:{port}/private/x"}}"#);
+    let outcome = run(refused).await.unwrap();
+    assert_eq!(outcome["ok"], false, "{outcome}");
+    let error = &outcome["error"];
+    assert_eq!(error["code"], "policy_denied", "{outcome}");
+    assert_eq!(error["rule"], "http.allow", "{outcome}");
+    assert_eq!(
+        error["fix"],
+        serde_json::json!({"key": "[[http.allow]] url", "value": format!("\"http://127.0.0.1:{port}/private/\"")}),
+        "{outcome}"
+    );
+    assert_eq!(
+        error["message"],
+        format!(
+            "policy denied capability `fetch` (http.allow): no [[http.allow]] rule matches \
+             http://127.0.0.1:{port}/private/x"
+        )
+    );
+    assert_eq!(outcome["audit"][0]["decision"], "deny", "{outcome}");
+    // A script that catches the refusal and returns is not failed by it.
+    let caught = format!(r#"{{"url":"http://127.0.0.1:{port}/private/x","catch":true}}"#);
+    let outcome = run(caught).await.unwrap();
+    assert_eq!(outcome["output"], "caught", "{outcome}");
+    assert_eq!(upstream.connections(), 0, "nothing reached the server");
+    // A normal call: the allowed URL is fetched.
+    let allowed = format!(r#"{{"url":"http://127.0.0.1:{port}/api/hello"}}"#);
+    let outcome = run(allowed).await.unwrap();
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert_eq!(
+        outcome["output"],
+        serde_json::json!({"status": 200, "body": {"hello": "world"}})
+    );
+    assert_eq!(upstream.seen().len(), 1);
+}
+
+/// One artifact, two hosts: `palisade run app.wasm` and `palisade run app.js` of one script give
+/// the same console lines and the same error for a refused fetch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_built_component_and_its_source_give_the_same_logs_and_error() {
+    let upstream = Upstream::start().await;
+    let port = upstream.port();
+    let dir = folder("differential");
+    let policy = api_policy(&dir, port);
+    let source = console_script(&format!(
+        r#"await fetch("http://127.0.0.1:{port}/elsewhere");
+  return "unreachable";"#
+    ));
+    let (wasm, _) = build(&dir, &source, &["--policy", &policy]);
+    let script = dir.join("app.js");
+    let (built, from_source) = tokio::task::spawn_blocking(move || {
+        let args = ["--policy", policy.as_str()];
+        let input = r#"{"name":"Ada"}"#;
+        (
+            palisade_json(&wasm, input, &args),
+            palisade_json(&script, input, &args),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        from_source["error"]["code"], "policy_denied",
+        "{from_source}"
+    );
+    assert_eq!(built["error"], from_source["error"]);
+    assert_eq!(
+        from_source["logs"].as_array().unwrap().len(),
+        7,
+        "{from_source}"
+    );
+    assert_eq!(built["logs"], from_source["logs"]);
+    assert_eq!(upstream.connections(), 0);
+}
