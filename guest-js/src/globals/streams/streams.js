@@ -362,7 +362,7 @@
             reading = false;
             if (!canceled1) closeController(branch1);
             if (!canceled2) closeController(branch2);
-            cancelled.resolve(undefined);
+            if (!canceled1 || !canceled2) cancelled.resolve(undefined);
             return;
           }
           // As the standard's chunk steps, a microtask later (an error found meanwhile wins);
@@ -398,7 +398,7 @@
     then(r.closed.promise, undefined, (e) => {
       errorStream(branch1, e);
       errorStream(branch2, e);
-      cancelled.resolve(undefined);
+      if (!canceled1 || !canceled2) cancelled.resolve(undefined);
     });
     return [a, b];
   }

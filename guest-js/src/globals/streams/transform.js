@@ -40,8 +40,8 @@
     constructor(transformer = undefined, writableStrategy = undefined, readableStrategy = undefined) {
       if (transformer !== undefined && !isObject(transformer)) throw new TypeErrorCtor("TransformStream: the transformer is not an object");
       // The strategies are converted at the IDL layer, before the transformer (read in prose).
-      const [writableHwm, writableSize] = strategyOf(writableStrategy, 1, "TransformStream: the writable strategy");
-      const [readableHwm, readableSize] = strategyOf(readableStrategy, 0, "TransformStream: the readable strategy");
+      const writableStrategyRecord = strategyOf(writableStrategy, 1, "TransformStream: the writable strategy");
+      const readableStrategyRecord = strategyOf(readableStrategy, 0, "TransformStream: the readable strategy");
       const dict = transformer === null ? undefined : transformer;
       const cancel = member(dict, "cancel");
       const flush = member(dict, "flush");
@@ -52,7 +52,8 @@
       if (readableType !== undefined) throw new RangeErrorCtor("TransformStream: readableType must be undefined");
       if (writableType !== undefined) throw new RangeErrorCtor("TransformStream: writableType must be undefined");
       const startPromise = deferred();
-      const t = initialize(this, startPromise.promise, writableHwm, writableSize, readableHwm, readableSize);
+      const t = initialize(this, startPromise.promise, writableStrategyRecord.hwm, writableStrategyRecord.size,
+        readableStrategyRecord.hwm, readableStrategyRecord.size);
       // SetUpTransformStreamDefaultControllerFromTransformer.
       const controller = setUpController(t,
         transform === undefined

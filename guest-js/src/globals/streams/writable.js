@@ -64,7 +64,8 @@
     return value;
   };
   // A QueuingStrategy dictionary, read in WebIDL's order (highWaterMark, size), then
-  // ExtractHighWaterMark and ExtractSizeAlgorithm: [hwm, size].
+  // ExtractHighWaterMark and ExtractSizeAlgorithm: { hwm, size } (not an array, whose
+  // destructuring would call an iterator a script can replace).
   const strategyOf = (strategy, fallback, what) => {
     const dict = dictionary(strategy, what);
     let hwm = dict === undefined ? undefined : dict.highWaterMark;
@@ -73,7 +74,7 @@
     if (hwm === undefined) hwm = fallback;
     else if (isNaN(hwm) || hwm < 0) throw new RangeErrorCtor(concat(what, ": highWaterMark must be a non-negative number"));
     const sizeAlgorithm = size === undefined ? () => 1 : (chunk) => NumberCtor(apply(size, undefined, [chunk]));
-    return [hwm, sizeAlgorithm];
+    return { __proto__: null, hwm, size: sizeAlgorithm };
   };
   // Call `method` (a member read earlier) on `object` as a promise of its result.
   const promiseCall = (method, object, args) => {
@@ -100,7 +101,7 @@
     constructor(underlyingSink = undefined, strategy = undefined) {
       if (underlyingSink !== undefined && !isObject(underlyingSink)) throw new TypeErrorCtor("WritableStream: the sink is not an object");
       // The strategy is converted at the IDL layer, before the sink (which is read in prose).
-      const [hwm, size] = strategyOf(strategy, 1, "WritableStream: the strategy");
+      const strategyRecord = strategyOf(strategy, 1, "WritableStream: the strategy");
       const sink = underlyingSink === null ? undefined : underlyingSink;
       const abort = callback(sink, "abort", "WritableStream");
       const close = callback(sink, "close", "WritableStream");
@@ -112,7 +113,7 @@
       setUpController(s, (controller) => (start === undefined ? undefined : apply(start, sink, [controller])),
         (chunk) => promiseCall(write, sink, [chunk, s.controller]),
         () => promiseCall(close, sink, []),
-        (reason) => promiseCall(abort, sink, [reason]), hwm, size);
+        (reason) => promiseCall(abort, sink, [reason]), strategyRecord.hwm, strategyRecord.size);
     }
     get locked() {
       return slotOf(streams, this).writer !== undefined;
