@@ -111,8 +111,16 @@
         __proto__: null,
         resolve: (step) => {
           if (step.done) return;
-          currentWrite = then(W.writerWrite(w, step.value), undefined, noop);
-          pipeStep();
+          // The write starts a microtask later (a chunk enqueued by the source must not run the
+          // sink's write synchronously); the pipe counts it as in flight from now on.
+          let written;
+          currentWrite = new PromiseCtor((resolveWrite) => {
+            written = resolveWrite;
+          });
+          then(resolved(undefined), () => {
+            then(W.writerWrite(w, step.value), () => written(undefined), () => written(undefined));
+            pipeStep();
+          });
         },
         reject: noop,
       };
