@@ -488,6 +488,10 @@ const __wpt = (() => {
   function promise_rejects_exactly(t, expected, promise, d) {
     return rejects(t, (e) => asserts.assert_equals(e, expected, d), promise, d);
   }
+  // The legacy form older WPT files still call, read as the legacy `assert_throws` reads `code`.
+  function promise_rejects(t, code, promise, d) {
+    return rejects(t, (e) => asserts.assert_throws(code, () => { throw e; }, d), promise, d);
+  }
 
   function setup(fnOrProps, maybeProps) {
     let props = fnOrProps;
@@ -547,7 +551,7 @@ const __wpt = (() => {
 
   const api = {
     test, async_test, promise_test, setup, promise_setup, generate_tests,
-    promise_rejects_js, promise_rejects_dom, promise_rejects_exactly, format_value,
+    promise_rejects_js, promise_rejects_dom, promise_rejects_exactly, promise_rejects, format_value,
     done() {
       doneCalled = true;
       if (singleTest !== null) singleTest.done();

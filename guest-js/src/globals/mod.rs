@@ -106,7 +106,8 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     subtle::register(cx)?;
     performance::register(cx)?;
     navigator::register(cx)?;
-    streams::register(cx)?;
+    let transform = streams::register(cx)?;
+    text::register_streams(cx, transform)?;
     blob::register(cx)?;
     form_data::register(cx)?;
     let (wait, cancel) = io::register(cx)?;

@@ -167,7 +167,7 @@ fn compose(
         }
         let path = match script.strip_prefix('/') {
             Some(absolute) => absolute.to_string(),
-            None => format!("{base}/{script}"),
+            None => normalize(&format!("{base}/{script}")),
         };
         out.push_str(&read_resource(dir, &path, &hashes[&path])?);
         out.push('\n');
@@ -177,6 +177,22 @@ fn compose(
         "\n} catch (e) {\n  __wpt.loadError(e);\n}\nexport default () => __wpt.finish();\n",
     );
     Some(out)
+}
+
+/// `path` with its `..` segments resolved (the streams files name their helpers as
+/// `../resources/…`).
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            _ => parts.push(part),
+        }
+    }
+    parts.join("/")
 }
 
 /// Subtest name to status ("PASS", "FAIL", …) and failure message; a harness error (the file

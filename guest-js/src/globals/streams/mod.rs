@@ -1,12 +1,27 @@
-//! `ReadableStream` and the queuing strategies, in plain JS (`streams.js`).
+//! The WHATWG stream globals, in plain JS: `ReadableStream` and the queuing strategies
+//! (`streams.js`), `WritableStream` (`writable.js`), `TransformStream` (`transform.js`) and
+//! `pipeTo`/`pipeThrough` (`pipe.js`). Each file is a function that gets the internals of the
+//! ones before it and returns its own; none of them is ever a global.
 
-use javy::quickjs::{Ctx, Function, Result};
+use javy::quickjs::{Ctx, Function, Object, Result};
 
-const PRELUDE: &str = include_str!("streams.js");
+const READABLE: &str = include_str!("streams.js");
+const WRITABLE: &str = include_str!("writable.js");
+const TRANSFORM: &str = include_str!("transform.js");
+const PIPE: &str = include_str!("pipe.js");
 
-/// Install the stream globals. Runs once, before the snapshot, before `Blob` and `fetch`, which
-/// make their bodies' streams with it.
-pub fn register(cx: &Ctx<'_>) -> Result<()> {
-    let prelude: Function = cx.eval(PRELUDE)?;
-    prelude.call(())
+/// Install the stream globals. Runs once, before the snapshot, after `AbortSignal` (which
+/// `WritableStream` and `pipeTo` use) and before `Blob` and `fetch`, which make their bodies'
+/// streams with it. Returns the transform internals, which the text streams are built on.
+pub fn register<'js>(cx: &Ctx<'js>) -> Result<Object<'js>> {
+    let readable: Object = cx.eval::<Function, _>(READABLE)?.call(())?;
+    let writable: Object = cx
+        .eval::<Function, _>(WRITABLE)?
+        .call((readable.clone(),))?;
+    let transform: Object = cx
+        .eval::<Function, _>(TRANSFORM)?
+        .call((readable.clone(), writable.clone()))?;
+    cx.eval::<Function, _>(PIPE)?
+        .call::<_, ()>((readable, writable))?;
+    Ok(transform)
 }

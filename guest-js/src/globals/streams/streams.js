@@ -1,8 +1,9 @@
 // `ReadableStream` (WHATWG Streams) with its default controller and reader, `tee`, async
 // iteration and the two queuing strategies; `fetch.js` and `blob.js` make the bodies' streams
-// through the internals the constructor carries until fetch.js takes them. Not here yet: byte
-// streams (`type: "bytes"`, BYOB readers), `WritableStream`, `TransformStream`, `pipeTo` and
-// `pipeThrough`.
+// through the internals the constructor carries until fetch.js takes them. The function returns
+// the same internals (and more) to `writable.js`, `transform.js` and `pipe.js`, which build
+// `WritableStream`, `TransformStream`, `pipeTo` and `pipeThrough` on them. Not here yet: byte
+// streams (`type: "bytes"`, BYOB readers).
 // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
 (function () {
   "use strict";
@@ -306,22 +307,29 @@
   }
 
   function read(r) {
+    const request = deferred();
+    readWith(r, request);
+    return request.promise;
+  }
+  // ReadableStreamDefaultReaderRead with a read request of the caller's: `request.resolve` gets
+  // the `{ value, done }` result (at once when a chunk is queued), `request.reject` the error.
+  // Nothing is resolved through a promise, so no `then` a script put on a prototype is looked up.
+  function readWith(r, request) {
     const s = r.stream;
     s.disturbed = true;
-    if (s.state === "closed") return resolved(result(undefined, true));
-    if (s.state === "errored") return rejected(s.storedError);
-    if (s.queue.length > 0) {
+    if (s.state === "closed") request.resolve(result(undefined, true));
+    else if (s.state === "errored") request.reject(s.storedError);
+    else if (s.queue.length > 0) {
       const entry = takeFirst(s.queue);
       s.queueSize -= entry[1];
       if (s.queue.length === 0) s.queueSize = 0;
       if (s.closeRequested && s.queue.length === 0) closeStream(s);
       else pullIfNeeded(s);
-      return resolved(result(entry[0], false));
+      request.resolve(result(entry[0], false));
+    } else {
+      own(r.requests, request);
+      pullIfNeeded(s);
     }
-    const request = deferred();
-    own(r.requests, request);
-    pullIfNeeded(s);
-    return request.promise;
   }
   function release(r) {
     const s = r.stream;
@@ -339,23 +347,37 @@
   function tee(stream, s) {
     const reader = new ReadableStreamDefaultReader(stream);
     const r = weakGet(readers, reader);
-    let reading = false, canceled1 = false, canceled2 = false, reason1, reason2, branch1, branch2;
+    let reading = false, readAgain = false, canceled1 = false, canceled2 = false, reason1, reason2, branch1, branch2;
     const cancelled = deferred();
     const pull = () => {
-      if (reading) return resolved(undefined);
+      if (reading) {
+        readAgain = true;
+        return resolved(undefined);
+      }
       reading = true;
-      then(read(r), (step) => {
-        reading = false;
-        if (step.done) {
-          if (!canceled1) closeController(branch1);
-          if (!canceled2) closeController(branch2);
-          cancelled.resolve(undefined);
-          return;
-        }
-        if (!canceled1) enqueue(branch1, step.value);
-        if (!canceled2) enqueue(branch2, step.value);
-      }, () => {
-        reading = false;
+      readWith(r, {
+        __proto__: null,
+        resolve: (step) => {
+          if (step.done) {
+            reading = false;
+            if (!canceled1) closeController(branch1);
+            if (!canceled2) closeController(branch2);
+            if (!canceled1 || !canceled2) cancelled.resolve(undefined);
+            return;
+          }
+          // As the standard's chunk steps, a microtask later (an error found meanwhile wins);
+          // the read is not over until then.
+          then(resolved(undefined), () => {
+            readAgain = false;
+            if (!canceled1) enqueue(branch1, step.value);
+            if (!canceled2) enqueue(branch2, step.value);
+            reading = false;
+            if (readAgain) pull();
+          });
+        },
+        reject: () => {
+          reading = false;
+        },
       });
       return resolved(undefined);
     };
@@ -376,7 +398,7 @@
     then(r.closed.promise, undefined, (e) => {
       errorStream(branch1, e);
       errorStream(branch2, e);
-      cancelled.resolve(undefined);
+      if (!canceled1 || !canceled2) cancelled.resolve(undefined);
     });
     return [a, b];
   }
@@ -507,4 +529,32 @@
     }),
     configurable: true,
   });
+  // What the other stream files use (never seen by a script).
+  return {
+    __proto__: null,
+    ReadableStream,
+    isStream: (value) => (typeof value === "object" && value !== null) && weakGet(streams, value) !== undefined,
+    slot: (stream) => weakGet(streams, stream),
+    // A reader's record for `stream` (which must be unlocked), as `getReader()` makes it.
+    acquireReader: (stream) => weakGet(readers, new ReadableStreamDefaultReader(stream)),
+    read,
+    readWith,
+    release,
+    cancelStream,
+    create,
+    makeStream,
+    enqueue,
+    closeController,
+    errorStream,
+    // ReadableStreamDefaultControllerCanCloseOrEnqueue.
+    canCloseOrEnqueue: (s) => !s.closeRequested && s.state === "readable",
+    // ReadableStreamDefaultControllerGetDesiredSize.
+    desiredSize: (s) => (s.state === "errored" ? null : s.state === "closed" ? 0 : s.hwm - s.queueSize),
+    // ReadableStreamDefaultControllerHasBackpressure (the negation of ShouldCallPull).
+    hasBackpressure: (s) => {
+      if (s.closeRequested || s.state !== "readable" || !s.started) return true;
+      if (s.reader !== null && s.reader.requests.length > 0) return false;
+      return !(s.hwm - s.queueSize > 0);
+    },
+  };
 })

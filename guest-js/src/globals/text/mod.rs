@@ -6,7 +6,8 @@
 use encoding_rs::{CoderResult, Decoder, DecoderResult, Encoding, UTF_8};
 use javy::quickjs::prelude::Func;
 use javy::quickjs::{
-    Array, ArrayBuffer, CString, Ctx, Exception, Function, Result, String as JsString, Value,
+    Array, ArrayBuffer, CString, Ctx, Exception, Function, Object, Result, String as JsString,
+    Value,
 };
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -343,4 +344,15 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
         Func::from(decode_stream),
         Func::from(encode_into),
     ))
+}
+
+/// `TextEncoderStream` and `TextDecoderStream`, over the TransformStream internals that
+/// `streams::register` returns.
+const STREAMS_PRELUDE: &str = include_str!("text_streams.js");
+
+/// Define `TextEncoderStream` and `TextDecoderStream`. Runs once, before the snapshot, after
+/// `register` and the stream globals.
+pub fn register_streams<'js>(cx: &Ctx<'js>, transform: Object<'js>) -> Result<()> {
+    let prelude: Function = cx.eval(STREAMS_PRELUDE)?;
+    prelude.call((transform,))
 }
