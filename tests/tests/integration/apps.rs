@@ -470,6 +470,109 @@ async fn apps_idempotency_key_replays_conflicts_and_runs_once() {
     server.assert_fine(None).await;
 }
 
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+#[tokio::test]
+async fn apps_idempotency_records_are_purged_after_their_ttl() {
+    use palisade::serve::apps::{actions::session_key, records::key_record};
+    use palisade::serve::idempotency::{PURGE_SCAN, Purged, purge_at};
+    let server = server("apps-purge");
+    assert_eq!(
+        load(&server, "counter", COUNTER, "default").await.status,
+        StatusCode::CREATED
+    );
+    let body = json!({"action": "inc", "session_id": "p"});
+    let old = act_key(&server, "counter", "old-key", body.clone()).await;
+    assert_eq!(old.status, StatusCode::OK, "{}", old.body);
+    let run = server
+        .call_with(
+            "POST",
+            "/v1/run",
+            None,
+            &[("idempotency-key", "run-key")],
+            json!({"policy": "default", "source": "export default (x) => x + 1", "input": 1}),
+        )
+        .await;
+    assert_eq!(run.status, StatusCode::OK, "{}", run.body);
+    // Records written after `between` are younger than it (the clock has milliseconds).
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let between = unix_ms();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let young = act_key(&server, "counter", "young-key", body.clone()).await;
+    assert_eq!(young.status, StatusCode::OK, "{}", young.body);
+    assert_eq!(counter(&server, "counter", "p").await, 2);
+
+    // A TTL after `between`, the first two records are expired and the young one is not.
+    let ttl = server.state.config.idempotency_ttl.as_millis() as u64;
+    let purged = purge_at(&server.state, between + ttl, PURGE_SCAN).unwrap();
+    assert_eq!(purged, Purged { runs: 1, apps: 1 });
+    let skey = session_key("local", "counter", "p");
+    let store = &server.state.store;
+    assert!(
+        key_record(store, &format!("{skey}old-key"))
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        key_record(store, &format!("{skey}young-key"))
+            .unwrap()
+            .is_some()
+    );
+    // The purged key runs again; the young one still replays and runs nothing.
+    let again = act_key(&server, "counter", "old-key", body.clone()).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    assert!(!again.headers.contains_key("idempotent-replayed"));
+    assert_eq!(again.body["seq"], 3);
+    let replay = act_key(&server, "counter", "young-key", body.clone()).await;
+    assert_eq!(replay.headers["idempotent-replayed"], "true");
+    assert_eq!(replay.body, young.body);
+    assert_eq!(counter(&server, "counter", "p").await, 3);
+    let rerun = server
+        .call_with(
+            "POST",
+            "/v1/run",
+            None,
+            &[("idempotency-key", "run-key")],
+            json!({"policy": "default", "source": "export default (x) => x + 1", "input": 1}),
+        )
+        .await;
+    assert_eq!(rerun.status, StatusCode::OK, "{}", rerun.body);
+    assert!(!rerun.headers.contains_key("idempotent-replayed"));
+
+    // A pass reads at most `scan` records and the next goes on from there: five app records
+    // (and the run's) expired far in the future take three passes of two.
+    for key in ["b1", "b2", "b3"] {
+        let b = act_key(
+            &server,
+            "counter",
+            key,
+            json!({"action": "inc", "session_id": "q"}),
+        )
+        .await;
+        assert_eq!(b.status, StatusCode::OK, "{}", b.body);
+    }
+    let later = unix_ms() + 2 * ttl;
+    let passes: Vec<Purged> = (0..4)
+        .map(|_| purge_at(&server.state, later, 2).unwrap())
+        .collect();
+    assert_eq!(
+        passes.iter().map(|p| p.apps).collect::<Vec<_>>(),
+        [2, 2, 1, 0]
+    );
+    assert_eq!(passes.iter().map(|p| p.runs).sum::<usize>(), 1);
+    assert!(
+        key_record(store, &format!("{skey}young-key"))
+            .unwrap()
+            .is_none()
+    );
+    server.assert_fine(None).await;
+}
+
 /// Run futures concurrently on this task.
 async fn futures_join<F: std::future::Future<Output = Answer>>(
     calls: impl Iterator<Item = F>,
