@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// The most event streams open at once. Each holds a connection, a task and up to [`BUFFER`]
+/// The most event streams open at once. Each holds a connection, a task and up to `BUFFER`
 /// events, so a client that opens streams without end would otherwise hold the server's memory
 /// and tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
