@@ -1,5 +1,5 @@
 //! `GET /metrics`: Prometheus text. Calls by policy and code, call duration, fuel, sessions
-//! active, the admission queue, and policy reload errors.
+//! active, the admission queue, policy reload errors, and apps' open event streams.
 
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
@@ -25,6 +25,8 @@ pub struct Metrics {
     pub reload_errors: IntCounter,
     /// Policy files that did not load at the last reload.
     pub policies_invalid: IntGauge,
+    /// Apps' server-sent event streams open now.
+    pub app_event_streams: IntGauge,
 }
 
 fn must<T>(r: prometheus::Result<T>) -> T {
@@ -71,6 +73,10 @@ impl Metrics {
             "palisade_policies_invalid",
             "Policy files that did not load at the last reload",
         ));
+        let app_event_streams = must(IntGauge::new(
+            "palisade_app_event_streams",
+            "Server-sent event streams of apps open now",
+        ));
         for c in [
             Box::new(calls.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(duration.clone()),
@@ -80,6 +86,7 @@ impl Metrics {
             Box::new(rejected.clone()),
             Box::new(reload_errors.clone()),
             Box::new(policies_invalid.clone()),
+            Box::new(app_event_streams.clone()),
         ] {
             must(registry.register(c));
         }
@@ -93,6 +100,7 @@ impl Metrics {
             rejected,
             reload_errors,
             policies_invalid,
+            app_event_streams,
         }
     }
 

@@ -1,5 +1,5 @@
 //! `GET /openapi.json`: the OpenAPI 3 document, generated from the handlers' annotations and
-//! the request types.
+//! the request types. A server with `--app` serves the seed's routes too, and lists them.
 
 use super::apps;
 use super::fs::FsRequest;
@@ -48,7 +48,34 @@ use utoipa::OpenApi;
 )]
 struct ApiDoc;
 
-/// The document as JSON.
-pub fn document() -> serde_json::Value {
-    serde_json::to_value(ApiDoc::openapi()).unwrap_or_default()
+/// The seed's routes, mounted at the root by `palisade serve --app` (docs/apps.md).
+#[derive(OpenApi)]
+#[openapi(
+    paths(
+        apps::seed::load,
+        apps::seed::load_file,
+        apps::seed::init,
+        apps::seed::view,
+        apps::seed::press,
+        apps::seed::actions_route,
+        apps::seed::events,
+    ),
+    components(schemas(
+        apps::seed::LoadBody,
+        apps::seed::LoadFileBody,
+        apps::seed::EnvBody,
+        apps::seed::ViewBody,
+        apps::seed::PressBody,
+        apps::actions::ActionRequest
+    ))
+)]
+struct SeedDoc;
+
+/// The document as JSON: every route, and the seed's when `seed` (a server with `--app`).
+pub fn document(seed: bool) -> serde_json::Value {
+    let mut doc = ApiDoc::openapi();
+    if seed {
+        doc.merge(SeedDoc::openapi());
+    }
+    serde_json::to_value(doc).unwrap_or_default()
 }

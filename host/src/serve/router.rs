@@ -145,8 +145,11 @@ pub async fn metrics(State(state): St) -> Response {
 /// This document.
 #[utoipa::path(get, path = "/openapi.json", tag = "operations",
     responses((status = 200, description = "the OpenAPI 3 document")))]
-pub async fn openapi() -> Response {
-    json_response(StatusCode::OK, super::openapi::document())
+pub async fn openapi(State(state): St) -> Response {
+    json_response(
+        StatusCode::OK,
+        super::openapi::document(state.config.app.is_some()),
+    )
 }
 
 /// The policies the caller may use.

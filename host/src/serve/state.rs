@@ -50,6 +50,8 @@ pub struct Config {
     pub docs_url: String,
     /// `--app FILE.js`: the app whose seed routes (`/press`, `/actions`, …) are mounted at the root.
     pub app: Option<PathBuf>,
+    /// The most apps' event streams open at once, per session, per tenant and on the server.
+    pub event_streams: super::apps::events::StreamCaps,
 }
 
 impl Config {
@@ -70,6 +72,7 @@ impl Config {
             drain_grace: Duration::from_secs(30),
             docs_url: super::errors::DEFAULT_DOCS_URL.to_owned(),
             app: None,
+            event_streams: super::apps::events::StreamCaps::default(),
         }
     }
 }

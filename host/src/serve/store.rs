@@ -20,7 +20,8 @@ pub enum Table {
 }
 
 impl Table {
-    fn def(self) -> TableDefinition<'static, &'static str, &'static str> {
+    /// Its redb table.
+    pub fn def(self) -> TableDefinition<'static, &'static str, &'static str> {
         match self {
             Table::Sessions => SESSIONS,
             Table::Idempotency => IDEMPOTENCY,

@@ -2,7 +2,7 @@
 //! against commit, idempotency, serialization per session, failures that persist nothing, the
 //! audit log and server-sent events.
 
-use crate::serve::{Answer, Server, assert_error, config, start};
+use crate::serve::{Answer, Server, assert_documents_every_route, assert_error, config, start};
 use http::StatusCode;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -470,6 +470,109 @@ async fn apps_idempotency_key_replays_conflicts_and_runs_once() {
     server.assert_fine(None).await;
 }
 
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+#[tokio::test]
+async fn apps_idempotency_records_are_purged_after_their_ttl() {
+    use palisade::serve::apps::{actions::session_key, records::key_record};
+    use palisade::serve::idempotency::{PURGE_SCAN, Purged, purge_at};
+    let server = server("apps-purge");
+    assert_eq!(
+        load(&server, "counter", COUNTER, "default").await.status,
+        StatusCode::CREATED
+    );
+    let body = json!({"action": "inc", "session_id": "p"});
+    let old = act_key(&server, "counter", "old-key", body.clone()).await;
+    assert_eq!(old.status, StatusCode::OK, "{}", old.body);
+    let run = server
+        .call_with(
+            "POST",
+            "/v1/run",
+            None,
+            &[("idempotency-key", "run-key")],
+            json!({"policy": "default", "source": "export default (x) => x + 1", "input": 1}),
+        )
+        .await;
+    assert_eq!(run.status, StatusCode::OK, "{}", run.body);
+    // Records written after `between` are younger than it (the clock has milliseconds).
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let between = unix_ms();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let young = act_key(&server, "counter", "young-key", body.clone()).await;
+    assert_eq!(young.status, StatusCode::OK, "{}", young.body);
+    assert_eq!(counter(&server, "counter", "p").await, 2);
+
+    // A TTL after `between`, the first two records are expired and the young one is not.
+    let ttl = server.state.config.idempotency_ttl.as_millis() as u64;
+    let purged = purge_at(&server.state, between + ttl, PURGE_SCAN).unwrap();
+    assert_eq!(purged, Purged { runs: 1, apps: 1 });
+    let skey = session_key("local", "counter", "p");
+    let store = &server.state.store;
+    assert!(
+        key_record(store, &format!("{skey}old-key"))
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        key_record(store, &format!("{skey}young-key"))
+            .unwrap()
+            .is_some()
+    );
+    // The purged key runs again; the young one still replays and runs nothing.
+    let again = act_key(&server, "counter", "old-key", body.clone()).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    assert!(!again.headers.contains_key("idempotent-replayed"));
+    assert_eq!(again.body["seq"], 3);
+    let replay = act_key(&server, "counter", "young-key", body.clone()).await;
+    assert_eq!(replay.headers["idempotent-replayed"], "true");
+    assert_eq!(replay.body, young.body);
+    assert_eq!(counter(&server, "counter", "p").await, 3);
+    let rerun = server
+        .call_with(
+            "POST",
+            "/v1/run",
+            None,
+            &[("idempotency-key", "run-key")],
+            json!({"policy": "default", "source": "export default (x) => x + 1", "input": 1}),
+        )
+        .await;
+    assert_eq!(rerun.status, StatusCode::OK, "{}", rerun.body);
+    assert!(!rerun.headers.contains_key("idempotent-replayed"));
+
+    // A pass reads at most `scan` records and the next goes on from there: five app records
+    // (and the run's) expired far in the future take three passes of two.
+    for key in ["b1", "b2", "b3"] {
+        let b = act_key(
+            &server,
+            "counter",
+            key,
+            json!({"action": "inc", "session_id": "q"}),
+        )
+        .await;
+        assert_eq!(b.status, StatusCode::OK, "{}", b.body);
+    }
+    let later = unix_ms() + 2 * ttl;
+    let passes: Vec<Purged> = (0..4)
+        .map(|_| purge_at(&server.state, later, 2).unwrap())
+        .collect();
+    assert_eq!(
+        passes.iter().map(|p| p.apps).collect::<Vec<_>>(),
+        [2, 2, 1, 0]
+    );
+    assert_eq!(passes.iter().map(|p| p.runs).sum::<usize>(), 1);
+    assert!(
+        key_record(store, &format!("{skey}young-key"))
+            .unwrap()
+            .is_none()
+    );
+    server.assert_fine(None).await;
+}
+
 /// Run futures concurrently on this task.
 async fn futures_join<F: std::future::Future<Output = Answer>>(
     calls: impl Iterator<Item = F>,
@@ -778,6 +881,119 @@ async fn apps_events_stream_committed_events_and_resume() {
     server.assert_fine(None).await;
 }
 
+/// Open an event stream as `key`: the stream, or the refusal as an answer.
+async fn try_stream(
+    server: &Server,
+    uri: &str,
+    key: Option<&str>,
+) -> Result<axum::response::Response, Answer> {
+    use tower::ServiceExt;
+    let mut request = http::Request::builder().uri(uri);
+    if let Some(key) = key {
+        request = request.header("authorization", format!("Bearer {key}"));
+    }
+    let request = request.body(axum::body::Body::empty()).unwrap();
+    let response = palisade::serve::router(server.state.clone())
+        .oneshot(request)
+        .await
+        .unwrap();
+    if response.status() == StatusCode::OK {
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        return Ok(response);
+    }
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    Err(Answer {
+        status,
+        headers,
+        body: serde_json::from_slice(&bytes).unwrap(),
+    })
+}
+
+async fn open_streams(server: &Server) -> i64 {
+    let metrics = server.call("GET", "/metrics", None, Value::Null).await;
+    let text = metrics.body.as_str().unwrap().to_owned();
+    text.lines()
+        .find_map(|l| l.strip_prefix("palisade_app_event_streams "))
+        .unwrap_or_else(|| panic!("no palisade_app_event_streams in {text}"))
+        .parse()
+        .unwrap()
+}
+
+/// The stream that `try_stream` opened.
+fn opened(result: Result<axum::response::Response, Answer>) -> axum::response::Response {
+    result.unwrap_or_else(|refused| panic!("refused: {} {}", refused.status, refused.body))
+}
+
+fn assert_full(refused: Result<axum::response::Response, Answer>, what: &str) {
+    let Err(answer) = refused else {
+        panic!("a stream past the cap of {what} was opened");
+    };
+    assert_error(&answer, 429, "capacity_exhausted");
+    assert_eq!(answer.headers["retry-after"], "1");
+    let note = answer.body["error"]["fix_note"].as_str().unwrap();
+    assert!(note.contains(what), "{note}");
+}
+
+#[tokio::test]
+async fn apps_event_streams_are_capped_and_a_closed_one_frees_its_slot() {
+    let mut config = config("apps-streams", true);
+    config.event_streams = palisade::serve::apps::events::StreamCaps {
+        per_session: 2,
+        per_tenant: 3,
+        per_server: 4,
+    };
+    let server = start(config);
+    let body = json!({"name": "counter", "source": COUNTER, "policy": "default"});
+    for key in ["acme-key", "beta-key"] {
+        let loaded = server
+            .call("POST", "/v1/apps", Some(key), body.clone())
+            .await;
+        assert_eq!(loaded.status, StatusCode::CREATED, "{}", loaded.body);
+    }
+    let uri = |session: &str| format!("/v1/apps/counter/events?session_id={session}");
+    let a1 = opened(try_stream(&server, &uri("s1"), Some("acme-key")).await);
+    let a2 = opened(try_stream(&server, &uri("s1"), Some("acme-key")).await);
+    assert_full(
+        try_stream(&server, &uri("s1"), Some("acme-key")).await,
+        "this session",
+    );
+    let a3 = opened(try_stream(&server, &uri("s2"), Some("acme-key")).await);
+    assert_full(
+        try_stream(&server, &uri("s3"), Some("acme-key")).await,
+        "your key",
+    );
+    let b1 = opened(try_stream(&server, &uri("s1"), Some("beta-key")).await);
+    assert_full(
+        try_stream(&server, &uri("s2"), Some("beta-key")).await,
+        "the server",
+    );
+    assert_eq!(open_streams(&server).await, 4);
+
+    // A stream the client closes frees its slot at once, and the new one streams.
+    drop(a1);
+    assert_eq!(open_streams(&server).await, 3);
+    let again = opened(try_stream(&server, &uri("s1"), Some("acme-key")).await);
+    let acted = server
+        .call(
+            "POST",
+            "/v1/apps/counter/actions",
+            Some("acme-key"),
+            json!({"action": "inc", "session_id": "s1"}),
+        )
+        .await;
+    assert_eq!(acted.status, StatusCode::OK, "{}", acted.body);
+    let events = read_events(again, 1).await;
+    assert_eq!(events[0].0, 1);
+    assert_eq!(events[0].1["n"], 1);
+    drop((a2, a3, b1));
+    assert_eq!(open_streams(&server).await, 0);
+    server.assert_fine(Some("acme-key")).await;
+}
+
 #[tokio::test]
 async fn apps_belong_to_their_tenant() {
     let server = start(config("apps-tenants", true));
@@ -827,4 +1043,56 @@ async fn apps_belong_to_their_tenant() {
         .await;
     assert_eq!(view.body["value"], 1, "{}", view.body);
     server.assert_fine(Some("acme-key")).await;
+}
+
+/// The seed's routes that `palisade serve --app` mounts at the root.
+const SEED_ROUTES: &[(&str, &[&str])] = &[
+    ("/load", &["post"]),
+    ("/load-file", &["post"]),
+    ("/init", &["post"]),
+    ("/view", &["post"]),
+    ("/press", &["post"]),
+    ("/actions", &["post"]),
+    ("/agent/events", &["get"]),
+];
+
+#[tokio::test]
+async fn apps_seed_routes_are_in_the_openapi_document_with_app() {
+    let mut with_app = config("apps-openapi", false);
+    with_app.app = Some(crate::support::root().join("examples/apps/calc.js"));
+    let server = start(with_app);
+    assert_documents_every_route(&server, SEED_ROUTES).await;
+    // Each one listed is served: its own answer, never the router's "no such route" or 405.
+    for (path, methods) in SEED_ROUTES {
+        for method in *methods {
+            let method = method.to_uppercase();
+            let body = if method == "GET" {
+                Value::Null
+            } else {
+                json!({})
+            };
+            let answer = if *path == "/agent/events" {
+                let response = try_stream(&server, path, None).await;
+                assert!(response.is_ok(), "GET /agent/events is not a stream");
+                continue;
+            } else {
+                server.call(&method, path, None, body).await
+            };
+            assert_ne!(
+                answer.status,
+                StatusCode::METHOD_NOT_ALLOWED,
+                "{method} {path}"
+            );
+            let unrouted = answer.body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("no such route"));
+            assert!(!unrouted, "{method} {path}: {}", answer.body);
+        }
+    }
+    // Without --app they are neither served nor listed.
+    let plain = start(config("apps-openapi-plain", false));
+    assert_documents_every_route(&plain, &[]).await;
+    let unrouted = plain.call("POST", "/press", None, json!({})).await;
+    assert_error(&unrouted, 404, "invalid_input");
+    server.assert_fine(None).await;
 }

@@ -178,6 +178,44 @@ pub fn assert_error(answer: &Answer, status: u16, code: &str) {
     assert!(error["retryable"].is_boolean());
 }
 
+/// Every route of the router, with its methods (a server with `--app` adds the seed's).
+pub const ROUTES: &[(&str, &[&str])] = &[
+    ("/healthz", &["get"]),
+    ("/readyz", &["get"]),
+    ("/metrics", &["get"]),
+    ("/openapi.json", &["get"]),
+    ("/v1/policies", &["get"]),
+    ("/v1/run", &["post"]),
+    ("/v1/sessions", &["get", "post"]),
+    ("/v1/sessions/{id}", &["get", "delete"]),
+    ("/v1/sessions/{id}/run", &["post"]),
+    ("/v1/sessions/{id}/fs/{op}", &["post"]),
+    ("/v1/apps", &["get", "post"]),
+    ("/v1/apps/{app}", &["get", "delete"]),
+    ("/v1/apps/{app}/actions", &["post"]),
+    ("/v1/apps/{app}/view", &["get"]),
+    ("/v1/apps/{app}/events", &["get"]),
+];
+
+/// The OpenAPI document lists [`ROUTES`] and `extra`, and nothing else.
+pub async fn assert_documents_every_route(server: &Server, extra: &[(&str, &[&str])]) {
+    let doc = server.call("GET", "/openapi.json", None, Value::Null).await;
+    assert_eq!(doc.status, StatusCode::OK);
+    assert!(doc.body["openapi"].as_str().unwrap().starts_with("3."));
+    let paths = doc.body["paths"].as_object().unwrap();
+    for (path, methods) in ROUTES.iter().chain(extra) {
+        for m in *methods {
+            assert!(paths[*path].get(*m).is_some(), "{m} {path} missing");
+        }
+    }
+    assert_eq!(
+        paths.len(),
+        ROUTES.len() + extra.len(),
+        "{:?}",
+        paths.keys()
+    );
+}
+
 #[tokio::test]
 async fn serve_operations_routes_answer() {
     let server = start(config("serve-ops", false));
@@ -199,32 +237,7 @@ async fn serve_operations_routes_answer() {
     assert_eq!(list[0]["limits"]["timeout"], "5s");
     assert_eq!(list[0]["sha256"].as_str().unwrap().len(), 64);
     // The OpenAPI document lists every route the router serves.
-    let doc = server.call("GET", "/openapi.json", None, Value::Null).await;
-    assert_eq!(doc.status, StatusCode::OK);
-    assert!(doc.body["openapi"].as_str().unwrap().starts_with("3."));
-    let paths = doc.body["paths"].as_object().unwrap();
-    for (path, methods) in [
-        ("/healthz", &["get"][..]),
-        ("/readyz", &["get"]),
-        ("/metrics", &["get"]),
-        ("/openapi.json", &["get"]),
-        ("/v1/policies", &["get"]),
-        ("/v1/run", &["post"]),
-        ("/v1/sessions", &["get", "post"]),
-        ("/v1/sessions/{id}", &["get", "delete"]),
-        ("/v1/sessions/{id}/run", &["post"]),
-        ("/v1/sessions/{id}/fs/{op}", &["post"]),
-        ("/v1/apps", &["get", "post"]),
-        ("/v1/apps/{app}", &["get", "delete"]),
-        ("/v1/apps/{app}/actions", &["post"]),
-        ("/v1/apps/{app}/view", &["get"]),
-        ("/v1/apps/{app}/events", &["get"]),
-    ] {
-        for m in methods {
-            assert!(paths[path].get(*m).is_some(), "{m} {path} missing");
-        }
-    }
-    assert_eq!(paths.len(), 15, "{:?}", paths.keys());
+    assert_documents_every_route(&server, &[]).await;
     let missing = server.call("GET", "/v2/nothing", None, Value::Null).await;
     assert_error(&missing, 404, "invalid_input");
     let method = server.call("PUT", "/v1/run", None, json!({})).await;

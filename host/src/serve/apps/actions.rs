@@ -14,7 +14,7 @@ use super::records::{self, Commit, EventRecord, KeyRecord, SessionState};
 use super::{app_key, check_session};
 use crate::policy::{Clock, Determinism};
 use crate::{Error, Policy, RunOptions};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -119,19 +119,21 @@ pub enum Ran {
     Failed(Error),
 }
 
-/// Call the driver's `export` with `input` under `policy`.
+/// Call the driver's `export` with `input` (written as JSON) under `policy`.
 pub async fn call(
     state: &Arc<AppState>,
     loaded: &Loaded,
     policy: &Policy,
     export: &str,
-    input: &Value,
+    input: &impl Serialize,
     who: (&str, &str),
 ) -> Result<Ran, ApiError> {
     let options = RunOptions::default()
         .export(export)
         .metadata(json!({"tenant": who.0, "session": who.1, "app": loaded.record.name}));
-    let input = input.to_string();
+    let input = serde_json::to_string(input).map_err(|e| Error::Internal {
+        detail: format!("an app's input cannot be written as JSON: {e}"),
+    })?;
     let permit = state.admission.enter(&state.metrics).await?;
     let outcome = state
         .palisade
@@ -186,6 +188,29 @@ pub fn failure(error: &Error, state: &Value) -> Stored {
         status: status_of(error).as_u16(),
         body: body.to_string(),
     }
+}
+
+/// The driver's input for an action; fields in the order `json!` writes them (sorted).
+#[derive(Serialize)]
+struct ActInput<'a> {
+    action: &'a str,
+    env: &'a Map<String, Value>,
+    params: &'a Value,
+    state: &'a Value,
+}
+
+/// A successful action's answer; fields in the order `json!` wrote them (sorted), so that the
+/// bytes are those of earlier versions.
+#[derive(Serialize)]
+struct Answer<'a> {
+    audit_preview: &'a Value,
+    dry_run: bool,
+    events: &'a [Value],
+    result: &'a Value,
+    seq: u64,
+    session_id: &'a str,
+    state: &'a Value,
+    view: &'a Value,
 }
 
 /// Run one action for `actor` (see the module's docs).
@@ -279,8 +304,10 @@ async fn in_turn(
             replayed: true,
         });
     }
+    let mut current = current;
     let seq = current.as_ref().map_or(0, |s| s.seq) + 1;
-    let previous = current.as_ref().map_or(Value::Null, |s| s.state.clone());
+    // The state is moved out, not copied: the rest of `current` is all that is read later.
+    let previous = current.as_mut().map_or(Value::Null, |s| s.state.take());
     let clock = match request.env.as_ref().and_then(|e| e.get("now")) {
         Some(now) => parse_now(now)?,
         None => current
@@ -294,12 +321,14 @@ async fn in_turn(
     if let Some(intent) = &request.intent {
         env.insert("intent".into(), intent.as_str().into());
     }
-    let input = json!({
-        "state": previous,
-        "action": request.action,
-        "params": request.params.clone().unwrap_or_else(|| json!({})),
-        "env": env,
-    });
+    let no_params = Value::Object(Map::new());
+    // Written straight from borrowed parts (the same JSON `json!` made from copies of them).
+    let input = ActInput {
+        action: &request.action,
+        env: &env,
+        params: request.params.as_ref().unwrap_or(&no_params),
+        state: &previous,
+    };
     let call_policy = call_policy(policy, actor.tenant, clock, seed(skey, seq));
     let ran = call(
         state,
@@ -310,7 +339,7 @@ async fn in_turn(
         (actor.tenant, session),
     )
     .await?;
-    let out = match ran {
+    let mut out = match ran {
         Ran::Value(v) => v,
         Ran::Failed(error) => {
             audit(
@@ -369,20 +398,22 @@ async fn in_turn(
             replayed: false,
         });
     }
-    let events: Vec<Value> = out["events"].as_array().cloned().unwrap_or_default();
-    let answer = json!({
-        "state": out["state"],
-        "result": out["result"],
-        "audit_preview": audit_preview,
-        "events": events,
-        "view": out["view"],
-        "session_id": session,
-        "seq": if dry_run { seq - 1 } else { seq },
-        "dry_run": dry_run,
-    });
+    let no_events = Vec::new();
+    let answer = Answer {
+        audit_preview: &audit_preview,
+        dry_run,
+        events: out["events"].as_array().unwrap_or(&no_events),
+        result: &out["result"],
+        seq: if dry_run { seq - 1 } else { seq },
+        session_id: session,
+        state: &out["state"],
+        view: &out["view"],
+    };
     let stored = Stored {
         status: 200,
-        body: answer.to_string(),
+        body: serde_json::to_string(&answer).map_err(|e| Error::Internal {
+            detail: format!("an action's answer cannot be written as JSON: {e}"),
+        })?,
     };
     if dry_run {
         audit(
@@ -400,11 +431,18 @@ async fn in_turn(
             replayed: false,
         });
     }
+    // The answer is written: what the commit keeps is moved out of `out`, not copied.
+    let mut take = |field: &str| out.get_mut(field).map_or(Value::Null, Value::take);
+    let events = match take("events") {
+        Value::Array(events) => events,
+        _ => Vec::new(),
+    };
+    let next = take("state");
     let first_event = current.as_ref().map_or(0, |s| s.events) + 1;
     let commit = Commit {
         session_key: skey.to_owned(),
         session: SessionState {
-            state: out["state"].clone(),
+            state: next,
             seq,
             clock_unix_ms: crate::audit::now_unix_ms(),
             events: first_event - 1 + events.len() as u64,

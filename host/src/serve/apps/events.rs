@@ -1,16 +1,129 @@
 //! `GET /v1/apps/{app}/events?session_id=`: server-sent events of the session's committed
 //! actions' `events`, read from the durable log. Each carries its id (from 1 per session);
 //! `Last-Event-ID` (or `?last_event_id=`) resumes after it. The stream waits for commits and
-//! ends when the client goes away.
+//! ends when the client goes away. Open streams are capped per session, per tenant and per
+//! server ([`StreamCaps`]); past a cap a new one is 429 `capacity_exhausted`, and a stream's
+//! slot is free again as soon as its client goes away.
 
+use super::super::admission::RETRY_AFTER_SECONDS;
+use super::super::errors::ApiError;
 use super::super::state::AppState;
 use super::records;
+use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, KeepAliveStream, Sse};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
+
+/// The most event streams open at once. Each holds a connection, a task and up to `BUFFER`
+/// events, so a client that opens streams without end would otherwise hold the server's memory
+/// and tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamCaps {
+    /// On one session of one app.
+    pub per_session: usize,
+    /// Of one tenant, over all its apps and sessions.
+    pub per_tenant: usize,
+    /// On the server.
+    pub per_server: usize,
+}
+
+impl Default for StreamCaps {
+    fn default() -> Self {
+        StreamCaps {
+            per_session: 16,
+            per_tenant: 256,
+            per_server: 1024,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Open {
+    server: usize,
+    tenants: HashMap<String, usize>,
+    sessions: HashMap<String, usize>,
+}
+
+/// The streams open now, counted per session, per tenant and on the server.
+#[derive(Default)]
+pub struct Streams {
+    open: Mutex<Open>,
+}
+
+/// One open stream's place in the counts; dropping it (the client went away) frees it.
+pub struct Slot {
+    streams: Arc<Streams>,
+    tenant: String,
+    session_key: String,
+    gauge: prometheus::IntGauge,
+}
+
+fn take(map: &mut HashMap<String, usize>, key: &str) {
+    if let Some(n) = map.get_mut(key) {
+        *n -= 1;
+        if *n == 0 {
+            map.remove(key);
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self.streams.open.lock().unwrap_or_else(|e| e.into_inner());
+        open.server -= 1;
+        take(&mut open.tenants, &self.tenant);
+        take(&mut open.sessions, &self.session_key);
+        self.gauge.set(open.server as i64);
+    }
+}
+
+impl Streams {
+    /// A slot for one more stream of `tenant` on `session_key`, or 429 `capacity_exhausted`
+    /// when a cap is reached.
+    pub fn open(
+        self: &Arc<Self>,
+        caps: StreamCaps,
+        tenant: &str,
+        session_key: &str,
+        gauge: &prometheus::IntGauge,
+    ) -> Result<Slot, ApiError> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let full = |what: &str, cap: usize| {
+            ApiError::capacity(
+                StatusCode::TOO_MANY_REQUESTS,
+                0,
+                RETRY_AFTER_SECONDS,
+                &format!(
+                    "{what} has its maximum of {cap} open event streams; close one, or retry \
+                     after Retry-After seconds"
+                ),
+            )
+        };
+        if open.sessions.get(session_key).copied().unwrap_or(0) >= caps.per_session {
+            return Err(full("this session", caps.per_session));
+        }
+        if open.tenants.get(tenant).copied().unwrap_or(0) >= caps.per_tenant {
+            return Err(full("your key", caps.per_tenant));
+        }
+        if open.server >= caps.per_server {
+            return Err(full("the server", caps.per_server));
+        }
+        open.server += 1;
+        *open.tenants.entry(tenant.to_owned()).or_default() += 1;
+        *open.sessions.entry(session_key.to_owned()).or_default() += 1;
+        gauge.set(open.server as i64);
+        Ok(Slot {
+            streams: self.clone(),
+            tenant: tenant.to_owned(),
+            session_key: session_key.to_owned(),
+            gauge: gauge.clone(),
+        })
+    }
+}
 
 /// Events read from the log at a time.
 const BATCH: usize = 256;
@@ -18,23 +131,35 @@ const BATCH: usize = 256;
 /// Events waiting to be sent to one client; bounds what a slow client holds in memory.
 const BUFFER: usize = 64;
 
-/// A stream of events fed by the task that reads the log.
-pub struct EventStream(tokio::sync::mpsc::Receiver<Event>);
+/// A stream of events fed by the task that reads the log. It holds the stream's slot: the
+/// response body goes when the client does, and the slot with it.
+pub struct EventStream {
+    events: tokio::sync::mpsc::Receiver<Event>,
+    _slot: Slot,
+}
 
 impl futures_core::Stream for EventStream {
     type Item = Result<Event, Infallible>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.0.poll_recv(cx).map(|e| e.map(Ok))
+        self.events.poll_recv(cx).map(|e| e.map(Ok))
     }
 }
 
-/// The stream of `session_key`'s events after the id `after`.
+/// The stream of `tenant`'s `session_key`'s events after the id `after`, or 429
+/// `capacity_exhausted` past a cap.
 pub fn stream(
     state: &Arc<AppState>,
+    tenant: &str,
     session_key: String,
     after: u64,
-) -> Sse<KeepAliveStream<EventStream>> {
+) -> Result<Sse<KeepAliveStream<EventStream>>, ApiError> {
+    let slot = state.apps.streams.open(
+        state.config.event_streams,
+        tenant,
+        &session_key,
+        &state.metrics.app_event_streams,
+    )?;
     let (tx, rx) = tokio::sync::mpsc::channel(BUFFER);
     let state = state.clone();
     tokio::spawn(async move {
@@ -64,23 +189,20 @@ pub fn stream(
             if full {
                 continue;
             }
-            // Wait for a commit; look now and then whether the client is still there.
-            loop {
-                tokio::select! {
-                    changed = committed.changed() => {
-                        if changed.is_err() {
-                            return;
-                        }
-                        break;
-                    }
-                    () = tokio::time::sleep(Duration::from_secs(5)) => {
-                        if tx.is_closed() {
-                            return;
-                        }
+            // Wait for a commit, or for the client to go away.
+            tokio::select! {
+                changed = committed.changed() => {
+                    if changed.is_err() {
+                        return;
                     }
                 }
+                () = tx.closed() => return,
             }
         }
     });
-    Sse::new(EventStream(rx)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    Ok(Sse::new(EventStream {
+        events: rx,
+        _slot: slot,
+    })
+    .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }

@@ -22,14 +22,16 @@ use abi::Loaded;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// The apps' in-memory side: compiled apps, the turn of each session, and the signal that
-/// wakes event streams after a commit.
+/// The apps' in-memory side: compiled apps, the turn of each session, the signal that wakes
+/// event streams after a commit, and the count of open streams.
 pub struct Apps {
     loaded: Mutex<HashMap<String, Arc<Loaded>>>,
     turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     committed: tokio::sync::watch::Sender<u64>,
     seed: tokio::sync::Mutex<std::collections::HashSet<String>>,
     committer: Mutex<Option<Arc<records::Committer>>>,
+    /// The event streams open now.
+    pub streams: Arc<events::Streams>,
 }
 
 impl Default for Apps {
@@ -40,6 +42,7 @@ impl Default for Apps {
             committed: tokio::sync::watch::channel(0).0,
             seed: tokio::sync::Mutex::default(),
             committer: Mutex::default(),
+            streams: Arc::default(),
         }
     }
 }

@@ -14,7 +14,9 @@ use serde_json::Value;
 const APPS: TableDefinition<&str, &str> = TableDefinition::new("apps");
 const STATES: TableDefinition<&str, &str> = TableDefinition::new("app_sessions");
 const EVENTS: TableDefinition<&str, &str> = TableDefinition::new("app_events");
-const IDEMPOTENCY: TableDefinition<&str, &str> = TableDefinition::new("app_idempotency");
+/// The apps' idempotency records, by `tenant\napp\nsession\nkey` (purged with /v1/run's, by
+/// [`purge`](super::super::idempotency::purge)).
+pub const IDEMPOTENCY: TableDefinition<&str, &str> = TableDefinition::new("app_idempotency");
 
 /// A loaded app, as kept.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -371,7 +371,8 @@ pub fn resume_after(headers: &HeaderMap, query: Option<u64>) -> Result<u64, ApiE
     params(("app" = String, Path, description = "the app's name"), EventsQuery,
         ("Last-Event-ID" = Option<String>, Header, description = "resume after this event id")),
     responses((status = 200, description = "`text/event-stream`: one event per committed event, with its id"),
-        (status = 404, description = "app_not_found")))]
+        (status = 404, description = "app_not_found"),
+        (status = 429, description = "capacity_exhausted: the session, the key or the server has its maximum of open streams, with Retry-After")))]
 pub async fn events(
     State(state): St,
     headers: HeaderMap,
@@ -384,5 +385,5 @@ pub async fn events(
     record(&state, &tenant.name, &app).await?;
     let after = resume_after(&headers, query.last_event_id)?;
     let skey = actions::session_key(&tenant.name, &app, session);
-    Ok(super::events::stream(&state, skey, after).into_response())
+    Ok(super::events::stream(&state, &tenant.name, skey, after)?.into_response())
 }

@@ -21,6 +21,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use utoipa::{IntoParams, ToSchema};
 
 type St = State<Arc<AppState>>;
 
@@ -104,20 +105,27 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Refusal> {
     })
 }
 
-#[derive(Deserialize)]
-struct LoadBody {
-    source: String,
+/// The body of `POST /load`.
+#[derive(Deserialize, ToSchema)]
+pub struct LoadBody {
+    /// The app's new source.
+    pub source: String,
+    /// Taken for the seed's sake, and not used.
     #[serde(default)]
-    #[allow(dead_code)]
-    env: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub env: Option<Value>,
 }
 
-#[derive(Deserialize)]
-struct LoadFileBody {
-    path: PathBuf,
+/// The body of `POST /load-file`.
+#[derive(Deserialize, ToSchema)]
+pub struct LoadFileBody {
+    /// A file in the `--app` file's folder (relative to it, or absolute inside it).
+    #[schema(value_type = String)]
+    pub path: PathBuf,
+    /// Taken for the seed's sake, and not used.
     #[serde(default)]
-    #[allow(dead_code)]
-    env: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub env: Option<Value>,
 }
 
 async fn replace(state: &Arc<AppState>, headers: &HeaderMap, source: String) -> Response {
@@ -137,7 +145,11 @@ async fn replace(state: &Arc<AppState>, headers: &HeaderMap, source: String) -> 
 }
 
 /// `POST /load {source}`: replace the app's source.
-async fn load(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
+#[utoipa::path(post, path = "/load", tag = "seed", request_body = LoadBody,
+    responses((status = 200, description = "`{\"ok\":true}`: the app's source replaced"),
+        (status = 400, description = "invalid_input: not an app"),
+        (status = 422, description = "guest_syntax (with `location`), not_compilable, guest_exception")))]
+pub async fn load(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
     match parse::<LoadBody>(&body) {
         Ok(b) => replace(&state, &headers, b.source).await,
         Err(r) => *r,
@@ -146,7 +158,12 @@ async fn load(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
 
 /// `POST /load-file {path}`: replace the app's source with a file from the folder of the
 /// `--app` file (a path elsewhere is refused: callers never name the server's files).
-async fn load_file(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
+#[utoipa::path(post, path = "/load-file", tag = "seed", request_body = LoadFileBody,
+    responses((status = 200, description = "`{\"ok\":true}`: the app's source replaced"),
+        (status = 403, description = "policy_denied: the file is outside the `--app` file's folder"),
+        (status = 404, description = "file_not_found"),
+        (status = 422, description = "guest_syntax (with `location`), not_compilable, guest_exception")))]
+pub async fn load_file(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
     let request = match parse::<LoadFileBody>(&body) {
         Ok(b) => b,
         Err(r) => return *r,
@@ -185,12 +202,16 @@ async fn load_file(State(state): St, headers: HeaderMap, body: Bytes) -> Respons
     }
 }
 
-#[derive(Deserialize, Default)]
-struct EnvBody {
+/// The body of `POST /init`.
+#[derive(Deserialize, Default, ToSchema)]
+pub struct EnvBody {
+    /// `init`'s `env`; its `session_id` picks the session when the body has none.
     #[serde(default)]
-    env: Option<Map<String, Value>>,
+    #[schema(value_type = Option<Object>)]
+    pub env: Option<Map<String, Value>>,
+    /// The session; `default` when absent.
     #[serde(default)]
-    session_id: Option<String>,
+    pub session_id: Option<String>,
 }
 
 fn session_of(env: Option<&Map<String, Value>>, given: Option<&str>) -> String {
@@ -204,7 +225,10 @@ fn session_of(env: Option<&Map<String, Value>>, given: Option<&str>) -> String {
 }
 
 /// `POST /init {env?}`: the session starts again from `init(env)`; `{state}`.
-async fn init(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
+#[utoipa::path(post, path = "/init", tag = "seed", request_body = EnvBody,
+    responses((status = 200, description = "`{state}`: the session's state, made again by `init(env)`"),
+        (status = 400, description = "invalid_input")))]
+pub async fn init(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
     let request: EnvBody = match parse(&body) {
         Ok(b) => b,
         Err(r) => return *r,
@@ -270,18 +294,26 @@ async fn init(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
     }
 }
 
-#[derive(Deserialize)]
-struct ViewBody {
+/// The body of `POST /view`.
+#[derive(Deserialize, ToSchema)]
+pub struct ViewBody {
+    /// A state to view instead of the session's.
     #[serde(default)]
-    state: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub state: Option<Value>,
+    /// `agent` or `human`.
     #[serde(default)]
-    audience: Option<String>,
+    pub audience: Option<String>,
+    /// The session; `default` when absent.
     #[serde(default)]
-    session_id: Option<String>,
+    pub session_id: Option<String>,
 }
 
 /// `POST /view {state?, audience?}`: HTML for `Accept: text/html`, else `{jace}`.
-async fn view(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
+#[utoipa::path(post, path = "/view", tag = "seed", request_body = ViewBody,
+    responses((status = 200, description = "`{jace}`, or escaped HTML for `Accept: text/html`"),
+        (status = 400, description = "invalid_input")))]
+pub async fn view(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
     let request: ViewBody = match parse(&body) {
         Ok(b) => b,
         Err(r) => return *r,
@@ -313,13 +345,19 @@ async fn view(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
     (StatusCode::OK, axum::Json(json!({"jace": shown}))).into_response()
 }
 
-#[derive(Deserialize)]
-struct PressBody {
-    action: String,
+/// The body of `POST /press`.
+#[derive(Deserialize, ToSchema)]
+pub struct PressBody {
+    /// The action's name.
+    pub action: String,
+    /// Its parameters; `{}` when absent.
     #[serde(default)]
-    params: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub params: Option<Value>,
+    /// The action's `env`; its `session_id` picks the session.
     #[serde(default)]
-    env: Option<Map<String, Value>>,
+    #[schema(value_type = Option<Object>)]
+    pub env: Option<Map<String, Value>>,
 }
 
 async fn run_action(
@@ -346,7 +384,14 @@ async fn run_action(
 }
 
 /// `POST /press {action, params?, env?}`: `{state, jace, result, audit_preview, events, error}`.
-async fn press(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
+#[utoipa::path(post, path = "/press", tag = "seed", request_body = PressBody,
+    params(("Idempotency-Key" = Option<String>, Header, description = "de-duplicate commits per (tenant, app, session)")),
+    responses((status = 200, description = "`{state, jace, result, audit_preview, events, session_id, seq, dry_run}`"),
+        (status = 400, description = "invalid_input, or an action the app does not have"),
+        (status = 408, description = "timeout: \"Action timed out\""),
+        (status = 422, description = "the action's own `error`, an exception, or idempotency_conflict"),
+        (status = 429, description = "fuel_exhausted: \"Fuel exhausted\", or memory_limit")))]
+pub async fn press(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
     let request: PressBody = match parse(&body) {
         Ok(b) => b,
         Err(r) => return *r,
@@ -377,7 +422,14 @@ async fn press(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
 }
 
 /// `POST /actions`: the JACE envelope, as `POST /v1/apps/{app}/actions`.
-async fn actions_route(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
+#[utoipa::path(post, path = "/actions", tag = "seed", request_body = actions::ActionRequest,
+    params(("Idempotency-Key" = Option<String>, Header, description = "de-duplicate commits per (tenant, app, session)")),
+    responses((status = 200, description = "`{state, result, audit_preview, events, view, session_id, seq, dry_run}`"),
+        (status = 400, description = "invalid_input, or an action the app does not have"),
+        (status = 408, description = "timeout: \"Action timed out\""),
+        (status = 422, description = "the action's own `error`, an exception, or idempotency_conflict"),
+        (status = 429, description = "fuel_exhausted: \"Fuel exhausted\", or memory_limit")))]
+pub async fn actions_route(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
     match run_action(&state, &headers, &body).await {
         Ok((status, replayed, value)) => {
             let mut response = (status, axum::Json(value)).into_response();
@@ -393,14 +445,22 @@ async fn actions_route(State(state): St, headers: HeaderMap, body: Bytes) -> Res
     }
 }
 
-#[derive(Deserialize)]
-struct SessionQuery {
-    session_id: Option<String>,
-    last_event_id: Option<u64>,
+/// `?session_id=&last_event_id=` of `GET /agent/events`.
+#[derive(Deserialize, IntoParams)]
+pub struct SessionQuery {
+    /// The session; `default` when absent.
+    pub session_id: Option<String>,
+    /// Resume after this id (as the `Last-Event-ID` header does).
+    pub last_event_id: Option<u64>,
 }
 
 /// `GET /agent/events?session_id=`: server-sent events, as `/v1/apps/{app}/events`.
-async fn events(
+#[utoipa::path(get, path = "/agent/events", tag = "seed",
+    params(SessionQuery,
+        ("Last-Event-ID" = Option<String>, Header, description = "resume after this event id")),
+    responses((status = 200, description = "`text/event-stream`: one event per committed event, with its id"),
+        (status = 429, description = "capacity_exhausted: the session, the key or the server has its maximum of open streams, with Retry-After")))]
+pub async fn events(
     State(state): St,
     headers: HeaderMap,
     Query(query): Query<SessionQuery>,
@@ -418,5 +478,8 @@ async fn events(
         Err(e) => return e.into_response(),
     };
     let skey = actions::session_key(&tenant.name, &name, session);
-    super::events::stream(&state, skey, after).into_response()
+    match super::events::stream(&state, &tenant.name, skey, after) {
+        Ok(stream) => stream.into_response(),
+        Err(e) => e.into_response(),
+    }
 }
