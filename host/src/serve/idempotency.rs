@@ -245,9 +245,22 @@ fn purge_table(
 
 /// Remove idempotency records older than the server's TTL (`Config::idempotency_ttl`, 24 hours
 /// by default): `POST /v1/run`'s and the apps' alike, in one bounded pass over each table
-/// ([`PURGE_SCAN`]). The reaper runs it every minute.
+/// ([`PURGE_SCAN`]). The reaper runs it every minute, and at each of its ticks while a pass
+/// stops before the end of a table ([`purge_unfinished`]).
 pub fn purge(state: &AppState) -> Result<Purged, String> {
     purge_at(state, crate::audit::now_unix_ms(), PURGE_SCAN)
+}
+
+/// Whether the last purge pass stopped before the end of either table (it read
+/// [`PURGE_SCAN`] records of it): the reaper then runs the next pass at its next tick.
+pub fn purge_unfinished(state: &AppState) -> bool {
+    state
+        .idempotency
+        .purge_from
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(Option::is_some)
 }
 
 /// [`purge`] as if the time were `now` (Unix milliseconds), reading at most `scan` records of

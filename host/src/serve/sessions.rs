@@ -474,6 +474,10 @@ pub async fn fs(
 pub async fn reaper(state: Arc<AppState>) {
     let mut tick = tokio::time::interval(state.config.reap_interval);
     let mut last_purge = std::time::Instant::now();
+    // Whether the last purge pass stopped before the end of a table: then the next pass runs
+    // at the next tick instead of a minute later, so a table that grows faster than one pass a
+    // minute reads is still worked through (at most `PURGE_SCAN` records a table a tick).
+    let mut purge_unfinished = false;
     loop {
         tick.tick().await;
         for session in state.sessions.idle(crate::audit::now_unix_ms()) {
@@ -482,10 +486,15 @@ pub async fn reaper(state: Arc<AppState>) {
                 tracing::warn!("reaper: {}", e.body());
             }
         }
-        if last_purge.elapsed() >= Duration::from_secs(60) {
+        if purge_unfinished || last_purge.elapsed() >= Duration::from_secs(60) {
             last_purge = std::time::Instant::now();
             let s = state.clone();
-            let _ = tokio::task::spawn_blocking(move || super::idempotency::purge(&s)).await;
+            purge_unfinished = tokio::task::spawn_blocking(move || {
+                let _ = super::idempotency::purge(&s);
+                super::idempotency::purge_unfinished(&s)
+            })
+            .await
+            .unwrap_or(false);
         }
     }
 }
