@@ -16,6 +16,9 @@
   const { apply, ownKeys } = Reflect;
   const { isArray } = Array;
   const { iterator } = Symbol;
+  const arrayValues = Array.prototype[iterator];
+  // Headers.prototype.entries, the @@iterator every Headers has unless a script replaced it.
+  let headersEntries;
   const TypeErrorCtor = TypeError;
   const exec = uncurry(RegExp.prototype.exec);
   const sort = uncurry(Array.prototype.sort);
@@ -96,18 +99,29 @@
       if ((typeof init !== "object" || init === null) && typeof init !== "function") {
         throw new TypeErrorCtor("Headers: init must be a sequence of name-value pairs or a record");
       }
-      if (isHeaders(init)) {
-        // What iterating it gives, without its @@iterator.
+      // Web IDL's overload resolution reads @@iterator once: a sequence when it is there.
+      const method = init[iterator];
+      if (isHeaders(init) && method === headersEntries) {
+        // What iterating it gives, without calling its (unchanged) @@iterator.
         const list = init.#pairs();
         for (let i = 0; i < list.length; i++) this.#append(list[i][0], list[i][1]);
-      } else if (isArray(init)) {
+      } else if (isArray(init) && method === arrayValues) {
         for (let i = 0; i < init.length; i++) {
           const pair = pairOf(init[i]);
           this.#append(pair[0], pair[1]);
         }
-      } else if (init[iterator] != null) {
-        for (const header of init) {
-          const pair = pairOf(header);
+      } else if (method != null) {
+        // The object's own iterator (a Headers or an array whose @@iterator was replaced too),
+        // through the method read above.
+        if (typeof method !== "function") throw new TypeErrorCtor("Headers: init's @@iterator is not a function");
+        const it = apply(method, init, []);
+        if ((typeof it !== "object" || it === null) && typeof it !== "function") throw new TypeErrorCtor("Headers: init's iterator is not an object");
+        const next = it.next;
+        for (;;) {
+          const step = apply(next, it, []);
+          if ((typeof step !== "object" || step === null) && typeof step !== "function") throw new TypeErrorCtor("Headers: an iterator result is not an object");
+          if (step.done) break;
+          const pair = pairOf(step.value);
           this.#append(pair[0], pair[1]);
         }
       } else {
@@ -275,6 +289,7 @@
       if (key !== "constructor") defineProperty(target, key, { enumerable: true });
     }
   }
+  headersEntries = proto.entries;
   defineProperty(proto, iterator, { value: proto.entries, writable: true, configurable: true });
   defineProperty(proto, Symbol.toStringTag, { value: "Headers", configurable: true });
   defineProperty(HeadersIterator.prototype, Symbol.toStringTag, { value: "Headers Iterator", configurable: true });
