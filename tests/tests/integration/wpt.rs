@@ -167,7 +167,7 @@ fn compose(
         }
         let path = match script.strip_prefix('/') {
             Some(absolute) => absolute.to_string(),
-            None => format!("{base}/{script}"),
+            None => relative(base, script),
         };
         out.push_str(&read_resource(dir, &path, &hashes[&path])?);
         out.push('\n');
@@ -177,6 +177,21 @@ fn compose(
         "\n} catch (e) {\n  __wpt.loadError(e);\n}\nexport default () => __wpt.finish();\n",
     );
     Some(out)
+}
+
+/// `script` (`helper.js`, `../resources/utils.js`) as a path from WPT's root, seen from `base`.
+fn relative(base: &str, script: &str) -> String {
+    let mut parts: Vec<&str> = base.split('/').filter(|p| !p.is_empty()).collect();
+    for part in script.split('/') {
+        match part {
+            "." => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    parts.join("/")
 }
 
 /// Subtest name to status ("PASS", "FAIL", …) and failure message; a harness error (the file
