@@ -560,3 +560,34 @@ url = "https://api.example.com/"
     assert_eq!(output(&ok), r#""fine""#);
     assert_next_call_works().await;
 }
+
+/// A `Headers` init with an `@@iterator` of its own is read through it, as a Web IDL sequence;
+/// a replaced `Headers.prototype[@@iterator]` is never called, neither by `new Headers(headers)`
+/// nor by the copies `fetch` makes (`new Request(request)`, `clone()`, `Response.json`).
+#[tokio::test]
+async fn headers_init_uses_a_replaced_iterator_and_internal_copies_do_not() {
+    let got = eval(
+        r#"export default async () => {
+          const own = new Headers();
+          own[Symbol.iterator] = function* () { yield ["test", "yes"]; };
+          const viaOwn = new Headers(own).get("test");
+          const request = new Request("https://example.com/", { headers: { a: "1" } });
+          const response = new Response("x", { headers: { b: "2" } });
+          Headers.prototype[Symbol.iterator] = () => { throw new Error("replaced iterator called"); };
+          const copied = new Request(request).headers.get("a");
+          const cloned = response.clone().headers.get("b");
+          const json = Response.json({}, { status: 201, headers: { c: "3" } });
+          let proto;
+          try { new Headers(new Headers({ d: "4" })); proto = "not called"; } catch (e) { proto = e.message; }
+          return { viaOwn, copied, cloned, json: [json.status, json.headers.get("c"), json.headers.get("content-type")], proto };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "viaOwn": "yes", "copied": "1", "cloned": "2",
+            "json": [201, "3", "application/json"], "proto": "not called"
+        })
+    );
+}

@@ -323,7 +323,7 @@
         throw new TypeErrorCtor("Body has already been consumed");
       }
       const copy = new Response(null, { __proto__: null, status: s.status === 0 ? 200 : s.status });
-      assign(slot(copy), s, { __proto__: null, headers: new HeadersCtor(s.headers) });
+      assign(slot(copy), s, { __proto__: null, headers: H.copy(s.headers) });
       if (s.bodyId != null || s.stream !== null) {
         // A stream body (or a network body, as a stream) is split in two: each gets every chunk.
         const branches = S.tee(bodyStream(s));
@@ -338,7 +338,11 @@
       if (text === undefined) throw new TypeErrorCtor("the value has no JSON form");
       const headers = new HeadersCtor(member(init, "headers"));
       if (!H.has(headers, "content-type")) H.append(headers, "content-type", "application/json");
-      return new Response(text, { ...init, headers });
+      const response = new Response(text, {
+        __proto__: null, status: member(init, "status"), statusText: member(init, "statusText"),
+      });
+      slot(response).headers = headers;
+      return response;
     }
     static error() {
       const r = new Response(null);
@@ -367,7 +371,8 @@
       const upper = toUpperCase(method);
       const normal = NORMAL_METHODS[upper] === true ? upper : method;
       if (exec(METHOD, normal) === null) throw new TypeErrorCtor(concat("", method, " is not a method"));
-      const headers = new HeadersCtor(member(init, "headers") ?? from?.headers);
+      const given = member(init, "headers");
+      const headers = given === undefined && from ? H.copy(from.headers) : new HeadersCtor(given);
       let bytes = from?.bytes ?? null;
       let stream = from?.stream ?? null;
       const body = member(init, "body");

@@ -16,9 +16,6 @@
   const { apply, ownKeys } = Reflect;
   const { isArray } = Array;
   const { iterator } = Symbol;
-  const arrayValues = Array.prototype[iterator];
-  // Headers.prototype.entries, the @@iterator every Headers has unless a script replaced it.
-  let headersEntries;
   const TypeErrorCtor = TypeError;
   const exec = uncurry(RegExp.prototype.exec);
   const sort = uncurry(Array.prototype.sort);
@@ -99,20 +96,25 @@
       if ((typeof init !== "object" || init === null) && typeof init !== "function") {
         throw new TypeErrorCtor("Headers: init must be a sequence of name-value pairs or a record");
       }
+      // A Headers or an array is copied from its list, not through `Headers.prototype`'s or
+      // `Array.prototype`'s @@iterator, which a script may have replaced; one with an
+      // @@iterator of its own is a sequence read through that, as Web IDL reads it.
+      const listed = isHeaders(init) || isArray(init);
+      if (listed && getOwnPropertyDescriptor(init, iterator) === undefined) {
+        if (isArray(init)) {
+          for (let i = 0; i < init.length; i++) {
+            const pair = pairOf(init[i]);
+            this.#append(pair[0], pair[1]);
+          }
+        } else {
+          const list = init.#pairs();
+          for (let i = 0; i < list.length; i++) this.#append(list[i][0], list[i][1]);
+        }
+        return;
+      }
       // Web IDL's overload resolution reads @@iterator once: a sequence when it is there.
       const method = init[iterator];
-      if (isHeaders(init) && method === headersEntries) {
-        // What iterating it gives, without calling its (unchanged) @@iterator.
-        const list = init.#pairs();
-        for (let i = 0; i < list.length; i++) this.#append(list[i][0], list[i][1]);
-      } else if (isArray(init) && method === arrayValues) {
-        for (let i = 0; i < init.length; i++) {
-          const pair = pairOf(init[i]);
-          this.#append(pair[0], pair[1]);
-        }
-      } else if (method != null) {
-        // The object's own iterator (a Headers or an array whose @@iterator was replaced too),
-        // through the method read above.
+      if (method != null) {
         if (typeof method !== "function") throw new TypeErrorCtor("Headers: init's @@iterator is not a function");
         const it = apply(method, init, []);
         if ((typeof it !== "object" || it === null) && typeof it !== "function") throw new TypeErrorCtor("Headers: init's iterator is not an object");
@@ -289,7 +291,6 @@
       if (key !== "constructor") defineProperty(target, key, { enumerable: true });
     }
   }
-  headersEntries = proto.entries;
   defineProperty(proto, iterator, { value: proto.entries, writable: true, configurable: true });
   defineProperty(proto, Symbol.toStringTag, { value: "Headers", configurable: true });
   defineProperty(HeadersIterator.prototype, Symbol.toStringTag, { value: "Headers Iterator", configurable: true });
@@ -313,7 +314,8 @@
     return out;
   };
   defineProperty(Headers, Symbol.for("palisade.internals"), {
-    value: freeze({ __proto__: null, isHeaders, has, get, append: appendTo, fromPairs, sent, guard: setGuard }),
+    // `copy`: a new Headers with the same list, not through an @@iterator a script replaced.
+    value: freeze({ __proto__: null, isHeaders, has, get, append: appendTo, fromPairs, sent, guard: setGuard, copy: (headers) => fromPairs(pairsOf(headers)) }),
     configurable: true,
   });
 
