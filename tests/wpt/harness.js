@@ -585,6 +585,11 @@ const __wpt = (() => {
   };
   for (const k of Object.keys(api)) globalThis[k] = api[k];
   if (typeof globalThis.self === "undefined") globalThis.self = globalThis;
+  // WPT's helpers are classic scripts, and some assign a global they never declare; here they
+  // run as module code, which is strict: declare those globals first.
+  for (const name of ["structuredCloneBatteryOfTests"]) {
+    if (!(name in globalThis)) globalThis[name] = undefined;
+  }
   if (typeof platformFetch === "function") globalThis.fetch = resourceFetch;
 
   return {

@@ -10,7 +10,7 @@ pub mod config;
 mod console;
 mod crypto;
 mod dom_exception;
-mod fetch;
+pub mod fetch;
 mod form_data;
 pub mod fs;
 mod headers;

@@ -43,6 +43,12 @@ pub(crate) fn environment(policy: &Policy, random_seed: u64) -> Environment {
         fixed_clock: matches!(policy.determinism().clock, Clock::Fixed(_)),
         spread_args: false,
         stack_limit: quickjs_stack_limit(policy.limits().stack.0),
+        response_body_limit: policy
+            .http()
+            .map_or(crate::policy::DEFAULT_MAX_RESPONSE_BODY, |h| {
+                h.max_response_body
+            })
+            .0,
     }
 }
 

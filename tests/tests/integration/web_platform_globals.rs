@@ -508,3 +508,86 @@ async fn readable_streams_read_tee_cancel_and_carry_bodies() {
     );
     assert_eq!(eval("export default () => 1 + 1;").await, json!(2));
 }
+
+/// `data:` URL bodies are held to the policy's `http.max_response_body`, all of a call's
+/// together, and past it `fetch` fails as a network response past the budget does.
+#[tokio::test]
+async fn a_data_url_past_max_response_body_is_refused_as_response_too_large() {
+    let p = policy(
+        r#"
+name = "data-url-budget"
+[http]
+max_response_body = "1KiB"
+[[http.allow]]
+url = "https://api.example.com/"
+"#,
+    );
+    let source = r#"export default async () => {
+      const failure = async (url) => {
+        try { const r = await fetch(url); await r.arrayBuffer(); return "no error"; }
+        catch (e) { return [e.name, e.code ?? null, e instanceof NetworkError, e instanceof TypeError]; }
+      };
+      const big = await failure("data:," + "a".repeat(1025));
+      const base64 = await failure("data:;base64," + btoa("b".repeat(1500)));
+      const fits = (await (await fetch("data:," + "c".repeat(1000))).text()).length;
+      // 1000 of the 1024 bytes are used now: the next 100 are past the budget.
+      const second = await failure("data:," + "d".repeat(100));
+      return { big, base64, fits, second };
+    };"#;
+    let outcome = PALISADE
+        .run(&p, &Script::new("data-budget.js", source), "null")
+        .await;
+    let over = json!(["ResponseTooLargeError", "response-too-large", true, true]);
+    assert_eq!(
+        serde_json::from_str::<Value>(output(&outcome)).unwrap(),
+        json!({ "big": over, "base64": over, "fits": 1000, "second": over })
+    );
+    // Uncaught, it ends the call as any uncaught network error does.
+    let uncaught =
+        r#"export default async () => (await fetch("data:," + "x".repeat(4096))).text();"#;
+    let outcome = PALISADE
+        .run(&p, &Script::new("data-budget.js", uncaught), "null")
+        .await;
+    assert_eq!(code(&outcome), "guest_exception");
+    let message = outcome.error().unwrap().to_string();
+    assert!(message.contains("ResponseTooLargeError"), "{message}");
+    // Without an `[http]` table, the default budget (8 MiB) applies: a small body still reads.
+    let ok = run_source(
+        r#"export default async () => (await fetch("data:,fine")).text();"#,
+        "null",
+    )
+    .await;
+    assert_eq!(output(&ok), r#""fine""#);
+    assert_next_call_works().await;
+}
+
+/// A `Headers` init with an `@@iterator` of its own is read through it, as a Web IDL sequence;
+/// a replaced `Headers.prototype[@@iterator]` is never called, neither by `new Headers(headers)`
+/// nor by the copies `fetch` makes (`new Request(request)`, `clone()`, `Response.json`).
+#[tokio::test]
+async fn headers_init_uses_a_replaced_iterator_and_internal_copies_do_not() {
+    let got = eval(
+        r#"export default async () => {
+          const own = new Headers();
+          own[Symbol.iterator] = function* () { yield ["test", "yes"]; };
+          const viaOwn = new Headers(own).get("test");
+          const request = new Request("https://example.com/", { headers: { a: "1" } });
+          const response = new Response("x", { headers: { b: "2" } });
+          Headers.prototype[Symbol.iterator] = () => { throw new Error("replaced iterator called"); };
+          const copied = new Request(request).headers.get("a");
+          const cloned = response.clone().headers.get("b");
+          const json = Response.json({}, { status: 201, headers: { c: "3" } });
+          let proto;
+          try { new Headers(new Headers({ d: "4" })); proto = "not called"; } catch (e) { proto = e.message; }
+          return { viaOwn, copied, cloned, json: [json.status, json.headers.get("c"), json.headers.get("content-type")], proto };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "viaOwn": "yes", "copied": "1", "cloned": "2",
+            "json": [201, "3", "application/json"], "proto": "not called"
+        })
+    );
+}

@@ -252,6 +252,15 @@
     defineProperty(proto, toStringTag, { value: name, configurable: true });
     defineProperty(globalThis, name, { value: C, writable: true, configurable: true, enumerable: false });
   }
+  // Blobs and Files are serializable: a clone is a new Blob (or File, for a File or a subclass
+  // of it) over the same bytes, which no Blob ever changes.
+  const cloning = Symbol.for("palisade.internals");
+  const SC = structuredClone[cloning];
+  delete structuredClone[cloning];
+  SC.serializable(isBlob, (blob) => {
+    const s = slot(blob);
+    return s.name === undefined ? make(s.bytes, s.type) : makeFile(s.bytes, s.name, s.type, s.lastModified);
+  });
   // What fetch.js and form_data.js use: they read it before the snapshot, and fetch.js deletes it.
   defineProperty(Blob, Symbol.for("palisade.internals"), {
     value: freeze({

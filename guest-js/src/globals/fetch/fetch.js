@@ -49,7 +49,7 @@
   };
   const PolicyDeniedErrorCtor = PolicyDeniedError;
   const HeadersCtor = Headers;
-  const { send, denial: refusal, encode, decode } = native;
+  const { send, denial: refusal, encode, decode, dataLimit } = native;
   const INTERNALS = Symbol.for("palisade.internals");
   const take = (owner) => {
     const internals = owner[INTERNALS];
@@ -323,7 +323,7 @@
         throw new TypeErrorCtor("Body has already been consumed");
       }
       const copy = new Response(null, { __proto__: null, status: s.status === 0 ? 200 : s.status });
-      assign(slot(copy), s, { __proto__: null, headers: new HeadersCtor(s.headers) });
+      assign(slot(copy), s, { __proto__: null, headers: H.copy(s.headers) });
       if (s.bodyId != null || s.stream !== null) {
         // A stream body (or a network body, as a stream) is split in two: each gets every chunk.
         const branches = S.tee(bodyStream(s));
@@ -338,7 +338,11 @@
       if (text === undefined) throw new TypeErrorCtor("the value has no JSON form");
       const headers = new HeadersCtor(member(init, "headers"));
       if (!H.has(headers, "content-type")) H.append(headers, "content-type", "application/json");
-      return new Response(text, { ...init, headers });
+      const response = new Response(text, {
+        __proto__: null, status: member(init, "status"), statusText: member(init, "statusText"),
+      });
+      slot(response).headers = headers;
+      return response;
     }
     static error() {
       const r = new Response(null);
@@ -367,7 +371,8 @@
       const upper = toUpperCase(method);
       const normal = NORMAL_METHODS[upper] === true ? upper : method;
       if (exec(METHOD, normal) === null) throw new TypeErrorCtor(concat("", method, " is not a method"));
-      const headers = new HeadersCtor(member(init, "headers") ?? from?.headers);
+      const given = member(init, "headers");
+      const headers = given === undefined && from ? H.copy(from.headers) : new HeadersCtor(given);
       let bytes = from?.bytes ?? null;
       let stream = from?.stream ?? null;
       const body = member(init, "body");
@@ -453,6 +458,13 @@
   const hexValue = (c) => (c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1);
   const BASE64_SUFFIX = /;[\x20]*base64$/i;
   const MIME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\/[!#$%&'*+\-.^_`|~0-9A-Za-z]+[\t\x20]*(;.*)?$/s;
+  // The bytes `data:` URL bodies have taken so far this call, held to the policy's
+  // `http.max_response_body` (each call starts from the snapshot, at zero).
+  let dataBytes = 0;
+  const tooLarge = () => {
+    const C = kinds["response-too-large"][0];
+    return new C(concat("fetch of a data: URL: ", kinds["response-too-large"][1], " (http.max_response_body, ", StringCtor(dataLimit()), " bytes per call)"));
+  };
   function dataResponse(url) {
     let rest = stringSlice(url, 5);
     const hash = indexOf(rest, "#");
@@ -485,6 +497,8 @@
       bytes = new Uint8ArrayCtor(binary.length);
       for (let i = 0; i < binary.length; i++) bytes[i] = charCodeAt(binary, i);
     }
+    if (dataBytes + bytes.length > dataLimit()) throw tooLarge();
+    dataBytes += bytes.length;
     if (stringSlice(mime, 0, 1) === ";") mime = concat("text/plain", mime);
     if (exec(MIME, mime) === null) mime = "text/plain;charset=US-ASCII";
     const headers = H.fromPairs([["content-type", mime]]);

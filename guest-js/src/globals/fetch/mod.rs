@@ -36,6 +36,21 @@ pub fn utf8_decode<'js>(cx: Ctx<'js>, bytes: TypedArray<'js, u8>) -> Result<JsSt
     }
 }
 
+thread_local! {
+    /// The call's budget for `data:` URL response bodies (`environment.response-body-limit`).
+    static DATA_LIMIT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Set the budget `fetch` holds `data:` URL bodies to, for the call about to run.
+pub fn set_data_limit(bytes: u64) {
+    DATA_LIMIT.with(|limit| limit.set(bytes));
+}
+
+/// The call's budget for `data:` URL bodies, in bytes (exact as a JS number up to 2^53).
+fn data_limit() -> f64 {
+    DATA_LIMIT.with(|limit| limit.get()) as f64
+}
+
 const PRELUDE: &str = include_str!("fetch.js");
 
 /// Install the fetch globals and hand the event loop its settle function. Runs once, before
@@ -48,5 +63,6 @@ pub fn register<'js>(cx: &Ctx<'js>, wait: &Function<'js>, cancel: &Function<'js>
     native.set("cancel", Func::from(io::cancel))?;
     native.set("encode", Func::from(utf8_encode))?;
     native.set("decode", Func::from(utf8_decode))?;
+    native.set("dataLimit", Func::from(data_limit))?;
     prelude.call((native, wait.clone(), cancel.clone()))
 }

@@ -96,18 +96,34 @@
       if ((typeof init !== "object" || init === null) && typeof init !== "function") {
         throw new TypeErrorCtor("Headers: init must be a sequence of name-value pairs or a record");
       }
-      if (isHeaders(init)) {
-        // What iterating it gives, without its @@iterator.
-        const list = init.#pairs();
-        for (let i = 0; i < list.length; i++) this.#append(list[i][0], list[i][1]);
-      } else if (isArray(init)) {
-        for (let i = 0; i < init.length; i++) {
-          const pair = pairOf(init[i]);
-          this.#append(pair[0], pair[1]);
+      // A Headers or an array is copied from its list, not through `Headers.prototype`'s or
+      // `Array.prototype`'s @@iterator, which a script may have replaced; one with an
+      // @@iterator of its own is a sequence read through that, as Web IDL reads it.
+      const listed = isHeaders(init) || isArray(init);
+      if (listed && getOwnPropertyDescriptor(init, iterator) === undefined) {
+        if (isArray(init)) {
+          for (let i = 0; i < init.length; i++) {
+            const pair = pairOf(init[i]);
+            this.#append(pair[0], pair[1]);
+          }
+        } else {
+          const list = init.#pairs();
+          for (let i = 0; i < list.length; i++) this.#append(list[i][0], list[i][1]);
         }
-      } else if (init[iterator] != null) {
-        for (const header of init) {
-          const pair = pairOf(header);
+        return;
+      }
+      // Web IDL's overload resolution reads @@iterator once: a sequence when it is there.
+      const method = init[iterator];
+      if (method != null) {
+        if (typeof method !== "function") throw new TypeErrorCtor("Headers: init's @@iterator is not a function");
+        const it = apply(method, init, []);
+        if ((typeof it !== "object" || it === null) && typeof it !== "function") throw new TypeErrorCtor("Headers: init's iterator is not an object");
+        const next = it.next;
+        for (;;) {
+          const step = apply(next, it, []);
+          if ((typeof step !== "object" || step === null) && typeof step !== "function") throw new TypeErrorCtor("Headers: an iterator result is not an object");
+          if (step.done) break;
+          const pair = pairOf(step.value);
           this.#append(pair[0], pair[1]);
         }
       } else {
@@ -298,7 +314,8 @@
     return out;
   };
   defineProperty(Headers, Symbol.for("palisade.internals"), {
-    value: freeze({ __proto__: null, isHeaders, has, get, append: appendTo, fromPairs, sent, guard: setGuard }),
+    // `copy`: a new Headers with the same list, not through an @@iterator a script replaced.
+    value: freeze({ __proto__: null, isHeaders, has, get, append: appendTo, fromPairs, sent, guard: setGuard, copy: (headers) => fromPairs(pairsOf(headers)) }),
     configurable: true,
   });
 

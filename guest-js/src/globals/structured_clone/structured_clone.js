@@ -2,7 +2,8 @@
  * `structuredClone` for Palisade guests: the HTML structured clone algorithm over the types
  * QuickJS has. Objects are walked with an explicit stack, so deep nesting cannot overflow the
  * engine's call stack. `transfer` moves `ArrayBuffer`s: the clone gets their contents and the
- * originals are detached. An error's own `cause` is cloned with it.
+ * originals are detached. An error's own `cause` is cloned with it. `Blob` and `File` clone as
+ * new objects over the same (immutable) bytes.
  */
 // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
 (() => {
@@ -100,6 +101,10 @@
     "AbortController", "AbortSignal", "TextEncoder", "TextDecoder", "CustomEvent", "MessageEvent",
     "MessageChannel", "MessagePort"]);
 
+  // Serializable platform objects (`Blob`, `File`) registered by the globals that define them,
+  // which load after this file: `[is, copy]` pairs, tried before an object is cloned as plain.
+  const PLATFORM = [];
+
   // CreateDataProperty on a fresh object: plain assignment is the same unless the key is
   // inherited (`__proto__`, or something a guest put on a prototype), which could hit a setter.
   const defineData = (target, key, value) => {
@@ -143,6 +148,7 @@
       push(frames, { __proto__: null, kind: "object", source: value, target: copy, items: ownKeys(value), index: 0 });
       return copy;
     }
+    for (let i = 0; i < PLATFORM.length; i++) if (PLATFORM[i][0](value)) return PLATFORM[i][1](value);
     const tag = stringSlice(objectTag(value), 8, -1);
     switch (tag) {
       case "Boolean": case "Number": case "String": case "BigInt":
@@ -282,4 +288,10 @@
   }
 
   defineGlobal("structuredClone", structuredClone);
+  // Taken (and deleted) by blob.js before the snapshot: `serializable(is, copy)` makes the
+  // objects `is` accepts clone as `copy` returns them.
+  defineProperty(structuredClone, Symbol.for("palisade.internals"), {
+    value: Object.freeze({ __proto__: null, serializable: (check, copy) => push(PLATFORM, [check, copy]) }),
+    configurable: true,
+  });
 })();
