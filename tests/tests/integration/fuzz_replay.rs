@@ -81,3 +81,14 @@ fn fuzz_corpus_component() {
 fn fuzz_corpus_serve_body() {
     assert!(replay("serve_body") > 0);
 }
+
+/// Found by the `policy` target (`fuzz/artifacts/policy/crash-2a59…`): a control character in
+/// a comment was refused with an empty message ("file:1:4: "). The error names it now.
+#[test]
+fn a_control_character_in_a_policy_is_named() {
+    let error = palisade::Policy::from_toml("# a\u{0}b\n", None).unwrap_err();
+    assert_eq!(error.line, Some(1));
+    assert_eq!(error.message, "U+0000 is not allowed here in TOML");
+    // A normal policy still reads.
+    assert!(palisade::Policy::from_toml("# a b\n[limits]\nfuel = 1000000\n", None).is_ok());
+}
