@@ -92,3 +92,29 @@ fn a_control_character_in_a_policy_is_named() {
     // A normal policy still reads.
     assert!(palisade::Policy::from_toml("# a b\n[limits]\nfuel = 1000000\n", None).is_ok());
 }
+
+/// Found by the `policy` target (`fuzz/artifacts/policy/crash-4f15…`): a capability schema
+/// whose top level holds only tables was printed by `palisade policy check` as a dotted table
+/// header, and a schema written that way was refused ("expected a borrowed string"). Both
+/// forms read now, and the resolved form reads back to the same policy.
+#[test]
+fn a_schema_of_tables_reads_back_from_its_resolved_form() {
+    let inline = palisade::Policy::from_toml(
+        "[capabilities.allow.do]\nschema = { properties = { op = { type = \"string\" } } }\n",
+        None,
+    )
+    .unwrap();
+    let headers = palisade::Policy::from_toml(
+        "[capabilities.allow.do]\n[capabilities.allow.do.schema.properties.op]\ntype = \"string\"\n",
+        None,
+    )
+    .unwrap();
+    assert_eq!(inline.capabilities(), headers.capabilities());
+    let again = palisade::Policy::from_toml(&inline.to_string(), None).unwrap();
+    assert_eq!(again.capabilities(), inline.capabilities());
+    // A schema that is no JSON Schema is still refused under its key.
+    let error =
+        palisade::Policy::from_toml("[capabilities.allow.do]\nschema = { type = 12 }\n", None)
+            .unwrap_err();
+    assert_eq!(error.key, "capabilities.allow.do.schema");
+}
