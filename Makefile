@@ -62,13 +62,15 @@ fuzz-replay:
 	$(CARGO) test --locked -p palisade-tests --test integration fuzz_replay::
 
 # One fuzz target under libFuzzer (nightly and cargo-fuzz): FUZZ=policy FUZZ_TIME=600 make fuzz.
-# New inputs go to target/fuzz-corpus/$(FUZZ), so fuzz/corpus keeps only the committed seeds.
+# New inputs go to target/fuzz-corpus/$(FUZZ), so fuzz/corpus keeps only the committed seeds. The
+# first call of a fresh sanitizer build compiles the guest (about 90 s): hence the 300 s timeout;
+# `component` needs FUZZ_ARGS=-max_len=3200000 to mutate whole compiled components.
 FUZZ ?= policy
 FUZZ_TIME ?= 600
 fuzz:
 	mkdir -p target/fuzz-corpus/$(FUZZ)
 	ASAN_OPTIONS=detect_odr_violation=0 $(CARGO) +nightly fuzz run $(FUZZ) target/fuzz-corpus/$(FUZZ) fuzz/corpus/$(FUZZ) -- \
-		-max_total_time=$(FUZZ_TIME) -timeout=60 -rss_limit_mb=6144 -detect_leaks=0 -print_final_stats=1
+		-max_total_time=$(FUZZ_TIME) -timeout=300 -rss_limit_mb=6144 -detect_leaks=0 -print_final_stats=1 $(FUZZ_ARGS)
 
 # Two minutes of normal and hostile scripts at 64 calls in flight (docs/reliability.md, "Soak"):
 # every call must end with its expected code, and RSS, open fds and threads must stay flat. The
