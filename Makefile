@@ -1,5 +1,5 @@
 # Palisade's developer commands. `make check` is what CI runs (.ci/run).
-.PHONY: setup guest guest-check fmt lint package test soak check bench
+.PHONY: setup guest guest-check fmt lint package test fuzz-replay fuzz soak check bench
 
 CARGO ?= cargo
 SHELL := /bin/bash
@@ -55,6 +55,22 @@ test:
 	mkdir -p target
 	$(CARGO) test --locked 2>&1 | tee target/test.log
 	@awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' target/test.log
+
+# The fuzz targets' committed corpora and reproducers, replayed on stable without libFuzzer
+# (docs/reliability.md, "Fuzzing"); `make test` runs them too.
+fuzz-replay:
+	$(CARGO) test --locked -p palisade-tests --test integration fuzz_replay::
+
+# One fuzz target under libFuzzer (nightly and cargo-fuzz): FUZZ=policy FUZZ_TIME=600 make fuzz.
+# New inputs go to target/fuzz-corpus/$(FUZZ), so fuzz/corpus keeps only the committed seeds. The
+# first call of a fresh sanitizer build compiles the guest (about 90 s): hence the 300 s timeout;
+# `component` needs FUZZ_ARGS=-max_len=3200000 to mutate whole compiled components.
+FUZZ ?= policy
+FUZZ_TIME ?= 600
+fuzz:
+	mkdir -p target/fuzz-corpus/$(FUZZ)
+	ASAN_OPTIONS=detect_odr_violation=0 $(CARGO) +nightly fuzz run $(FUZZ) target/fuzz-corpus/$(FUZZ) fuzz/corpus/$(FUZZ) -- \
+		-max_total_time=$(FUZZ_TIME) -timeout=300 -rss_limit_mb=6144 -detect_leaks=0 -print_final_stats=1 $(FUZZ_ARGS)
 
 # Two minutes of normal and hostile scripts at 64 calls in flight (docs/reliability.md, "Soak"):
 # every call must end with its expected code, and RSS, open fds and threads must stay flat. The

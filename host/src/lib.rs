@@ -51,6 +51,13 @@ mod typescript;
 /// Scratch directories live with the file-system gate; the policy checks seeds through here.
 use caps::fs::scratch;
 
+/// Entry points for the fuzz targets in `fuzz/`: pure parts of the host, without I/O. Not part
+/// of the API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::caps::http::decide_offline;
+}
+
 pub use audit::{AuditRecord, Decision};
 pub use auto::AutoCompileStatus;
 pub use call::{Outcome, Receipt};

@@ -41,6 +41,8 @@ mod faults;
 mod files;
 #[path = "integration/fuel_guard.rs"]
 mod fuel_guard;
+#[path = "integration/fuzz_replay.rs"]
+mod fuzz_replay;
 #[path = "integration/guest_errors.rs"]
 mod guest_errors;
 #[path = "integration/input.rs"]

@@ -59,6 +59,49 @@ use replay::*;
 use rules::*;
 use transport::*;
 
+/// The address a canonical host written as an IP literal (`[v6]`, dotted IPv4) stands for;
+/// `None` for a name, which is resolved.
+fn literal_address(host: &str) -> Result<Option<IpAddr>, Error> {
+    match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => v6
+            .parse::<IpAddr>()
+            .map(Some)
+            .map_err(|_| Error::HttpRequestUriInvalid),
+        None => Ok(host.parse::<IpAddr>().ok()),
+    }
+}
+
+/// The gate's decision on one request without I/O, `resolved` standing in for the DNS answer
+/// of a host name: URL hygiene and the allow rules, then every address against the non-public
+/// ranges, as a request meets them (the budgets and the rate left out). `Ok((rule key, host,
+/// port))`, or `Err(rule)` of the refusal (`dns` for an empty answer). For the differential
+/// fuzz target in `fuzz/`; not part of the API.
+#[doc(hidden)]
+pub fn decide_offline(
+    policy: &crate::Policy,
+    method: &str,
+    uri: &http::Uri,
+    resolved: &[IpAddr],
+) -> Result<(String, String, u16), String> {
+    let (http, _, target) =
+        decide(policy.http().map(|h| &**h), method, uri).map_err(|r| r.rule.to_string())?;
+    let addresses = match literal_address(&target.host) {
+        Ok(Some(ip)) => vec![ip],
+        Ok(None) => resolved.to_vec(),
+        Err(_) => return Err("http.host".into()),
+    };
+    if addresses.is_empty() {
+        return Err("dns".into());
+    }
+    if addresses
+        .iter()
+        .any(|ip| !address::admits(http, &target.host, *ip))
+    {
+        return Err("http.private".into());
+    }
+    Ok((target.rule_key, target.host, target.port))
+}
+
 /// A policy's request rate, shared by every call under that policy: in this process, or, with
 /// a data directory, by every process on it (`kv::SharedRates`).
 pub(crate) enum RateLimiter {
@@ -447,24 +490,16 @@ impl Outgoing {
     async fn resolve_and_check(&self) -> Result<Vec<SocketAddr>, Error> {
         let host = &self.target.host;
         let port = self.target.port;
-        let addresses: Vec<SocketAddr> =
-            match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-                Some(v6) => vec![SocketAddr::new(
-                    v6.parse::<IpAddr>()
-                        .map_err(|_| Error::HttpRequestUriInvalid)?,
-                    port,
-                )],
-                None => match host.parse::<IpAddr>() {
-                    Ok(ip) => vec![SocketAddr::new(ip, port)],
-                    Err(_) => tokio::net::lookup_host((host.as_str(), port))
-                        .await
-                        .map_err(|e| Error::DnsError {
-                            rcode: Some(e.to_string()),
-                            info_code: None,
-                        })?
-                        .collect(),
-                },
-            };
+        let addresses: Vec<SocketAddr> = match literal_address(host)? {
+            Some(ip) => vec![SocketAddr::new(ip, port)],
+            None => tokio::net::lookup_host((host.as_str(), port))
+                .await
+                .map_err(|e| Error::DnsError {
+                    rcode: Some(e.to_string()),
+                    info_code: None,
+                })?
+                .collect(),
+        };
         self.audit.resolved(&self.target_text, &addresses);
         if addresses.is_empty() {
             return Err(Error::DnsError {

@@ -41,6 +41,7 @@ pub struct Builder {
     pub(super) compile_budget: Duration,
     pub(super) script_cache_size: ByteSize,
     pub(super) audit_log: Option<PathBuf>,
+    pub(super) after_epoch_tick: Arc<dyn Fn() + Send + Sync>,
 }
 
 /// Where the key-value store comes from.
@@ -69,6 +70,7 @@ impl Default for Builder {
             compile_budget: DEFAULT_COMPILE_BUDGET,
             script_cache_size: DEFAULT_SCRIPT_CACHE_SIZE,
             audit_log: None,
+            after_epoch_tick: Arc::new(|| {}),
         }
     }
 }
@@ -236,6 +238,15 @@ impl Builder {
     /// [`Palisade::auto_compile_status`] tells where a script stands.
     pub fn auto_compile(mut self, calls: u32) -> Self {
         self.auto_compile = calls;
+        self
+    }
+
+    /// Called by the epoch ticker thread (which runs only without fuel metering) after each
+    /// tick, before it sleeps to the next: a test hook that delays or stalls the ticker
+    /// (`faults::a_delayed_epoch_ticker_delays_the_deadline_by_as_much`). Not part of the API.
+    #[doc(hidden)]
+    pub fn after_epoch_tick(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.after_epoch_tick = Arc::new(f);
         self
     }
 

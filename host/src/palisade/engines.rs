@@ -297,7 +297,9 @@ pub(super) fn spawn_ticker(inner: Weak<Inner>) {
         .spawn(move || {
             while let Some(inner) = inner.upgrade() {
                 inner.tick();
+                let after = inner.settings.after_epoch_tick.clone();
                 drop(inner);
+                after();
                 std::thread::sleep(EPOCH_TICK);
             }
         })

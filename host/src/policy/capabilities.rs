@@ -209,10 +209,8 @@ pub(super) fn resolve(
         let schema = match &rule.schema {
             None => None,
             Some(schema) => {
-                let err =
-                    |m: String| source.error(&format!("{key}.schema"), Some(schema.span()), m);
-                let value =
-                    serde_json::to_value(schema.get_ref()).map_err(|e| err(e.to_string()))?;
+                let err = |m: String| source.error(&format!("{key}.schema"), None, m);
+                let value = serde_json::to_value(schema).map_err(|e| err(e.to_string()))?;
                 let validator = jsonschema::validator_for(&value)
                     .map_err(|e| err(format!("not a valid JSON Schema: {e}")))?;
                 Some(Schema {

@@ -129,7 +129,17 @@ impl Policy {
                     .replace(".$__serde_spanned_private_value", "");
                 let inner = e.into_inner();
                 let key = if key == "." { String::new() } else { key };
-                source.error(&key, inner.span(), inner.message().trim_end())
+                let mut message = inner.message().trim_end().to_owned();
+                if message.is_empty() {
+                    // The TOML parser names no expectation for a character it takes nowhere,
+                    // such as a control character in a comment: name the character.
+                    let at = inner.span().map_or(0, |s| s.start);
+                    message = match text.get(at..).and_then(|rest| rest.chars().next()) {
+                        Some(c) => format!("U+{:04X} is not allowed here in TOML", u32::from(c)),
+                        None => "the TOML text ends too early".to_owned(),
+                    };
+                }
+                source.error(&key, inner.span(), message)
             })?
         };
 

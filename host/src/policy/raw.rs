@@ -117,10 +117,12 @@ pub struct RawCapability {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<ByteSize>")]
     pub max_response: Option<Spanned<ByteSize>>,
-    /// A JSON Schema every payload must satisfy.
+    /// A JSON Schema every payload must satisfy. Not `Spanned`: toml cannot span a table that
+    /// only dotted headers make (`[capabilities.allow.do.schema.properties.op]`), which is how
+    /// `palisade policy check` prints a schema whose top level holds only tables.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<serde_json::Value>")]
-    pub schema: Option<Spanned<toml::Value>>,
+    pub schema: Option<toml::Value>,
     /// A URL the host posts each call to, instead of a registered handler.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]

@@ -400,3 +400,91 @@ fn a_full_scratch_file_system_is_enospc() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout), "{\"got\":[1]}\n");
 }
+
+/// The epoch ticker thread delayed. With fuel metering (the default) no ticker runs at all: the
+/// guest yields every fuel slice and the deadline is checked there and by the call's outer
+/// timeout, so a ticker hook is never called and an endless loop still ends `timeout`. Without
+/// fuel metering (`Builder::fuel_metering(false)`, a measuring switch), the epoch tick is the
+/// only thing that interrupts guest code: a call past its deadline ends at the first tick after
+/// it, so a ticker delayed by D ends it up to D late (docs/reliability.md). Here the ticker is
+/// stalled while the guest loops, far past its 200 ms deadline: the call is still running;
+/// once the ticker resumes, it ends `timeout`, and normal calls work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delayed_epoch_ticker_delays_the_deadline_by_as_much() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let policy = policy("[limits]\ntimeout = \"200ms\"\n");
+    let looping = Script::new(
+        "loop.js",
+        "export default () => { console.log('looping'); while (true) {} }",
+    );
+    let guard = Duration::from_secs(120);
+
+    // Fuel metered: the hook would count ticks; none happen.
+    let ticks = Arc::new(AtomicU64::new(0));
+    let counted = ticks.clone();
+    let metered = Palisade::builder()
+        .max_concurrency(4)
+        .after_epoch_tick(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    let outcome = tokio::time::timeout(guard, metered.run(&policy, &looping, "null"))
+        .await
+        .expect("the call ends");
+    assert_eq!(code(&outcome), "timeout");
+    assert_eq!(ticks.load(Ordering::SeqCst), 0, "no ticker runs with fuel");
+
+    // Epoch interruption only, and the ticker stalled while `stalled` is set.
+    let stalled = Arc::new(AtomicBool::new(false));
+    let hold = stalled.clone();
+    let epochs = Palisade::builder()
+        .max_concurrency(4)
+        .fuel_metering(false)
+        .after_epoch_tick(move || {
+            while hold.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+        .build()
+        .unwrap();
+    let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
+    let started_tx = std::sync::Mutex::new(Some(started_tx));
+    let options = palisade::RunOptions::default().on_event(move |event| {
+        if matches!(event, palisade::Event::Console(_))
+            && let Some(tx) = started_tx.lock().unwrap().take()
+        {
+            let _ = tx.send(());
+        }
+    });
+    stalled.store(true, Ordering::SeqCst);
+    let call = tokio::spawn({
+        let (epochs, policy, looping) = (epochs.clone(), policy.clone(), looping.clone());
+        async move { epochs.run_with(&policy, &looping, "null", &options).await }
+    });
+    tokio::time::timeout(guard, started_rx)
+        .await
+        .expect("the script starts")
+        .expect("the script logs");
+    // Once in the loop, only a tick can interrupt the guest: well past the deadline, it runs.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        !call.is_finished(),
+        "the call ended while the ticker was stalled"
+    );
+    stalled.store(false, Ordering::SeqCst);
+    let outcome = tokio::time::timeout(guard, call)
+        .await
+        .expect("the call ends once the ticker resumes")
+        .unwrap();
+    assert_eq!(code(&outcome), "timeout");
+    let echo = epochs
+        .run(
+            &Policy::builtin_default(),
+            &fixture("echo.js"),
+            r#"{"n":1}"#,
+        )
+        .await;
+    assert_eq!(output(&echo), r#"{"got":{"n":1}}"#);
+    assert_next_call_works().await;
+}

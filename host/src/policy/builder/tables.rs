@@ -211,7 +211,7 @@ impl CapabilityBuilder {
         match first_null(&schema, String::new()) {
             Some(at) => self.bad_schema = Some(at),
             None => match toml::Value::try_from(&schema) {
-                Ok(value) => self.raw.schema = Some(typed(value)),
+                Ok(value) => self.raw.schema = Some(value),
                 Err(e) => self.bad_schema = Some(e.to_string()),
             },
         }

@@ -1,0 +1,120 @@
+//! The fuzz targets' corpora, replayed on stable without libFuzzer: every file under
+//! `fuzz/corpus/TARGET/` (the seeds and what fuzzing kept) and `fuzz/artifacts/TARGET/` (the
+//! reproducers of fixed findings) goes through the same `check` as the fuzz target
+//! (`palisade_fuzz::TARGET::check`, docs/reliability.md, "Fuzzing"), which panics on a finding.
+
+use std::path::{Path, PathBuf};
+
+fn fuzz_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
+}
+
+/// Replay every committed input of `target`; returns how many there were.
+fn replay(target: &str) -> usize {
+    let check = palisade_fuzz::TARGETS
+        .iter()
+        .find(|(name, _)| *name == target)
+        .map(|(_, check)| *check)
+        .unwrap_or_else(|| panic!("no fuzz target {target}"));
+    let mut files = Vec::new();
+    for folder in ["corpus", "artifacts"] {
+        let dir = fuzz_dir().join(folder).join(target);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.expect("a corpus entry").path();
+            if path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    for path in &files {
+        let data = std::fs::read(path).expect("a corpus file reads");
+        let outcome = std::panic::catch_unwind(|| check(&data));
+        assert!(
+            outcome.is_ok(),
+            "fuzz target {target} fails on {}",
+            path.display()
+        );
+    }
+    files.len()
+}
+
+#[test]
+fn every_target_has_a_seed_corpus() {
+    for (target, _) in palisade_fuzz::TARGETS {
+        let seeds = std::fs::read_dir(fuzz_dir().join("corpus").join(target))
+            .map(|entries| entries.count())
+            .unwrap_or(0);
+        assert!(seeds >= 5, "fuzz/corpus/{target} has {seeds} seeds");
+    }
+}
+
+#[test]
+fn fuzz_corpus_policy() {
+    assert!(replay("policy") > 0);
+}
+
+#[test]
+fn fuzz_corpus_url_gate() {
+    assert!(replay("url_gate") > 0);
+}
+
+#[test]
+fn fuzz_corpus_input_json() {
+    assert!(replay("input_json") > 0);
+}
+
+#[test]
+fn fuzz_corpus_replay() {
+    assert!(replay("replay") > 0);
+}
+
+#[test]
+fn fuzz_corpus_component() {
+    assert!(replay("component") > 0);
+}
+
+#[test]
+fn fuzz_corpus_serve_body() {
+    assert!(replay("serve_body") > 0);
+}
+
+/// Found by the `policy` target (`fuzz/artifacts/policy/crash-2a59…`): a control character in
+/// a comment was refused with an empty message ("file:1:4: "). The error names it now.
+#[test]
+fn a_control_character_in_a_policy_is_named() {
+    let error = palisade::Policy::from_toml("# a\u{0}b\n", None).unwrap_err();
+    assert_eq!(error.line, Some(1));
+    assert_eq!(error.message, "U+0000 is not allowed here in TOML");
+    // A normal policy still reads.
+    assert!(palisade::Policy::from_toml("# a b\n[limits]\nfuel = 1000000\n", None).is_ok());
+}
+
+/// Found by the `policy` target (`fuzz/artifacts/policy/crash-4f15…`): a capability schema
+/// whose top level holds only tables was printed by `palisade policy check` as a dotted table
+/// header, and a schema written that way was refused ("expected a borrowed string"). Both
+/// forms read now, and the resolved form reads back to the same policy.
+#[test]
+fn a_schema_of_tables_reads_back_from_its_resolved_form() {
+    let inline = palisade::Policy::from_toml(
+        "[capabilities.allow.do]\nschema = { properties = { op = { type = \"string\" } } }\n",
+        None,
+    )
+    .unwrap();
+    let headers = palisade::Policy::from_toml(
+        "[capabilities.allow.do]\n[capabilities.allow.do.schema.properties.op]\ntype = \"string\"\n",
+        None,
+    )
+    .unwrap();
+    assert_eq!(inline.capabilities(), headers.capabilities());
+    let again = palisade::Policy::from_toml(&inline.to_string(), None).unwrap();
+    assert_eq!(again.capabilities(), inline.capabilities());
+    // A schema that is no JSON Schema is still refused under its key.
+    let error =
+        palisade::Policy::from_toml("[capabilities.allow.do]\nschema = { type = 12 }\n", None)
+            .unwrap_err();
+    assert_eq!(error.key, "capabilities.allow.do.schema");
+}
