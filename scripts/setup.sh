@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Install what building and checking Palisade needs on a fresh Debian 12 machine. Idempotent.
 #
-# The host crate needs cargo and a C compiler (wasmtime builds a little C). The guest (guest-js/, QuickJS compiled to wasm32-wasip2)
+# The host crate needs cargo and a C compiler (wasmtime builds a little C); the fuzz crate,
+# which `make lint` checks, builds libFuzzer, which is C++. The guest (guest-js/, QuickJS compiled to wasm32-wasip2)
 # also needs Debian's clang-22 and wasi-libc headers (rquickjs-sys builds QuickJS with them, see
 # .cargo/config.toml), libclang for javy's bindgen, Binaryen's wasm-opt (xtask optimizes the
 # guest with it), and the wasm32-wasip2 Rust target.
 set -euo pipefail
 
-packages=(make time gcc libc6-dev clang-22 llvm-22 wasi-libc libclang-22-dev binaryen iproute2)
+packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libclang-22-dev binaryen iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
