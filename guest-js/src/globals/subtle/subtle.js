@@ -475,6 +475,8 @@
           else {
             length = enforceRange(length, 0xffffffff, "HmacKeyGenParams.length");
             if (length === 0) throw new DOMExceptionCtor("an HMAC key is at least one bit long", "OperationError");
+            // The random source gives at most 65,536 bytes at a time, the bound of getRandomValues.
+            if (length > 524288) throw new DOMExceptionCtor("Palisade makes HMAC keys of up to 524,288 bits", "OperationError");
           }
           make = () => {
             checkUsages(requested, SIGN_VERIFY);
