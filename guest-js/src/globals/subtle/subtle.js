@@ -3,7 +3,9 @@
  * SHA-512; HMAC keys imported from raw bytes (`importKey`), exported (`exportKey`), and used
  * to `sign` and `verify`; AES-GCM keys (raw, jwk) to `encrypt` and `decrypt` (96-bit IVs);
  * ECDSA P-256 and P-384 and Ed25519 keys (raw and spki public keys, pkcs8 private keys, jwk) to
- * `verify` and `sign`. Every method returns a promise, rejected with the `TypeError` or
+ * `verify` and `sign`; `generateKey` for all four (bytes from the call's random source, the one
+ * `getRandomValues` draws from) and `exportKey` in raw, jwk, spki and pkcs8 as the key type
+ * allows. Every method returns a promise, rejected with the `TypeError` or
  * `DOMException` Web Crypto names (`NotSupportedError` for an algorithm Palisade does not have).
  * The bytes given are copied when the method is called; the hashing is done by the natives
  * (mod.rs). `crypto` (crypto.rs) is frozen, so it is rebuilt here with `subtle` added.
