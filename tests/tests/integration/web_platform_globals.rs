@@ -590,4 +590,110 @@ async fn headers_init_uses_a_replaced_iterator_and_internal_copies_do_not() {
             "json": [201, "3", "application/json"], "proto": "not called"
         })
     );
+/// `generateKey` makes HMAC, AES-GCM, ECDSA and Ed25519 keys that work and export in every
+/// format their type allows (raw, jwk, spki, pkcs8), and draws their bytes from the call's
+/// random source: under a fixed seed two calls make the same keys, another seed other keys.
+const GENERATE: &str = r#"
+  const hex = (buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+  const utf8 = (text) => new TextEncoder().encode(text);
+  const failure = (promise) => promise.then(() => "resolved", (e) => `${e.constructor.name}:${e.name}`);
+  export default async () => {
+    const { subtle } = crypto;
+    const data = utf8("generated");
+    const hmac = await subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, true, ["sign", "verify"]);
+    const aes = await subtle.generateKey({ name: "AES-GCM", length: 256 }, true, ["encrypt", "decrypt"]);
+    const ec = await subtle.generateKey({ name: "ECDSA", namedCurve: "P-384" }, true, ["sign", "verify"]);
+    const ed = await subtle.generateKey("Ed25519", true, ["sign", "verify"]);
+    const iv = new Uint8Array(12);
+    const sealed = await subtle.encrypt({ name: "AES-GCM", iv }, aes, data);
+    const ecSignature = await subtle.sign({ name: "ECDSA", hash: "SHA-384" }, ec.privateKey, data);
+    const edSignature = await subtle.sign("Ed25519", ed.privateKey, data);
+    // The exported private keys, imported again, sign what the generated public keys verify.
+    const ecAgain = await subtle.importKey("pkcs8", await subtle.exportKey("pkcs8", ec.privateKey), { name: "ECDSA", namedCurve: "P-384" }, false, ["sign"]);
+    const edAgain = await subtle.importKey("jwk", await subtle.exportKey("jwk", ed.privateKey), "Ed25519", false, ["sign"]);
+    const ecSpki = await subtle.importKey("spki", await subtle.exportKey("spki", ec.publicKey), { name: "ECDSA", namedCurve: "P-384" }, true, ["verify"]);
+    const edJwk = await subtle.exportKey("jwk", ed.privateKey);
+    return {
+      keys: [hex(await subtle.exportKey("raw", hmac)), hex(await subtle.exportKey("raw", aes)),
+             hex(await subtle.exportKey("raw", ec.publicKey)), hex(await subtle.exportKey("raw", ed.publicKey))],
+      hmac: [hmac.algorithm.length, await subtle.verify("HMAC", hmac, await subtle.sign("HMAC", hmac, data), data)],
+      aes: new TextDecoder().decode(await subtle.decrypt({ name: "AES-GCM", iv }, aes, sealed)),
+      ec: [await subtle.verify({ name: "ECDSA", hash: "SHA-384" }, ec.publicKey, ecSignature, data),
+           await subtle.verify({ name: "ECDSA", hash: "SHA-384" }, ecSpki, await subtle.sign({ name: "ECDSA", hash: "SHA-384" }, ecAgain, data), data),
+           ec.publicKey.usages, ec.privateKey.usages, ec.publicKey.extractable],
+      ed: [await subtle.verify("Ed25519", ed.publicKey, edSignature, data),
+           await subtle.verify("Ed25519", ed.publicKey, await subtle.sign("Ed25519", edAgain, data), data),
+           Object.keys(edJwk).sort(), edJwk.kty, edJwk.crv, edJwk.d.length, edJwk.x.length],
+      pkcs8: [(await subtle.exportKey("pkcs8", ed.privateKey)).byteLength, (await subtle.exportKey("spki", ed.publicKey)).byteLength],
+      errors: [
+        await failure(subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, true, ["encrypt"])),
+        await failure(subtle.generateKey({ name: "AES-GCM", length: 100 }, true, ["encrypt"])),
+        await failure(subtle.generateKey({ name: "HMAC", hash: "SHA-1", length: 2 ** 32 - 1 }, true, ["sign"])),
+        await failure(subtle.generateKey({ name: "AES-GCM" }, true, ["encrypt"])),
+        await failure(subtle.generateKey({ name: "ECDSA", namedCurve: "P-512" }, true, ["sign"])),
+        await failure(subtle.generateKey("Ed25519", true, ["verify"])),
+        await failure(subtle.generateKey("RSA-PSS", true, ["sign"])),
+        await failure(subtle.exportKey("pkcs8", ec.publicKey)),
+        await failure(subtle.exportKey("spki", hmac)),
+      ],
+    };
+  };
+"#;
+
+#[tokio::test]
+async fn subtle_generate_key_is_deterministic_under_a_fixed_seed() {
+    let seeded = |seed: u64| policy(&format!("[determinism]\nseed = {seed}\n"));
+    let script = Script::new("generate.js", GENERATE);
+    let first = PALISADE.run(&seeded(7), &script, "null").await;
+    let again = PALISADE.run(&seeded(7), &script, "null").await;
+    let other = PALISADE.run(&seeded(8), &script, "null").await;
+    let got: Value = serde_json::from_str(output(&first)).unwrap();
+    let keys = got["keys"].as_array().unwrap();
+    let lengths: Vec<usize> = keys.iter().map(|k| k.as_str().unwrap().len()).collect();
+    // HMAC SHA-256: 512 bits; AES-256; an uncompressed P-384 point; an Ed25519 public key.
+    assert_eq!(lengths, [128, 64, 194, 64]);
+    assert_eq!(
+        got["hmac"],
+        json!([512, true]),
+        "the generated HMAC key signs and verifies"
+    );
+    assert_eq!(got["aes"], json!("generated"));
+    assert_eq!(got["ec"], json!([true, true, ["verify"], ["sign"], true]));
+    assert_eq!(
+        got["ed"],
+        json!([
+            true,
+            true,
+            ["crv", "d", "ext", "key_ops", "kty", "x"],
+            "OKP",
+            "Ed25519",
+            43,
+            43
+        ])
+    );
+    // PKCS #8 v1 (the seed alone) and SubjectPublicKeyInfo of an Ed25519 key.
+    assert_eq!(got["pkcs8"], json!([48, 44]));
+    assert_eq!(
+        got["errors"],
+        json!([
+            "DOMException:SyntaxError",
+            "DOMException:OperationError",
+            "DOMException:OperationError",
+            "TypeError:TypeError",
+            "DOMException:NotSupportedError",
+            "DOMException:SyntaxError",
+            "DOMException:NotSupportedError",
+            "DOMException:InvalidAccessError",
+            "DOMException:NotSupportedError",
+        ])
+    );
+    assert_eq!(
+        output(&again),
+        output(&first),
+        "the same seed, the same keys"
+    );
+    let other: Value = serde_json::from_str(output(&other)).unwrap();
+    for (a, b) in keys.iter().zip(other["keys"].as_array().unwrap()) {
+        assert_ne!(a, b, "another seed, other keys");
+    }
 }

@@ -4,6 +4,7 @@
 //! (or `false`), which subtle.js turns into the `DOMException` Web Crypto names.
 
 use super::{bytes_of, unknown};
+use crate::wasi::random::random::get_random_bytes;
 use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::aes::{Aes128, Aes192, Aes256};
 use aes_gcm::{AesGcm, Nonce};
@@ -269,4 +270,104 @@ pub fn key_sign<'js>(
         _ => return unknown(&cx),
     };
     signature.map(|s| ArrayBuffer::new(cx, s)).transpose()
+}
+
+/// `len` bytes from the call's random source, the one `crypto.getRandomValues` draws from (the
+/// host's secure generator, or the policy's seed under `[determinism]`): an HMAC or AES key.
+pub fn random_bytes(cx: Ctx<'_>, len: u32) -> Result<ArrayBuffer<'_>> {
+    ArrayBuffer::new(cx, get_random_bytes(u64::from(len.min(65_536))))
+}
+
+macro_rules! generate_ec {
+    ($curve:ident, $size:expr) => {{
+        // A scalar drawn at random, drawn again in the (about 2^-32 or rarer) case that it is
+        // zero or not below the group order.
+        loop {
+            if let Ok(key) = $curve::SecretKey::from_slice(&get_random_bytes($size)) {
+                let point = $curve::elliptic_curve::sec1::ToEncodedPoint::to_encoded_point(
+                    &key.public_key(),
+                    false,
+                );
+                break (key.to_bytes().to_vec(), point.as_bytes().to_vec());
+            }
+        }
+    }};
+}
+
+/// A new key pair of `curve` from the call's random source: `[secret, point]` (the private
+/// scalar and the uncompressed point, or the Ed25519 seed and public key).
+pub fn key_generate<'js>(cx: Ctx<'js>, curve: u32) -> Result<Vec<ArrayBuffer<'js>>> {
+    let (secret, point) = match curve {
+        256 => generate_ec!(p256, 32),
+        384 => generate_ec!(p384, 48),
+        25519 => {
+            let seed: [u8; 32] = get_random_bytes(32)
+                .try_into()
+                .unwrap_or_else(|_| [0u8; 32]);
+            let key = ed25519_dalek::SigningKey::from_bytes(&seed);
+            (seed.to_vec(), key.verifying_key().to_bytes().to_vec())
+        }
+        _ => return unknown(&cx),
+    };
+    Ok(vec![
+        ArrayBuffer::new(cx.clone(), secret)?,
+        ArrayBuffer::new(cx, point)?,
+    ])
+}
+
+macro_rules! export_ec {
+    ($curve:ident, $format:expr, $bytes:expr) => {{
+        use $curve::pkcs8::{EncodePrivateKey, EncodePublicKey};
+        match $format {
+            SPKI => $curve::PublicKey::from_sec1_bytes($bytes)
+                .ok()
+                .and_then(|key| key.to_public_key_der().ok())
+                .map(|der| der.as_bytes().to_vec()),
+            PKCS8 => $curve::SecretKey::from_slice($bytes)
+                .ok()
+                .and_then(|key| key.to_pkcs8_der().ok())
+                .map(|der| der.as_bytes().to_vec()),
+            _ => None,
+        }
+    }};
+}
+
+/// The DER of a key of `curve` in `format`: SubjectPublicKeyInfo of a public point, or PKCS #8
+/// of a private scalar or seed (for Ed25519 the version-1 form without the public key, which is
+/// what Web Crypto's implementations export), or `None` if the bytes are not such a key.
+pub fn key_export<'js>(
+    cx: Ctx<'js>,
+    curve: u32,
+    format: u32,
+    data: ArrayBuffer<'js>,
+) -> Result<Option<ArrayBuffer<'js>>> {
+    let bytes = bytes_of(&data);
+    let der = match curve {
+        256 => export_ec!(p256, format, bytes),
+        384 => export_ec!(p384, format, bytes),
+        25519 => {
+            use ed25519_dalek::pkcs8::{EncodePrivateKey, EncodePublicKey, KeypairBytes};
+            match format {
+                SPKI => <&[u8; 32]>::try_from(bytes)
+                    .ok()
+                    .and_then(|public| ed25519_dalek::VerifyingKey::from_bytes(public).ok())
+                    .and_then(|key| key.to_public_key_der().ok())
+                    .map(|der| der.as_bytes().to_vec()),
+                PKCS8 => <[u8; 32]>::try_from(bytes)
+                    .ok()
+                    .and_then(|secret_key| {
+                        KeypairBytes {
+                            secret_key,
+                            public_key: None,
+                        }
+                        .to_pkcs8_der()
+                        .ok()
+                    })
+                    .map(|der| der.as_bytes().to_vec()),
+                _ => None,
+            }
+        }
+        _ => return unknown(&cx),
+    };
+    der.map(|der| ArrayBuffer::new(cx, der)).transpose()
 }

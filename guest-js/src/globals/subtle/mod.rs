@@ -1,8 +1,9 @@
 //! `crypto.subtle`: `digest` (SHA-1, SHA-256, SHA-384, SHA-512) and HMAC `importKey` (raw),
-//! `exportKey` (raw), `sign` and `verify`, computed by the RustCrypto crates. The JS half
-//! (subtle.js) checks arguments as Web Crypto does and copies the bytes it is given into a
-//! fresh `ArrayBuffer` when called, so the natives below only see whole buffers. AES-GCM,
-//! ECDSA and Ed25519 are in ciphers.rs.
+//! `generateKey`, `exportKey` (raw, jwk), `sign` and `verify`, computed by the RustCrypto
+//! crates. The JS half (subtle.js) checks arguments as Web Crypto does and copies the bytes it
+//! is given into a fresh `ArrayBuffer` when called, so the natives below only see whole
+//! buffers. AES-GCM, ECDSA and Ed25519, the random bytes and key pairs of `generateKey` and
+//! the DER of `exportKey` are in ciphers.rs.
 
 mod ciphers;
 
@@ -110,6 +111,9 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     natives.set("keyImport", Func::from(ciphers::key_import))?;
     natives.set("keyVerify", Func::from(ciphers::key_verify))?;
     natives.set("keySign", Func::from(ciphers::key_sign))?;
+    natives.set("keyGenerate", Func::from(ciphers::key_generate))?;
+    natives.set("keyExport", Func::from(ciphers::key_export))?;
+    natives.set("randomBytes", Func::from(ciphers::random_bytes))?;
     prelude.call((
         Func::from(digest),
         Func::from(hmac_sign),

@@ -3,7 +3,9 @@
  * SHA-512; HMAC keys imported from raw bytes (`importKey`), exported (`exportKey`), and used
  * to `sign` and `verify`; AES-GCM keys (raw, jwk) to `encrypt` and `decrypt` (96-bit IVs);
  * ECDSA P-256 and P-384 and Ed25519 keys (raw and spki public keys, pkcs8 private keys, jwk) to
- * `verify` and `sign`. Every method returns a promise, rejected with the `TypeError` or
+ * `verify` and `sign`; `generateKey` for all four (bytes from the call's random source, the one
+ * `getRandomValues` draws from) and `exportKey` in raw, jwk, spki and pkcs8 as the key type
+ * allows. Every method returns a promise, rejected with the `TypeError` or
  * `DOMException` Web Crypto names (`NotSupportedError` for an algorithm Palisade does not have).
  * The bytes given are copied when the method is called; the hashing is done by the natives
  * (mod.rs). `crypto` (crypto.rs) is frozen, so it is rebuilt here with `subtle` added.
@@ -28,7 +30,14 @@
   const stringReplace = uncurry(String.prototype.replace);
   const charCodeAt = uncurry(String.prototype.charCodeAt);
   const atobIntrinsic = atob;
-  const { aesEncrypt, aesDecrypt, keyImport, keyVerify, keySign } = natives;
+  const { aesEncrypt, aesDecrypt, keyImport, keyVerify, keySign, keyGenerate, keyExport, randomBytes } = natives;
+  const promiseThen = uncurry(Promise.prototype.then);
+  const promiseResolve = Promise.resolve.bind(Promise);
+  const btoaIntrinsic = btoa;
+  const fromCharCode = String.fromCharCode;
+  const NumberCtor = Number;
+  const { isFinite: isFiniteNumber } = Number;
+  const { trunc } = Math;
   const SymbolIterator = Symbol.iterator;
   const bufferByteLength = uncurry(getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength").get);
   const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
@@ -358,6 +367,41 @@
     return makeKey(slot, usages);
   }
 
+  // An ArrayBuffer as base64url without padding (a JWK member).
+  const toBase64url = (buffer) => {
+    const bytes = new Uint8ArrayCtor(buffer);
+    let binary = "";
+    for (let i = 0; i < bytes.length; i++) binary += fromCharCode(bytes[i]);
+    return stringReplace(stringReplace(stringReplace(btoaIntrinsic(binary), /\+/g, "-"), /\//g, "_"), /=+$/, "");
+  };
+  const HMAC_JWK_ALG = { __proto__: null, 1: "HS1", 256: "HS256", 384: "HS384", 512: "HS512" };
+  // The JWK of a key: the members Web Crypto's export gives, in the order Node gives them.
+  const exportJwk = (slot) => {
+    const jwk = {};
+    if (slot.kind === "HMAC" || slot.kind === "AES-GCM") {
+      jwk.kty = "oct";
+      jwk.k = toBase64url(slot.bytes);
+      jwk.alg = slot.kind === "HMAC" ? HMAC_JWK_ALG[slot.hash] : "A" + bufferByteLength(slot.bytes) * 8 + "GCM";
+    } else if (slot.kind === "ECDSA") {
+      const size = POINT_BYTES[slot.curve];
+      jwk.kty = "EC";
+      jwk.crv = slot.algorithm.namedCurve;
+      jwk.x = toBase64url(copy(slot.point, 1, size));
+      jwk.y = toBase64url(copy(slot.point, 1 + size, size));
+      if (slot.type === "private") jwk.d = toBase64url(slot.secret);
+    } else {
+      jwk.kty = "OKP";
+      jwk.crv = "Ed25519";
+      jwk.x = toBase64url(slot.point);
+      if (slot.type === "private") jwk.d = toBase64url(slot.secret);
+    }
+    const ops = [];
+    for (let i = 0; i < slot.usages.length; i++) ops[i] = slot.usages[i];
+    jwk.key_ops = ops;
+    jwk.ext = slot.extractable;
+    return jwk;
+  };
+
   method(SubtlePrototype, {
     exportKey(format, key) {
       const given = arguments.length;
@@ -369,16 +413,129 @@
           throw new TypeErrorCtor("'" + format + "' is not a valid KeyFormat");
         }
         const slot = slotOf(key);
-        if (format !== "raw") throw notSupported("Palisade exports keys in the raw format only");
-        if (!slot.extractable) throw new DOMExceptionCtor("key is not extractable", "InvalidAccessError");
-        if (slot.kind === "ECDSA" || slot.kind === "Ed25519") {
-          if (slot.type !== "public") throw new DOMExceptionCtor("only a public key has a raw form", "InvalidAccessError");
-          return copy(slot.point, 0, bufferByteLength(slot.point));
+        const asymmetric = slot.kind === "ECDSA" || slot.kind === "Ed25519";
+        if (!asymmetric && format !== "raw" && format !== "jwk") {
+          throw notSupported(slot.kind + " keys are exported as raw or jwk");
         }
-        return copy(slot.bytes, 0, bufferByteLength(slot.bytes));
+        if (!slot.extractable) throw new DOMExceptionCtor("key is not extractable", "InvalidAccessError");
+        if (format === "jwk") return exportJwk(slot);
+        if (!asymmetric) return copy(slot.bytes, 0, bufferByteLength(slot.bytes));
+        const wanted = format === "pkcs8" ? "private" : "public";
+        if (slot.type !== wanted) {
+          throw new DOMExceptionCtor("the " + format + " format is for a " + wanted + " key", "InvalidAccessError");
+        }
+        if (format === "raw") return copy(slot.point, 0, bufferByteLength(slot.point));
+        const der = keyExport(slot.curve, FORMATS[format], format === "pkcs8" ? slot.secret : slot.point);
+        if (der === null || der === undefined) throw new DOMExceptionCtor("the key could not be encoded", "OperationError");
+        return der;
       });
     },
   }.exportKey);
+
+  // [EnforceRange] of an unsigned integer type whose largest value is `max`.
+  const enforceRange = (value, max, what) => {
+    const number = NumberCtor(value);
+    if (!isFiniteNumber(number)) throw new TypeErrorCtor(what + " is not a finite number");
+    const integer = trunc(number);
+    if (integer < 0 || integer > max) throw new TypeErrorCtor(what + " is outside the range of its type");
+    return integer;
+  };
+  const pick = (requested, allowed) => {
+    const out = { __proto__: null };
+    for (const usage in requested) if (allowed[usage] === true) out[usage] = true;
+    return out;
+  };
+  const checkUsages = (requested, allowed) => {
+    for (const usage in requested) {
+      if (allowed[usage] !== true) throw new DOMExceptionCtor("Cannot create a key with usage '" + usage + "'", "SyntaxError");
+    }
+  };
+  const HMAC_BLOCK_BITS = { __proto__: null, 1: 512, 256: 512, 384: 1024, 512: 1024 };
+
+  // generateKey: the algorithm is read and checked when called (a TypeError, NotSupportedError
+  // or OperationError rejects the promise at once, as Web Crypto's normalization does); the
+  // usages are checked and the key made a microtask later, with bytes from the call's random
+  // source (the one `getRandomValues` draws from, seeded under `[determinism]`).
+  method(SubtlePrototype, {
+    generateKey(algorithm, extractable, keyUsages) {
+      const given = arguments.length;
+      return new PromiseCtor((resolve, reject) => {
+        checkThis(this);
+        requireArgs(given, 3, "generateKey");
+        extractable = !!extractable;
+        const requested = readUsages(keyUsages, USAGES);
+        const name = algorithmName(algorithm);
+        const kind = KINDS[toLowerCase(name)];
+        if (kind === undefined) throw notSupported("Unrecognized algorithm name");
+        let make;
+        if (kind === "HMAC") {
+          const hashAlgorithm = algorithm.hash;
+          if (hashAlgorithm === undefined) throw new TypeErrorCtor("HmacKeyGenParams: hash is required");
+          const hash = hashOf(hashAlgorithm);
+          let length = algorithm.length;
+          if (length === undefined) length = HMAC_BLOCK_BITS[hash];
+          else {
+            length = enforceRange(length, 0xffffffff, "HmacKeyGenParams.length");
+            if (length === 0) throw new DOMExceptionCtor("an HMAC key is at least one bit long", "OperationError");
+            // The random source gives at most 65,536 bytes at a time, the bound of getRandomValues.
+            if (length > 524288) throw new DOMExceptionCtor("Palisade makes HMAC keys of up to 524,288 bits", "OperationError");
+          }
+          make = () => {
+            checkUsages(requested, SIGN_VERIFY);
+            const bytes = randomBytes((length + 7) >>> 3);
+            if (length % 8 !== 0) {
+              const view = new Uint8ArrayCtor(bytes);
+              view[view.length - 1] &= (0xff << (8 - (length % 8))) & 0xff;
+            }
+            const slot = { __proto__: null, kind, type: "secret", extractable, hash, bytes };
+            slot.algorithm = { name: "HMAC", hash: { name: HASH_NAMES[hash] }, length };
+            return makeKey(slot, requested);
+          };
+        } else if (kind === "AES-GCM") {
+          if (algorithm.length === undefined) throw new TypeErrorCtor("AesKeyGenParams: length is required");
+          const length = enforceRange(algorithm.length, 0xffff, "AesKeyGenParams.length");
+          if (length !== 128 && length !== 192 && length !== 256) {
+            throw new DOMExceptionCtor("an AES key is 128, 192 or 256 bits", "OperationError");
+          }
+          make = () => {
+            checkUsages(requested, AES_USAGES);
+            const slot = { __proto__: null, kind, type: "secret", extractable, bytes: randomBytes(length / 8) };
+            slot.algorithm = { name: "AES-GCM", length };
+            return makeKey(slot, requested);
+          };
+        } else {
+          let curve = 25519, namedCurve;
+          if (kind === "ECDSA") {
+            if (algorithm.namedCurve === undefined) throw new TypeErrorCtor("EcKeyGenParams: namedCurve is required");
+            namedCurve = StringCtor(algorithm.namedCurve);
+            curve = CURVES[namedCurve];
+            if (curve === undefined) throw notSupported("ECDSA curves here are P-256 and P-384");
+          }
+          make = () => {
+            checkUsages(requested, SIGN_VERIFY);
+            const parts = keyGenerate(curve);
+            const half = (type, usages) => {
+              const slot = { __proto__: null, kind, type, extractable: type === "public" ? true : extractable, curve };
+              slot.secret = type === "private" ? parts[0] : null;
+              slot.point = parts[1];
+              slot.algorithm = kind === "ECDSA" ? { name: "ECDSA", namedCurve } : { name: "Ed25519" };
+              return makeKey(slot, usages);
+            };
+            const privateKey = half("private", pick(requested, PRIVATE_USAGES));
+            const publicKey = half("public", pick(requested, PUBLIC_USAGES));
+            return { publicKey, privateKey };
+          };
+        }
+        promiseThen(promiseResolve(undefined), () => {
+          try {
+            resolve(make());
+          } catch (error) {
+            reject(error);
+          }
+        });
+      });
+    },
+  }.generateKey);
 
   // The key for `sign` or `verify` under `algorithm`, with the checks Web Crypto makes.
   const hmacKey = (algorithm, key, usage) => {
