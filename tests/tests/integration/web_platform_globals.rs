@@ -590,6 +590,8 @@ async fn headers_init_uses_a_replaced_iterator_and_internal_copies_do_not() {
             "json": [201, "3", "application/json"], "proto": "not called"
         })
     );
+}
+
 /// `generateKey` makes HMAC, AES-GCM, ECDSA and Ed25519 keys that work and export in every
 /// format their type allows (raw, jwk, spki, pkcs8), and draws their bytes from the call's
 /// random source: under a fixed seed two calls make the same keys, another seed other keys.
