@@ -107,7 +107,7 @@ pub(crate) fn compile_script(
     match stored {
         Some(Ok(path)) => {
             evict_scripts(path.parent().unwrap_or(Path::new(".")), &path, max_bytes);
-            deserialize(engine, &path)
+            deserialize_stored(engine, &path, &compiled)
         }
         other => {
             if let Some(Err(e)) = other {
@@ -242,7 +242,7 @@ pub(crate) fn load(
         return unsafe { Component::deserialize(engine, &compiled) };
     }
     evict_stale_guests(dir, &path, GUEST_ENTRY_MAX_AGE);
-    deserialize(engine, &path)
+    deserialize_stored(engine, &path, &compiled)
 }
 
 /// How long a guest entry that no start has used stays in the cache folder.
@@ -328,20 +328,58 @@ fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
 }
 
 /// Write an entry under a name of its own, then rename it into place: a reader only ever maps
-/// a complete file. Two threads may compile the same guest at once (two engines of one
-/// configuration, or two `Palisade`s in one process); each writes its own temporary file, since
-/// a shared one would be truncated under the other's rename and a mapped, truncated file
-/// faults.
+/// a complete file. Two threads or processes may compile the same guest at once (two engines of
+/// one configuration, two `Palisade`s in one process, two containers sharing a cache volume,
+/// whose process ids can be equal); each writes a temporary file that it alone created
+/// (`create_new`, a random part in its name), since a shared one would be truncated under the
+/// other's rename.
 fn store(dir: &Path, path: &Path, compiled: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
     static WRITES: AtomicU64 = AtomicU64::new(0);
     std::fs::create_dir_all(dir)?;
     let write = WRITES.fetch_add(1, Ordering::Relaxed);
-    let tmp = path.with_extension(format!("tmp{}-{write}", std::process::id()));
-    let written = std::fs::write(&tmp, compiled).and_then(|()| std::fs::rename(&tmp, path));
+    let (tmp, mut file) = loop {
+        let tmp = path.with_extension(format!(
+            "tmp{}-{write}-{:016x}",
+            std::process::id(),
+            rand::random::<u64>()
+        ));
+        match std::fs::File::options()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(file) => break (tmp, file),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let written = file
+        .write_all(compiled)
+        .and_then(|()| std::fs::rename(&tmp, path));
+    drop(file);
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     written
+}
+
+/// Load an entry just stored; if it no longer checks (another process replaced or removed it
+/// meanwhile: its eviction, its own write), load the bytes just compiled from memory instead of
+/// failing the start.
+fn deserialize_stored(
+    engine: &Engine,
+    path: &Path,
+    compiled: &[u8],
+) -> wasmtime::Result<Component> {
+    deserialize(engine, path).or_else(|e| {
+        tracing::warn!(path = %path.display(), "the entry just written is unusable, loading from memory: {e:#}");
+        #[allow(unsafe_code)]
+        // SAFETY: `compiled` was produced just now by this engine's `precompile_component`.
+        unsafe {
+            Component::deserialize(engine, compiled)
+        }
+    })
 }
 
 #[cfg(test)]
