@@ -699,3 +699,32 @@ async fn subtle_generate_key_is_deterministic_under_a_fixed_seed() {
         assert_ne!(a, b, "another seed, other keys");
     }
 }
+
+/// Options left out are read as no members at all: members a script put on `Object.prototype`
+/// (`stream`, `fatal`, `ignoreBOM`) do not reach `TextDecoder` or `TextDecoderStream`, so a
+/// stream's flush still ends an unfinished sequence with U+FFFD.
+#[tokio::test]
+async fn left_out_text_decoder_options_do_not_read_object_prototype() {
+    let got = eval(
+        r#"export default async () => {
+          Object.prototype.stream = true;
+          Object.prototype.fatal = true;
+          Object.prototype.ignoreBOM = true;
+          const decoder = new TextDecoder();
+          const plain = [decoder.fatal, decoder.ignoreBOM, decoder.decode(new Uint8Array([0xEF, 0xBB, 0xBF, 0x68, 0xE2, 0x82]))];
+          const stream = new TextDecoderStream();
+          const writer = stream.writable.getWriter();
+          writer.write(new Uint8Array([0x68, 0xE2, 0x82]));
+          writer.close();
+          const chunks = [];
+          for await (const chunk of stream.readable) chunks.push(chunk);
+          return { plain, flags: [stream.fatal, stream.ignoreBOM], chunks };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({ "plain": [false, false, "h\u{FFFD}"], "flags": [false, false], "chunks": ["h", "\u{FFFD}"] })
+    );
+    assert_next_call_works().await;
+}

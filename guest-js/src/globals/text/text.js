@@ -22,7 +22,7 @@
 
   // WebIDL's conversion of a dictionary argument: undefined and null are empty.
   const dictionary = (value, what) => {
-    if (value === undefined || value === null) return {};
+    if (value === undefined || value === null) return { __proto__: null };
     if (typeof value !== "object" && typeof value !== "function") {
       throw new TypeErrorCtor(concat("The provided value is not of type '", what, "'"));
     }
