@@ -301,9 +301,13 @@ pub fn key_generate<'js>(cx: Ctx<'js>, curve: u32) -> Result<Vec<ArrayBuffer<'js
         256 => generate_ec!(p256, 32),
         384 => generate_ec!(p384, 48),
         25519 => {
-            let seed: [u8; 32] = get_random_bytes(32)
-                .try_into()
-                .unwrap_or_else(|_| [0u8; 32]);
+            // Never a fixed key: a random source that gives fewer bytes is an error.
+            let Ok(seed) = <[u8; 32]>::try_from(get_random_bytes(32)) else {
+                return Err(javy::quickjs::Exception::throw_internal(
+                    &cx,
+                    "the random source gave too few bytes",
+                ));
+            };
             let key = ed25519_dalek::SigningKey::from_bytes(&seed);
             (seed.to_vec(), key.verifying_key().to_bytes().to_vec())
         }
