@@ -113,11 +113,7 @@ pub(crate) fn compile_script(
             if let Some(Err(e)) = other {
                 tracing::warn!("cannot write the compiled-script cache: {e}");
             }
-            #[allow(unsafe_code)]
-            // SAFETY: `compiled` was produced just now by this engine's `precompile_component`.
-            unsafe {
-                Component::deserialize(engine, &compiled)
-            }
+            just_compiled(engine, &compiled)
         }
     }
 }
@@ -126,22 +122,7 @@ pub(crate) fn compile_script(
 /// `keep` (the entry just written) always stays. Entries another process removes meanwhile, or
 /// that cannot be removed, are skipped: a mapped entry stays valid for whoever mapped it.
 fn evict_scripts(dir: &Path, keep: &Path, max_bytes: u64) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut scripts: Vec<(SystemTime, u64, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with(SCRIPT_PREFIX) && name.ends_with(".cwasm")
-        })
-        .filter_map(|e| {
-            let meta = e.metadata().ok()?;
-            meta.is_file()
-                .then(|| (meta.modified().unwrap_or(UNIX_EPOCH), meta.len(), e.path()))
-        })
-        .collect();
+    let mut scripts = entries(dir, SCRIPT_PREFIX);
     // Newest first; the entry just written first of all.
     scripts.sort_by(|a, b| (b.2 == keep).cmp(&(a.2 == keep)).then(b.0.cmp(&a.0)));
     let mut total = 0u64;
@@ -237,9 +218,7 @@ pub(crate) fn load(
     let compiled = engine.precompile_component(wasm)?;
     if let Err(e) = store(dir, &path, &sealed(&compiled)) {
         tracing::warn!(path = %path.display(), "cannot write the compiled-guest cache: {e}");
-        #[allow(unsafe_code)]
-        // SAFETY: `compiled` was produced just now by this engine's `precompile_component`.
-        return unsafe { Component::deserialize(engine, &compiled) };
+        return just_compiled(engine, &compiled);
     }
     evict_stale_guests(dir, &path, GUEST_ENTRY_MAX_AGE);
     deserialize_stored(engine, &path, &compiled)
@@ -264,24 +243,36 @@ fn mark_used(path: &Path) {
 /// Remove guest entries unused for longer than `max_age`; `keep` (the entry just written)
 /// always stays. An entry another process has mapped stays valid for it after removal.
 fn evict_stale_guests(dir: &Path, keep: &Path, max_age: Duration) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if !(name.starts_with("guest-") && name.ends_with(".cwasm")) || entry.path() == keep {
-            continue;
-        }
-        let age = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok());
-        if age.is_some_and(|age| age > max_age) {
-            let _ = std::fs::remove_file(entry.path());
+    for (modified, _, path) in entries(dir, "guest") {
+        // An unknown modification time (the epoch here) is never taken for an old one.
+        let old = modified != UNIX_EPOCH && modified.elapsed().is_ok_and(|age| age > max_age);
+        if old && path != keep {
+            let _ = std::fs::remove_file(&path);
         }
     }
+}
+
+/// The entries of `kind` (`guest`, `script`) in `dir`: modification time (the epoch when
+/// unknown), length and path. A folder that cannot be read has none.
+fn entries(dir: &Path, kind: &str) -> Vec<(SystemTime, u64, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.strip_prefix(kind)
+                .is_some_and(|rest| rest.starts_with('-'))
+                && name.ends_with(".cwasm")
+        })
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            meta.is_file()
+                .then(|| (meta.modified().unwrap_or(UNIX_EPOCH), meta.len(), e.path()))
+        })
+        .collect()
 }
 
 /// An entry's bytes: the compiled component followed by its BLAKE3 hash, so that a truncated
@@ -374,12 +365,16 @@ fn deserialize_stored(
 ) -> wasmtime::Result<Component> {
     deserialize(engine, path).or_else(|e| {
         tracing::warn!(path = %path.display(), "the entry just written is unusable, loading from memory: {e:#}");
-        #[allow(unsafe_code)]
-        // SAFETY: `compiled` was produced just now by this engine's `precompile_component`.
-        unsafe {
-            Component::deserialize(engine, compiled)
-        }
+        just_compiled(engine, compiled)
     })
+}
+
+/// Load what this engine's `precompile_component` produced just now, from memory.
+#[allow(unsafe_code)]
+fn just_compiled(engine: &Engine, compiled: &[u8]) -> wasmtime::Result<Component> {
+    // SAFETY: callers pass only the bytes `Engine::precompile_component` of this engine
+    // returned in the same call, never bytes read back from anywhere.
+    unsafe { Component::deserialize(engine, compiled) }
 }
 
 #[cfg(test)]
