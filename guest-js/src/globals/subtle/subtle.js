@@ -2,7 +2,7 @@
  * `crypto.subtle` (`SubtleCrypto`) and `CryptoKey`: `digest` with SHA-1, SHA-256, SHA-384 and
  * SHA-512; HMAC keys imported from raw bytes (`importKey`), exported (`exportKey`), and used
  * to `sign` and `verify`; AES-GCM keys (raw, jwk) to `encrypt` and `decrypt` (96-bit IVs);
- * ECDSA P-256 and P-384 and Ed25519 keys (raw and spki public keys, pkcs8 private keys, jwk) to
+ * ECDSA P-256, P-384 and P-521 and Ed25519 keys (raw and spki public keys, pkcs8 private keys, jwk) to
  * `verify` and `sign`; `generateKey` for all four (bytes from the call's random source, the one
  * `getRandomValues` draws from) and `exportKey` in raw, jwk, spki and pkcs8 as the key type
  * allows. Every method returns a promise, rejected with the `TypeError` or
@@ -63,8 +63,8 @@
   const dataError = (what) => new DOMExceptionCtor(what, "DataError");
   // The algorithms, by their names in lower case.
   const KINDS = { __proto__: null, hmac: "HMAC", "aes-gcm": "AES-GCM", ecdsa: "ECDSA", ed25519: "Ed25519" };
-  const CURVES = { __proto__: null, "P-256": 256, "P-384": 384 };
-  const POINT_BYTES = { __proto__: null, 256: 32, 384: 48 };
+  const CURVES = { __proto__: null, "P-256": 256, "P-384": 384, "P-521": 521 };
+  const POINT_BYTES = { __proto__: null, 256: 32, 384: 48, 521: 66 };
   const FORMATS = { __proto__: null, raw: 0, spki: 1, pkcs8: 2 };
   const SECRET = 3;
   const GCM_TAGS = { __proto__: null, 32: true, 64: true, 96: true, 104: true, 112: true, 120: true, 128: true };
@@ -151,6 +151,20 @@
     new PromiseCtor((resolve) => {
       resolve(body());
     });
+  // Run `prepare` now (reading the arguments; an exception rejects the promise at once) and the
+  // function it returns a microtask later, settling the promise with its result or exception:
+  // the part of a method that Web Crypto runs in parallel.
+  const staged = (prepare) =>
+    new PromiseCtor((resolve, reject) => {
+      const rest = prepare();
+      promiseThen(promiseResolve(undefined), () => {
+        try {
+          resolve(rest());
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
 
   const keys = new WeakMapCtor();
   const slotOf = (key) => {
@@ -235,50 +249,52 @@
   method(SubtlePrototype, {
     importKey(format, keyData, algorithm, extractable, keyUsages) {
       const given = arguments.length;
-      return promised(() => {
+      return staged(() => {
         checkThis(this);
         requireArgs(given, 5, "importKey");
         format = StringCtor(format);
         if (format !== "raw" && format !== "jwk" && format !== "spki" && format !== "pkcs8") {
           throw new TypeErrorCtor("'" + format + "' is not a valid KeyFormat");
         }
+        // The key data is copied (or the JWK checked to be an object) when the method is called.
+        if (format === "jwk") {
+          if (keyData === null || typeof keyData !== "object") throw new TypeErrorCtor("keyData is not a JsonWebKey");
+        } else {
+          keyData = copyBytes(keyData, "keyData");
+        }
         const name = algorithmName(algorithm);
         const kind = KINDS[toLowerCase(name)];
         if (kind === undefined) throw notSupported("Unrecognized algorithm name");
+        // The algorithm is normalized now; the key is made a microtask later, as Web Crypto
+        // does the rest of importKey in parallel.
         if (kind !== "HMAC") return importOther(kind, format, keyData, algorithm, extractable, keyUsages);
         const hashAlgorithm = algorithm.hash;
         if (hashAlgorithm === undefined) throw new TypeErrorCtor("HmacImportParams: hash is required");
         const hash = hashOf(hashAlgorithm);
         const requested = algorithm.length;
-        const usages = readUsages(keyUsages);
-        if (format !== "raw") throw notSupported("Palisade imports HMAC keys in the raw format only");
-        const bytes = copyBytes(keyData, "keyData");
-        const bits = bufferByteLength(bytes) * 8;
-        if (bits === 0) throw new DOMExceptionCtor("HMAC key data must not be empty", "DataError");
-        let length = bits;
-        if (requested !== undefined) {
-          length = requested >>> 0;
-          if (length === 0 || length > bits || length <= bits - 8) {
-            throw new DOMExceptionCtor("The key length does not match the key data", "DataError");
+        return () => {
+          const usages = readUsages(keyUsages);
+          let bytes;
+          if (format === "raw") bytes = keyData;
+          else if (format === "jwk") {
+            if (keyData.kty !== "oct") throw dataError("an HMAC JWK has kty \"oct\"");
+            bytes = base64url(keyData.k, "k");
+            if (keyData.alg !== undefined && keyData.alg !== HMAC_JWK_ALG[hash]) throw dataError("the JWK's alg does not match the hash");
+            checkJwk(keyData, usages, extractable, "sig");
+          } else throw notSupported("HMAC keys are imported as raw or jwk");
+          const bits = bufferByteLength(bytes) * 8;
+          if (bits === 0) throw new DOMExceptionCtor("HMAC key data must not be empty", "DataError");
+          let length = bits;
+          if (requested !== undefined) {
+            length = requested >>> 0;
+            if (length === 0 || length > bits || length <= bits - 8) {
+              throw new DOMExceptionCtor("The key length does not match the key data", "DataError");
+            }
           }
-        }
-        const usageList = [];
-        if (usages.sign) usageList[usageList.length] = "sign";
-        if (usages.verify) usageList[usageList.length] = "verify";
-        const key = create(KeyPrototype);
-        weakSet(keys, key, {
-          __proto__: null,
-          type: "secret",
-          extractable: !!extractable,
-          algorithm: { name: "HMAC", hash: { name: HASH_NAMES[hash] }, length },
-          usages: usageList,
-          hash,
-          bytes,
-          kind: "HMAC",
-          sign: usages.sign === true,
-          verify: usages.verify === true,
-        });
-        return key;
+          const slot = { __proto__: null, kind: "HMAC", type: "secret", extractable: !!extractable, hash, bytes };
+          slot.algorithm = { name: "HMAC", hash: { name: HASH_NAMES[hash] }, length };
+          return makeKey(slot, usages);
+        };
       });
     },
   }.importKey);
@@ -298,18 +314,44 @@
     return key;
   };
 
-  // importKey for AES-GCM, ECDSA and Ed25519.
-  function importOther(kind, format, keyData, algorithm, extractable, keyUsages) {
+  // The checks every imported JWK gets: its `use`, `key_ops` and `ext` must allow what the key
+  // is imported for (a DataError otherwise).
+  const checkJwk = (jwk, usages, extractable, use) => {
+    if (jwk.use !== undefined && jwk.use !== use) throw dataError("the JWK's use is not \"" + use + "\"");
+    const ops = jwk.key_ops;
+    if (ops !== undefined) {
+      if (!isArray(ops)) throw dataError("the JWK's key_ops is not a list");
+      for (const usage in usages) {
+        let found = false;
+        for (let i = 0; i < ops.length; i++) if (ops[i] === usage) found = true;
+        if (!found) throw dataError("the JWK's key_ops does not allow '" + usage + "'");
+      }
+    }
+    if (jwk.ext === false && extractable) throw dataError("the JWK is not extractable");
+  };
+
+  // importKey for AES-GCM, ECDSA and Ed25519: the part run a microtask after the call, with the
+  // key data already copied (or the JWK checked to be an object).
+  const importOther = (kind, format, keyData, algorithm, extractable, keyUsages) => {
     const jwk = format === "jwk";
-    if (jwk && (keyData === null || typeof keyData !== "object")) throw new TypeErrorCtor("keyData is not a JsonWebKey");
+    let namedCurve, curve = 25519;
+    if (kind === "ECDSA") {
+      namedCurve = StringCtor(algorithm.namedCurve);
+      curve = CURVES[namedCurve];
+      if (curve === undefined) throw notSupported("ECDSA curves here are P-256, P-384 and P-521");
+    }
+    return () => importAfter(kind, format, jwk, keyData, extractable, keyUsages, namedCurve, curve);
+  };
+  function importAfter(kind, format, jwk, keyData, extractable, keyUsages, namedCurve, curve) {
     const slot = { __proto__: null, kind, extractable: !!extractable };
     if (kind === "AES-GCM") {
       const usages = readUsages(keyUsages, AES_USAGES);
       let bytes;
-      if (format === "raw") bytes = copyBytes(keyData, "keyData");
+      if (format === "raw") bytes = keyData;
       else if (jwk) {
         if (keyData.kty !== "oct") throw dataError("an AES JWK has kty \"oct\"");
         bytes = base64url(keyData.k, "k");
+        checkJwk(keyData, usages, extractable, "enc");
       } else throw notSupported("AES-GCM keys are imported as raw or jwk");
       const length = bufferByteLength(bytes);
       if (length !== 16 && length !== 24 && length !== 32) throw dataError("an AES key is 128, 192 or 256 bits");
@@ -317,12 +359,6 @@
       slot.bytes = bytes;
       slot.algorithm = { name: "AES-GCM", length: length * 8 };
       return makeKey(slot, usages);
-    }
-    let curve = 25519, namedCurve;
-    if (kind === "ECDSA") {
-      namedCurve = StringCtor(algorithm.namedCurve);
-      curve = CURVES[namedCurve];
-      if (curve === undefined) throw notSupported("ECDSA curves here are P-256 and P-384");
     }
     let data, code, isPrivate;
     if (jwk) {
@@ -347,9 +383,10 @@
     } else {
       code = FORMATS[format];
       isPrivate = format === "pkcs8";
-      data = copyBytes(keyData, "keyData");
+      data = keyData;
     }
     const usages = readUsages(keyUsages, isPrivate ? PRIVATE_USAGES : PUBLIC_USAGES);
+    if (jwk) checkJwk(keyData, usages, extractable, "sig");
     const parts = keyImport(curve, code, data);
     if (parts === null || parts === undefined) throw dataError("the key data is not a " + (kind === "ECDSA" ? namedCurve : "Ed25519") + " key");
     if (jwk && isPrivate && keyData.x !== undefined) {
@@ -405,7 +442,7 @@
   method(SubtlePrototype, {
     exportKey(format, key) {
       const given = arguments.length;
-      return promised(() => {
+      return staged(() => {
         checkThis(this);
         requireArgs(given, 2, "exportKey");
         format = StringCtor(format);
@@ -413,21 +450,24 @@
           throw new TypeErrorCtor("'" + format + "' is not a valid KeyFormat");
         }
         const slot = slotOf(key);
-        const asymmetric = slot.kind === "ECDSA" || slot.kind === "Ed25519";
-        if (!asymmetric && format !== "raw" && format !== "jwk") {
-          throw notSupported(slot.kind + " keys are exported as raw or jwk");
-        }
-        if (!slot.extractable) throw new DOMExceptionCtor("key is not extractable", "InvalidAccessError");
-        if (format === "jwk") return exportJwk(slot);
-        if (!asymmetric) return copy(slot.bytes, 0, bufferByteLength(slot.bytes));
-        const wanted = format === "pkcs8" ? "private" : "public";
-        if (slot.type !== wanted) {
-          throw new DOMExceptionCtor("the " + format + " format is for a " + wanted + " key", "InvalidAccessError");
-        }
-        if (format === "raw") return copy(slot.point, 0, bufferByteLength(slot.point));
-        const der = keyExport(slot.curve, FORMATS[format], format === "pkcs8" ? slot.secret : slot.point);
-        if (der === null || der === undefined) throw new DOMExceptionCtor("the key could not be encoded", "OperationError");
-        return der;
+        // The rest runs a microtask later, as Web Crypto exports in parallel.
+        return () => {
+          const asymmetric = slot.kind === "ECDSA" || slot.kind === "Ed25519";
+          if (!asymmetric && format !== "raw" && format !== "jwk") {
+            throw notSupported(slot.kind + " keys are exported as raw or jwk");
+          }
+          if (!slot.extractable) throw new DOMExceptionCtor("key is not extractable", "InvalidAccessError");
+          if (format === "jwk") return exportJwk(slot);
+          if (!asymmetric) return copy(slot.bytes, 0, bufferByteLength(slot.bytes));
+          const wanted = format === "pkcs8" ? "private" : "public";
+          if (slot.type !== wanted) {
+            throw new DOMExceptionCtor("the " + format + " format is for a " + wanted + " key", "InvalidAccessError");
+          }
+          if (format === "raw") return copy(slot.point, 0, bufferByteLength(slot.point));
+          const der = keyExport(slot.curve, FORMATS[format], format === "pkcs8" ? slot.secret : slot.point);
+          if (der === null || der === undefined) throw new DOMExceptionCtor("the key could not be encoded", "OperationError");
+          return der;
+        };
       });
     },
   }.exportKey);
@@ -509,7 +549,7 @@
             if (algorithm.namedCurve === undefined) throw new TypeErrorCtor("EcKeyGenParams: namedCurve is required");
             namedCurve = StringCtor(algorithm.namedCurve);
             curve = CURVES[namedCurve];
-            if (curve === undefined) throw notSupported("ECDSA curves here are P-256 and P-384");
+            if (curve === undefined) throw notSupported("ECDSA curves here are P-256, P-384 and P-521");
           }
           make = () => {
             checkUsages(requested, SIGN_VERIFY);
