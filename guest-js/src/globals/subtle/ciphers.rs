@@ -3,6 +3,7 @@
 //! and hands whole, fresh buffers; a key or input these natives cannot use comes back as `None`
 //! (or `false`), which subtle.js turns into the `DOMException` Web Crypto names.
 
+use super::derive::{X25519, x25519_export, x25519_generate, x25519_private, x25519_public};
 use super::{bytes_of, unknown};
 use crate::wasi::random::random::get_random_bytes;
 use aes_gcm::aead::{AeadInPlace, KeyInit};
@@ -115,11 +116,11 @@ fn fit(mut prehash: Vec<u8>, size: usize) -> Vec<u8> {
 }
 
 /// Formats of key data, by the index subtle.js uses.
-const RAW: u32 = 0;
-const SPKI: u32 = 1;
-const PKCS8: u32 = 2;
-/// The private scalar (EC) or seed (Ed25519) alone, as a JWK's `d` gives it.
-const SECRET: u32 = 3;
+pub(super) const RAW: u32 = 0;
+pub(super) const SPKI: u32 = 1;
+pub(super) const PKCS8: u32 = 2;
+/// The private scalar (EC) or seed (Ed25519, X25519) alone, as a JWK's `d` gives it.
+pub(super) const SECRET: u32 = 3;
 
 macro_rules! curve {
     ($curve:ident, $size:expr, $public:ident, $private:ident, $verify:ident) => {
@@ -244,7 +245,8 @@ fn ed_private(format: u32, bytes: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
     ))
 }
 
-/// Import an asymmetric key of `curve` (256 P-256, 384 P-384, 521 P-521, 25519 Ed25519): a public key
+/// Import an asymmetric key of `curve` (256 P-256, 384 P-384, 521 P-521, 25519 Ed25519, 25520
+/// X25519): a public key
 /// (`[point]`) or a private one (`[secret, point]`), or `None` if the data is not such a key.
 pub fn key_import<'js>(
     cx: Ctx<'js>,
@@ -259,10 +261,12 @@ pub fn key_import<'js>(
         (384, true) => p384_public(format, bytes).map(|p| vec![p]),
         (521, true) => p521_public(format, bytes).map(|p| vec![p]),
         (25519, true) => ed_public(format, bytes).map(|p| vec![p]),
+        (X25519, true) => x25519_public(format, bytes).map(|p| vec![p]),
         (256, false) => p256_private(format, bytes).map(|(s, p)| vec![s, p]),
         (384, false) => p384_private(format, bytes).map(|(s, p)| vec![s, p]),
         (521, false) => p521_private(format, bytes).map(|(s, p)| vec![s, p]),
         (25519, false) => ed_private(format, bytes).map(|(s, p)| vec![s, p]),
+        (X25519, false) => x25519_private(format, bytes).map(|(s, p)| vec![s, p]),
         _ => return unknown(&cx),
     };
     parts
@@ -377,6 +381,7 @@ pub fn key_generate<'js>(cx: Ctx<'js>, curve: u32) -> Result<Vec<ArrayBuffer<'js
             let key = ed25519_dalek::SigningKey::from_bytes(&seed);
             (seed.to_vec(), key.verifying_key().to_bytes().to_vec())
         }
+        X25519 => x25519_generate(&cx)?,
         _ => return unknown(&cx),
     };
     Ok(vec![
@@ -438,6 +443,7 @@ pub fn key_export<'js>(
                 _ => None,
             }
         }
+        X25519 => x25519_export(format, bytes),
         _ => return unknown(&cx),
     };
     der.map(|der| ArrayBuffer::new(cx, der)).transpose()

@@ -1,5 +1,7 @@
 
 function run_test() {
+    setup({explicit_done: true});
+
     var subtle = self.crypto.subtle; // Change to test prefixed implementations
 
     // When are all these tests really done? When all the promises they use have resolved.
@@ -7,12 +9,10 @@ function run_test() {
 
     // Source file hmac_vectors.js provides the getTestVectors method
     // for the algorithm that drives these tests.
-    var vectors = getTestVectors();
-    var passingVectors = vectors.passing;
-    var failingVectors = vectors.failing;
+    var testVectors = getTestVectors();
 
     // Test verification first, because signing tests rely on that working
-    passingVectors.forEach(function(vector) {
+    testVectors.forEach(function(vector) {
         var promise = importVectorKeys(vector, ["verify", "sign"])
         .then(function(vector) {
             promise_test(function(test) {
@@ -37,8 +37,39 @@ function run_test() {
         all_promises.push(promise);
     });
 
+    // Test verification with an altered buffer during call
+    testVectors.forEach(function(vector) {
+        var promise = importVectorKeys(vector, ["verify", "sign"])
+        .then(function(vector) {
+            promise_test(function(test) {
+                var signature = copyBuffer(vector.signature);
+                signature[0] = 255 - signature[0];
+                var operation = subtle.verify({
+                    hash: vector.hash,
+                    get name() {
+                        signature[0] = vector.signature[0];
+                        return "HMAC";
+                    }
+                }, vector.key, signature, vector.plaintext)
+                .then(function(is_verified) {
+                    assert_true(is_verified, "Signature is not verified");
+                }, function(err) {
+                    assert_unreached("Verification should not throw error " + vector.name + ": " + err.message + "'");
+                });
+
+                return operation;
+            }, vector.name + " verification with altered signature during call");
+        }, function(err) {
+            promise_test(function(test) {
+                assert_unreached("importVectorKeys failed for " + vector.name + ". Message: ''" + err.message + "''");
+            }, "importVectorKeys step: " + vector.name + " verification with altered signature during call");
+        });
+
+        all_promises.push(promise);
+    });
+
     // Test verification with an altered buffer after call
-    passingVectors.forEach(function(vector) {
+    testVectors.forEach(function(vector) {
         var promise = importVectorKeys(vector, ["verify", "sign"])
         .then(function(vector) {
             promise_test(function(test) {
@@ -62,10 +93,41 @@ function run_test() {
         all_promises.push(promise);
     });
 
-    // Check for successful verification even if plaintext is altered after call.
-    passingVectors.forEach(function(vector) {
+    // Check for successful verification even if plaintext is altered during call.
+    testVectors.forEach(function(vector) {
         var promise = importVectorKeys(vector, ["verify", "sign"])
-        .then(function(vectors) {
+        .then(function(vector) {
+            promise_test(function(test) {
+                var plaintext = copyBuffer(vector.plaintext);
+                plaintext[0] = 255 - plaintext[0];
+                var operation = subtle.verify({
+                    hash: vector.hash,
+                    get name() {
+                        plaintext[0] = vector.plaintext[0];
+                        return "HMAC";
+                    }
+                }, vector.key, vector.signature, plaintext)
+                .then(function(is_verified) {
+                    assert_true(is_verified, "Signature verified");
+                }, function(err) {
+                    assert_unreached("Verification should not throw error " + vector.name + ": " + err.message + "'");
+                });
+
+                return operation;
+            }, vector.name + " with altered plaintext during call");
+        }, function(err) {
+            promise_test(function(test) {
+                assert_unreached("importVectorKeys failed for " + vector.name + ". Message: ''" + err.message + "''");
+            }, "importVectorKeys step: " + vector.name + " with altered plaintext during call");
+        });
+
+        all_promises.push(promise);
+    });
+
+    // Check for successful verification even if plaintext is altered after call.
+    testVectors.forEach(function(vector) {
+        var promise = importVectorKeys(vector, ["verify", "sign"])
+        .then(function(vector) {
             promise_test(function(test) {
                 var plaintext = copyBuffer(vector.plaintext);
                 var operation = subtle.verify({name: "HMAC", hash: vector.hash}, vector.key, vector.signature, plaintext)
@@ -81,18 +143,18 @@ function run_test() {
         }, function(err) {
             promise_test(function(test) {
                 assert_unreached("importVectorKeys failed for " + vector.name + ". Message: ''" + err.message + "''");
-            }, "importVectorKeys step: " + vector.name + " with altered plaintext");
+            }, "importVectorKeys step: " + vector.name + " with altered plaintext after call");
         });
 
         all_promises.push(promise);
     });
 
     // Check for failures due to no "verify" usage.
-    passingVectors.forEach(function(originalVector) {
+    testVectors.forEach(function(originalVector) {
         var vector = Object.assign({}, originalVector);
 
         var promise = importVectorKeys(vector, ["sign"])
-        .then(function(vectors) {
+        .then(function(vector) {
             promise_test(function(test) {
                 return subtle.verify({name: "HMAC", hash: vector.hash}, vector.key, vector.signature, vector.plaintext)
                 .then(function(plaintext) {
@@ -111,12 +173,13 @@ function run_test() {
     });
 
     // Check for successful signing and verification.
-    passingVectors.forEach(function(vector) {
+    testVectors.forEach(function(vector) {
         var promise = importVectorKeys(vector, ["verify", "sign"])
         .then(function(vectors) {
             promise_test(function(test) {
                 return subtle.sign({name: "HMAC", hash: vector.hash}, vector.key, vector.plaintext)
                 .then(function(signature) {
+                    assert_true(equalBuffers(signature, vector.signature), "Signing did not give the expected output");
                     // Can we get the verify the new signature?
                     return subtle.verify({name: "HMAC", hash: vector.hash}, vector.key, signature, vector.plaintext)
                     .then(function(is_verified) {
@@ -140,7 +203,7 @@ function run_test() {
     });
 
     // Test signing with the wrong algorithm
-    passingVectors.forEach(function(vector) {
+    testVectors.forEach(function(vector) {
         // Want to get the key for the wrong algorithm
         var promise = subtle.generateKey({name: "ECDSA", namedCurve: "P-256", hash: "SHA-256"}, false, ["sign", "verify"])
         .then(function(wrongKey) {
@@ -174,12 +237,12 @@ function run_test() {
     });
 
     // Test verification with the wrong algorithm
-    passingVectors.forEach(function(vector) {
+    testVectors.forEach(function(vector) {
         // Want to get the key for the wrong algorithm
         var promise = subtle.generateKey({name: "ECDSA", namedCurve: "P-256", hash: "SHA-256"}, false, ["sign", "verify"])
         .then(function(wrongKey) {
             return importVectorKeys(vector, ["verify", "sign"])
-            .then(function(vectors) {
+            .then(function(vector) {
                 promise_test(function(test) {
                     var operation = subtle.verify({name: "HMAC", hash: vector.hash}, wrongKey.publicKey, vector.signature, vector.plaintext)
                     .then(function(signature) {
@@ -208,7 +271,7 @@ function run_test() {
     });
 
     // Verification should fail if the plaintext is changed
-    passingVectors.forEach(function(vector) {
+    testVectors.forEach(function(vector) {
         var promise = importVectorKeys(vector, ["verify", "sign"])
         .then(function(vector) {
             var plaintext = copyBuffer(vector.plaintext);
@@ -236,7 +299,7 @@ function run_test() {
     });
 
     // Verification should fail if the signature is changed
-    passingVectors.forEach(function(vector) {
+    testVectors.forEach(function(vector) {
         var promise = importVectorKeys(vector, ["verify", "sign"])
         .then(function(vector) {
             var signature = copyBuffer(vector.signature);
@@ -263,12 +326,40 @@ function run_test() {
         all_promises.push(promise);
     });
 
+    // Verification should fail if the signature is wrong length
+    testVectors.forEach(function(vector) {
+        var promise = importVectorKeys(vector, ["verify", "sign"])
+        .then(function(vector) {
+            var signature = vector.signature.slice(1); // Drop first byte
+            promise_test(function(test) {
+                var operation = subtle.verify({name: "HMAC", hash: vector.hash}, vector.key, signature, vector.plaintext)
+                .then(function(is_verified) {
+                    assert_false(is_verified, "Signature is NOT verified");
+                }, function(err) {
+                    assert_unreached("Verification should not throw error " + vector.name + ": " + err.message + "'");
+                });
+
+                return operation;
+            }, vector.name + " verification failure due to short signature");
+
+        }, function(err) {
+            // We need a failed test if the importVectorKey operation fails, so
+            // we know we never tested verification.
+            promise_test(function(test) {
+                assert_unreached("importVectorKeys failed for " + vector.name + ". Message: ''" + err.message + "''");
+            }, "importVectorKeys step: " + vector.name + " verification failure due to short signature");
+        });
+
+        all_promises.push(promise);
+    });
 
 
-    Promise.all(all_promises)
-    .then(function() {done();})
-    .catch(function() {done();})
-    return;
+
+    promise_test(function() {
+        return Promise.all(all_promises)
+            .then(function() {done();})
+            .catch(function() {done();})
+    }, "setup");
 
     // A test vector has all needed fields for signing and verifying, EXCEPT that the
     // key field may be null. This function replaces that null with the Correct
