@@ -1,14 +1,15 @@
 /*
  * `crypto.subtle` (`SubtleCrypto`) and `CryptoKey`: `digest` with SHA-1, SHA-256, SHA-384 and
- * SHA-512; HMAC keys imported from raw bytes (`importKey`), exported (`exportKey`), and used
- * to `sign` and `verify`; AES-GCM keys (raw, jwk) to `encrypt` and `decrypt` (96-bit IVs);
- * ECDSA P-256, P-384 and P-521 and Ed25519 keys (raw and spki public keys, pkcs8 private keys, jwk) to
- * `verify` and `sign`; `generateKey` for all four (bytes from the call's random source, the one
- * `getRandomValues` draws from) and `exportKey` in raw, jwk, spki and pkcs8 as the key type
- * allows. Every method returns a promise, rejected with the `TypeError` or
- * `DOMException` Web Crypto names (`NotSupportedError` for an algorithm Palisade does not have).
- * The bytes given are copied when the method is called; the hashing is done by the natives
- * (mod.rs). `crypto` (crypto.rs) is frozen, so it is rebuilt here with `subtle` added.
+ * SHA-512; HMAC keys to `sign` and `verify`; AES-GCM (96-bit IVs), AES-CBC and AES-CTR keys to
+ * `encrypt` and `decrypt`; AES-KW and the AES ciphers to `wrapKey` and `unwrapKey`; ECDSA
+ * (P-256, P-384, P-521) and Ed25519 keys to `sign` and `verify`; ECDH (the same curves) and
+ * X25519 private keys, and HKDF and PBKDF2 keys, to `deriveBits` and `deriveKey`. `importKey` and
+ * `exportKey` take every format the key type has (raw, jwk, spki, pkcs8); `generateKey` makes all
+ * but HKDF and PBKDF2 keys (bytes from the call's random source, the one `getRandomValues` draws
+ * from). Every method returns a promise, rejected with the `TypeError` or `DOMException` Web
+ * Crypto names (`NotSupportedError` for an algorithm Palisade does not have). The bytes given are
+ * copied when the method is called; the arithmetic is done by the natives (mod.rs, ciphers.rs,
+ * derive.rs, aes.rs). `crypto` (crypto.rs) is frozen, so it is rebuilt here with `subtle` added.
  */
 (function (digestNative, signNative, verifyNative, natives) {
   "use strict";
