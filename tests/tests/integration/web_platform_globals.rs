@@ -480,7 +480,7 @@ async fn readable_streams_read_tee_cancel_and_carry_bodies() {
           return {
             seen, log, steps, both, failed, lockedError, fromStream, chunks, used: response.bodyUsed,
             nullBody: new Response(null).body, blob, clones: [await original.text(), await copy.text()], request,
-            bytes: (() => { try { new ReadableStream({ type: "bytes" }); return "built"; } catch (e) { return e.name; } })(),
+            bytes: Object.prototype.toString.call(new ReadableStream({ type: "bytes" }).getReader({ mode: "byob" })),
             tag: Object.prototype.toString.call(counted),
           };
         };"#,
@@ -502,10 +502,96 @@ async fn readable_streams_read_tee_cancel_and_carry_bodies() {
             "blob": "blob",
             "clones": ["streamed", "streamed"],
             "request": "r",
-            "bytes": "RangeError",
+            "bytes": "[object ReadableStreamBYOBReader]",
             "tag": "[object ReadableStream]",
         })
     );
+    assert_eq!(eval("export default () => 1 + 1;").await, json!(2));
+}
+
+/// Byte streams: a body is one (Fetch, the File API), so a BYOB reader reads it into the
+/// caller's buffer, which is transferred (detached) as the standard says; a source can answer
+/// `byobRequest`s, `autoAllocateChunkSize` gives a default reader's reads a buffer, `tee` copies
+/// the chunks, and `ReadableStream.from` takes any iterable.
+#[tokio::test]
+async fn byte_streams_read_bodies_into_the_callers_buffer() {
+    let got = eval(
+        r#"export default async () => {
+          const text = (view) => new TextDecoder().decode(view);
+          const reader = new Response("hello world").body.getReader({ mode: "byob" });
+          const first = new Uint8Array(4);
+          const a = await reader.read(first);
+          const b = await reader.read(new Uint8Array(64));
+          const end = await reader.read(new Uint8Array(8));
+          const blobBody = await new Blob(["abcdef"]).stream().getReader({ mode: "byob" }).read(new Uint16Array(3), { min: 3 });
+          let pulls = 0;
+          const source = new ReadableStream({
+            type: "bytes",
+            autoAllocateChunkSize: 16,
+            pull(c) {
+              const view = c.byobRequest.view;
+              view.set([1, 2, 3], 0);
+              c.byobRequest.respond(3);
+              if (++pulls === 2) c.close();
+            },
+          });
+          const [left, right] = source.tee();
+          const chunks = [];
+          for await (const chunk of left) chunks.push(Array.from(chunk));
+          const copied = [];
+          for await (const chunk of right) copied.push(Array.from(chunk));
+          const from = [];
+          for await (const x of ReadableStream.from((function* () { yield 1; yield 2; })())) from.push(x);
+          const min = await new ReadableStream({ type: "bytes", start(c) { c.enqueue(new Uint8Array([1])); } })
+            .getReader({ mode: "byob" }).read(new Uint8Array(1), { min: 0 }).then(() => "read", (e) => e.name);
+          return {
+            a: [text(a.value), a.done], detached: first.buffer.detached, b: [text(b.value), b.done],
+            end: [end.value.byteLength, end.done], blobBody: [blobBody.value.constructor.name, blobBody.value.length],
+            chunks, copied, from, min,
+            classes: [typeof ReadableByteStreamController, typeof ReadableStreamBYOBRequest],
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "a": ["hell", false],
+            "detached": true,
+            "b": ["o world", false],
+            "end": [0, true],
+            "blobBody": ["Uint16Array", 3],
+            "chunks": [[1, 2, 3], [1, 2, 3]],
+            "copied": [[1, 2, 3], [1, 2, 3]],
+            "from": [1, 2],
+            "min": "TypeError",
+            "classes": ["function", "function"],
+        })
+    );
+    assert_eq!(eval("export default () => 1 + 1;").await, json!(2));
+}
+
+/// A script that replaces `ArrayBuffer.prototype.transfer`, the `detached` getter, typed
+/// arrays' `set` and `Promise.prototype.then` does not bend a body's byte stream: its reads
+/// use the intrinsics captured while the guest was built.
+#[tokio::test]
+async fn byte_streams_ignore_tampered_intrinsics() {
+    let got = eval(
+        r#"export default async () => {
+          const seen = [];
+          ArrayBuffer.prototype.transfer = function () { seen.push("transfer"); return new ArrayBuffer(0); };
+          Object.defineProperty(ArrayBuffer.prototype, "detached", { get() { seen.push("detached"); return true; } });
+          Object.getPrototypeOf(Uint8Array.prototype).set = function () { seen.push("set"); };
+          const then = Promise.prototype.then;
+          Promise.prototype.then = function (...args) { seen.push("then"); return then.apply(this, args); };
+          const reader = new Response("tampered").body.getReader({ mode: "byob" });
+          const got = await reader.read(new Uint8Array(16));
+          Promise.prototype.then = then;
+          return { text: new TextDecoder().decode(got.value), internal: seen.filter((s) => s !== "then").length };
+        };"#,
+    )
+    .await;
+    assert_eq!(got, json!({ "text": "tampered", "internal": 0 }));
     assert_eq!(eval("export default () => 1 + 1;").await, json!(2));
 }
 
