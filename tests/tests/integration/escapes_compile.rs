@@ -364,7 +364,10 @@ async fn escape_21_script_compiles_are_budgeted_and_their_cache_bounded() {
     };
     let kept = entries("script-");
     assert_eq!(kept.len(), 1, "script entries: {kept:?}");
-    assert!(kept.iter().sum::<u64>() <= 12 << 20, "script entries: {kept:?}");
+    assert!(
+        kept.iter().sum::<u64>() <= 12 << 20,
+        "script entries: {kept:?}"
+    );
     assert!(!entries("guest-").is_empty());
     // The evicted script compiles again when called, within the budget.
     assert_eq!(output(&roomy.run(&p, &scripts[0], "null").await), "1");
