@@ -4,11 +4,12 @@
 //! is given into a fresh `ArrayBuffer` when called, so the natives below only see whole
 //! buffers. AES-GCM, ECDSA and Ed25519, the random bytes and key pairs of `generateKey` and
 //! the DER of `exportKey` are in ciphers.rs; ECDH, X25519, HKDF and PBKDF2 in derive.rs;
-//! AES-CBC, AES-CTR and AES-KW in aes.rs.
+//! AES-CBC, AES-CTR and AES-KW in aes.rs; RSASSA-PKCS1-v1_5, RSA-PSS and RSA-OAEP in rsa.rs.
 
 mod aes;
 mod ciphers;
 mod derive;
+mod rsa;
 
 use hmac::{Hmac, Mac};
 use javy::quickjs::prelude::Func;
@@ -123,6 +124,13 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     natives.set("aesCbc", Func::from(aes::aes_cbc))?;
     natives.set("aesCtr", Func::from(aes::aes_ctr))?;
     natives.set("aesKw", Func::from(aes::aes_kw))?;
+    natives.set("rsaImport", Func::from(rsa::rsa_import))?;
+    natives.set("rsaFromComponents", Func::from(rsa::rsa_from_components))?;
+    natives.set("rsaComponents", Func::from(rsa::rsa_components))?;
+    natives.set("rsaGenerate", Func::from(rsa::rsa_generate))?;
+    natives.set("rsaSign", Func::from(rsa::rsa_sign))?;
+    natives.set("rsaVerify", Func::from(rsa::rsa_verify))?;
+    natives.set("rsaOaep", Func::from(rsa::rsa_oaep))?;
     prelude.call((
         Func::from(digest),
         Func::from(hmac_sign),

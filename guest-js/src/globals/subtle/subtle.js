@@ -3,13 +3,15 @@
  * SHA-512; HMAC keys to `sign` and `verify`; AES-GCM (96-bit IVs), AES-CBC and AES-CTR keys to
  * `encrypt` and `decrypt`; AES-KW and the AES ciphers to `wrapKey` and `unwrapKey`; ECDSA
  * (P-256, P-384, P-521) and Ed25519 keys to `sign` and `verify`; ECDH (the same curves) and
- * X25519 private keys, and HKDF and PBKDF2 keys, to `deriveBits` and `deriveKey`. `importKey` and
+ * X25519 private keys, and HKDF and PBKDF2 keys, to `deriveBits` and `deriveKey`; RSASSA-PKCS1-v1_5
+ * and RSA-PSS keys to `sign` and `verify`, RSA-OAEP keys to `encrypt`, `decrypt`, `wrapKey` and
+ * `unwrapKey`. `importKey` and
  * `exportKey` take every format the key type has (raw, jwk, spki, pkcs8); `generateKey` makes all
  * but HKDF and PBKDF2 keys (bytes from the call's random source, the one `getRandomValues` draws
  * from). Every method returns a promise, rejected with the `TypeError` or `DOMException` Web
  * Crypto names (`NotSupportedError` for an algorithm Palisade does not have). The bytes given are
  * copied when the method is called; the arithmetic is done by the natives (mod.rs, ciphers.rs,
- * derive.rs, aes.rs). `crypto` (crypto.rs) is frozen, so it is rebuilt here with `subtle` added.
+ * derive.rs, aes.rs, rsa.rs). `crypto` (crypto.rs) is frozen, so it is rebuilt here with `subtle` added.
  */
 (function (digestNative, signNative, verifyNative, natives) {
   "use strict";
@@ -35,6 +37,7 @@
   const escapeIntrinsic = escape;
   const { aesEncrypt, aesDecrypt, keyImport, keyVerify, keySign, keyGenerate, keyExport, randomBytes } = natives;
   const { keyAgree, hkdfNative, pbkdf2Native, aesCbc, aesCtr, aesKw } = natives;
+  const { rsaImport, rsaFromComponents, rsaComponents, rsaGenerate, rsaSign, rsaVerify, rsaOaep } = natives;
   const jsonStringify = JSON.stringify;
   const jsonParse = JSON.parse;
   const promiseThen = uncurry(Promise.prototype.then);
@@ -71,6 +74,7 @@
   const KINDS = {
     __proto__: null, hmac: "HMAC", "aes-gcm": "AES-GCM", "aes-cbc": "AES-CBC", "aes-ctr": "AES-CTR", "aes-kw": "AES-KW",
     ecdsa: "ECDSA", ecdh: "ECDH", ed25519: "Ed25519", x25519: "X25519", hkdf: "HKDF", pbkdf2: "PBKDF2",
+    "rsassa-pkcs1-v1_5": "RSASSA-PKCS1-v1_5", "rsa-pss": "RSA-PSS", "rsa-oaep": "RSA-OAEP",
   };
   // The AES kinds, with the ending of their JWK `alg` ("A128GCM", "A256KW").
   const AES_KINDS = { __proto__: null, "AES-GCM": "GCM", "AES-CBC": "CBC", "AES-CTR": "CTR", "AES-KW": "KW" };
@@ -78,6 +82,18 @@
   const EC_KINDS = { __proto__: null, ECDSA: true, ECDH: true };
   const OKP_KINDS = { __proto__: null, Ed25519: 25519, X25519: 25520 };
   const KDF_KINDS = { __proto__: null, HKDF: true, PBKDF2: true };
+  // The RSA kinds, with the natives' code for their signature scheme (RSA-OAEP signs nothing),
+  // and the JWK `alg` of each with each hash.
+  const RSA_KINDS = { __proto__: null, "RSASSA-PKCS1-v1_5": 0, "RSA-PSS": 1, "RSA-OAEP": 2 };
+  const RSA_JWK_ALG = {
+    __proto__: null,
+    "RSASSA-PKCS1-v1_5": { __proto__: null, 1: "RS1", 256: "RS256", 384: "RS384", 512: "RS512" },
+    "RSA-PSS": { __proto__: null, 1: "PS1", 256: "PS256", 384: "PS384", 512: "PS512" },
+    "RSA-OAEP": { __proto__: null, 1: "RSA-OAEP", 256: "RSA-OAEP-256", 384: "RSA-OAEP-384", 512: "RSA-OAEP-512" },
+  };
+  // A JWK's RSA members, in the order of the natives' components.
+  const RSA_PUBLIC_MEMBERS = ["n", "e"];
+  const RSA_PRIVATE_MEMBERS = ["n", "e", "d", "p", "q", "dp", "dq", "qi"];
   // The most bits deriveBits gives from HKDF or PBKDF2 at once, as for an HMAC key.
   const MAX_DERIVED_BITS = 524288;
   const CURVES = { __proto__: null, "P-256": 256, "P-384": 384, "P-521": 521 };
@@ -329,10 +345,14 @@
   const KW_USAGES = { __proto__: null, wrapKey: true, unwrapKey: true };
   const DERIVE_USAGES = { __proto__: null, deriveKey: true, deriveBits: true };
   const NO_USAGES = { __proto__: null };
+  const OAEP_PRIVATE_USAGES = { __proto__: null, decrypt: true, unwrapKey: true };
+  const OAEP_PUBLIC_USAGES = { __proto__: null, encrypt: true, wrapKey: true };
   const aesUsages = (kind) => (kind === "AES-KW" ? KW_USAGES : AES_USAGES);
-  const privateUsages = (kind) => (kind === "ECDH" || kind === "X25519" ? DERIVE_USAGES : PRIVATE_USAGES);
-  const publicUsages = (kind) => (kind === "ECDH" || kind === "X25519" ? NO_USAGES : PUBLIC_USAGES);
-  const jwkUse = (kind) => (kind === "ECDH" || kind === "X25519" ? "enc" : "sig");
+  const privateUsages = (kind) =>
+    kind === "ECDH" || kind === "X25519" ? DERIVE_USAGES : kind === "RSA-OAEP" ? OAEP_PRIVATE_USAGES : PRIVATE_USAGES;
+  const publicUsages = (kind) =>
+    kind === "ECDH" || kind === "X25519" ? NO_USAGES : kind === "RSA-OAEP" ? OAEP_PUBLIC_USAGES : PUBLIC_USAGES;
+  const jwkUse = (kind) => (kind === "ECDH" || kind === "X25519" || kind === "RSA-OAEP" ? "enc" : "sig");
   const algorithmOf = (kind, namedCurve) => (EC_KINDS[kind] === true ? { name: kind, namedCurve } : { name: kind });
   const makeKey = (slot, usages) => {
     const list = [];
@@ -365,6 +385,11 @@
   // key data already copied (or the JWK checked to be an object).
   const importOther = (kind, format, keyData, algorithm, extractable, keyUsages) => {
     const jwk = format === "jwk";
+    if (RSA_KINDS[kind] !== undefined) {
+      if (algorithm.hash === undefined) throw new TypeErrorCtor("RsaHashedImportParams: hash is required");
+      const hash = hashOf(algorithm.hash);
+      return () => importRsa(kind, format, keyData, extractable, keyUsages, hash);
+    }
     let namedCurve, curve = OKP_KINDS[kind];
     if (EC_KINDS[kind] === true) {
       if (algorithm.namedCurve === undefined) throw new TypeErrorCtor("EcKeyImportParams: namedCurve is required");
@@ -449,6 +474,56 @@
     return makeKey(slot, usages);
   }
 
+  // The number of bits of a big-endian unsigned integer without leading zeros (an RSA modulus).
+  const bitLength = (buffer) => {
+    const bytes = new Uint8ArrayCtor(buffer);
+    if (bytes.length === 0) return 0;
+    let bits = (bytes.length - 1) * 8;
+    for (let top = bytes[0]; top > 0; top >>>= 1) bits++;
+    return bits;
+  };
+  // An RSA key's slot from the natives' parts: `[spki, n, e]` or `[pkcs8, spki, n, e]`.
+  const rsaSlot = (slot, kind, hash, parts) => {
+    const isPrivate = parts.length === 4;
+    const at = isPrivate ? 2 : 1;
+    slot.type = isPrivate ? "private" : "public";
+    slot.hash = hash;
+    slot.der = parts[0];
+    slot.spki = isPrivate ? parts[1] : parts[0];
+    slot.algorithm = {
+      name: kind, modulusLength: bitLength(parts[at]), publicExponent: new Uint8ArrayCtor(parts[at + 1]),
+      hash: { name: HASH_NAMES[hash] },
+    };
+    return slot;
+  };
+  // importKey for RSASSA-PKCS1-v1_5, RSA-PSS and RSA-OAEP (spki, pkcs8, jwk), a microtask after
+  // the call.
+  function importRsa(kind, format, keyData, extractable, keyUsages, hash) {
+    if (format === "raw") throw notSupported(kind + " keys are imported as spki, pkcs8 or jwk");
+    const jwk = format === "jwk";
+    let isPrivate = format === "pkcs8";
+    if (jwk) {
+      if (keyData.kty !== "RSA") throw dataError("the JWK's kty is not RSA");
+      isPrivate = keyData.d !== undefined;
+    }
+    const usages = readUsages(keyUsages, isPrivate ? privateUsages(kind) : publicUsages(kind));
+    let parts;
+    if (jwk) {
+      checkJwk(keyData, usages, extractable, jwkUse(kind));
+      if (keyData.alg !== undefined && keyData.alg !== RSA_JWK_ALG[kind][hash]) throw dataError("the JWK's alg does not match the hash");
+      if (keyData.oth !== undefined) throw notSupported("Palisade imports RSA keys of two primes");
+      const members = isPrivate ? RSA_PRIVATE_MEMBERS : RSA_PUBLIC_MEMBERS;
+      const components = [];
+      for (let i = 0; i < members.length; i++) components[i] = base64url(keyData[members[i]], members[i]);
+      parts = rsaFromComponents(components);
+    } else {
+      parts = rsaImport(FORMATS[format], keyData);
+    }
+    if (parts === null || parts === undefined) throw dataError("the key data is not an RSA " + (isPrivate ? "private" : "public") + " key");
+    const slot = rsaSlot({ __proto__: null, kind, extractable: !!extractable }, kind, hash, parts);
+    return makeKey(slot, usages);
+  }
+
   // An ArrayBuffer as base64url without padding (a JWK member).
   const toBase64url = (buffer) => {
     const bytes = new Uint8ArrayCtor(buffer);
@@ -464,6 +539,14 @@
       jwk.kty = "oct";
       jwk.k = toBase64url(slot.bytes);
       jwk.alg = slot.kind === "HMAC" ? HMAC_JWK_ALG[slot.hash] : "A" + bufferByteLength(slot.bytes) * 8 + AES_KINDS[slot.kind];
+    } else if (RSA_KINDS[slot.kind] !== undefined) {
+      const isPrivate = slot.type === "private";
+      const components = rsaComponents(isPrivate, slot.der);
+      if (components === null || components === undefined) throw operationError("the key could not be encoded");
+      const members = isPrivate ? RSA_PRIVATE_MEMBERS : RSA_PUBLIC_MEMBERS;
+      jwk.kty = "RSA";
+      for (let i = 0; i < members.length; i++) jwk[members[i]] = toBase64url(components[i]);
+      jwk.alg = RSA_JWK_ALG[slot.kind][slot.hash];
     } else if (EC_KINDS[slot.kind] === true) {
       const size = POINT_BYTES[slot.curve];
       jwk.kty = "EC";
@@ -487,10 +570,12 @@
   // The key of `slot` in `format` (checked to be a KeyFormat), as exportKey gives it.
   const exportNow = (format, slot) => {
     if (KDF_KINDS[slot.kind] === true) throw notSupported(slot.kind + " keys cannot be exported");
-    const asymmetric = EC_KINDS[slot.kind] === true || OKP_KINDS[slot.kind] !== undefined;
+    const rsa = RSA_KINDS[slot.kind] !== undefined;
+    const asymmetric = rsa || EC_KINDS[slot.kind] === true || OKP_KINDS[slot.kind] !== undefined;
     if (!asymmetric && format !== "raw" && format !== "jwk") {
       throw notSupported(slot.kind + " keys are exported as raw or jwk");
     }
+    if (rsa && format === "raw") throw notSupported(slot.kind + " keys are exported as spki, pkcs8 or jwk");
     if (!slot.extractable) throw new DOMExceptionCtor("key is not extractable", "InvalidAccessError");
     if (format === "jwk") return exportJwk(slot);
     if (!asymmetric) return copy(slot.bytes, 0, bufferByteLength(slot.bytes));
@@ -499,6 +584,7 @@
       throw new DOMExceptionCtor("the " + format + " format is for a " + wanted + " key", "InvalidAccessError");
     }
     if (format === "raw") return copy(slot.point, 0, bufferByteLength(slot.point));
+    if (rsa) return copy(slot.der, 0, bufferByteLength(slot.der));
     const der = keyExport(slot.curve, FORMATS[format], format === "pkcs8" ? slot.secret : slot.point);
     if (der === null || der === undefined) throw new DOMExceptionCtor("the key could not be encoded", "OperationError");
     return der;
@@ -594,6 +680,41 @@
           };
         } else if (KDF_KINDS[kind] === true) {
           throw notSupported(kind + " keys are imported, not generated");
+        } else if (RSA_KINDS[kind] !== undefined) {
+          if (algorithm.modulusLength === undefined) throw new TypeErrorCtor("RsaHashedKeyGenParams: modulusLength is required");
+          const modulusLength = enforceRange(algorithm.modulusLength, 0xffffffff, "RsaHashedKeyGenParams.modulusLength");
+          const exponent = algorithm.publicExponent;
+          if (exponent === undefined) throw new TypeErrorCtor("RsaHashedKeyGenParams: publicExponent is required");
+          if (!isView(exponent) || typedArrayName(exponent) !== "Uint8Array") {
+            throw new TypeErrorCtor("RsaHashedKeyGenParams.publicExponent is not a Uint8Array");
+          }
+          const publicExponent = copyBytes(exponent, "publicExponent");
+          if (algorithm.hash === undefined) throw new TypeErrorCtor("RsaHashedKeyGenParams: hash is required");
+          const hash = hashOf(algorithm.hash);
+          const forPrivate = privateUsages(kind), forPublic = publicUsages(kind);
+          make = () => {
+            for (const usage in requested) {
+              if (forPrivate[usage] !== true && forPublic[usage] !== true) {
+                throw new DOMExceptionCtor("Cannot create a key with usage '" + usage + "'", "SyntaxError");
+              }
+            }
+            // The size and exponent, then the private key's usages, are checked before the
+            // slow part, finding two primes, which the call's fuel and deadline bound.
+            const unusable = () =>
+              operationError("Palisade generates RSA keys of 64 to 4,096 bits with an odd public exponent from 3 to 2^33 - 1");
+            const usable = rsaGenerate(modulusLength, publicExponent, false);
+            if (usable === null || usable === undefined) throw unusable();
+            let none = true;
+            for (const _usage in pick(requested, forPrivate)) none = false;
+            if (none) throw new DOMExceptionCtor("A private key needs at least one usage", "SyntaxError");
+            const parts = rsaGenerate(modulusLength, publicExponent, true);
+            if (parts === null || parts === undefined) throw unusable();
+            const privateSlot = rsaSlot({ __proto__: null, kind, extractable }, kind, hash, parts);
+            const publicSlot = rsaSlot({ __proto__: null, kind, extractable: true }, kind, hash, [parts[1], parts[2], parts[3]]);
+            const privateKey = makeKey(privateSlot, pick(requested, forPrivate));
+            const publicKey = makeKey(publicSlot, pick(requested, forPublic));
+            return { publicKey, privateKey };
+          };
         } else {
           let curve = OKP_KINDS[kind], namedCurve;
           if (EC_KINDS[kind] === true) {
@@ -638,14 +759,22 @@
     const name = algorithmName(algorithm);
     const kind = KINDS[toLowerCase(name)];
     if (kind === undefined) throw notSupported("Unrecognized algorithm name");
-    // ECDSA names its hash in the parameters, read before the data is copied.
+    // ECDSA names its hash in the parameters, read before the data is copied; RSA-PSS its salt
+    // length; RSA-OAEP does not sign.
     const hash = kind === "ECDSA" ? hashOf(algorithm.hash) : 0;
+    if (kind === "RSA-OAEP") throw notSupported("RSA-OAEP does not " + usage);
+    let saltLength = 0;
+    if (kind === "RSA-PSS") {
+      if (algorithm.saltLength === undefined) throw new TypeErrorCtor("RsaPssParams: saltLength is required");
+      saltLength = enforceRange(algorithm.saltLength, 0xffffffff, "RsaPssParams.saltLength");
+    }
     return () => {
       const slot = slotOf(key);
       if (slot.kind !== kind) {
         throw new DOMExceptionCtor("the key is not a " + kind + " key", "InvalidAccessError");
       }
       slot.operationHash = hash;
+      slot.operationSalt = saltLength;
       if (slot[usage] !== true) {
         throw new DOMExceptionCtor("key does not support the '" + usage + "' operation", "InvalidAccessError");
       }
@@ -665,6 +794,11 @@
         const slot = checked();
         if (slot.kind === "HMAC") return signNative(slot.hash, slot.bytes, bytes);
         if (slot.kind === "AES-GCM") throw new DOMExceptionCtor("AES-GCM does not sign", "InvalidAccessError");
+        if (RSA_KINDS[slot.kind] !== undefined) {
+          const out = rsaSign(RSA_KINDS[slot.kind], slot.hash, slot.der, slot.operationSalt, bytes);
+          if (out === null || out === undefined) throw operationError("the salt is too long for the key");
+          return out;
+        }
         const signature = keySign(slot.curve, slot.operationHash, slot.secret, bytes);
         if (signature === null || signature === undefined) throw new DOMExceptionCtor("signing failed", "OperationError");
         return signature;
@@ -685,6 +819,9 @@
         const slot = checked();
         if (slot.kind === "HMAC") return verifyNative(slot.hash, slot.bytes, bytes, signatureBytes);
         if (slot.kind === "AES-GCM") throw new DOMExceptionCtor("AES-GCM does not verify", "InvalidAccessError");
+        if (RSA_KINDS[slot.kind] !== undefined) {
+          return rsaVerify(RSA_KINDS[slot.kind], slot.hash, slot.der, slot.operationSalt, signatureBytes, bytes);
+        }
         return keyVerify(slot.curve, slot.operationHash, slot.point, signatureBytes, bytes);
       });
     },
@@ -693,8 +830,8 @@
   const operationError = (what) => new DOMExceptionCtor(what, "OperationError");
   const failed = () => operationError("The operation failed for an operation-specific reason");
 
-  // The parameters of an AES cipher, read (and their bytes copied) now: a function that runs
-  // the cipher with a key's bytes over `bytes` in the direction `encrypt`, or null when the
+  // The parameters of an AES cipher or RSA-OAEP, read (and their bytes copied) now: a function
+  // that runs the cipher with a key's slot over `bytes` in the direction `encrypt`, or null when the
   // native refuses the input (which callers turn into an OperationError).
   const cipherParams = (kind, algorithm) => {
     if (kind === "AES-GCM") {
@@ -702,18 +839,18 @@
       const iv = copyBytes(algorithm.iv, "iv");
       const aad = algorithm.additionalData === undefined ? new ArrayBufferCtor(0) : copyBytes(algorithm.additionalData, "additionalData");
       const tagLength = algorithm.tagLength === undefined ? 128 : algorithm.tagLength >>> 0;
-      return (keyBytes, bytes, encrypt) => {
+      return (key, bytes, encrypt) => {
         if (GCM_TAGS[tagLength] !== true) throw operationError("tagLength is not 32, 64 or 96 to 128");
         if (bufferByteLength(iv) !== 12) throw notSupported("Palisade's AES-GCM takes 96-bit IVs");
-        return (encrypt ? aesEncrypt : aesDecrypt)(keyBytes, iv, aad, tagLength / 8, bytes);
+        return (encrypt ? aesEncrypt : aesDecrypt)(key.bytes, iv, aad, tagLength / 8, bytes);
       };
     }
     if (kind === "AES-CBC") {
       if (algorithm.iv === undefined) throw new TypeErrorCtor("AesCbcParams: iv is required");
       const iv = copyBytes(algorithm.iv, "iv");
-      return (keyBytes, bytes, encrypt) => {
+      return (key, bytes, encrypt) => {
         if (bufferByteLength(iv) !== 16) throw operationError("the AES-CBC iv is 16 bytes");
-        return aesCbc(encrypt, keyBytes, iv, bytes);
+        return aesCbc(encrypt, key.bytes, iv, bytes);
       };
     }
     if (kind === "AES-CTR") {
@@ -721,29 +858,33 @@
       const counter = copyBytes(algorithm.counter, "counter");
       if (algorithm.length === undefined) throw new TypeErrorCtor("AesCtrParams: length is required");
       const length = enforceRange(algorithm.length, 0xff, "AesCtrParams.length");
-      return (keyBytes, bytes) => {
+      return (key, bytes) => {
         if (bufferByteLength(counter) !== 16) throw operationError("the AES-CTR counter is 16 bytes");
         if (length === 0 || length > 128) throw operationError("the AES-CTR length is 1 to 128 bits");
-        return aesCtr(keyBytes, counter, length, bytes);
+        return aesCtr(key.bytes, counter, length, bytes);
       };
     }
-    if (kind === "AES-KW") return (keyBytes, bytes, encrypt) => aesKw(encrypt, keyBytes, bytes);
+    if (kind === "AES-KW") return (key, bytes, encrypt) => aesKw(encrypt, key.bytes, bytes);
+    if (kind === "RSA-OAEP") {
+      const label = algorithm.label === undefined ? new ArrayBufferCtor(0) : copyBytes(algorithm.label, "label");
+      return (key, bytes, encrypt) => rsaOaep(encrypt, key.hash, key.der, label, bytes);
+    }
     throw notSupported("Unrecognized algorithm name");
   };
 
-  // encrypt and decrypt: AES-GCM (96-bit IVs), AES-CBC and AES-CTR.
+  // encrypt and decrypt: AES-GCM (96-bit IVs), AES-CBC, AES-CTR and RSA-OAEP.
   const cipher = (method, given, self, algorithm, key, data) =>
     promised(() => {
       checkThis(self);
       requireArgs(given, 3, method);
       const kind = KINDS[toLowerCase(algorithmName(algorithm))];
-      if (kind === "AES-KW" || AES_KINDS[kind] === undefined) throw notSupported("Unrecognized algorithm name");
+      if (kind === "AES-KW" || (AES_KINDS[kind] === undefined && kind !== "RSA-OAEP")) throw notSupported("Unrecognized algorithm name");
       const run = cipherParams(kind, algorithm);
       const bytes = copyBytes(data, "data");
       const slot = slotOf(key);
       if (slot.kind !== kind) throw new DOMExceptionCtor("the key is not an " + kind + " key", "InvalidAccessError");
       if (slot[method] !== true) throw new DOMExceptionCtor("key does not support the '" + method + "' operation", "InvalidAccessError");
-      const out = run(slot.bytes, bytes, method === "encrypt");
+      const out = run(slot, bytes, method === "encrypt");
       if (out === null || out === undefined) throw failed();
       return out;
     });
@@ -922,10 +1063,10 @@
     }
   };
 
-  // wrapKey and unwrapKey: AES-KW, or AES-GCM, AES-CBC and AES-CTR used as ciphers.
+  // wrapKey and unwrapKey: AES-KW, or AES-GCM, AES-CBC, AES-CTR and RSA-OAEP used as ciphers.
   const wrapParams = (wrapAlgorithm) => {
     const kind = KINDS[toLowerCase(algorithmName(wrapAlgorithm))];
-    if (AES_KINDS[kind] === undefined) throw notSupported("Unrecognized algorithm name");
+    if (AES_KINDS[kind] === undefined && kind !== "RSA-OAEP") throw notSupported("Unrecognized algorithm name");
     return { kind, run: cipherParams(kind, wrapAlgorithm) };
   };
   const checkFormat = (format) => {
@@ -950,7 +1091,7 @@
           baseSlot(wrapping, params.kind, "wrapKey");
           const exported = exportNow(format, slot);
           const bytes = format === "jwk" ? utf8(jsonStringify(exported)) : exported;
-          const out = params.run(wrapping.bytes, bytes, true);
+          const out = params.run(wrapping, bytes, true);
           if (out === null || out === undefined) throw failed();
           return out;
         };
@@ -972,7 +1113,7 @@
         algorithmName(unwrappedKeyAlgorithm);
         return () => {
           baseSlot(unwrapping, params.kind, "unwrapKey");
-          const bytes = params.run(unwrapping.bytes, wrapped, false);
+          const bytes = params.run(unwrapping, wrapped, false);
           if (bytes === null || bytes === undefined) throw failed();
           let keyData = bytes;
           if (format === "jwk") {
