@@ -685,3 +685,93 @@ export default async () => [
     }
     assert_next_call_works().await;
 }
+
+/// The results `tests/fixtures/js/promise_tampering.js` gets for each operation, untampered.
+fn promise_tampering_results() -> Value {
+    json!({
+        "pipeTo": "010203,0405,closed",
+        "pipeThrough": "010203,0405,closed",
+        "teeA": "010203,0405,closed",
+        "teeB": "010203,0405,closed",
+        "pipeAfterRelease": "010203,0405,closed",
+        "text": "\u{1}\u{2}\u{3}\u{4}\u{5}",
+        "arrayBuffer": "0102030405",
+        "json": r#"{"a":[1,2]}"#,
+        "blob": 5,
+        "blobText": "blob!",
+        "fetch": 200,
+        "fetchText": "hello data",
+        "digest": "8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4",
+        "key": "secret",
+        "sign": "b1233f49f84f338622ceac8f971f3f7ebbece7cac69b12307930f6c4c36d9579",
+    })
+}
+
+/// Issue 24 (containment): the guest chains its own promises as the specs' PerformPromiseThen
+/// does, looking up nothing a script can replace. A script replaces `Promise.prototype.then`,
+/// `Promise.prototype.constructor` or `Promise[Symbol.species]` (counting, or throwing), gives
+/// the promise `pipeTo` returns and a reader's `closed` an own `constructor` and freezes them,
+/// then pipes, tees, reads bodies, fetches a `data:` URL and digests and signs: every result is
+/// the untampered one and none of the tampering ran. `Object.prototype.then` is read only where
+/// the specs themselves resolve the script's promise with an object: `arrayBuffer()`, `json()`
+/// (an object here), `blob()`, `fetch()`, `importKey`, `digest` and `sign`, once each. In the
+/// plain guest and in the full one.
+#[tokio::test]
+async fn internal_promises_look_up_nothing_a_script_can_replace() {
+    let script = fixture("promise_tampering.js");
+    let full = policy("[config]\nregion = \"eu\"\n");
+    for p in [Policy::builtin_default(), full] {
+        let run = |input: String| {
+            let (p, script) = (p.clone(), script.clone());
+            async move {
+                let outcome = PALISADE.run(&p, &script, &input).await;
+                let text: String = serde_json::from_str(output(&outcome)).unwrap();
+                serde_json::from_str::<Value>(&text).unwrap()
+            }
+        };
+        let untampered = run("null".to_owned()).await;
+        assert_eq!(untampered["out"], promise_tampering_results());
+        assert_eq!(untampered["calls"], json!({}));
+        for kind in ["then", "constructor", "species", "poison"] {
+            let got = run(json!({ "tamper": kind }).to_string()).await;
+            assert_eq!(got["out"], promise_tampering_results(), "{kind}");
+            assert_eq!(got["calls"], json!({}), "{kind}");
+        }
+        let got = run(json!({ "tamper": "objectThen" }).to_string()).await;
+        assert_eq!(got["out"], promise_tampering_results());
+        assert_eq!(got["calls"], json!({ "objectThen": 7 }));
+    }
+    assert_next_call_works().await;
+}
+
+/// A failure inside the guest's promise plumbing reaches the script as itself after a script
+/// made `then`, `constructor` and `Symbol.species` throw: a body read from a source that errors,
+/// and a pipe into a sink that throws, each returned to the host unawaited, end the call as
+/// `guest_exception` with the source's and the sink's own errors.
+#[tokio::test]
+async fn failures_in_internal_promises_survive_poisoned_promise_lookups() {
+    let poison = r#"
+const poison = (what) => { throw new Error("tampered " + what + " was called"); };
+Promise.prototype.then = function () { poison("then"); };
+Object.defineProperty(Promise.prototype, "constructor", { get() { poison("constructor"); } });
+Object.defineProperty(Promise, Symbol.species, { get() { poison("species"); } });
+"#;
+    let cases = [
+        (
+            "export default () => new Response(new ReadableStream({ pull(c) { c.error(new TypeError('the source failed')); } })).text();",
+            "uncaught TypeError: the source failed",
+        ),
+        (
+            "export default () => new ReadableStream({ start(c) { c.enqueue(1); } }).pipeTo(new WritableStream({ write() { throw new RangeError('the sink failed'); } }));",
+            "uncaught RangeError: the sink failed",
+        ),
+    ];
+    for (body, message) in cases {
+        let source = format!("{poison}{body}");
+        let outcome = run_source(&source, "null").await;
+        assert_eq!(code(&outcome), "guest_exception", "{body}");
+        let error = outcome.result.as_ref().unwrap_err().to_string();
+        assert!(error.starts_with(message), "{error}");
+    }
+    assert_next_call_works().await;
+}

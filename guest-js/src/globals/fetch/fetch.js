@@ -20,7 +20,8 @@
   const { isInteger } = Number;
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
-  const PromiseCtor = Promise;
+  // Internal promises: awaiting one looks up nothing a script can reach (promises.js).
+  const { internal, rejected, promise: newPromise } = globalThis.__palisadePromises;
   const WeakMapCtor = WeakMap;
   const weakGet = uncurry(WeakMap.prototype.get);
   const weakSet = uncurry(WeakMap.prototype.set);
@@ -177,7 +178,7 @@
   // The stream an extracted body carries (a third element only a stream body has: reading a
   // missing index would reach `Array.prototype`).
   const streamOf = (extracted) => (extracted.length > 2 ? extracted[2] : null);
-  // A body stream's chunks as one Uint8Array; each chunk must be one.
+  // A body stream's chunks as one Uint8Array, in a box; each chunk must be one.
   async function streamBytes(stream) {
     const chunks = (await S.readAll(stream)).value;
     for (let i = 0; i < chunks.length; i++) {
@@ -185,7 +186,7 @@
         throw new TypeErrorCtor("a body stream's chunks must be Uint8Arrays");
       }
     }
-    return B.join(chunks);
+    return { __proto__: null, value: B.join(chunks) };
   }
   // The body's stream, made on first use: its bytes, or the network body as it arrives.
   function bodyStream(s) {
@@ -217,7 +218,7 @@
     if (s.stream !== null) {
       if (S.disturbed(s.stream) || S.locked(s.stream)) throw new TypeErrorCtor("Body has already been consumed");
       s.used = true;
-      return { __proto__: null, value: await streamBytes(s.stream) };
+      return await internal(streamBytes(s.stream));
     }
     // A null body reads as empty and is not used up by it (Fetch: "consume body").
     if (s.bodyId == null && s.bytes === null) return { __proto__: null, value: new Uint8ArrayCtor(0) };
@@ -237,19 +238,19 @@
       return s.used || (s.stream !== null && S.disturbed(s.stream));
     },
     get body() { return bodyStream(slot(this)); },
-    async arrayBuffer() { return typedArrayBuffer(copyOf((await consume(this)).value)); },
-    async bytes() { return copyOf((await consume(this)).value); },
-    async text() { return decode((await consume(this)).value); },
-    async json() { return jsonParse(decode((await consume(this)).value)); },
+    async arrayBuffer() { return typedArrayBuffer(copyOf((await internal(consume(this))).value)); },
+    async bytes() { return copyOf((await internal(consume(this))).value); },
+    async text() { return decode((await internal(consume(this))).value); },
+    async json() { return jsonParse(decode((await internal(consume(this))).value)); },
     async blob() {
       const s = slot(this);
-      const bytes = (await consume(this)).value;
+      const bytes = (await internal(consume(this))).value;
       const type = H.get(s.headers, "content-type");
       return B.make(copyOf(bytes), type === null ? "" : mediaType(type));
     },
     async formData() {
       const s = slot(this);
-      const bytes = (await consume(this)).value;
+      const bytes = (await internal(consume(this))).value;
       const type = H.get(s.headers, "content-type") ?? "";
       const essence = toLowerCase(stringTrim(stringSlice(type, 0, indexOf(type, ";") < 0 ? type.length : indexOf(type, ";"))));
       if (essence === "multipart/form-data") {
@@ -411,9 +412,7 @@
   // own through its own members.
   const isAborted = (signal) => (A.isAbortSignal(signal) ? A.isAborted(signal) : signal.aborted);
   const reasonOf = (signal) => (A.isAbortSignal(signal) ? A.reasonOf(signal) : signal.reason);
-  const rejected = (reason) => new PromiseCtor((_, reject) => reject(reason));
-  // Hand `promise`'s outcome to `resolve` or `reject`, then run `done`; `await` takes the
-  // outcome, where `promise.then` would be the script's.
+  // Hand internal `promise`'s outcome to `resolve` or `reject`, then run `done`.
   const forward = async (promise, resolve, reject, done) => {
     try {
       resolve(await promise);
@@ -430,7 +429,7 @@
       cancel(id);
       return rejected(reasonOf(signal));
     }
-    return new PromiseCtor((resolve, reject) => {
+    return newPromise((resolve, reject) => {
       const onAbort = () => {
         cancel(id);
         reject(reasonOf(signal));
@@ -519,7 +518,7 @@
     let url = s.url;
     let method = s.method;
     // A stream body is read to its end first, then sent with its length.
-    let bytes = s.stream !== null ? (await consume(request)).value : s.bytes;
+    let bytes = s.stream !== null ? (await internal(consume(request))).value : s.bytes;
     let headers = H.sent(s.headers);
     for (let hop = 0; ; hop++) {
       // [href, origin, protocol, username, password, host, hostname, port, pathname, search, hash]

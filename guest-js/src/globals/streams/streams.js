@@ -15,8 +15,8 @@
   const { asyncIterator, toStringTag } = Symbol;
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
-  const PromiseCtor = Promise;
-  const then = uncurry(Promise.prototype.then);
+  // Internal promises, chained with no lookup a script can reach; a script gets `pub` twins.
+  const { then, resolved, rejected, deferred, markHandled, internal, pub, publicRejected, publicDeferred } = globalThis.__palisadePromises;
   const WeakMapCtor = WeakMap;
   const weakGet = uncurry(WeakMap.prototype.get);
   const weakSet = uncurry(WeakMap.prototype.set);
@@ -31,18 +31,6 @@
     list.length = list.length - 1;
     return first;
   };
-  const resolved = (value) => new PromiseCtor((resolve) => resolve(value));
-  const rejected = (reason) => new PromiseCtor((_, reject) => reject(reason));
-  // A promise with its settle functions.
-  const deferred = () => {
-    const d = { __proto__: null, promise: null, resolve: null, reject: null };
-    d.promise = new PromiseCtor((resolve, reject) => {
-      d.resolve = resolve;
-      d.reject = reject;
-    });
-    return d;
-  };
-  const markHandled = (promise) => then(promise, undefined, () => {});
   const result = (value, done) => ({ value, done });
   // Call `method` of `object` if it is there, as the spec's "invoke"; a promise of its result.
   const invoke = (object, name, args) => {
@@ -240,10 +228,10 @@
       try {
         s = streamSlot(this);
       } catch (error) {
-        return rejected(error);
+        return publicRejected(error);
       }
-      if (s.reader !== null) return rejected(new TypeErrorCtor("the stream is locked to a reader"));
-      return cancelStream(s, reason);
+      if (s.reader !== null) return publicRejected(new TypeErrorCtor("the stream is locked to a reader"));
+      return pub(cancelStream(s, reason));
     }
     getReader(options = undefined) {
       const s = streamSlot(this);
@@ -284,14 +272,17 @@
     }
     get closed() {
       const r = weakGet(readers, this);
-      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
-      return r.closed.promise;
+      if (!r) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      return pub(r.closed.promise);
     }
     read() {
       const r = weakGet(readers, this);
-      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
-      if (r.stream === null) return rejected(new TypeErrorCtor("the reader is released"));
-      return read(r);
+      if (!r) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      if (r.stream === null) return publicRejected(new TypeErrorCtor("the reader is released"));
+      // The script's promise is settled with the result directly, as the spec's read request.
+      const request = publicDeferred();
+      readWith(r, request);
+      return request.promise;
     }
     releaseLock() {
       const r = weakGet(readers, this);
@@ -300,15 +291,21 @@
     }
     cancel(reason = undefined) {
       const r = weakGet(readers, this);
-      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
-      if (r.stream === null) return rejected(new TypeErrorCtor("the reader is released"));
-      return cancelStream(r.stream, reason);
+      if (!r) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      if (r.stream === null) return publicRejected(new TypeErrorCtor("the reader is released"));
+      return pub(cancelStream(r.stream, reason));
     }
   }
 
+  // An internal promise of the next `{ value, done }` (without a prototype, so that settling
+  // the promise with it looks up no `then`).
   function read(r) {
     const request = deferred();
-    readWith(r, request);
+    readWith(r, {
+      __proto__: null,
+      resolve: (step) => request.resolve({ __proto__: null, value: step.value, done: step.done }),
+      reject: request.reject,
+    });
     return request.promise;
   }
   // ReadableStreamDefaultReaderRead with a read request of the caller's: `request.resolve` gets
@@ -336,7 +333,10 @@
     if (s === null) return;
     const error = new TypeErrorCtor("the reader was released");
     if (s.state === "readable") r.closed.reject(error);
-    else r.closed = { __proto__: null, promise: rejected(error), resolve: () => {}, reject: () => {} };
+    else {
+      r.closed = deferred();
+      r.closed.reject(error);
+    }
     markHandled(r.closed.promise);
     while (r.requests.length > 0) takeFirst(r.requests).reject(error);
     s.reader = null;
@@ -409,12 +409,20 @@
   };
 
   const iterators = new WeakMapCtor();
+  // An iterator's steps travel as `{ value, done }` without a prototype (settling an internal
+  // promise with one looks up no `then`); the script's promise gets the iterator result.
+  const iterStep = (value, done) => ({ __proto__: null, value, done });
+  const iterResult = (ongoing) => {
+    const out = publicDeferred();
+    then(ongoing, (r) => out.resolve(result(r.value, r.done)), out.reject);
+    return out.promise;
+  };
   class ReadableStreamAsyncIterator {
     next() {
       const it = weakGet(iterators, this);
-      if (!it) return rejected(new TypeErrorCtor("Illegal invocation"));
+      if (!it) return publicRejected(new TypeErrorCtor("Illegal invocation"));
       const step = () => {
-        if (it.done) return resolved(result(undefined, true));
+        if (it.done) return resolved(iterStep(undefined, true));
         return then(read(it.reader), (r) => {
           if (r.done) {
             it.done = true;
@@ -428,26 +436,26 @@
         });
       };
       it.ongoing = it.ongoing === null ? step() : then(it.ongoing, step, step);
-      return it.ongoing;
+      return iterResult(it.ongoing);
     }
     return(value = undefined) {
       const it = weakGet(iterators, this);
-      if (!it) return rejected(new TypeErrorCtor("Illegal invocation"));
+      if (!it) return publicRejected(new TypeErrorCtor("Illegal invocation"));
       const finish = () => {
-        if (it.done) return resolved(result(value, true));
+        if (it.done) return resolved(iterStep(value, true));
         it.done = true;
         const s = it.reader.stream;
-        if (s === null) return resolved(result(value, true));
+        if (s === null) return resolved(iterStep(value, true));
         if (!it.preventCancel) {
           const cancelled = cancelStream(s, value);
           release(it.reader);
-          return then(cancelled, () => result(value, true));
+          return then(cancelled, () => iterStep(value, true));
         }
         release(it.reader);
-        return resolved(result(value, true));
+        return resolved(iterStep(value, true));
       };
       it.ongoing = it.ongoing === null ? finish() : then(it.ongoing, finish, finish);
-      return it.ongoing;
+      return iterResult(it.ongoing);
     }
   }
   const AsyncIteratorPrototype = getPrototypeOf(getPrototypeOf((async function* () {}).prototype));
@@ -504,7 +512,7 @@
       // prototype, so that settling it looks nothing up), or of null at the end.
       fromPull: (next, cancel) => {
         const stream = create();
-        makeStream(stream, () => resolved(undefined), () => then(next(), (box) => {
+        makeStream(stream, () => resolved(undefined), () => then(internal(next()), (box) => {
           const s = weakGet(streams, stream);
           if (box === null) closeController(s);
           else enqueue(s, box.value);

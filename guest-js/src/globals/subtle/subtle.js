@@ -31,8 +31,8 @@
   const charCodeAt = uncurry(String.prototype.charCodeAt);
   const atobIntrinsic = atob;
   const { aesEncrypt, aesDecrypt, keyImport, keyVerify, keySign, keyGenerate, keyExport, randomBytes } = natives;
-  const promiseThen = uncurry(Promise.prototype.then);
-  const promiseResolve = Promise.resolve.bind(Promise);
+  // Internal promises, chained with no lookup a script can reach (promises.js).
+  const { then: promiseThen, resolved: promiseResolve } = globalThis.__palisadePromises;
   const btoaIntrinsic = btoa;
   const fromCharCode = String.fromCharCode;
   const NumberCtor = Number;
