@@ -767,3 +767,200 @@ async fn a_response_body_reads_as_a_stream() {
         serde_json::json!({ "length": 3000, "used": true, "over": "ResponseTooLargeError" })
     );
 }
+
+/// A server that records each request as it came on the wire: the head's lines, and the body's
+/// bytes exactly as framed (a chunked body up to and with its last chunk, or `Content-Length`
+/// bytes), with the chunked body decoded beside them. It answers each complete request with that
+/// record as JSON and closes the connection; a request broken off before its body ended is
+/// recorded with `complete: false` and gets no answer. Records go to `seen`.
+async fn framing_upstream() -> (
+    u16,
+    std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    tokio::task::JoinHandle<()>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let task = tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let record = record.clone();
+            tokio::spawn(async move {
+                let mut reader = BufReader::new(stream);
+                let mut head = Vec::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).await.unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    head.push(line.trim_end().to_owned());
+                }
+                let header = |name: &str| {
+                    head.iter().skip(1).find_map(|line| {
+                        let (k, v) = line.split_once(':')?;
+                        k.trim()
+                            .eq_ignore_ascii_case(name)
+                            .then(|| v.trim().to_owned())
+                    })
+                };
+                let mut raw = Vec::new();
+                let mut decoded = Vec::new();
+                let mut complete = true;
+                if header("transfer-encoding").as_deref() == Some("chunked") {
+                    loop {
+                        let mut size_line = String::new();
+                        if reader.read_line(&mut size_line).await.unwrap_or(0) == 0 {
+                            complete = false;
+                            break;
+                        }
+                        raw.extend_from_slice(size_line.as_bytes());
+                        let Ok(size) = usize::from_str_radix(size_line.trim_end(), 16) else {
+                            complete = false;
+                            break;
+                        };
+                        let mut chunk = vec![0u8; size + 2];
+                        if size > 1 << 20 || reader.read_exact(&mut chunk).await.is_err() {
+                            complete = false;
+                            break;
+                        }
+                        raw.extend_from_slice(&chunk);
+                        decoded.extend_from_slice(&chunk[..size]);
+                        if size == 0 {
+                            break;
+                        }
+                    }
+                } else {
+                    let n: usize = header("content-length")
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0);
+                    let mut body = vec![0u8; n.min(1 << 20)];
+                    complete = reader.read_exact(&mut body).await.is_ok();
+                    raw.extend_from_slice(&body);
+                    decoded = body;
+                }
+                let answer = serde_json::json!({
+                    "request": head.first(),
+                    "content_length": header("content-length"),
+                    "transfer_encoding": header("transfer-encoding"),
+                    "content_type": header("content-type"),
+                    "raw": String::from_utf8_lossy(&raw),
+                    "body": String::from_utf8_lossy(&decoded),
+                    "complete": complete,
+                });
+                record.lock().unwrap().push(answer.clone());
+                if complete {
+                    let answer = answer.to_string();
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                        answer.len()
+                    );
+                    let mut stream = reader.into_inner();
+                    let _ = stream.write_all(response.as_bytes()).await;
+                    let _ = stream.shutdown().await;
+                }
+            });
+        }
+    });
+    (port, seen, task)
+}
+
+#[tokio::test]
+async fn a_stream_body_is_sent_chunked_and_counted_against_the_request_budget() {
+    // A `ReadableStream` body goes out as the stream yields it, one HTTP chunk per stream chunk,
+    // with `Transfer-Encoding: chunked` and no length; a stream over `http.max_request_body` is
+    // broken off by the host (`request-too-large`), a chunk that is not a Uint8Array ends the
+    // request with a TypeError, and a string body beside them still goes with its length.
+    let (port, seen, task) = framing_upstream().await;
+    let source = format!(
+        r#"
+        const url = "http://localhost:{port}/api/upload";
+        const post = (body) => fetch(url, {{ method: "POST", body, duplex: "half" }});
+        export default async () => {{
+          const encoder = new TextEncoder();
+          const parts = ["hello ", "chunked ", "wörld"];
+          const sent = await (await post(new ReadableStream({{
+            async pull(controller) {{
+              await new Promise((resolve) => setTimeout(resolve, 1));
+              if (parts.length > 0) controller.enqueue(encoder.encode(parts.shift()));
+              else controller.close();
+            }},
+          }}))).json();
+          let bad;
+          try {{
+            await post(new ReadableStream({{ start(c) {{ c.enqueue("text"); c.close(); }} }}));
+          }} catch (e) {{ bad = [e.name, e.message]; }}
+          const after = await (await fetch(url, {{ method: "POST", body: "abc" }})).json();
+          // The budget is the call's, all bodies together: this one goes over it.
+          let pulled = 0, cancelled = false, over;
+          try {{
+            await post(new ReadableStream({{
+              pull(controller) {{ pulled++; controller.enqueue(new Uint8Array(1024).fill(120)); }},
+              cancel() {{ cancelled = true; }},
+            }}));
+          }} catch (e) {{ over = [e.name, e.code]; }}
+          return {{ sent, over, cancelled, pulled_few: pulled < 64, bad, after }};
+        }};"#
+    );
+    let outcome = run_js(&allowed(port, "max_request_body = \"4KiB\""), &source).await;
+    let out = json_output(&outcome);
+    let sent = &out["sent"];
+    assert_eq!(sent["request"], "POST /api/upload HTTP/1.1", "{out}");
+    assert_eq!(sent["transfer_encoding"], "chunked", "{out}");
+    assert_eq!(sent["content_length"], Value::Null, "{out}");
+    assert_eq!(sent["content_type"], Value::Null, "{out}");
+    assert_eq!(
+        sent["raw"], "6\r\nhello \r\n8\r\nchunked \r\n6\r\nwörld\r\n0\r\n\r\n",
+        "{out}"
+    );
+    assert_eq!(sent["body"], "hello chunked wörld", "{out}");
+    assert_eq!(
+        out["over"],
+        serde_json::json!(["RequestTooLargeError", "request-too-large"])
+    );
+    assert_eq!(out["cancelled"], true, "{out}");
+    assert_eq!(out["pulled_few"], true, "{out}");
+    assert_eq!(
+        out["bad"],
+        serde_json::json!(["TypeError", "a body stream's chunks must be Uint8Arrays"])
+    );
+    let after = &out["after"];
+    assert_eq!(after["content_length"], "3", "{out}");
+    assert_eq!(after["transfer_encoding"], Value::Null, "{out}");
+    assert_eq!(after["body"], "abc", "{out}");
+    // The upstream got at most the budget's bytes of the stream over it, in chunks, and never
+    // its end (recorded once the upstream has seen the connection close). The request whose
+    // stream gave a string sent nothing: its head goes with the first chunk.
+    let broken_off = |records: &[Value]| {
+        records
+            .iter()
+            .find(|r| r["complete"] == false && r["request"] != Value::Null)
+            .cloned()
+    };
+    let mut waited = 0;
+    let record = loop {
+        let records = seen.lock().unwrap().clone();
+        if let Some(record) = broken_off(&records) {
+            break record;
+        }
+        assert!(waited < 500, "no broken-off request recorded: {records:?}");
+        waited += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(record["request"], "POST /api/upload HTTP/1.1", "{record}");
+    assert_eq!(record["transfer_encoding"], "chunked", "{record}");
+    let body = record["body"].as_str().unwrap();
+    assert!(
+        !body.is_empty() && body.len() <= 4096 && body.bytes().all(|b| b == b'x'),
+        "{record}"
+    );
+    let records = seen.lock().unwrap().clone();
+    assert!(
+        records
+            .iter()
+            .all(|r| r["request"] != Value::Null || r["raw"] == ""),
+        "{records:?}"
+    );
+    task.abort();
+    assert_next_call_works().await;
+}

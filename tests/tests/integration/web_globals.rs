@@ -279,3 +279,50 @@ async fn structured_clone_transfers_buffers_and_keeps_an_errors_cause() {
         })
     );
 }
+
+#[tokio::test]
+async fn structured_clone_transfers_a_message_port() {
+    // HTML's transfer steps: the new port is entangled with the old one's other end, the old
+    // one is detached; a port travels in a message's transfer list and arrives in `ports`.
+    let got = eval(
+        r#"export default async () => {
+          const name = (f) => { try { f(); return "no error"; } catch (e) { return `${e.name}: ${e.message}`; } };
+          const { port1, port2 } = new MessageChannel();
+          const copy = structuredClone(port2, { transfer: [port2] });
+          const first = new Promise((resolve) => (port1.onmessage = (e) => resolve(e.data)));
+          copy.postMessage("ohai");
+          const again = name(() => structuredClone(port2, { transfer: [port2] }));
+          const plain = name(() => structuredClone({ port: port1 }));
+          const self = name(() => port1.postMessage(1, [port1]));
+          const other = new MessageChannel();
+          other.port1.postMessage("queued before the move");
+          const carried = new Promise((resolve) => (copy.onmessage = resolve));
+          port1.postMessage({ port: other.port2 }, [other.port2]);
+          const event = await carried;
+          const moved = event.data.port;
+          const queued = new Promise((resolve) => (moved.onmessage = (e) => resolve(e.data)));
+          const through = new Promise((resolve) => (other.port1.onmessage = (e) => resolve(e.data)));
+          moved.postMessage("through");
+          return {
+            first: await first, again, plain, self,
+            isPort: [copy instanceof MessagePort, copy !== port2, moved instanceof MessagePort],
+            ports: [event.ports.length, event.ports[0] === moved],
+            queued: await queued, through: await through,
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "first": "ohai",
+            "again": "DataCloneError: A detached MessagePort cannot be transferred.",
+            "plain": "DataCloneError: MessagePort object could not be cloned.",
+            "self": "DataCloneError: A port cannot transfer itself.",
+            "isPort": [true, true, true],
+            "ports": [1, true],
+            "queued": "queued before the move",
+            "through": "through",
+        })
+    );
+}

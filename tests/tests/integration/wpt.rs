@@ -151,11 +151,29 @@ fn compose(
         let key = resource
             .strip_prefix(&format!("{base}/"))
             .unwrap_or(resource);
-        out.push_str(&format!(
-            "__wpt.resource({}, {});\n",
-            serde_json::to_string(key).unwrap(),
-            serde_json::to_string(&text).unwrap()
-        ));
+        // A resource in a sibling folder is fetched as `../sibling/…`, which the shim reads
+        // with its `../` segments dropped: it goes under that name too.
+        let shared = base
+            .split('/')
+            .zip(resource.split('/'))
+            .take_while(|(a, b)| a == b)
+            .count();
+        let sibling = resource
+            .split('/')
+            .skip(shared)
+            .collect::<Vec<_>>()
+            .join("/");
+        let mut keys = vec![key.to_string()];
+        if shared > 0 && sibling != key {
+            keys.push(sibling);
+        }
+        for key in keys {
+            out.push_str(&format!(
+                "__wpt.resource({}, {});\n",
+                serde_json::to_string(&key).unwrap(),
+                serde_json::to_string(&text).unwrap()
+            ));
+        }
     }
     for line in source.lines() {
         let Some(script) = line.strip_prefix("// META: script=") else {

@@ -21,7 +21,7 @@
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
   // Internal promises: awaiting one looks up nothing a script can reach (promises.js).
-  const { internal, rejected, promise: newPromise } = globalThis.__palisadePromises;
+  const { internal, rejected, markHandled, promise: newPromise } = globalThis.__palisadePromises;
   const WeakMapCtor = WeakMap;
   const weakGet = uncurry(WeakMap.prototype.get);
   const weakSet = uncurry(WeakMap.prototype.set);
@@ -50,7 +50,7 @@
   };
   const PolicyDeniedErrorCtor = PolicyDeniedError;
   const HeadersCtor = Headers;
-  const { send, denial: refusal, encode, decode, dataLimit } = native;
+  const { send, denial: refusal, encode, decode, dataLimit, bodyWrite, bodyFinish, bodyAbort } = native;
   const INTERNALS = Symbol.for("palisade.internals");
   const take = (owner) => {
     const internals = owner[INTERNALS];
@@ -509,6 +509,38 @@
     return response;
   }
 
+  // A stream body, sent as it is read: each chunk goes to the host as the stream yields it (the
+  // request has no length ahead, so it goes out chunked), and the body is finished at the
+  // stream's end. A chunk that is not a Uint8Array, or the stream's own error, breaks the request
+  // off and is what `fetch` rejects with (`failed.error`); a body the host takes no more of (over
+  // `http.max_request_body`, or the request failed) cancels the stream, and the response says why.
+  async function pump(stream, id, failed) {
+    let reader = null;
+    try {
+      reader = S.acquireReader(stream);
+      for (;;) {
+        const step = await S.read(reader);
+        if (step.done) {
+          bodyFinish(id);
+          return;
+        }
+        const chunk = step.value;
+        if (!isView(chunk) || typedArrayName(chunk) !== "Uint8Array") {
+          throw new TypeErrorCtor("a body stream's chunks must be Uint8Arrays");
+        }
+        if (!bodyWrite(id, chunk)) {
+          bodyAbort(id);
+          markHandled(S.cancel(reader, undefined));
+          return;
+        }
+      }
+    } catch (error) {
+      failed.error = error;
+      bodyAbort(id);
+      if (reader !== null) markHandled(S.cancel(reader, error));
+    }
+  }
+
   async function fetch(input, init = undefined) {
     const request = new Request(input, init);
     const s = slot(request);
@@ -517,8 +549,14 @@
     if (stringSlice(s.url, 0, 5) === "data:") return dataResponse(s.url);
     let url = s.url;
     let method = s.method;
-    // A stream body is read to its end first, then sent with its length.
-    let bytes = s.stream !== null ? (await internal(consume(request))).value : s.bytes;
+    // A stream body is sent as it is read (`pump`); every other body with its length.
+    let stream = s.stream;
+    if (stream !== null) {
+      if (s.used || S.disturbed(stream) || S.locked(stream)) throw new TypeErrorCtor("Body has already been consumed");
+      s.used = true;
+    }
+    let bytes = stream !== null ? true : s.bytes;
+    const failed = { __proto__: null, error: null };
     let headers = H.sent(s.headers);
     for (let hop = 0; ; hop++) {
       // [href, origin, protocol, username, password, host, hostname, port, pathname, search, hash]
@@ -535,7 +573,12 @@
       const target = concat("", scheme, "://", authority, path);
       const sent = send(method, scheme, authority, path, headers, bytes);
       if (sent[0] === 1) throw failure(sent[1], sent[2], target);
+      if (sent.length > 2) {
+        pump(stream, sent[2], failed);
+        stream = null;
+      }
       const head = (await abortable(wait(sent[1]), signal, sent[1])).value;
+      if (failed.error !== null) throw failed.error;
       if (head[0] === 1) throw failure(head[1], head[2], target);
       const status = head[1], bodyId = head[3];
       const responseHeaders = H.fromPairs(head[2]);
@@ -552,6 +595,9 @@
           bytes = null;
           headers = kept(headers, (name) => BODY_HEADERS[name] !== true);
         }
+        // A stream body was sent once and cannot be sent again (Fetch: a redirect that keeps a
+        // body whose source is null is a network error).
+        if (bytes === true) throw new TypeErrorCtor(concat("fetch ", target, ": redirected, and a stream body cannot be sent again"));
         if (next[1] !== u[1]) {
           headers = kept(headers, (name) => name !== "authorization" && name !== "cookie");
         }

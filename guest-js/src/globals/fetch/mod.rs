@@ -61,6 +61,9 @@ pub fn register<'js>(cx: &Ctx<'js>, wait: &Function<'js>, cancel: &Function<'js>
     native.set("send", Func::from(io::http_send))?;
     native.set("denial", Func::from(io::refusal))?;
     native.set("cancel", Func::from(io::cancel))?;
+    native.set("bodyWrite", Func::from(io::request_body::write))?;
+    native.set("bodyFinish", Func::from(io::request_body::finish))?;
+    native.set("bodyAbort", Func::from(io::request_body::abort))?;
     native.set("encode", Func::from(utf8_encode))?;
     native.set("decode", Func::from(utf8_decode))?;
     native.set("dataLimit", Func::from(data_limit))?;

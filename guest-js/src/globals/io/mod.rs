@@ -31,6 +31,8 @@ use javy::quickjs::{Array, Ctx, Function, Object, Persistent, Result, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+pub mod request_body;
+
 /// One host operation in flight.
 enum Op {
     #[cfg(feature = "capabilities")]
@@ -90,13 +92,17 @@ thread_local! {
     static ON_READY: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
 }
 
-fn add(op: Op) -> u32 {
-    let id = NEXT_ID.with(|next| {
+fn next_id() -> u32 {
+    NEXT_ID.with(|next| {
         let mut next = next.borrow_mut();
         let id = *next;
         *next = next.wrapping_add(1).max(1);
         id
-    });
+    })
+}
+
+fn add(op: Op) -> u32 {
+    let id = next_id();
     OPS.with(|ops| ops.borrow_mut().insert(id, op));
     id
 }
@@ -109,6 +115,7 @@ pub fn pending() -> bool {
 /// Forget every operation: a call's leftovers must not reach the next call.
 pub fn clear() {
     OPS.with(|ops| ops.borrow_mut().clear());
+    request_body::clear();
 }
 
 /// The JS half: promises waiting on operation ids, and results that arrived before anyone
@@ -187,8 +194,10 @@ fn code_kind(code: &ErrorCode) -> (NetworkFailure, String) {
 }
 
 #[cfg(feature = "capabilities")]
-/// Send a request. Returns `[0, id]` with the response to come through `onReady`, or
-/// `[1, kind, detail]` when the host refused it at once.
+/// Send a request. `body` is a `Uint8Array`, null for none, or `true` for a stream body that
+/// fetch.js writes as it reads it (`request_body`). Returns `[0, id]` with the response to come
+/// through `onReady` (`[0, id, bodyId]` for a stream body), or `[1, kind, detail]` when the host
+/// refused it at once.
 #[allow(clippy::too_many_arguments)]
 pub fn http_send<'js>(
     cx: Ctx<'js>,
@@ -200,7 +209,13 @@ pub fn http_send<'js>(
     body: Value<'js>,
 ) -> Result<Value<'js>> {
     let bytes = body_bytes(&body);
-    let fields = with_length(header_bytes(headers), &method, bytes.as_ref().map(Vec::len));
+    let streamed = body.as_bool() == Some(true);
+    let fields = with_length(
+        header_bytes(headers),
+        &method,
+        bytes.as_ref().map(Vec::len),
+        streamed,
+    );
     let failed = |kind: NetworkFailure, detail: String| failure(&cx, kind, &detail);
     if headers_too_large(&fields) {
         return failed(NetworkFailure::Header, "HeaderError::SizeExceeded".into());
@@ -243,11 +258,21 @@ pub fn http_send<'js>(
             return failed(kind, detail);
         }
     };
-    write_body(outgoing, bytes.as_deref().unwrap_or(&[]));
+    let body_id = if streamed {
+        let body_id = next_id();
+        request_body::open(body_id, outgoing);
+        Some(body_id)
+    } else {
+        write_body(outgoing, bytes.as_deref().unwrap_or(&[]));
+        None
+    };
     let id = add(Op::Response(future));
     let out = Array::new(cx)?;
     crate::globals::define_index(&out, 0, 0)?;
     crate::globals::define_index(&out, 1, id)?;
+    if let Some(body_id) = body_id {
+        crate::globals::define_index(&out, 2, body_id)?;
+    }
     Ok(out.into_value())
 }
 
@@ -280,15 +305,18 @@ fn header_bytes(headers: Vec<List<(String, String)>>) -> Vec<(String, Vec<u8>)> 
 /// into bytes), and `0` for a POST or PUT without one; the script's own `content-length` is
 /// dropped (a forbidden request header in browsers), so the length is always the body's. With
 /// it, the host sends the body with that length rather than chunked, which servers that read
-/// only `Content-Length` (Python's `http.server`) need.
+/// only `Content-Length` (Python's `http.server`) need. A `streamed` body (a `ReadableStream`,
+/// written as it is read) has no length ahead, and goes out chunked.
 fn with_length(
     mut fields: Vec<(String, Vec<u8>)>,
     method: &str,
     body: Option<usize>,
+    streamed: bool,
 ) -> Vec<(String, Vec<u8>)> {
     fields.retain(|(name, _)| !name.eq_ignore_ascii_case("content-length"));
     let length = match body {
         Some(length) => Some(length),
+        None if streamed => None,
         None if method == "POST" || method == "PUT" => Some(0),
         None => None,
     };
@@ -331,7 +359,8 @@ pub fn http_send<'js>(
     body: Value<'js>,
 ) -> Result<Value<'js>> {
     let length = body_bytes(&body).map(|bytes| bytes.len());
-    let fields = with_length(header_bytes(headers), &method, length);
+    let streamed = body.as_bool() == Some(true);
+    let fields = with_length(header_bytes(headers), &method, length, streamed);
     if headers_too_large(&fields) {
         return failure(&cx, NetworkFailure::Header, "HeaderError::SizeExceeded");
     }

@@ -3,8 +3,11 @@
  * the DOM and HTML standards. Both ends of a channel are in the same sandbox: `postMessage`
  * clones the message (`structuredClone`, with its transfer list) and queues it on the other
  * port, which delivers its queue one message per task once it is started (`start()`, or
- * setting `onmessage`). A closed port neither sends nor receives. A port cannot itself be
- * transferred.
+ * setting `onmessage`). A closed port neither sends nor receives. A port is transferable
+ * (`structuredClone(port, { transfer: [port] })`, or in a message's transfer list), after
+ * HTML's transfer steps: the new port is entangled with the old one's other end and takes its
+ * queued messages (delivered once the new port is started); the old one is detached, and
+ * neither sends nor receives.
  */
 // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
 (() => {
@@ -20,7 +23,8 @@
   const dispatchEvent = uncurry(EventTargetCtor.prototype.dispatchEvent);
   const addEventListener = uncurry(EventTargetCtor.prototype.addEventListener);
   const removeEventListener = uncurry(EventTargetCtor.prototype.removeEventListener);
-  const clone = globalThis.structuredClone;
+  const C = globalThis.structuredClone[Symbol.for("palisade.internals")];
+  const { cloneTransfer } = C;
   const setTimeoutFn = globalThis.setTimeout;
   const shift = uncurry(Array.prototype.shift);
   const push = (list, value) => {
@@ -62,6 +66,8 @@
       return this.#detail;
     }
   }
+
+  let setPorts;
 
   class MessageEvent extends EventCtor {
     #data;
@@ -118,10 +124,17 @@
       if (!(#data in this)) throw new TypeErrorCtor("Illegal invocation");
       return this.#ports;
     }
+
+    static {
+      // The ports a message transferred, set without iterating anything a script can replace.
+      setPorts = (event, ports) => {
+        event.#ports = freeze(ports);
+      };
+    }
   }
 
   const CONSTRUCT = Symbol("MessagePort");
-  let isPort, entangle;
+  let isPort, entangle, detached, ship;
 
   class MessagePort extends EventTargetCtor {
     #other = null;
@@ -129,6 +142,7 @@
     #started = false;
     #scheduled = false;
     #closed = false;
+    #detached = false;
     #onmessage = null;
     #onmessageerror = null;
 
@@ -145,10 +159,14 @@
       if (transfer === undefined || transfer === null) options = undefined;
       else if (isObject(transfer) && typeof transfer[Symbol.iterator] === "function") options = { __proto__: null, transfer };
       else options = dictionary(transfer, "MessagePort.postMessage");
-      const data = clone(message, options);
+      // HTML's message port post message steps: the port cannot transfer itself, and a message
+      // that transfers its own target is dropped (the target is doomed).
       const target = this.#other;
-      if (target === null || this.#closed || target.#closed) return;
-      push(target.#queue, data);
+      const sent = cloneTransfer(message, options, this);
+      if (target === null || this.#closed || target.#closed || target.#detached) return;
+      const ports = [];
+      for (let i = 0; i < sent.received.length; i++) if (isPort(sent.received[i])) push(ports, sent.received[i]);
+      push(target.#queue, { __proto__: null, data: sent.value, ports });
       target.#schedule();
     }
 
@@ -159,9 +177,11 @@
       setTimeoutFn(() => {
         this.#scheduled = false;
         if (this.#closed || this.#queue.length === 0) return;
-        const data = shift(this.#queue);
+        const message = shift(this.#queue);
         this.#schedule();
-        dispatchEvent(this, new MessageEvent("message", { __proto__: null, data }));
+        const event = new MessageEvent("message", { __proto__: null, data: message.data });
+        setPorts(event, message.ports);
+        dispatchEvent(this, event);
       }, 0);
     }
 
@@ -210,8 +230,28 @@
         a.#other = b;
         b.#other = a;
       };
+      detached = (port) => port.#detached;
+      // HTML's transfer steps and transfer-receiving steps together: `copy` (a new port) takes
+      // the entanglement of `port` and its queued messages, its own queue disabled until it is
+      // started; `port` is detached and entangled with nothing.
+      ship = (port, copy) => {
+        const remote = port.#other;
+        copy.#queue = port.#queue;
+        port.#queue = [];
+        port.#other = null;
+        port.#detached = true;
+        if (remote !== null) entangle(copy, remote);
+      };
     }
   }
+  C.transferable(freeze({
+    __proto__: null,
+    name: "MessagePort",
+    is: (value) => isPort(value),
+    detached: (port) => detached(port),
+    receive: () => new MessagePort(CONSTRUCT),
+    ship: (port, copy) => ship(port, copy),
+  }));
 
   class MessageChannel {
     #port1;

@@ -1,11 +1,13 @@
 //! The WHATWG stream globals, in plain JS: `ReadableStream` and the queuing strategies
 //! (`streams.js`), `WritableStream` (`writable.js`), `TransformStream` (`transform.js`) and
-//! `pipeTo`/`pipeThrough` (`pipe.js`). Each file is a function that gets the internals of the
+//! `pipeTo`/`pipeThrough` (`pipe.js`), byte streams with BYOB readers and `ReadableStream.from`
+//! (`bytes.js`). Each file is a function that gets the internals of the
 //! ones before it and returns its own; none of them is ever a global.
 
 use javy::quickjs::{Ctx, Function, Object, Result};
 
 const READABLE: &str = include_str!("streams.js");
+const BYTES: &str = include_str!("bytes.js");
 const WRITABLE: &str = include_str!("writable.js");
 const TRANSFORM: &str = include_str!("transform.js");
 const PIPE: &str = include_str!("pipe.js");
@@ -15,6 +17,8 @@ const PIPE: &str = include_str!("pipe.js");
 /// streams with it. Returns the transform internals, which the text streams are built on.
 pub fn register<'js>(cx: &Ctx<'js>) -> Result<Object<'js>> {
     let readable: Object = cx.eval::<Function, _>(READABLE)?.call(())?;
+    cx.eval::<Function, _>(BYTES)?
+        .call::<_, ()>((readable.clone(),))?;
     let writable: Object = cx
         .eval::<Function, _>(WRITABLE)?
         .call((readable.clone(),))?;

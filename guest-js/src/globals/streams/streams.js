@@ -2,8 +2,8 @@
 // iteration and the two queuing strategies; `fetch.js` and `blob.js` make the bodies' streams
 // through the internals the constructor carries until fetch.js takes them. The function returns
 // the same internals (and more) to `writable.js`, `transform.js` and `pipe.js`, which build
-// `WritableStream`, `TransformStream`, `pipeTo` and `pipeThrough` on them. Not here yet: byte
-// streams (`type: "bytes"`, BYOB readers).
+// `WritableStream`, `TransformStream`, `pipeTo` and `pipeThrough` on them, and to `bytes.js`, which
+// adds byte streams (`type: "bytes"`, BYOB readers) through the `bytes` hooks below.
 // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
 (function () {
   "use strict";
@@ -22,6 +22,7 @@
   const weakSet = uncurry(WeakMap.prototype.set);
   const NumberCtor = Number;
   const { isNaN } = Number;
+  const { floor } = Math;
   const own = (list, value) =>
     defineProperty(list, list.length, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
   // Remove and return the first element of `list` (not `shift`, which a script can replace).
@@ -32,30 +33,22 @@
     return first;
   };
   const result = (value, done) => ({ value, done });
-  // Call `method` of `object` if it is there, as the spec's "invoke"; a promise of its result.
-  const invoke = (object, name, args) => {
+
+  // WebIDL's [EnforceRange] unsigned long long.
+  // A promise of `method`'s result (rejected with what it throws).
+  const promiseCall = (method, self, args) => {
     try {
-      const method = object === undefined ? undefined : object[name];
-      if (method === undefined) return resolved(undefined);
-      if (typeof method !== "function") throw new TypeErrorCtor(concat(name, " is not a function"));
-      return resolved(apply(method, object, args));
+      return resolved(apply(method, self, args));
     } catch (error) {
       return rejected(error);
     }
   };
-
-  function highWaterMark(strategy, fallback) {
-    const hwm = strategy === undefined || strategy === null ? undefined : strategy.highWaterMark;
-    if (hwm === undefined) return fallback;
-    const n = NumberCtor(hwm);
-    if (isNaN(n) || n < 0) throw new RangeErrorCtor("highWaterMark must be a non-negative number");
-    return n;
-  }
-  function sizeOf(strategy) {
-    const size = strategy === undefined || strategy === null ? undefined : strategy.size;
-    if (size === undefined) return () => 1;
-    if (typeof size !== "function") throw new TypeErrorCtor("size is not a function");
-    return (chunk) => apply(size, undefined, [chunk]);
+  function enforceRange(value, name) {
+    let n = NumberCtor(value);
+    if (isNaN(n) || n === Infinity || n === -Infinity) throw new TypeErrorCtor(concat(name, " is not a finite number"));
+    n = n < 0 ? -floor(-n) : floor(n);
+    if (n < 0 || n > 9007199254740991) throw new TypeErrorCtor(concat(name, " is out of range"));
+    return n + 0;
   }
 
   const streams = new WeakMapCtor();
@@ -67,6 +60,18 @@
     return s;
   };
   let constructing = false;
+  // Filled in by bytes.js: a byte stream's slot has `isBytes`, and these run its controller's
+  // steps where the default controller's would.
+  const bytes = { __proto__: null, construct: null, pullSteps: null, byobReader: null, tee: null, from: null };
+  // ReadableByteStreamControllerInvalidateBYOBRequest and ClearPendingPullIntos.
+  const clearPullIntos = (s) => {
+    if (s.byobRequest !== null) {
+      s.byobRequest.controller = null;
+      s.byobRequest.view = null;
+      s.byobRequest = null;
+    }
+    s.pendingPullIntos = [];
+  };
 
   class ReadableStreamDefaultController {
     constructor() {
@@ -126,11 +131,13 @@
     s.pull = s.cancel = undefined;
     const reader = s.reader;
     if (reader === null) return;
-    while (reader.requests.length > 0) takeFirst(reader.requests).resolve(result(undefined, true));
     reader.closed.resolve(undefined);
+    // A BYOB reader's requests wait for the controller's `respond(0)` (or are cancelled).
+    if (!reader.byob) while (reader.requests.length > 0) takeFirst(reader.requests).resolve(result(undefined, true));
   }
   function errorStream(s, e) {
     if (s.state !== "readable") return;
+    if (s.isBytes) clearPullIntos(s);
     s.state = "errored";
     s.storedError = e;
     s.queue = [];
@@ -138,9 +145,9 @@
     s.pull = s.cancel = undefined;
     const reader = s.reader;
     if (reader === null) return;
-    while (reader.requests.length > 0) takeFirst(reader.requests).reject(e);
     reader.closed.reject(e);
     markHandled(reader.closed.promise);
+    while (reader.requests.length > 0) takeFirst(reader.requests).reject(e);
   }
   function pullIfNeeded(s) {
     if (!s.started || s.state !== "readable" || s.closeRequested || s.pull === undefined) return;
@@ -167,6 +174,9 @@
     s.queue = [];
     s.queueSize = 0;
     closeStream(s);
+    const reader = s.reader;
+    if (reader !== null && reader.byob) while (reader.requests.length > 0) takeFirst(reader.requests).resolve(result(undefined, true));
+    if (s.isBytes) clearPullIntos(s);
     return then(cancel === undefined ? resolved(undefined) : cancel(reason), () => undefined);
   }
 
@@ -199,21 +209,41 @@
     constructor(underlyingSource = undefined, strategy = undefined) {
       if (underlyingSource === null) throw new TypeErrorCtor("ReadableStream: the source is null");
       const source = underlyingSource;
-      const type = source === undefined ? undefined : source.type;
-      if (type !== undefined) {
-        if (concat("", type) === "bytes") throw new RangeErrorCtor("ReadableStream: byte streams are not supported yet");
-        throw new TypeErrorCtor(concat("ReadableStream: \"", type, "\" is not a stream type"));
-      }
+      if (source !== undefined && typeof source !== "object" && typeof source !== "function") throw new TypeErrorCtor("ReadableStream: the source is not an object");
+      if (strategy !== undefined && strategy !== null && typeof strategy !== "object" && typeof strategy !== "function") throw new TypeErrorCtor("ReadableStream: the strategy is not an object");
+      // WebIDL reads the strategy first (`highWaterMark`, then `size`), then the source's members
+      // in the order of their names.
+      const hwmRaw = strategy === undefined || strategy === null ? undefined : strategy.highWaterMark;
+      const hwmNumber = hwmRaw === undefined ? undefined : NumberCtor(hwmRaw);
+      const sizeRaw = strategy === undefined || strategy === null ? undefined : strategy.size;
+      if (sizeRaw !== undefined && typeof sizeRaw !== "function") throw new TypeErrorCtor("ReadableStream: size is not a function");
       const method = (name) => {
         const m = source === undefined ? undefined : source[name];
         if (m !== undefined && typeof m !== "function") throw new TypeErrorCtor(concat("ReadableStream: ", name, " is not a function"));
         return m;
       };
+      const autoAllocate = source === undefined ? undefined : source.autoAllocateChunkSize;
+      const autoAllocateChunkSize = autoAllocate === undefined ? undefined : enforceRange(autoAllocate, "autoAllocateChunkSize");
       const cancelMethod = method("cancel"), pullMethod = method("pull"), startMethod = method("start");
-      const size = sizeOf(strategy);
-      const hwm = highWaterMark(strategy, 1);
-      const pull = pullMethod !== undefined ? () => invoke(source, "pull", [s.controller]) : undefined;
-      const cancel = cancelMethod !== undefined ? (reason) => invoke(source, "cancel", [reason]) : undefined;
+      const type = source === undefined ? undefined : source.type;
+      const hwmOf = (fallback) => {
+        if (hwmNumber === undefined) return fallback;
+        if (isNaN(hwmNumber) || hwmNumber < 0) throw new RangeErrorCtor("highWaterMark must be a non-negative number");
+        return hwmNumber;
+      };
+      if (type !== undefined) {
+        if (concat("", type) !== "bytes") throw new TypeErrorCtor(concat("ReadableStream: \"", type, "\" is not a stream type"));
+        if (sizeRaw !== undefined) throw new RangeErrorCtor("ReadableStream: a byte stream's strategy cannot have a size");
+        const byteHwm = hwmOf(0);
+        if (autoAllocateChunkSize === 0) throw new TypeErrorCtor("ReadableStream: autoAllocateChunkSize must be greater than 0");
+        bytes.construct(this, source, startMethod, pullMethod, cancelMethod, byteHwm, autoAllocateChunkSize);
+        return;
+      }
+      const size = sizeRaw === undefined ? () => 1 : (chunk) => apply(sizeRaw, undefined, [chunk]);
+      const hwm = hwmOf(1);
+      // The methods as read once here (a getter is not asked again).
+      const pull = pullMethod !== undefined ? () => promiseCall(pullMethod, source, [s.controller]) : undefined;
+      const cancel = cancelMethod !== undefined ? (reason) => promiseCall(cancelMethod, source, [reason]) : undefined;
       // `start` runs synchronously in the constructor and its exception propagates.
       const s = makeStream(this, (controller) => {
         const started = startMethod === undefined ? undefined : apply(startMethod, source, [controller]);
@@ -237,14 +267,14 @@
       const s = streamSlot(this);
       const mode = options === undefined || options === null ? undefined : options.mode;
       if (mode !== undefined) {
-        if (concat("", mode) === "byob") throw new TypeErrorCtor("ReadableStream: BYOB readers are not supported yet");
+        if (concat("", mode) === "byob") return bytes.byobReader(this);
         throw new TypeErrorCtor(concat("ReadableStream: \"", mode, "\" is not a reader mode"));
       }
       return new ReadableStreamDefaultReader(this);
     }
     tee() {
       const s = streamSlot(this);
-      return tee(this, s);
+      return s.isBytes ? bytes.tee(this, s) : tee(this, s);
     }
     values(options = undefined) {
       const s = streamSlot(this);
@@ -252,7 +282,7 @@
       // The iterator keeps the reader's record, not the reader, whose methods a script can replace.
       const reader = weakGet(readers, new ReadableStreamDefaultReader(this));
       const it = new ReadableStreamAsyncIterator();
-      weakSet(iterators, it, { __proto__: null, reader, preventCancel, done: false, ongoing: null });
+      weakSet(iterators, it, { __proto__: null, reader, preventCancel, done: false, ongoing: null, calls: 0 });
       return it;
     }
   }
@@ -316,10 +346,11 @@
     s.disturbed = true;
     if (s.state === "closed") request.resolve(result(undefined, true));
     else if (s.state === "errored") request.reject(s.storedError);
+    else if (s.isBytes) bytes.pullSteps(s, request);
     else if (s.queue.length > 0) {
       const entry = takeFirst(s.queue);
       s.queueSize -= entry[1];
-      if (s.queue.length === 0) s.queueSize = 0;
+      if (s.queueSize < 0) s.queueSize = 0;
       if (s.closeRequested && s.queue.length === 0) closeStream(s);
       else pullIfNeeded(s);
       request.resolve(result(entry[0], false));
@@ -338,6 +369,12 @@
       r.closed.reject(error);
     }
     markHandled(r.closed.promise);
+    // ReadableByteStreamController's release steps: a pending pull-into outlives its reader.
+    if (s.isBytes && s.pendingPullIntos.length > 0) {
+      const first = s.pendingPullIntos[0];
+      first.readerType = "none";
+      s.pendingPullIntos = [first];
+    }
     while (r.requests.length > 0) takeFirst(r.requests).reject(error);
     s.reader = null;
     r.stream = null;
@@ -421,15 +458,20 @@
     next() {
       const it = weakGet(iterators, this);
       if (!it) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      const mine = ++it.calls;
       const step = () => {
         if (it.done) return resolved(iterStep(undefined, true));
+        // As WebIDL's asynchronous iterators: once a read settles there is no ongoing promise,
+        // so a `return()` after it runs at once (and releases the lock before it resolves).
         return then(read(it.reader), (r) => {
+          if (it.calls === mine) it.ongoing = null;
           if (r.done) {
             it.done = true;
             release(it.reader);
           }
           return r;
         }, (e) => {
+          if (it.calls === mine) it.ongoing = null;
           it.done = true;
           release(it.reader);
           throw e;
@@ -438,9 +480,10 @@
       it.ongoing = it.ongoing === null ? step() : then(it.ongoing, step, step);
       return iterResult(it.ongoing);
     }
-    return(value = undefined) {
+    return(value) {
       const it = weakGet(iterators, this);
       if (!it) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      it.calls++;
       const finish = () => {
         if (it.done) return resolved(iterStep(value, true));
         it.done = true;
@@ -461,6 +504,8 @@
   const AsyncIteratorPrototype = getPrototypeOf(getPrototypeOf((async function* () {}).prototype));
   setPrototypeOf(ReadableStreamAsyncIterator.prototype, AsyncIteratorPrototype);
   delete ReadableStreamAsyncIterator.prototype.constructor;
+  defineProperty(ReadableStreamAsyncIterator.prototype, "next", { enumerable: true });
+  defineProperty(ReadableStreamAsyncIterator.prototype, "return", { enumerable: true });
 
   class CountQueuingStrategy {
     #hwm;
@@ -508,20 +553,22 @@
     value: freeze({
       __proto__: null,
       isStream: (value) => (typeof value === "object" && value !== null) && weakGet(streams, value) !== undefined,
-      // A stream of the chunks `next()` gives: a promise of `{ value }` (a box without a
-      // prototype, so that settling it looks nothing up), or of null at the end.
-      fromPull: (next, cancel) => {
-        const stream = create();
-        makeStream(stream, () => resolved(undefined), () => then(internal(next()), (box) => {
-          const s = weakGet(streams, stream);
-          if (box === null) closeController(s);
-          else enqueue(s, box.value);
-        }), cancel === undefined ? undefined : (reason) => resolved(cancel(reason)), 0, () => 1);
-        return stream;
+      // A byte stream (as Fetch and the File API make bodies) of the chunks `next()` gives: a
+      // promise of `{ value }` (a box without a prototype, so that settling it looks nothing
+      // up) holding a Uint8Array the stream takes over, or of null at the end.
+      fromPull: (next, cancel) => bytes.fromPull(next, cancel),
+      tee: (stream) => {
+        const s = streamSlot(stream);
+        return s.isBytes ? bytes.tee(stream, s) : tee(stream, s);
       },
-      tee: (stream) => tee(stream, streamSlot(stream)),
       disturbed: (stream) => streamSlot(stream).disturbed,
       locked: (stream) => streamSlot(stream).reader !== null,
+      // A reader's record for unlocked `stream`, an internal promise of its next `{ value, done }`
+      // (a box), and its cancel: `fetch`'s stream request body reads through these, never
+      // through a reader's methods or a promise a script could have touched.
+      acquireReader: (stream) => weakGet(readers, new ReadableStreamDefaultReader(stream)),
+      read,
+      cancel: (r, reason) => (r.stream === null ? rejected(new TypeErrorCtor("the reader is released")) : cancelStream(r.stream, reason)),
       // Every chunk of `stream`, read to its end through a reader of its own.
       readAll: (stream) => {
         const reader = new ReadableStreamDefaultReader(stream);
@@ -541,6 +588,31 @@
   return {
     __proto__: null,
     ReadableStream,
+    bytes,
+    clearPullIntos,
+    closeStream,
+    enforceRange,
+    takeFirst,
+    own,
+    result,
+    resolved,
+    rejected,
+    deferred,
+    markHandled,
+    internal,
+    pub,
+    publicRejected,
+    publicDeferred,
+    promiseCall,
+    then,
+    readers,
+    controllerSlot,
+    setConstructing: (value) => {
+      constructing = value;
+    },
+    controllers,
+    streams,
+    pullIfNeeded,
     isStream: (value) => (typeof value === "object" && value !== null) && weakGet(streams, value) !== undefined,
     slot: (stream) => weakGet(streams, stream),
     // A reader's record for `stream` (which must be unlocked), as `getReader()` makes it.

@@ -1,9 +1,11 @@
 /**
  * `structuredClone` for Palisade guests: the HTML structured clone algorithm over the types
  * QuickJS has. Objects are walked with an explicit stack, so deep nesting cannot overflow the
- * engine's call stack. `transfer` moves `ArrayBuffer`s: the clone gets their contents and the
- * originals are detached. An error's own `cause` is cloned with it. `Blob` and `File` clone as
- * new objects over the same (immutable) bytes.
+ * engine's call stack. `transfer` moves `ArrayBuffer`s (the clone gets their contents and the
+ * originals are detached) and the transferable platform objects registered here (`MessagePort`:
+ * the clone takes over the port's entanglement and queued messages, and the original is
+ * detached). An error's own `cause` is cloned with it. `Blob` and `File` clone as new objects
+ * over the same (immutable) bytes.
  */
 // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
 (() => {
@@ -104,6 +106,14 @@
   // Serializable platform objects (`Blob`, `File`) registered by the globals that define them,
   // which load after this file: `[is, copy]` pairs, tried before an object is cloned as plain.
   const PLATFORM = [];
+  // Transferable platform objects (`MessagePort`), registered likewise: `{ is, detached,
+  // receive, ship }`. `receive(value)` makes the object the clone gets, with no effect on
+  // `value`; `ship(value, copy)` runs the transfer steps once the whole value has cloned.
+  const TRANSFERABLE = [];
+  const transferableKind = (value) => {
+    for (let i = 0; i < TRANSFERABLE.length; i++) if (TRANSFERABLE[i].is(value)) return TRANSFERABLE[i];
+    return null;
+  };
 
   // CreateDataProperty on a fresh object: plain assignment is the same unless the key is
   // inherited (`__proto__`, or something a guest put on a prototype), which could hit a setter.
@@ -213,9 +223,10 @@
   };
 
   const transferBuffer = uncurry(ArrayBuffer.prototype.transfer);
-  // The transfer list, checked: ArrayBuffers only (no SharedArrayBuffer), each once, none
-  // detached. Returns the list.
-  function transferList(options) {
+  // The transfer list, checked: ArrayBuffers (no SharedArrayBuffer) and the registered
+  // transferables, each once, none detached, and not `forbidden` (the port a message is posted
+  // from). Returns the list.
+  function transferList(options, forbidden) {
     if (options === undefined || options === null) return [];
     if (typeof options !== "object" && typeof options !== "function") {
       throw new TypeErrorCtor("structuredClone: options must be an object");
@@ -234,21 +245,36 @@
       }
       if (setHas(seen, item)) throw dataCloneError("An object is listed twice in the transfer list.");
       setAdd(seen, item);
+      const kind = transferableKind(item);
+      if (kind !== null) {
+        if (item === forbidden) throw dataCloneError("A port cannot transfer itself.");
+        if (kind.detached(item)) throw dataCloneError(concat("A detached ", kind.name, " cannot be transferred."));
+        continue;
+      }
       if (stringSlice(objectTag(item), 8, -1) !== "ArrayBuffer" || !is(bufferLength, item)) {
-        throw dataCloneError("Only ArrayBuffers can be transferred.");
+        throw dataCloneError("Only ArrayBuffers and MessagePorts can be transferred.");
       }
       if (bufferDetached(item)) throw dataCloneError("A detached ArrayBuffer cannot be transferred.");
     }
     return list;
   }
 
-  function structuredClone(value, options = undefined) {
-    if (arguments.length === 0) throw new TypeErrorCtor("structuredClone: 1 argument required, but only 0 present");
-    const transfer = transferList(options);
+  // StructuredSerializeWithTransfer and StructuredDeserializeWithTransfer in one pass: the clone
+  // of `value`, and what each entry of the transfer list became (`received`, in list order).
+  function cloneTransfer(value, options, forbidden) {
+    const transfer = transferList(options, forbidden);
     const memory = new MapCtor();
-    // A transferred buffer's clone is made up front, so that views of it clone onto the new
-    // buffer; the originals are detached once the whole value is cloned.
-    for (let i = 0; i < transfer.length; i++) mapSet(memory, transfer[i], cloneBuffer(transfer[i]));
+    // A transferred object's counterpart is made up front, so that views of a buffer clone onto
+    // the new buffer and a port met in the value is its new port; the originals are detached (a
+    // port's transfer steps run) once the whole value is cloned, and not if it fails.
+    const kinds = [];
+    const received = [];
+    for (let i = 0; i < transfer.length; i++) {
+      const kind = transferableKind(transfer[i]);
+      push(kinds, kind);
+      push(received, kind === null ? cloneBuffer(transfer[i]) : kind.receive(transfer[i]));
+      mapSet(memory, transfer[i], received[i]);
+    }
     const frames = [];
     const clone = (input) => {
       if (typeof input === "symbol") throw dataCloneError("A symbol could not be cloned.");
@@ -283,15 +309,31 @@
         mapSet(frame.target, frame.key, clone(item));
       }
     }
-    for (let i = 0; i < transfer.length; i++) transferBuffer(transfer[i]);
-    return result;
+    for (let i = 0; i < transfer.length; i++) {
+      if (kinds[i] === null) transferBuffer(transfer[i]);
+      else kinds[i].ship(transfer[i], received[i]);
+    }
+    return { __proto__: null, value: result, received };
+  }
+
+  function structuredClone(value, options = undefined) {
+    if (arguments.length === 0) throw new TypeErrorCtor("structuredClone: 1 argument required, but only 0 present");
+    return cloneTransfer(value, options, undefined).value;
   }
 
   defineGlobal("structuredClone", structuredClone);
-  // Taken (and deleted) by blob.js before the snapshot: `serializable(is, copy)` makes the
-  // objects `is` accepts clone as `copy` returns them.
+  // Read by messaging.js and taken (and deleted) by blob.js before the snapshot:
+  // `serializable(is, copy)` makes the objects `is` accepts clone as `copy` returns them,
+  // `transferable(kind)` makes the objects `kind.is` accepts transferable, and
+  // `cloneTransfer(value, options, forbidden)` is `postMessage`'s clone (with what each
+  // transferred object became).
   defineProperty(structuredClone, Symbol.for("palisade.internals"), {
-    value: Object.freeze({ __proto__: null, serializable: (check, copy) => push(PLATFORM, [check, copy]) }),
+    value: Object.freeze({
+      __proto__: null,
+      serializable: (check, copy) => push(PLATFORM, [check, copy]),
+      transferable: (kind) => push(TRANSFERABLE, kind),
+      cloneTransfer,
+    }),
     configurable: true,
   });
 })();

@@ -1,8 +1,9 @@
-//! The natives behind `crypto.subtle`'s AES-GCM, ECDSA (P-256, P-384) and Ed25519, computed by
-//! the RustCrypto crates (aes-gcm, p256, p384, ed25519-dalek). subtle.js checks the arguments
+//! The natives behind `crypto.subtle`'s AES-GCM, ECDSA (P-256, P-384, P-521) and Ed25519,
+//! computed by the RustCrypto crates (aes-gcm, p256, p384, p521, ecdsa, ed25519-dalek). subtle.js checks the arguments
 //! and hands whole, fresh buffers; a key or input these natives cannot use comes back as `None`
 //! (or `false`), which subtle.js turns into the `DOMException` Web Crypto names.
 
+use super::derive::{X25519, x25519_export, x25519_generate, x25519_private, x25519_public};
 use super::{bytes_of, unknown};
 use crate::wasi::random::random::get_random_bytes;
 use aes_gcm::aead::{AeadInPlace, KeyInit};
@@ -104,15 +105,25 @@ fn prehash(alg: u32, data: &[u8]) -> Option<Vec<u8>> {
     })
 }
 
+/// `prehash` left-padded with zeros to `size` bytes when it is shorter: the same integer, which
+/// the ECDSA crates would pad themselves but refuse below half the field size (SHA-1 or SHA-256
+/// with P-384 or P-521, which Web Crypto allows).
+fn fit(mut prehash: Vec<u8>, size: usize) -> Vec<u8> {
+    if prehash.len() < size {
+        prehash.splice(0..0, core::iter::repeat_n(0, size - prehash.len()));
+    }
+    prehash
+}
+
 /// Formats of key data, by the index subtle.js uses.
-const RAW: u32 = 0;
-const SPKI: u32 = 1;
-const PKCS8: u32 = 2;
-/// The private scalar (EC) or seed (Ed25519) alone, as a JWK's `d` gives it.
-const SECRET: u32 = 3;
+pub(super) const RAW: u32 = 0;
+pub(super) const SPKI: u32 = 1;
+pub(super) const PKCS8: u32 = 2;
+/// The private scalar (EC) or seed (Ed25519, X25519) alone, as a JWK's `d` gives it.
+pub(super) const SECRET: u32 = 3;
 
 macro_rules! curve {
-    ($curve:ident, $public:ident, $private:ident, $verify:ident, $sign:ident) => {
+    ($curve:ident, $size:expr, $public:ident, $private:ident, $verify:ident) => {
         fn $public(format: u32, bytes: &[u8]) -> Option<Vec<u8>> {
             use $curve::pkcs8::DecodePublicKey;
             let key = match format {
@@ -151,21 +162,65 @@ macro_rules! curve {
             ) else {
                 return false;
             };
-            key.verify_prehash(&digest, &signature).is_ok()
+            key.verify_prehash(&fit(digest, $size), &signature).is_ok()
         }
+    };
+}
 
+curve!(p256, 32, p256_public, p256_private, p256_verify);
+curve!(p384, 48, p384_public, p384_private, p384_verify);
+curve!(p521, 66, p521_public, p521_private, p521_verify);
+
+macro_rules! sign_rfc6979 {
+    ($curve:ident, $size:expr, $sign:ident) => {
+        /// ECDSA with the deterministic nonce of RFC 6979, as r‖s.
         fn $sign(hash: u32, secret: &[u8], data: &[u8]) -> Option<Vec<u8>> {
             use $curve::ecdsa::signature::hazmat::PrehashSigner;
             let key = $curve::ecdsa::SigningKey::from_slice(secret).ok()?;
             let signature: $curve::ecdsa::Signature =
-                key.sign_prehash(&prehash(hash, data)?).ok()?;
+                key.sign_prehash(&fit(prehash(hash, data)?, $size)).ok()?;
             Some(signature.to_bytes().to_vec())
         }
     };
 }
 
-curve!(p256, p256_public, p256_private, p256_verify, p256_sign);
-curve!(p384, p384_public, p384_private, p384_verify, p384_sign);
+sign_rfc6979!(p256, 32, p256_sign);
+sign_rfc6979!(p384, 48, p384_sign);
+
+/// A P-521 scalar from the call's random source: 66 bytes with the top seven bits cleared (the
+/// order is just below 2^521), drawn again in the (about 2^-260) case that it is zero or not
+/// below the order.
+fn p521_random_scalar() -> p521::NonZeroScalar {
+    loop {
+        let mut bytes = p521::FieldBytes::default();
+        let drawn = get_random_bytes(66);
+        if drawn.len() != 66 {
+            continue;
+        }
+        bytes.copy_from_slice(&drawn);
+        bytes[0] &= 0x01;
+        if let Some(scalar) =
+            Option::<p521::NonZeroScalar>::from(p521::NonZeroScalar::from_repr(bytes))
+        {
+            return scalar;
+        }
+    }
+}
+
+/// ECDSA over P-521, as r‖s. The p521 crate has no RFC 6979 nonce, so the nonce is a fresh
+/// scalar from the call's random source (seeded under `[determinism]`, like generateKey).
+fn p521_sign(hash: u32, secret: &[u8], data: &[u8]) -> Option<Vec<u8>> {
+    let key = p521::SecretKey::from_slice(secret).ok()?;
+    let z = ecdsa::hazmat::bits2field::<p521::NistP521>(&fit(prehash(hash, data)?, 66)).ok()?;
+    let nonce = p521_random_scalar();
+    let (signature, _) = ecdsa::hazmat::sign_prehashed::<p521::NistP521, p521::Scalar>(
+        key.to_nonzero_scalar().as_ref(),
+        *nonce.as_ref(),
+        &z,
+    )
+    .ok()?;
+    Some(signature.to_bytes().to_vec())
+}
 
 fn ed_public(format: u32, bytes: &[u8]) -> Option<Vec<u8>> {
     use ed25519_dalek::pkcs8::DecodePublicKey;
@@ -190,7 +245,8 @@ fn ed_private(format: u32, bytes: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
     ))
 }
 
-/// Import an asymmetric key of `curve` (256 P-256, 384 P-384, 25519 Ed25519): a public key
+/// Import an asymmetric key of `curve` (256 P-256, 384 P-384, 521 P-521, 25519 Ed25519, 25520
+/// X25519): a public key
 /// (`[point]`) or a private one (`[secret, point]`), or `None` if the data is not such a key.
 pub fn key_import<'js>(
     cx: Ctx<'js>,
@@ -203,10 +259,14 @@ pub fn key_import<'js>(
     let parts = match (curve, public) {
         (256, true) => p256_public(format, bytes).map(|p| vec![p]),
         (384, true) => p384_public(format, bytes).map(|p| vec![p]),
+        (521, true) => p521_public(format, bytes).map(|p| vec![p]),
         (25519, true) => ed_public(format, bytes).map(|p| vec![p]),
+        (X25519, true) => x25519_public(format, bytes).map(|p| vec![p]),
         (256, false) => p256_private(format, bytes).map(|(s, p)| vec![s, p]),
         (384, false) => p384_private(format, bytes).map(|(s, p)| vec![s, p]),
+        (521, false) => p521_private(format, bytes).map(|(s, p)| vec![s, p]),
         (25519, false) => ed_private(format, bytes).map(|(s, p)| vec![s, p]),
+        (X25519, false) => x25519_private(format, bytes).map(|(s, p)| vec![s, p]),
         _ => return unknown(&cx),
     };
     parts
@@ -233,6 +293,7 @@ pub fn key_verify<'js>(
     Ok(match curve {
         256 => p256_verify(hash, public, signature, data),
         384 => p384_verify(hash, public, signature, data),
+        521 => p521_verify(hash, public, signature, data),
         25519 => {
             let (Ok(public), Ok(signature)) = (
                 <&[u8; 32]>::try_from(public),
@@ -260,6 +321,7 @@ pub fn key_sign<'js>(
     let signature = match curve {
         256 => p256_sign(hash, secret, data),
         384 => p384_sign(hash, secret, data),
+        521 => p521_sign(hash, secret, data),
         25519 => <&[u8; 32]>::try_from(secret).ok().map(|seed| {
             use ed25519_dalek::Signer;
             ed25519_dalek::SigningKey::from_bytes(seed)
@@ -300,6 +362,14 @@ pub fn key_generate<'js>(cx: Ctx<'js>, curve: u32) -> Result<Vec<ArrayBuffer<'js
     let (secret, point) = match curve {
         256 => generate_ec!(p256, 32),
         384 => generate_ec!(p384, 48),
+        521 => {
+            let key = p521::SecretKey::from(p521_random_scalar());
+            let point = p521::elliptic_curve::sec1::ToEncodedPoint::to_encoded_point(
+                &key.public_key(),
+                false,
+            );
+            (key.to_bytes().to_vec(), point.as_bytes().to_vec())
+        }
         25519 => {
             // Never a fixed key: a random source that gives fewer bytes is an error.
             let Ok(seed) = <[u8; 32]>::try_from(get_random_bytes(32)) else {
@@ -311,6 +381,7 @@ pub fn key_generate<'js>(cx: Ctx<'js>, curve: u32) -> Result<Vec<ArrayBuffer<'js
             let key = ed25519_dalek::SigningKey::from_bytes(&seed);
             (seed.to_vec(), key.verifying_key().to_bytes().to_vec())
         }
+        X25519 => x25519_generate(&cx)?,
         _ => return unknown(&cx),
     };
     Ok(vec![
@@ -349,6 +420,7 @@ pub fn key_export<'js>(
     let der = match curve {
         256 => export_ec!(p256, format, bytes),
         384 => export_ec!(p384, format, bytes),
+        521 => export_ec!(p521, format, bytes),
         25519 => {
             use ed25519_dalek::pkcs8::{EncodePrivateKey, EncodePublicKey, KeypairBytes};
             match format {
@@ -371,6 +443,7 @@ pub fn key_export<'js>(
                 _ => None,
             }
         }
+        X25519 => x25519_export(format, bytes),
         _ => return unknown(&cx),
     };
     der.map(|der| ArrayBuffer::new(cx, der)).transpose()

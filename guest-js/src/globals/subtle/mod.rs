@@ -1,11 +1,14 @@
-//! `crypto.subtle`: `digest` (SHA-1, SHA-256, SHA-384, SHA-512) and HMAC `importKey` (raw),
-//! `generateKey`, `exportKey` (raw, jwk), `sign` and `verify`, computed by the RustCrypto
+//! `crypto.subtle`: `digest` (SHA-1, SHA-256, SHA-384, SHA-512) and HMAC `importKey` (raw,
+//! jwk), `generateKey`, `exportKey` (raw, jwk), `sign` and `verify`, computed by the RustCrypto
 //! crates. The JS half (subtle.js) checks arguments as Web Crypto does and copies the bytes it
 //! is given into a fresh `ArrayBuffer` when called, so the natives below only see whole
 //! buffers. AES-GCM, ECDSA and Ed25519, the random bytes and key pairs of `generateKey` and
-//! the DER of `exportKey` are in ciphers.rs.
+//! the DER of `exportKey` are in ciphers.rs; ECDH, X25519, HKDF and PBKDF2 in derive.rs;
+//! AES-CBC, AES-CTR and AES-KW in aes.rs.
 
+mod aes;
 mod ciphers;
+mod derive;
 
 use hmac::{Hmac, Mac};
 use javy::quickjs::prelude::Func;
@@ -114,6 +117,12 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     natives.set("keyGenerate", Func::from(ciphers::key_generate))?;
     natives.set("keyExport", Func::from(ciphers::key_export))?;
     natives.set("randomBytes", Func::from(ciphers::random_bytes))?;
+    natives.set("keyAgree", Func::from(derive::key_agree))?;
+    natives.set("hkdfNative", Func::from(derive::hkdf))?;
+    natives.set("pbkdf2Native", Func::from(derive::pbkdf2))?;
+    natives.set("aesCbc", Func::from(aes::aes_cbc))?;
+    natives.set("aesCtr", Func::from(aes::aes_ctr))?;
+    natives.set("aesKw", Func::from(aes::aes_kw))?;
     prelude.call((
         Func::from(digest),
         Func::from(hmac_sign),

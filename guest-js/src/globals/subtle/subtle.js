@@ -1,14 +1,15 @@
 /*
  * `crypto.subtle` (`SubtleCrypto`) and `CryptoKey`: `digest` with SHA-1, SHA-256, SHA-384 and
- * SHA-512; HMAC keys imported from raw bytes (`importKey`), exported (`exportKey`), and used
- * to `sign` and `verify`; AES-GCM keys (raw, jwk) to `encrypt` and `decrypt` (96-bit IVs);
- * ECDSA P-256 and P-384 and Ed25519 keys (raw and spki public keys, pkcs8 private keys, jwk) to
- * `verify` and `sign`; `generateKey` for all four (bytes from the call's random source, the one
- * `getRandomValues` draws from) and `exportKey` in raw, jwk, spki and pkcs8 as the key type
- * allows. Every method returns a promise, rejected with the `TypeError` or
- * `DOMException` Web Crypto names (`NotSupportedError` for an algorithm Palisade does not have).
- * The bytes given are copied when the method is called; the hashing is done by the natives
- * (mod.rs). `crypto` (crypto.rs) is frozen, so it is rebuilt here with `subtle` added.
+ * SHA-512; HMAC keys to `sign` and `verify`; AES-GCM (96-bit IVs), AES-CBC and AES-CTR keys to
+ * `encrypt` and `decrypt`; AES-KW and the AES ciphers to `wrapKey` and `unwrapKey`; ECDSA
+ * (P-256, P-384, P-521) and Ed25519 keys to `sign` and `verify`; ECDH (the same curves) and
+ * X25519 private keys, and HKDF and PBKDF2 keys, to `deriveBits` and `deriveKey`. `importKey` and
+ * `exportKey` take every format the key type has (raw, jwk, spki, pkcs8); `generateKey` makes all
+ * but HKDF and PBKDF2 keys (bytes from the call's random source, the one `getRandomValues` draws
+ * from). Every method returns a promise, rejected with the `TypeError` or `DOMException` Web
+ * Crypto names (`NotSupportedError` for an algorithm Palisade does not have). The bytes given are
+ * copied when the method is called; the arithmetic is done by the natives (mod.rs, ciphers.rs,
+ * derive.rs, aes.rs). `crypto` (crypto.rs) is frozen, so it is rebuilt here with `subtle` added.
  */
 (function (digestNative, signNative, verifyNative, natives) {
   "use strict";
@@ -30,7 +31,12 @@
   const stringReplace = uncurry(String.prototype.replace);
   const charCodeAt = uncurry(String.prototype.charCodeAt);
   const atobIntrinsic = atob;
+  const decodeURIComponentIntrinsic = decodeURIComponent;
+  const escapeIntrinsic = escape;
   const { aesEncrypt, aesDecrypt, keyImport, keyVerify, keySign, keyGenerate, keyExport, randomBytes } = natives;
+  const { keyAgree, hkdfNative, pbkdf2Native, aesCbc, aesCtr, aesKw } = natives;
+  const jsonStringify = JSON.stringify;
+  const jsonParse = JSON.parse;
   // Internal promises, chained with no lookup a script can reach (promises.js).
   const { then: promiseThen, resolved: promiseResolve } = globalThis.__palisadePromises;
   const btoaIntrinsic = btoa;
@@ -62,9 +68,20 @@
   const notSupported = (what) => new DOMExceptionCtor(what, "NotSupportedError");
   const dataError = (what) => new DOMExceptionCtor(what, "DataError");
   // The algorithms, by their names in lower case.
-  const KINDS = { __proto__: null, hmac: "HMAC", "aes-gcm": "AES-GCM", ecdsa: "ECDSA", ed25519: "Ed25519" };
-  const CURVES = { __proto__: null, "P-256": 256, "P-384": 384 };
-  const POINT_BYTES = { __proto__: null, 256: 32, 384: 48 };
+  const KINDS = {
+    __proto__: null, hmac: "HMAC", "aes-gcm": "AES-GCM", "aes-cbc": "AES-CBC", "aes-ctr": "AES-CTR", "aes-kw": "AES-KW",
+    ecdsa: "ECDSA", ecdh: "ECDH", ed25519: "Ed25519", x25519: "X25519", hkdf: "HKDF", pbkdf2: "PBKDF2",
+  };
+  // The AES kinds, with the ending of their JWK `alg` ("A128GCM", "A256KW").
+  const AES_KINDS = { __proto__: null, "AES-GCM": "GCM", "AES-CBC": "CBC", "AES-CTR": "CTR", "AES-KW": "KW" };
+  // Keys on the NIST curves, and on Curve25519 with the natives' code for the curve.
+  const EC_KINDS = { __proto__: null, ECDSA: true, ECDH: true };
+  const OKP_KINDS = { __proto__: null, Ed25519: 25519, X25519: 25520 };
+  const KDF_KINDS = { __proto__: null, HKDF: true, PBKDF2: true };
+  // The most bits deriveBits gives from HKDF or PBKDF2 at once, as for an HMAC key.
+  const MAX_DERIVED_BITS = 524288;
+  const CURVES = { __proto__: null, "P-256": 256, "P-384": 384, "P-521": 521 };
+  const POINT_BYTES = { __proto__: null, 256: 32, 384: 48, 521: 66 };
   const FORMATS = { __proto__: null, raw: 0, spki: 1, pkcs8: 2 };
   const SECRET = 3;
   const GCM_TAGS = { __proto__: null, 32: true, 64: true, 96: true, 104: true, 112: true, 120: true, 128: true };
@@ -151,6 +168,20 @@
     new PromiseCtor((resolve) => {
       resolve(body());
     });
+  // Run `prepare` now (reading the arguments; an exception rejects the promise at once) and the
+  // function it returns a microtask later, settling the promise with its result or exception:
+  // the part of a method that Web Crypto runs in parallel.
+  const staged = (prepare) =>
+    new PromiseCtor((resolve, reject) => {
+      const rest = prepare();
+      promiseThen(promiseResolve(undefined), () => {
+        try {
+          resolve(rest());
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
 
   const keys = new WeakMapCtor();
   const slotOf = (key) => {
@@ -232,53 +263,61 @@
     },
   }.digest);
 
+  // importKey's work: the arguments read now, and the function that makes the key (run a
+  // microtask later by importKey; at once by deriveKey and unwrapKey, which are already later).
+  const prepareImport = (format, keyData, algorithm, extractable, keyUsages) => {
+    format = StringCtor(format);
+    if (format !== "raw" && format !== "jwk" && format !== "spki" && format !== "pkcs8") {
+      throw new TypeErrorCtor("'" + format + "' is not a valid KeyFormat");
+    }
+    // The key data is copied (or the JWK checked to be an object) when the method is called.
+    if (format === "jwk") {
+      if (keyData === null || typeof keyData !== "object") throw new TypeErrorCtor("keyData is not a JsonWebKey");
+    } else {
+      keyData = copyBytes(keyData, "keyData");
+    }
+    const name = algorithmName(algorithm);
+    const kind = KINDS[toLowerCase(name)];
+    if (kind === undefined) throw notSupported("Unrecognized algorithm name");
+    // The algorithm is normalized now; the key is made a microtask later, as Web Crypto
+    // does the rest of importKey in parallel.
+    if (kind !== "HMAC") return importOther(kind, format, keyData, algorithm, extractable, keyUsages);
+    const hashAlgorithm = algorithm.hash;
+    if (hashAlgorithm === undefined) throw new TypeErrorCtor("HmacImportParams: hash is required");
+    const hash = hashOf(hashAlgorithm);
+    const requested = algorithm.length;
+    return () => {
+      const usages = readUsages(keyUsages);
+      let bytes;
+      if (format === "raw") bytes = keyData;
+      else if (format === "jwk") {
+        if (keyData.kty !== "oct") throw dataError("an HMAC JWK has kty \"oct\"");
+        bytes = base64url(keyData.k, "k");
+        if (keyData.alg !== undefined && keyData.alg !== HMAC_JWK_ALG[hash]) throw dataError("the JWK's alg does not match the hash");
+        checkJwk(keyData, usages, extractable, "sig");
+      } else throw notSupported("HMAC keys are imported as raw or jwk");
+      const bits = bufferByteLength(bytes) * 8;
+      if (bits === 0) throw new DOMExceptionCtor("HMAC key data must not be empty", "DataError");
+      let length = bits;
+      if (requested !== undefined) {
+        length = requested >>> 0;
+        if (length === 0 || length > bits || length <= bits - 8) {
+          throw new DOMExceptionCtor("The key length does not match the key data", "DataError");
+        }
+      }
+      const slot = { __proto__: null, kind: "HMAC", type: "secret", extractable: !!extractable, hash, bytes };
+      slot.algorithm = { name: "HMAC", hash: { name: HASH_NAMES[hash] }, length };
+      return makeKey(slot, usages);
+    };
+  };
+
   method(SubtlePrototype, {
     importKey(format, keyData, algorithm, extractable, keyUsages) {
       const given = arguments.length;
-      return promised(() => {
+      return staged(() => {
         checkThis(this);
         requireArgs(given, 5, "importKey");
-        format = StringCtor(format);
-        if (format !== "raw" && format !== "jwk" && format !== "spki" && format !== "pkcs8") {
-          throw new TypeErrorCtor("'" + format + "' is not a valid KeyFormat");
-        }
-        const name = algorithmName(algorithm);
-        const kind = KINDS[toLowerCase(name)];
-        if (kind === undefined) throw notSupported("Unrecognized algorithm name");
-        if (kind !== "HMAC") return importOther(kind, format, keyData, algorithm, extractable, keyUsages);
-        const hashAlgorithm = algorithm.hash;
-        if (hashAlgorithm === undefined) throw new TypeErrorCtor("HmacImportParams: hash is required");
-        const hash = hashOf(hashAlgorithm);
-        const requested = algorithm.length;
-        const usages = readUsages(keyUsages);
-        if (format !== "raw") throw notSupported("Palisade imports HMAC keys in the raw format only");
-        const bytes = copyBytes(keyData, "keyData");
-        const bits = bufferByteLength(bytes) * 8;
-        if (bits === 0) throw new DOMExceptionCtor("HMAC key data must not be empty", "DataError");
-        let length = bits;
-        if (requested !== undefined) {
-          length = requested >>> 0;
-          if (length === 0 || length > bits || length <= bits - 8) {
-            throw new DOMExceptionCtor("The key length does not match the key data", "DataError");
-          }
-        }
-        const usageList = [];
-        if (usages.sign) usageList[usageList.length] = "sign";
-        if (usages.verify) usageList[usageList.length] = "verify";
-        const key = create(KeyPrototype);
-        weakSet(keys, key, {
-          __proto__: null,
-          type: "secret",
-          extractable: !!extractable,
-          algorithm: { name: "HMAC", hash: { name: HASH_NAMES[hash] }, length },
-          usages: usageList,
-          hash,
-          bytes,
-          kind: "HMAC",
-          sign: usages.sign === true,
-          verify: usages.verify === true,
-        });
-        return key;
+        return prepareImport(format, keyData, algorithm, extractable, keyUsages);
       });
     },
   }.importKey);
@@ -287,6 +326,14 @@
   const AES_USAGES = { __proto__: null, encrypt: true, decrypt: true, wrapKey: true, unwrapKey: true };
   const PUBLIC_USAGES = { __proto__: null, verify: true };
   const PRIVATE_USAGES = { __proto__: null, sign: true };
+  const KW_USAGES = { __proto__: null, wrapKey: true, unwrapKey: true };
+  const DERIVE_USAGES = { __proto__: null, deriveKey: true, deriveBits: true };
+  const NO_USAGES = { __proto__: null };
+  const aesUsages = (kind) => (kind === "AES-KW" ? KW_USAGES : AES_USAGES);
+  const privateUsages = (kind) => (kind === "ECDH" || kind === "X25519" ? DERIVE_USAGES : PRIVATE_USAGES);
+  const publicUsages = (kind) => (kind === "ECDH" || kind === "X25519" ? NO_USAGES : PUBLIC_USAGES);
+  const jwkUse = (kind) => (kind === "ECDH" || kind === "X25519" ? "enc" : "sig");
+  const algorithmOf = (kind, namedCurve) => (EC_KINDS[kind] === true ? { name: kind, namedCurve } : { name: kind });
   const makeKey = (slot, usages) => {
     const list = [];
     for (let i = 0; i < USAGE_ORDER.length; i++) if (usages[USAGE_ORDER[i]] === true) list[list.length] = USAGE_ORDER[i];
@@ -298,42 +345,76 @@
     return key;
   };
 
-  // importKey for AES-GCM, ECDSA and Ed25519.
-  function importOther(kind, format, keyData, algorithm, extractable, keyUsages) {
+  // The checks every imported JWK gets: its `use`, `key_ops` and `ext` must allow what the key
+  // is imported for (a DataError otherwise).
+  const checkJwk = (jwk, usages, extractable, use) => {
+    if (jwk.use !== undefined && jwk.use !== use) throw dataError("the JWK's use is not \"" + use + "\"");
+    const ops = jwk.key_ops;
+    if (ops !== undefined) {
+      if (!isArray(ops)) throw dataError("the JWK's key_ops is not a list");
+      for (const usage in usages) {
+        let found = false;
+        for (let i = 0; i < ops.length; i++) if (ops[i] === usage) found = true;
+        if (!found) throw dataError("the JWK's key_ops does not allow '" + usage + "'");
+      }
+    }
+    if (jwk.ext === false && extractable) throw dataError("the JWK is not extractable");
+  };
+
+  // importKey for AES-GCM, ECDSA and Ed25519: the part run a microtask after the call, with the
+  // key data already copied (or the JWK checked to be an object).
+  const importOther = (kind, format, keyData, algorithm, extractable, keyUsages) => {
     const jwk = format === "jwk";
-    if (jwk && (keyData === null || typeof keyData !== "object")) throw new TypeErrorCtor("keyData is not a JsonWebKey");
+    let namedCurve, curve = OKP_KINDS[kind];
+    if (EC_KINDS[kind] === true) {
+      if (algorithm.namedCurve === undefined) throw new TypeErrorCtor("EcKeyImportParams: namedCurve is required");
+      namedCurve = StringCtor(algorithm.namedCurve);
+      curve = CURVES[namedCurve];
+      if (curve === undefined) throw notSupported(kind + " curves here are P-256, P-384 and P-521");
+    }
+    return () => importAfter(kind, format, jwk, keyData, extractable, keyUsages, namedCurve, curve);
+  };
+  function importAfter(kind, format, jwk, keyData, extractable, keyUsages, namedCurve, curve) {
     const slot = { __proto__: null, kind, extractable: !!extractable };
-    if (kind === "AES-GCM") {
-      const usages = readUsages(keyUsages, AES_USAGES);
+    if (AES_KINDS[kind] !== undefined) {
+      const usages = readUsages(keyUsages, aesUsages(kind));
       let bytes;
-      if (format === "raw") bytes = copyBytes(keyData, "keyData");
+      if (format === "raw") bytes = keyData;
       else if (jwk) {
         if (keyData.kty !== "oct") throw dataError("an AES JWK has kty \"oct\"");
         bytes = base64url(keyData.k, "k");
-      } else throw notSupported("AES-GCM keys are imported as raw or jwk");
+        checkJwk(keyData, usages, extractable, "enc");
+      } else throw notSupported(kind + " keys are imported as raw or jwk");
       const length = bufferByteLength(bytes);
       if (length !== 16 && length !== 24 && length !== 32) throw dataError("an AES key is 128, 192 or 256 bits");
+      if (jwk && keyData.alg !== undefined && keyData.alg !== "A" + length * 8 + AES_KINDS[kind]) {
+        throw dataError("the JWK's alg does not match the key");
+      }
       slot.type = "secret";
       slot.bytes = bytes;
-      slot.algorithm = { name: "AES-GCM", length: length * 8 };
+      slot.algorithm = { name: kind, length: length * 8 };
       return makeKey(slot, usages);
     }
-    let curve = 25519, namedCurve;
-    if (kind === "ECDSA") {
-      namedCurve = StringCtor(algorithm.namedCurve);
-      curve = CURVES[namedCurve];
-      if (curve === undefined) throw notSupported("ECDSA curves here are P-256 and P-384");
+    if (KDF_KINDS[kind] === true) {
+      if (format !== "raw") throw notSupported(kind + " keys are imported as raw");
+      const usages = readUsages(keyUsages, DERIVE_USAGES);
+      if (extractable) throw new DOMExceptionCtor(kind + " keys are not extractable", "SyntaxError");
+      slot.type = "secret";
+      slot.bytes = keyData;
+      slot.algorithm = { name: kind };
+      return makeKey(slot, usages);
     }
     let data, code, isPrivate;
+    const ec = EC_KINDS[kind] === true;
     if (jwk) {
-      const kty = kind === "ECDSA" ? "EC" : "OKP";
+      const kty = ec ? "EC" : "OKP";
       if (keyData.kty !== kty) throw dataError("the JWK's kty is not " + kty);
-      if (keyData.crv !== (kind === "ECDSA" ? namedCurve : "Ed25519")) throw dataError("the JWK's crv does not match");
+      if (keyData.crv !== (ec ? namedCurve : kind)) throw dataError("the JWK's crv does not match");
       isPrivate = keyData.d !== undefined;
       if (isPrivate) {
         data = base64url(keyData.d, "d");
         code = SECRET;
-      } else if (kind === "ECDSA") {
+      } else if (ec) {
         const x = base64url(keyData.x, "x"), y = base64url(keyData.y, "y");
         if (bufferByteLength(x) !== POINT_BYTES[curve] || bufferByteLength(y) !== POINT_BYTES[curve]) throw dataError("the JWK's x or y has the wrong length");
         const prefix = new Uint8ArrayCtor(1);
@@ -347,23 +428,24 @@
     } else {
       code = FORMATS[format];
       isPrivate = format === "pkcs8";
-      data = copyBytes(keyData, "keyData");
+      data = keyData;
     }
-    const usages = readUsages(keyUsages, isPrivate ? PRIVATE_USAGES : PUBLIC_USAGES);
+    const usages = readUsages(keyUsages, isPrivate ? privateUsages(kind) : publicUsages(kind));
+    if (jwk) checkJwk(keyData, usages, extractable, jwkUse(kind));
     const parts = keyImport(curve, code, data);
-    if (parts === null || parts === undefined) throw dataError("the key data is not a " + (kind === "ECDSA" ? namedCurve : "Ed25519") + " key");
+    if (parts === null || parts === undefined) throw dataError("the key data is not a " + (ec ? namedCurve : kind) + " key");
     if (jwk && isPrivate && keyData.x !== undefined) {
       // A private JWK's public half must be the one its secret gives.
       const given = new Uint8ArrayCtor(base64url(keyData.x, "x"));
       const point = new Uint8ArrayCtor(parts[1]);
-      const offset = kind === "ECDSA" ? 1 : 0;
+      const offset = ec ? 1 : 0;
       for (let i = 0; i < given.length; i++) if (given[i] !== point[offset + i]) throw dataError("the JWK's x does not match d");
     }
     slot.type = isPrivate ? "private" : "public";
     slot.curve = curve;
     slot.secret = isPrivate ? parts[0] : null;
     slot.point = isPrivate ? parts[1] : parts[0];
-    slot.algorithm = kind === "ECDSA" ? { name: "ECDSA", namedCurve } : { name: "Ed25519" };
+    slot.algorithm = algorithmOf(kind, namedCurve);
     return makeKey(slot, usages);
   }
 
@@ -378,11 +460,11 @@
   // The JWK of a key: the members Web Crypto's export gives, in the order Node gives them.
   const exportJwk = (slot) => {
     const jwk = {};
-    if (slot.kind === "HMAC" || slot.kind === "AES-GCM") {
+    if (slot.kind === "HMAC" || AES_KINDS[slot.kind] !== undefined) {
       jwk.kty = "oct";
       jwk.k = toBase64url(slot.bytes);
-      jwk.alg = slot.kind === "HMAC" ? HMAC_JWK_ALG[slot.hash] : "A" + bufferByteLength(slot.bytes) * 8 + "GCM";
-    } else if (slot.kind === "ECDSA") {
+      jwk.alg = slot.kind === "HMAC" ? HMAC_JWK_ALG[slot.hash] : "A" + bufferByteLength(slot.bytes) * 8 + AES_KINDS[slot.kind];
+    } else if (EC_KINDS[slot.kind] === true) {
       const size = POINT_BYTES[slot.curve];
       jwk.kty = "EC";
       jwk.crv = slot.algorithm.namedCurve;
@@ -391,7 +473,7 @@
       if (slot.type === "private") jwk.d = toBase64url(slot.secret);
     } else {
       jwk.kty = "OKP";
-      jwk.crv = "Ed25519";
+      jwk.crv = slot.kind;
       jwk.x = toBase64url(slot.point);
       if (slot.type === "private") jwk.d = toBase64url(slot.secret);
     }
@@ -402,10 +484,30 @@
     return jwk;
   };
 
+  // The key of `slot` in `format` (checked to be a KeyFormat), as exportKey gives it.
+  const exportNow = (format, slot) => {
+    if (KDF_KINDS[slot.kind] === true) throw notSupported(slot.kind + " keys cannot be exported");
+    const asymmetric = EC_KINDS[slot.kind] === true || OKP_KINDS[slot.kind] !== undefined;
+    if (!asymmetric && format !== "raw" && format !== "jwk") {
+      throw notSupported(slot.kind + " keys are exported as raw or jwk");
+    }
+    if (!slot.extractable) throw new DOMExceptionCtor("key is not extractable", "InvalidAccessError");
+    if (format === "jwk") return exportJwk(slot);
+    if (!asymmetric) return copy(slot.bytes, 0, bufferByteLength(slot.bytes));
+    const wanted = format === "pkcs8" ? "private" : "public";
+    if (slot.type !== wanted) {
+      throw new DOMExceptionCtor("the " + format + " format is for a " + wanted + " key", "InvalidAccessError");
+    }
+    if (format === "raw") return copy(slot.point, 0, bufferByteLength(slot.point));
+    const der = keyExport(slot.curve, FORMATS[format], format === "pkcs8" ? slot.secret : slot.point);
+    if (der === null || der === undefined) throw new DOMExceptionCtor("the key could not be encoded", "OperationError");
+    return der;
+  };
+
   method(SubtlePrototype, {
     exportKey(format, key) {
       const given = arguments.length;
-      return promised(() => {
+      return staged(() => {
         checkThis(this);
         requireArgs(given, 2, "exportKey");
         format = StringCtor(format);
@@ -413,21 +515,8 @@
           throw new TypeErrorCtor("'" + format + "' is not a valid KeyFormat");
         }
         const slot = slotOf(key);
-        const asymmetric = slot.kind === "ECDSA" || slot.kind === "Ed25519";
-        if (!asymmetric && format !== "raw" && format !== "jwk") {
-          throw notSupported(slot.kind + " keys are exported as raw or jwk");
-        }
-        if (!slot.extractable) throw new DOMExceptionCtor("key is not extractable", "InvalidAccessError");
-        if (format === "jwk") return exportJwk(slot);
-        if (!asymmetric) return copy(slot.bytes, 0, bufferByteLength(slot.bytes));
-        const wanted = format === "pkcs8" ? "private" : "public";
-        if (slot.type !== wanted) {
-          throw new DOMExceptionCtor("the " + format + " format is for a " + wanted + " key", "InvalidAccessError");
-        }
-        if (format === "raw") return copy(slot.point, 0, bufferByteLength(slot.point));
-        const der = keyExport(slot.curve, FORMATS[format], format === "pkcs8" ? slot.secret : slot.point);
-        if (der === null || der === undefined) throw new DOMExceptionCtor("the key could not be encoded", "OperationError");
-        return der;
+        // The rest runs a microtask later, as Web Crypto exports in parallel.
+        return () => exportNow(format, slot);
       });
     },
   }.exportKey);
@@ -491,38 +580,45 @@
             slot.algorithm = { name: "HMAC", hash: { name: HASH_NAMES[hash] }, length };
             return makeKey(slot, requested);
           };
-        } else if (kind === "AES-GCM") {
+        } else if (AES_KINDS[kind] !== undefined) {
           if (algorithm.length === undefined) throw new TypeErrorCtor("AesKeyGenParams: length is required");
           const length = enforceRange(algorithm.length, 0xffff, "AesKeyGenParams.length");
           if (length !== 128 && length !== 192 && length !== 256) {
             throw new DOMExceptionCtor("an AES key is 128, 192 or 256 bits", "OperationError");
           }
           make = () => {
-            checkUsages(requested, AES_USAGES);
+            checkUsages(requested, aesUsages(kind));
             const slot = { __proto__: null, kind, type: "secret", extractable, bytes: randomBytes(length / 8) };
-            slot.algorithm = { name: "AES-GCM", length };
+            slot.algorithm = { name: kind, length };
             return makeKey(slot, requested);
           };
+        } else if (KDF_KINDS[kind] === true) {
+          throw notSupported(kind + " keys are imported, not generated");
         } else {
-          let curve = 25519, namedCurve;
-          if (kind === "ECDSA") {
+          let curve = OKP_KINDS[kind], namedCurve;
+          if (EC_KINDS[kind] === true) {
             if (algorithm.namedCurve === undefined) throw new TypeErrorCtor("EcKeyGenParams: namedCurve is required");
             namedCurve = StringCtor(algorithm.namedCurve);
             curve = CURVES[namedCurve];
-            if (curve === undefined) throw notSupported("ECDSA curves here are P-256 and P-384");
+            if (curve === undefined) throw notSupported(kind + " curves here are P-256, P-384 and P-521");
           }
+          const forPrivate = privateUsages(kind), forPublic = publicUsages(kind);
           make = () => {
-            checkUsages(requested, SIGN_VERIFY);
+            for (const usage in requested) {
+              if (forPrivate[usage] !== true && forPublic[usage] !== true) {
+                throw new DOMExceptionCtor("Cannot create a key with usage '" + usage + "'", "SyntaxError");
+              }
+            }
             const parts = keyGenerate(curve);
             const half = (type, usages) => {
               const slot = { __proto__: null, kind, type, extractable: type === "public" ? true : extractable, curve };
               slot.secret = type === "private" ? parts[0] : null;
               slot.point = parts[1];
-              slot.algorithm = kind === "ECDSA" ? { name: "ECDSA", namedCurve } : { name: "Ed25519" };
+              slot.algorithm = algorithmOf(kind, namedCurve);
               return makeKey(slot, usages);
             };
-            const privateKey = half("private", pick(requested, PRIVATE_USAGES));
-            const publicKey = half("public", pick(requested, PUBLIC_USAGES));
+            const privateKey = half("private", pick(requested, forPrivate));
+            const publicKey = half("public", pick(requested, forPublic));
             return { publicKey, privateKey };
           };
         }
@@ -594,38 +690,303 @@
     },
   }.verify);
 
-  // encrypt and decrypt: AES-GCM with a 96-bit IV.
-  const gcm = (method, given, self, algorithm, key, data) =>
-    promised(() => {
-      checkThis(self);
-      requireArgs(given, 3, method);
-      const name = algorithmName(algorithm);
-      const kind = KINDS[toLowerCase(name)];
-      if (kind !== "AES-GCM") throw notSupported("Unrecognized algorithm name");
+  const operationError = (what) => new DOMExceptionCtor(what, "OperationError");
+  const failed = () => operationError("The operation failed for an operation-specific reason");
+
+  // The parameters of an AES cipher, read (and their bytes copied) now: a function that runs
+  // the cipher with a key's bytes over `bytes` in the direction `encrypt`, or null when the
+  // native refuses the input (which callers turn into an OperationError).
+  const cipherParams = (kind, algorithm) => {
+    if (kind === "AES-GCM") {
       if (algorithm.iv === undefined) throw new TypeErrorCtor("AesGcmParams: iv is required");
       const iv = copyBytes(algorithm.iv, "iv");
       const aad = algorithm.additionalData === undefined ? new ArrayBufferCtor(0) : copyBytes(algorithm.additionalData, "additionalData");
       const tagLength = algorithm.tagLength === undefined ? 128 : algorithm.tagLength >>> 0;
+      return (keyBytes, bytes, encrypt) => {
+        if (GCM_TAGS[tagLength] !== true) throw operationError("tagLength is not 32, 64 or 96 to 128");
+        if (bufferByteLength(iv) !== 12) throw notSupported("Palisade's AES-GCM takes 96-bit IVs");
+        return (encrypt ? aesEncrypt : aesDecrypt)(keyBytes, iv, aad, tagLength / 8, bytes);
+      };
+    }
+    if (kind === "AES-CBC") {
+      if (algorithm.iv === undefined) throw new TypeErrorCtor("AesCbcParams: iv is required");
+      const iv = copyBytes(algorithm.iv, "iv");
+      return (keyBytes, bytes, encrypt) => {
+        if (bufferByteLength(iv) !== 16) throw operationError("the AES-CBC iv is 16 bytes");
+        return aesCbc(encrypt, keyBytes, iv, bytes);
+      };
+    }
+    if (kind === "AES-CTR") {
+      if (algorithm.counter === undefined) throw new TypeErrorCtor("AesCtrParams: counter is required");
+      const counter = copyBytes(algorithm.counter, "counter");
+      if (algorithm.length === undefined) throw new TypeErrorCtor("AesCtrParams: length is required");
+      const length = enforceRange(algorithm.length, 0xff, "AesCtrParams.length");
+      return (keyBytes, bytes) => {
+        if (bufferByteLength(counter) !== 16) throw operationError("the AES-CTR counter is 16 bytes");
+        if (length === 0 || length > 128) throw operationError("the AES-CTR length is 1 to 128 bits");
+        return aesCtr(keyBytes, counter, length, bytes);
+      };
+    }
+    if (kind === "AES-KW") return (keyBytes, bytes, encrypt) => aesKw(encrypt, keyBytes, bytes);
+    throw notSupported("Unrecognized algorithm name");
+  };
+
+  // encrypt and decrypt: AES-GCM (96-bit IVs), AES-CBC and AES-CTR.
+  const cipher = (method, given, self, algorithm, key, data) =>
+    promised(() => {
+      checkThis(self);
+      requireArgs(given, 3, method);
+      const kind = KINDS[toLowerCase(algorithmName(algorithm))];
+      if (kind === "AES-KW" || AES_KINDS[kind] === undefined) throw notSupported("Unrecognized algorithm name");
+      const run = cipherParams(kind, algorithm);
       const bytes = copyBytes(data, "data");
       const slot = slotOf(key);
-      if (slot.kind !== "AES-GCM") throw new DOMExceptionCtor("the key is not an AES-GCM key", "InvalidAccessError");
+      if (slot.kind !== kind) throw new DOMExceptionCtor("the key is not an " + kind + " key", "InvalidAccessError");
       if (slot[method] !== true) throw new DOMExceptionCtor("key does not support the '" + method + "' operation", "InvalidAccessError");
-      if (GCM_TAGS[tagLength] !== true) throw new DOMExceptionCtor("tagLength is not 32, 64 or 96 to 128", "OperationError");
-      if (bufferByteLength(iv) !== 12) throw notSupported("Palisade's AES-GCM takes 96-bit IVs");
-      const out = (method === "encrypt" ? aesEncrypt : aesDecrypt)(slot.bytes, iv, aad, tagLength / 8, bytes);
-      if (out === null || out === undefined) throw new DOMExceptionCtor("The operation failed for an operation-specific reason", "OperationError");
+      const out = run(slot.bytes, bytes, method === "encrypt");
+      if (out === null || out === undefined) throw failed();
       return out;
     });
   method(SubtlePrototype, {
     encrypt(algorithm, key, data) {
-      return gcm("encrypt", arguments.length, this, algorithm, key, data);
+      return cipher("encrypt", arguments.length, this, algorithm, key, data);
     },
   }.encrypt);
   method(SubtlePrototype, {
     decrypt(algorithm, key, data) {
-      return gcm("decrypt", arguments.length, this, algorithm, key, data);
+      return cipher("decrypt", arguments.length, this, algorithm, key, data);
     },
   }.decrypt);
+
+  // The first `length` bits of `buffer` (all of it for null), or an OperationError when it is
+  // shorter: the result of ECDH and X25519 deriveBits.
+  const firstBits = (buffer, length) => {
+    const total = bufferByteLength(buffer) * 8;
+    if (length === null) return buffer;
+    if (length > total) throw operationError("the shared secret has " + total + " bits");
+    const out = new Uint8ArrayCtor(copy(buffer, 0, (length + 7) >>> 3));
+    if (length % 8 !== 0) out[out.length - 1] &= (0xff << (8 - (length % 8))) & 0xff;
+    return typedArrayBuffer(out);
+  };
+
+  // The parameters of deriveBits and deriveKey, read (and their bytes copied) now: the kind of
+  // base key they take and a function that derives `length` bits (or null) from its slot.
+  const deriveParams = (algorithm) => {
+    const kind = KINDS[toLowerCase(algorithmName(algorithm))];
+    if (kind === "ECDH" || kind === "X25519") {
+      const publicKey = algorithm.public;
+      const other = slotOf(publicKey);
+      return {
+        kind,
+        run: (slot, length) => {
+          if (other.type !== "public") throw new DOMExceptionCtor("the public member is not a public key", "InvalidAccessError");
+          if (other.kind !== kind || other.curve !== slot.curve) {
+            throw new DOMExceptionCtor("the public key is not a key of the same algorithm and curve", "InvalidAccessError");
+          }
+          const secret = keyAgree(slot.curve, slot.secret, other.point);
+          if (secret === null || secret === undefined) throw failed();
+          return firstBits(secret, length);
+        },
+      };
+    }
+    if (kind === "HKDF" || kind === "PBKDF2") {
+      if (algorithm.hash === undefined) throw new TypeErrorCtor(kind + " params: hash is required");
+      const hash = hashOf(algorithm.hash);
+      if (algorithm.salt === undefined) throw new TypeErrorCtor(kind + " params: salt is required");
+      const salt = copyBytes(algorithm.salt, "salt");
+      let info, iterations;
+      if (kind === "HKDF") {
+        if (algorithm.info === undefined) throw new TypeErrorCtor("HkdfParams: info is required");
+        info = copyBytes(algorithm.info, "info");
+      } else {
+        if (algorithm.iterations === undefined) throw new TypeErrorCtor("Pbkdf2Params: iterations is required");
+        iterations = enforceRange(algorithm.iterations, 0xffffffff, "Pbkdf2Params.iterations");
+      }
+      return {
+        kind,
+        run: (slot, length) => {
+          if (length === null || length % 8 !== 0) throw operationError(kind + " derives a whole number of bytes");
+          if (length > MAX_DERIVED_BITS) throw operationError("Palisade derives up to 524,288 bits at once");
+          if (kind === "PBKDF2") {
+            if (iterations === 0) throw operationError("PBKDF2 needs at least one iteration");
+            return pbkdf2Native(hash, slot.bytes, salt, iterations, length / 8);
+          }
+          const out = hkdfNative(hash, slot.bytes, salt, info, length / 8);
+          if (out === null || out === undefined) throw operationError("HKDF derives at most 255 hash lengths");
+          return out;
+        },
+      };
+    }
+    throw notSupported("Unrecognized algorithm name");
+  };
+  // The base key's checks, made a microtask after the call.
+  const baseSlot = (slot, kind, usage) => {
+    if (slot.kind !== kind) throw new DOMExceptionCtor("the key is not a " + kind + " key", "InvalidAccessError");
+    if (slot[usage] !== true) throw new DOMExceptionCtor("key does not support the '" + usage + "' operation", "InvalidAccessError");
+    return slot;
+  };
+
+  method(SubtlePrototype, {
+    deriveBits(algorithm, baseKey, length) {
+      const given = arguments.length;
+      return staged(() => {
+        checkThis(this);
+        requireArgs(given, 2, "deriveBits");
+        const params = deriveParams(algorithm);
+        const slot = slotOf(baseKey);
+        const bits = length === undefined || length === null ? null : NumberCtor(length) >>> 0;
+        return () => params.run(baseSlot(slot, params.kind, "deriveBits"), bits);
+      });
+    },
+  }.deriveBits);
+
+  // The length of key deriveKey asks for: an AES key's length, an HMAC key's (its hash's
+  // block size unless given), or null for HKDF and PBKDF2.
+  const derivedLength = (algorithm) => {
+    const kind = KINDS[toLowerCase(algorithmName(algorithm))];
+    if (AES_KINDS[kind] !== undefined) {
+      if (algorithm.length === undefined) throw new TypeErrorCtor("AesDerivedKeyParams: length is required");
+      const length = enforceRange(algorithm.length, 0xffff, "AesDerivedKeyParams.length");
+      if (length !== 128 && length !== 192 && length !== 256) throw operationError("an AES key is 128, 192 or 256 bits");
+      return length;
+    }
+    if (kind === "HMAC") {
+      if (algorithm.hash === undefined) throw new TypeErrorCtor("HmacImportParams: hash is required");
+      const hash = hashOf(algorithm.hash);
+      if (algorithm.length === undefined) return HMAC_BLOCK_BITS[hash];
+      const length = algorithm.length >>> 0;
+      if (length === 0) throw new TypeErrorCtor("an HMAC key is at least one bit long");
+      return length;
+    }
+    if (KDF_KINDS[kind] === true) return null;
+    throw notSupported("Unrecognized algorithm name");
+  };
+
+  method(SubtlePrototype, {
+    deriveKey(algorithm, baseKey, derivedKeyType, extractable, keyUsages) {
+      const given = arguments.length;
+      return staged(() => {
+        checkThis(this);
+        requireArgs(given, 5, "deriveKey");
+        const params = deriveParams(algorithm);
+        const length = derivedLength(derivedKeyType);
+        const slot = slotOf(baseKey);
+        return () => {
+          const bits = params.run(baseSlot(slot, params.kind, "deriveKey"), length);
+          return prepareImport("raw", bits, derivedKeyType, extractable, keyUsages)();
+        };
+      });
+    },
+  }.deriveKey);
+
+  // A string's UTF-8 bytes, and back (a JWK wrapped as JSON).
+  const utf8 = (text) => {
+    const out = [];
+    for (let i = 0; i < text.length; i++) {
+      let code = charCodeAt(text, i);
+      if (code >= 0xd800 && code < 0xdc00 && i + 1 < text.length) {
+        const low = charCodeAt(text, i + 1);
+        if (low >= 0xdc00 && low < 0xe000) {
+          code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+          i++;
+        }
+      }
+      if (code >= 0xd800 && code < 0xe000) code = 0xfffd;
+      if (code < 0x80) out[out.length] = code;
+      else if (code < 0x800) {
+        out[out.length] = 0xc0 | (code >> 6);
+        out[out.length] = 0x80 | (code & 0x3f);
+      } else if (code < 0x10000) {
+        out[out.length] = 0xe0 | (code >> 12);
+        out[out.length] = 0x80 | ((code >> 6) & 0x3f);
+        out[out.length] = 0x80 | (code & 0x3f);
+      } else {
+        out[out.length] = 0xf0 | (code >> 18);
+        out[out.length] = 0x80 | ((code >> 12) & 0x3f);
+        out[out.length] = 0x80 | ((code >> 6) & 0x3f);
+        out[out.length] = 0x80 | (code & 0x3f);
+      }
+    }
+    const bytes = new Uint8ArrayCtor(out.length);
+    for (let i = 0; i < out.length; i++) bytes[i] = out[i];
+    return typedArrayBuffer(bytes);
+  };
+  const textOf = (buffer) => {
+    const bytes = new Uint8ArrayCtor(buffer);
+    let binary = "";
+    for (let i = 0; i < bytes.length; i++) binary += fromCharCode(bytes[i]);
+    try {
+      return decodeURIComponentIntrinsic(escapeIntrinsic(binary));
+    } catch {
+      throw dataError("the unwrapped key is not UTF-8");
+    }
+  };
+
+  // wrapKey and unwrapKey: AES-KW, or AES-GCM, AES-CBC and AES-CTR used as ciphers.
+  const wrapParams = (wrapAlgorithm) => {
+    const kind = KINDS[toLowerCase(algorithmName(wrapAlgorithm))];
+    if (AES_KINDS[kind] === undefined) throw notSupported("Unrecognized algorithm name");
+    return { kind, run: cipherParams(kind, wrapAlgorithm) };
+  };
+  const checkFormat = (format) => {
+    format = StringCtor(format);
+    if (format !== "raw" && format !== "jwk" && format !== "spki" && format !== "pkcs8") {
+      throw new TypeErrorCtor("'" + format + "' is not a valid KeyFormat");
+    }
+    return format;
+  };
+
+  method(SubtlePrototype, {
+    wrapKey(format, key, wrappingKey, wrapAlgorithm) {
+      const given = arguments.length;
+      return staged(() => {
+        checkThis(this);
+        requireArgs(given, 4, "wrapKey");
+        format = checkFormat(format);
+        const params = wrapParams(wrapAlgorithm);
+        const slot = slotOf(key);
+        const wrapping = slotOf(wrappingKey);
+        return () => {
+          baseSlot(wrapping, params.kind, "wrapKey");
+          const exported = exportNow(format, slot);
+          const bytes = format === "jwk" ? utf8(jsonStringify(exported)) : exported;
+          const out = params.run(wrapping.bytes, bytes, true);
+          if (out === null || out === undefined) throw failed();
+          return out;
+        };
+      });
+    },
+  }.wrapKey);
+
+  method(SubtlePrototype, {
+    unwrapKey(format, wrappedKey, unwrappingKey, unwrapAlgorithm, unwrappedKeyAlgorithm, extractable, keyUsages) {
+      const given = arguments.length;
+      return staged(() => {
+        checkThis(this);
+        requireArgs(given, 7, "unwrapKey");
+        format = checkFormat(format);
+        const wrapped = copyBytes(wrappedKey, "wrappedKey");
+        const params = wrapParams(unwrapAlgorithm);
+        const unwrapping = slotOf(unwrappingKey);
+        // The unwrapped key's algorithm is normalized now, as importKey does.
+        algorithmName(unwrappedKeyAlgorithm);
+        return () => {
+          baseSlot(unwrapping, params.kind, "unwrapKey");
+          const bytes = params.run(unwrapping.bytes, wrapped, false);
+          if (bytes === null || bytes === undefined) throw failed();
+          let keyData = bytes;
+          if (format === "jwk") {
+            try {
+              keyData = jsonParse(textOf(bytes));
+            } catch (error) {
+              throw error instanceof DOMExceptionCtor ? error : dataError("the unwrapped key is not a JWK");
+            }
+          }
+          return prepareImport(format, keyData, unwrappedKeyAlgorithm, extractable, keyUsages)();
+        };
+      });
+    },
+  }.unwrapKey);
   tag(SubtlePrototype, "SubtleCrypto");
 
   subtle = create(SubtlePrototype);

@@ -1,0 +1,5 @@
+// META: title=WebCryptoAPI: sign() and verify() Using ECDSA
+// META: script=ecdsa_vectors.js
+// META: script=ecdsa.js
+
+run_test();
