@@ -21,18 +21,34 @@ const FS_OPS: &[&str] = &[
 /// The calculator of `examples/apps/calc.js`, loaded once.
 const CALC: &str = include_str!("../../examples/apps/calc.js");
 
+/// The policy the server offers as `default`: the built-in default's, with a shorter deadline
+/// and less fuel, so that a fuzzed script that loops ends in 200 ms rather than 1 s. The same
+/// code ends it (`timeout` or `fuel_exhausted`); only the wait is shorter.
+pub const POLICY: &str = r#"
+name = "default"
+description = "The built-in default, with a short deadline for fuzzing"
+[limits]
+fuel = 3_000_000_000
+timeout = "200ms"
+"#;
+
 struct Server {
     router: Router,
     session: String,
     _data: tempfile::TempDir,
+    _policies: tempfile::TempDir,
 }
 
 fn server() -> &'static Server {
     static SERVER: OnceLock<Server> = OnceLock::new();
     SERVER.get_or_init(|| {
         let data = tempfile::tempdir().expect("a temporary folder");
+        let policies = tempfile::tempdir().expect("a temporary folder");
+        std::fs::write(policies.path().join("default.toml"), POLICY)
+            .expect("the policy is written");
         let _guard = crate::runtime().enter();
         let mut config = Config::new(data.path().to_path_buf());
+        config.policies = Some(policies.path().to_path_buf());
         // Fuzzed bodies make sessions; keep the folder small.
         config.max_sessions = 64;
         let state = AppState::open(config).expect("the server's state opens");
@@ -54,6 +70,7 @@ fn server() -> &'static Server {
             router,
             session,
             _data: data,
+            _policies: policies,
         }
     })
 }

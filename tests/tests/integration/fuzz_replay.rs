@@ -118,3 +118,56 @@ fn a_schema_of_tables_reads_back_from_its_resolved_form() {
             .unwrap_err();
     assert_eq!(error.key, "capabilities.allow.do.schema");
 }
+
+/// The `component` target's whole-component inputs are edits to a script this build compiles
+/// once per process (`palisade_fuzz::component::file_of`). Its seed used to be a committed
+/// compiled file: once the guest was rebuilt, its marker named another guest, so every
+/// mutation of it was refused as "compiled by another build" before Cranelift saw it.
+#[test]
+fn the_component_seed_is_a_script_of_this_build() {
+    use palisade_fuzz::component::{EDITS, file_of};
+    let script = palisade::Script::from_file_bytes(Path::new("app.wasm"), file_of(&[EDITS]))
+        .expect("the seed loads")
+        .expect("as a component");
+    assert!(script.is_compiled());
+    // Its marker names this build's guest: an edit to the first digit of that SHA-256 is
+    // refused as another build's file.
+    let wasm = file_of(&[EDITS]);
+    let at = wasm
+        .windows(9)
+        .position(|w| w == b"\"guest\":\"")
+        .expect("the marker names its guest")
+        + 9;
+    let other = if wasm[at] == b'0' { b'1' } else { b'0' };
+    let mut edit = vec![EDITS, 0];
+    edit.extend_from_slice(&(at as u32).to_le_bytes());
+    edit.push(other);
+    let error = palisade::Script::from_file_bytes(Path::new("app.wasm"), file_of(&edit))
+        .expect_err("another guest's file is refused");
+    assert_eq!(error.code(), "invalid_component");
+    assert!(error.to_string().contains("another build"), "{error}");
+    // The unedited seed still runs (the target's own check asserts its answer).
+    palisade_fuzz::component::check(&[EDITS]);
+}
+
+/// Reported by the `input_json` target (`fuzz/artifacts/input_json/crash-4bd6…`) when its
+/// process was stopped (SIGSTOP) for a minute mid-call: the call's wall-clock deadline passed
+/// and an input that is no JSON ended `timeout` rather than `invalid_input`. Not a fault of
+/// the reader: the input is refused at once. The target now runs an input that times out a
+/// second time before calling it a finding.
+#[tokio::test]
+async fn an_input_that_timed_out_under_a_stopped_fuzzer_is_invalid_input() {
+    let input = std::fs::read(
+        fuzz_dir().join("artifacts/input_json/crash-4bd65f3001a8fa6649d189187376e01c60dbe5b7"),
+    )
+    .unwrap();
+    let input = std::str::from_utf8(&input).unwrap();
+    let palisade = palisade::Palisade::new().unwrap();
+    let policy = palisade::Policy::builtin_default();
+    let script = palisade::Script::new("echo.js", "export default (input) => input");
+    let outcome = palisade.run(&policy, &script, input).await;
+    assert_eq!(outcome.result.unwrap_err().code(), "invalid_input");
+    // A normal call right after.
+    let outcome = palisade.run(&policy, &script, r#"{"n": [1, 2.5]}"#).await;
+    assert_eq!(outcome.result.unwrap().get(), r#"{"n":[1,2.5]}"#);
+}
