@@ -34,9 +34,6 @@
   // `onFulfilled`/`onRejected` on an internal promise; the result is internal.
   const then = (promise, onFulfilled, onRejected) => callThen(promise, onFulfilled, onRejected);
   const promise = (executor) => new InternalPromise(executor);
-  // The spec's "a promise resolved with `value`": a thenable `value` (a script's) is adopted.
-  const resolved = (value) => new InternalPromise((resolve) => resolve(value));
-  const rejected = (reason) => new InternalPromise((_, reject) => reject(reason));
   const markHandled = (p) => {
     callThen(p, undefined, noop);
   };
@@ -75,6 +72,23 @@
     };
     weakSet(twins, d.promise, twin);
     return d;
+  };
+  // A settled internal promise whose outcome is known now: its public twin is settled at once
+  // (as a promise the spec makes already settled), not a turn later by adopting it.
+  const settledTwin = (p, state, value) => {
+    weakSet(twins, p, { __proto__: null, state, value, public: null, resolve: null, reject: null });
+    return p;
+  };
+  // The spec's "a promise resolved with `value`": a thenable `value` (a script's) is adopted.
+  const resolved = (value) => {
+    const p = new InternalPromise((resolve) => resolve(value));
+    return (typeof value === "object" && value !== null) || typeof value === "function" ? p : settledTwin(p, 1, value);
+  };
+  // Handled: a script sees only its twin, and only the twin may go unhandled.
+  const rejected = (reason) => {
+    const p = settledTwin(new InternalPromise((_, reject) => reject(reason)), 2, reason);
+    markHandled(p);
+    return p;
   };
   // The promise a script gets for internal promise `p`: always the same one for the same `p`.
   const pub = (p) => {
