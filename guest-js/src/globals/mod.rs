@@ -19,6 +19,7 @@ pub mod kv;
 mod messaging;
 mod navigator;
 mod performance;
+mod promises;
 mod streams;
 mod structured_clone;
 mod subtle;
@@ -91,6 +92,7 @@ pub fn absent(cx: Ctx<'_>) -> Result<()> {
 
 /// Install every Palisade global into the context.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
+    promises::register(cx)?;
     console::register(cx)?;
     dom_exception::register(cx)?;
     base64::register(cx)?;
@@ -119,6 +121,7 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     ungranted::register(cx)?;
     #[cfg(feature = "standalone")]
     crate::standalone::register(cx)?;
+    promises::unregister(cx)?;
     make_atom_room(cx)?;
     make_global_room(cx)
 }

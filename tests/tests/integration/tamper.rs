@@ -685,3 +685,122 @@ export default async () => [
     }
     assert_next_call_works().await;
 }
+
+/// The results `tests/fixtures/js/promise_tampering.js` gets for each operation, untampered.
+fn promise_tampering_results() -> Value {
+    json!({
+        "pipeTo": "010203,0405,closed",
+        "pipeThrough": "010203,0405,closed",
+        "teeA": "010203,0405,closed",
+        "teeB": "010203,0405,closed",
+        "pipeAfterRelease": "010203,0405,closed",
+        "text": "\u{1}\u{2}\u{3}\u{4}\u{5}",
+        "arrayBuffer": "0102030405",
+        "json": r#"{"a":[1,2]}"#,
+        "blob": 5,
+        "blobText": "blob!",
+        "fetch": 200,
+        "fetchText": "hello data",
+        "digest": "8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4",
+        "key": "secret",
+        "sign": "b1233f49f84f338622ceac8f971f3f7ebbece7cac69b12307930f6c4c36d9579",
+        "byob": "false:010203",
+        "byobEnd": "true:16",
+        "bodyByob": "false:627974657321",
+        "bodyByobEnd": "true:16",
+    })
+}
+
+/// Issue 24 (containment): the guest chains its own promises as the specs' PerformPromiseThen
+/// does, looking up nothing a script can replace. A script replaces `Promise.prototype.then`,
+/// `Promise.prototype.constructor` or `Promise[Symbol.species]` (counting, or throwing), gives
+/// the promise `pipeTo` returns and a reader's `closed` an own `constructor` and freezes them,
+/// then pipes, tees, reads bodies, reads a byte stream and a body with BYOB readers (whose
+/// `closed` gets the own `constructor` too), fetches a `data:` URL, digests and signs, and (in the
+/// full guest, with a local upstream) POSTs a stream as a chunked request body: every result is
+/// the untampered one and none of the tampering ran. `Object.prototype.then` is read only where
+/// the specs themselves resolve the script's promise with an object: `arrayBuffer()`, `json()`
+/// (an object here), `blob()`, `fetch()`, `importKey`, `digest` and `sign`, once each, the four
+/// BYOB `read()`s' `{ value, done }` results, and the upload's `fetch()`. In the plain guest and
+/// in the full one.
+#[tokio::test]
+async fn internal_promises_look_up_nothing_a_script_can_replace() {
+    let script = fixture("promise_tampering.js");
+    let up = Upstream::start().await;
+    let full = policy(&format!(
+        "[config]\nregion = \"eu\"\n[http]\nallow_private = [\"127.0.0.1/32\", \"::1/128\"]\n\
+         [[http.allow]]\nurl = \"http://localhost:{}/api/\"\nmethods = [\"POST\"]\n",
+        up.port()
+    ));
+    let upload = format!("http://localhost:{}/api/echo", up.port());
+    let mut full_results = promise_tampering_results();
+    full_results["upload"] = json!(200);
+    full_results["uploadText"] = json!(r#"{"body":"abcde","length":5,"method":"POST"}"#);
+    let cases = [
+        (
+            Policy::builtin_default(),
+            None,
+            promise_tampering_results(),
+            11,
+        ),
+        (full, Some(upload), full_results, 12),
+    ];
+    for (p, upload, expected, object_thens) in cases {
+        let run = |tamper: Option<&str>| {
+            let (p, script) = (p.clone(), script.clone());
+            let input = match (tamper, &upload) {
+                (None, None) => "null".to_owned(),
+                (tamper, upload) => json!({ "tamper": tamper, "upload": upload }).to_string(),
+            };
+            async move {
+                let outcome = PALISADE.run(&p, &script, &input).await;
+                let text: String = serde_json::from_str(output(&outcome)).unwrap();
+                serde_json::from_str::<Value>(&text).unwrap()
+            }
+        };
+        let untampered = run(None).await;
+        assert_eq!(untampered["out"], expected);
+        assert_eq!(untampered["calls"], json!({}));
+        for kind in ["then", "constructor", "species", "poison"] {
+            let got = run(Some(kind)).await;
+            assert_eq!(got["out"], expected, "{kind}");
+            assert_eq!(got["calls"], json!({}), "{kind}");
+        }
+        let got = run(Some("objectThen")).await;
+        assert_eq!(got["out"], expected);
+        assert_eq!(got["calls"], json!({ "objectThen": object_thens }));
+    }
+    assert_next_call_works().await;
+}
+
+/// A failure inside the guest's promise plumbing reaches the script as itself after a script
+/// made `then`, `constructor` and `Symbol.species` throw: a body read from a source that errors,
+/// and a pipe into a sink that throws, each returned to the host unawaited, end the call as
+/// `guest_exception` with the source's and the sink's own errors.
+#[tokio::test]
+async fn failures_in_internal_promises_survive_poisoned_promise_lookups() {
+    let poison = r#"
+const poison = (what) => { throw new Error("tampered " + what + " was called"); };
+Promise.prototype.then = function () { poison("then"); };
+Object.defineProperty(Promise.prototype, "constructor", { get() { poison("constructor"); } });
+Object.defineProperty(Promise, Symbol.species, { get() { poison("species"); } });
+"#;
+    let cases = [
+        (
+            "export default () => new Response(new ReadableStream({ pull(c) { c.error(new TypeError('the source failed')); } })).text();",
+            "uncaught TypeError: the source failed",
+        ),
+        (
+            "export default () => new ReadableStream({ start(c) { c.enqueue(1); } }).pipeTo(new WritableStream({ write() { throw new RangeError('the sink failed'); } }));",
+            "uncaught RangeError: the sink failed",
+        ),
+    ];
+    for (body, message) in cases {
+        let source = format!("{poison}{body}");
+        let outcome = run_source(&source, "null").await;
+        assert_eq!(code(&outcome), "guest_exception", "{body}");
+        let error = outcome.result.as_ref().unwrap_err().to_string();
+        assert!(error.starts_with(message), "{error}");
+    }
+    assert_next_call_works().await;
+}

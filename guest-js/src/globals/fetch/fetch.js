@@ -20,7 +20,8 @@
   const { isInteger } = Number;
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
-  const PromiseCtor = Promise;
+  // Internal promises: awaiting one looks up nothing a script can reach (promises.js).
+  const { internal, rejected, markHandled, promise: newPromise } = globalThis.__palisadePromises;
   const WeakMapCtor = WeakMap;
   const weakGet = uncurry(WeakMap.prototype.get);
   const weakSet = uncurry(WeakMap.prototype.set);
@@ -50,10 +51,6 @@
   const PolicyDeniedErrorCtor = PolicyDeniedError;
   const HeadersCtor = Headers;
   const { send, denial: refusal, encode, decode, dataLimit, bodyWrite, bodyFinish, bodyAbort } = native;
-  const ReaderCtor = ReadableStreamDefaultReader;
-  const readerRead = uncurry(ReadableStreamDefaultReader.prototype.read);
-  const readerCancel = uncurry(ReadableStreamDefaultReader.prototype.cancel);
-  const promiseThen = uncurry(Promise.prototype.then);
   const INTERNALS = Symbol.for("palisade.internals");
   const take = (owner) => {
     const internals = owner[INTERNALS];
@@ -181,7 +178,7 @@
   // The stream an extracted body carries (a third element only a stream body has: reading a
   // missing index would reach `Array.prototype`).
   const streamOf = (extracted) => (extracted.length > 2 ? extracted[2] : null);
-  // A body stream's chunks as one Uint8Array; each chunk must be one.
+  // A body stream's chunks as one Uint8Array, in a box; each chunk must be one.
   async function streamBytes(stream) {
     const chunks = (await S.readAll(stream)).value;
     for (let i = 0; i < chunks.length; i++) {
@@ -189,7 +186,7 @@
         throw new TypeErrorCtor("a body stream's chunks must be Uint8Arrays");
       }
     }
-    return B.join(chunks);
+    return { __proto__: null, value: B.join(chunks) };
   }
   // The body's stream, made on first use: its bytes, or the network body as it arrives.
   function bodyStream(s) {
@@ -221,7 +218,7 @@
     if (s.stream !== null) {
       if (S.disturbed(s.stream) || S.locked(s.stream)) throw new TypeErrorCtor("Body has already been consumed");
       s.used = true;
-      return { __proto__: null, value: await streamBytes(s.stream) };
+      return await internal(streamBytes(s.stream));
     }
     // A null body reads as empty and is not used up by it (Fetch: "consume body").
     if (s.bodyId == null && s.bytes === null) return { __proto__: null, value: new Uint8ArrayCtor(0) };
@@ -241,19 +238,19 @@
       return s.used || (s.stream !== null && S.disturbed(s.stream));
     },
     get body() { return bodyStream(slot(this)); },
-    async arrayBuffer() { return typedArrayBuffer(copyOf((await consume(this)).value)); },
-    async bytes() { return copyOf((await consume(this)).value); },
-    async text() { return decode((await consume(this)).value); },
-    async json() { return jsonParse(decode((await consume(this)).value)); },
+    async arrayBuffer() { return typedArrayBuffer(copyOf((await internal(consume(this))).value)); },
+    async bytes() { return copyOf((await internal(consume(this))).value); },
+    async text() { return decode((await internal(consume(this))).value); },
+    async json() { return jsonParse(decode((await internal(consume(this))).value)); },
     async blob() {
       const s = slot(this);
-      const bytes = (await consume(this)).value;
+      const bytes = (await internal(consume(this))).value;
       const type = H.get(s.headers, "content-type");
       return B.make(copyOf(bytes), type === null ? "" : mediaType(type));
     },
     async formData() {
       const s = slot(this);
-      const bytes = (await consume(this)).value;
+      const bytes = (await internal(consume(this))).value;
       const type = H.get(s.headers, "content-type") ?? "";
       const essence = toLowerCase(stringTrim(stringSlice(type, 0, indexOf(type, ";") < 0 ? type.length : indexOf(type, ";"))));
       if (essence === "multipart/form-data") {
@@ -415,9 +412,7 @@
   // own through its own members.
   const isAborted = (signal) => (A.isAbortSignal(signal) ? A.isAborted(signal) : signal.aborted);
   const reasonOf = (signal) => (A.isAbortSignal(signal) ? A.reasonOf(signal) : signal.reason);
-  const rejected = (reason) => new PromiseCtor((_, reject) => reject(reason));
-  // Hand `promise`'s outcome to `resolve` or `reject`, then run `done`; `await` takes the
-  // outcome, where `promise.then` would be the script's.
+  // Hand internal `promise`'s outcome to `resolve` or `reject`, then run `done`.
   const forward = async (promise, resolve, reject, done) => {
     try {
       resolve(await promise);
@@ -434,7 +429,7 @@
       cancel(id);
       return rejected(reasonOf(signal));
     }
-    return new PromiseCtor((resolve, reject) => {
+    return newPromise((resolve, reject) => {
       const onAbort = () => {
         cancel(id);
         reject(reasonOf(signal));
@@ -522,9 +517,9 @@
   async function pump(stream, id, failed) {
     let reader = null;
     try {
-      reader = new ReaderCtor(stream);
+      reader = S.acquireReader(stream);
       for (;;) {
-        const step = await readerRead(reader);
+        const step = await S.read(reader);
         if (step.done) {
           bodyFinish(id);
           return;
@@ -535,14 +530,14 @@
         }
         if (!bodyWrite(id, chunk)) {
           bodyAbort(id);
-          promiseThen(readerCancel(reader, undefined), undefined, () => {});
+          markHandled(S.cancel(reader, undefined));
           return;
         }
       }
     } catch (error) {
       failed.error = error;
       bodyAbort(id);
-      if (reader !== null) promiseThen(readerCancel(reader, error), undefined, () => {});
+      if (reader !== null) markHandled(S.cancel(reader, error));
     }
   }
 

@@ -1,15 +1,16 @@
 
 (function (nativeCancel) {
   "use strict";
-  // Host-facing: the maps and the promise are the intrinsics captured here, and a result is
-  // handed over in a box without a prototype, so that settling it looks nothing up (no `then`).
+  // Host-facing: the maps are the intrinsics captured here, the promise an internal one
+  // (promises.js), and a result is handed over in a box without a prototype, so that settling
+  // and awaiting it look nothing up (no `then`, no `constructor`).
   const uncurry = (fn) => Function.prototype.call.bind(fn);
   const MapCtor = Map;
   const mapGet = uncurry(Map.prototype.get);
   const mapSet = uncurry(Map.prototype.set);
   const mapHas = uncurry(Map.prototype.has);
   const mapDelete = uncurry(Map.prototype.delete);
-  const PromiseCtor = Promise;
+  const newPromise = globalThis.__palisadePromises.promise;
   const waiting = new MapCtor();
   const arrived = new MapCtor();
   function onReady(id, value) {
@@ -27,9 +28,9 @@
     if (mapHas(arrived, id)) {
       const box = mapGet(arrived, id);
       mapDelete(arrived, id);
-      return new PromiseCtor((resolve) => resolve(box));
+      return newPromise((resolve) => resolve(box));
     }
-    return new PromiseCtor((resolve) => mapSet(waiting, id, resolve));
+    return newPromise((resolve) => mapSet(waiting, id, resolve));
   }
   function cancel(id) {
     if (id == null) return;

@@ -45,7 +45,10 @@
     const ctor = globalThis[typeNames[i]];
     if (typeof ctor === "function") viewTypes[typeNames[i]] = { __proto__: null, ctor, size: ctor.BYTES_PER_ELEMENT };
   }
+  // Internal promises (promises.js) among the streams; a script is handed `pub` twins,
+  // `publicRejected` early failures and `publicDeferred` read requests.
   const { then, takeFirst, own, result, resolved, rejected, deferred, markHandled, closeStream, clearPullIntos } = R;
+  const { internal, pub, publicRejected, publicDeferred } = R;
 
   // A view's buffer, offset, length and kind, or null for anything that is not a view.
   // A view over a SharedArrayBuffer is not one either (WebIDL's ArrayBufferView without
@@ -518,29 +521,30 @@
     }
     get closed() {
       const r = weakGet(byobReaders, this);
-      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
-      return r.closed.promise;
+      if (!r) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      return pub(r.closed.promise);
     }
     read(view, options = undefined) {
       const r = weakGet(byobReaders, this);
-      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
+      if (!r) return publicRejected(new TypeErrorCtor("Illegal invocation"));
       const parts = viewParts(view);
-      if (parts === null) return rejected(new TypeErrorCtor("read: the view is not an ArrayBufferView"));
+      if (parts === null) return publicRejected(new TypeErrorCtor("read: the view is not an ArrayBufferView"));
       let minimum = 1;
       try {
         if (options !== undefined && options !== null && typeof options !== "object" && typeof options !== "function") throw new TypeErrorCtor("read: the options are not an object");
         const raw = options === undefined || options === null ? undefined : options.min;
         if (raw !== undefined) minimum = R.enforceRange(raw, "min");
       } catch (e) {
-        return rejected(e);
+        return publicRejected(e);
       }
-      if (parts.byteLength === 0) return rejected(new TypeErrorCtor("read: the view is empty"));
-      if (bufferLength(parts.buffer) === 0) return rejected(new TypeErrorCtor("read: the view's buffer is empty or detached"));
-      if (isDetached(parts.buffer)) return rejected(new TypeErrorCtor("read: the view's buffer is detached"));
-      if (minimum === 0) return rejected(new TypeErrorCtor("read: min must be greater than 0"));
-      if (minimum > parts.length) return rejected(new RangeErrorCtor("read: min is larger than the view"));
-      if (r.stream === null) return rejected(new TypeErrorCtor("the reader is released"));
-      const request = deferred();
+      if (parts.byteLength === 0) return publicRejected(new TypeErrorCtor("read: the view is empty"));
+      if (bufferLength(parts.buffer) === 0) return publicRejected(new TypeErrorCtor("read: the view's buffer is empty or detached"));
+      if (isDetached(parts.buffer)) return publicRejected(new TypeErrorCtor("read: the view's buffer is detached"));
+      if (minimum === 0) return publicRejected(new TypeErrorCtor("read: min must be greater than 0"));
+      if (minimum > parts.length) return publicRejected(new RangeErrorCtor("read: min is larger than the view"));
+      if (r.stream === null) return publicRejected(new TypeErrorCtor("the reader is released"));
+      // The script's promise is settled with the `{ value, done }` result, as the spec's read-into request.
+      const request = publicDeferred();
       readInto(r, parts, minimum, request);
       return request.promise;
     }
@@ -551,9 +555,9 @@
     }
     cancel(reason = undefined) {
       const r = weakGet(byobReaders, this);
-      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
-      if (r.stream === null) return rejected(new TypeErrorCtor("the reader is released"));
-      return R.cancelStream(r.stream, reason);
+      if (!r) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      if (r.stream === null) return publicRejected(new TypeErrorCtor("the reader is released"));
+      return pub(R.cancelStream(r.stream, reason));
     }
   }
   // ReadableStreamBYOBReaderRead.
@@ -717,7 +721,7 @@
   R.bytes.fromPull = (next, cancel) => {
     const stream = R.create();
     let s;
-    const pull = () => then(next(), (box) => {
+    const pull = () => then(internal(next()), (box) => {
       if (box === null) {
         if (s.state === "readable" && !s.closeRequested) {
           close(s);

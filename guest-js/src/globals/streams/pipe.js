@@ -4,14 +4,10 @@
 (function (R, W) {
   "use strict";
 
-  const uncurry = (fn) => Function.prototype.call.bind(fn);
   const { defineProperty } = Object;
   const TypeErrorCtor = TypeError;
-  const PromiseCtor = Promise;
-  const then = uncurry(Promise.prototype.then);
-  const resolved = (value) => new PromiseCtor((resolve) => resolve(value));
-  const rejected = (reason) => new PromiseCtor((_, reject) => reject(reason));
-  const markHandled = (promise) => then(promise, undefined, () => {});
+  // Internal promises, chained with no lookup a script can reach; a script gets `pub` twins.
+  const { then, resolved, markHandled, pub, publicRejected, promise: newPromise } = globalThis.__palisadePromises;
   const own = (list, value) =>
     defineProperty(list, list.length, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
   const isObject = (value) => (typeof value === "object" && value !== null) || typeof value === "function";
@@ -40,7 +36,7 @@
     s.disturbed = true;
     let shuttingDown = false;
     let currentWrite = resolved(undefined);
-    return new PromiseCtor((resolve, reject) => {
+    return newPromise((resolve, reject) => {
       const signal = o.signal;
       let abortAlgorithm;
 
@@ -84,7 +80,7 @@
             if (!o.preventAbort) own(actions, ws.state === "writable" ? W.abortStream(ws, error) : resolved(undefined));
             if (!o.preventCancel) own(actions, s.state === "readable" ? R.cancelStream(s, error) : resolved(undefined));
             // Promise.all over the captured `then`: settled when every action is.
-            return new PromiseCtor((res, rej) => {
+            return newPromise((res, rej) => {
               let left = actions.length;
               if (left === 0) res(undefined);
               for (let i = 0; i < actions.length; i++) {
@@ -114,7 +110,7 @@
           // The write starts a microtask later (a chunk enqueued by the source must not run the
           // sink's write synchronously); the pipe counts it as in flight from now on.
           let written;
-          currentWrite = new PromiseCtor((resolveWrite) => {
+          currentWrite = newPromise((resolveWrite) => {
             written = resolveWrite;
           });
           then(resolved(undefined), () => {
@@ -163,18 +159,18 @@
   const methods = {
     pipeTo(destination, options = undefined) {
       const s = R.isStream(this) ? R.slot(this) : undefined;
-      if (s === undefined) return rejected(new TypeErrorCtor("Illegal invocation"));
+      if (s === undefined) return publicRejected(new TypeErrorCtor("Illegal invocation"));
       const ws = W.slot(destination);
-      if (ws === undefined) return rejected(new TypeErrorCtor("pipeTo: the destination is not a WritableStream"));
+      if (ws === undefined) return publicRejected(new TypeErrorCtor("pipeTo: the destination is not a WritableStream"));
       let o;
       try {
         o = pipeOptions(options);
       } catch (error) {
-        return rejected(error);
+        return publicRejected(error);
       }
-      if (s.reader !== null) return rejected(new TypeErrorCtor("pipeTo: the source is locked"));
-      if (ws.writer !== undefined) return rejected(new TypeErrorCtor("pipeTo: the destination is locked"));
-      return pipeTo(this, s, destination, ws, o);
+      if (s.reader !== null) return publicRejected(new TypeErrorCtor("pipeTo: the source is locked"));
+      if (ws.writer !== undefined) return publicRejected(new TypeErrorCtor("pipeTo: the destination is locked"));
+      return pub(pipeTo(this, s, destination, ws, o));
     },
     pipeThrough(transform, options = undefined) {
       const s = R.isStream(this) ? R.slot(this) : undefined;

@@ -15,8 +15,8 @@
   const { asyncIterator, toStringTag } = Symbol;
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
-  const PromiseCtor = Promise;
-  const then = uncurry(Promise.prototype.then);
+  // Internal promises, chained with no lookup a script can reach; a script gets `pub` twins.
+  const { then, resolved, rejected, deferred, markHandled, internal, pub, publicRejected, publicDeferred } = globalThis.__palisadePromises;
   const WeakMapCtor = WeakMap;
   const weakGet = uncurry(WeakMap.prototype.get);
   const weakSet = uncurry(WeakMap.prototype.set);
@@ -32,18 +32,6 @@
     list.length = list.length - 1;
     return first;
   };
-  const resolved = (value) => new PromiseCtor((resolve) => resolve(value));
-  const rejected = (reason) => new PromiseCtor((_, reject) => reject(reason));
-  // A promise with its settle functions.
-  const deferred = () => {
-    const d = { __proto__: null, promise: null, resolve: null, reject: null };
-    d.promise = new PromiseCtor((resolve, reject) => {
-      d.resolve = resolve;
-      d.reject = reject;
-    });
-    return d;
-  };
-  const markHandled = (promise) => then(promise, undefined, () => {});
   const result = (value, done) => ({ value, done });
 
   // WebIDL's [EnforceRange] unsigned long long.
@@ -270,10 +258,10 @@
       try {
         s = streamSlot(this);
       } catch (error) {
-        return rejected(error);
+        return publicRejected(error);
       }
-      if (s.reader !== null) return rejected(new TypeErrorCtor("the stream is locked to a reader"));
-      return cancelStream(s, reason);
+      if (s.reader !== null) return publicRejected(new TypeErrorCtor("the stream is locked to a reader"));
+      return pub(cancelStream(s, reason));
     }
     getReader(options = undefined) {
       const s = streamSlot(this);
@@ -314,14 +302,17 @@
     }
     get closed() {
       const r = weakGet(readers, this);
-      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
-      return r.closed.promise;
+      if (!r) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      return pub(r.closed.promise);
     }
     read() {
       const r = weakGet(readers, this);
-      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
-      if (r.stream === null) return rejected(new TypeErrorCtor("the reader is released"));
-      return read(r);
+      if (!r) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      if (r.stream === null) return publicRejected(new TypeErrorCtor("the reader is released"));
+      // The script's promise is settled with the result directly, as the spec's read request.
+      const request = publicDeferred();
+      readWith(r, request);
+      return request.promise;
     }
     releaseLock() {
       const r = weakGet(readers, this);
@@ -330,15 +321,21 @@
     }
     cancel(reason = undefined) {
       const r = weakGet(readers, this);
-      if (!r) return rejected(new TypeErrorCtor("Illegal invocation"));
-      if (r.stream === null) return rejected(new TypeErrorCtor("the reader is released"));
-      return cancelStream(r.stream, reason);
+      if (!r) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      if (r.stream === null) return publicRejected(new TypeErrorCtor("the reader is released"));
+      return pub(cancelStream(r.stream, reason));
     }
   }
 
+  // An internal promise of the next `{ value, done }` (without a prototype, so that settling
+  // the promise with it looks up no `then`).
   function read(r) {
     const request = deferred();
-    readWith(r, request);
+    readWith(r, {
+      __proto__: null,
+      resolve: (step) => request.resolve({ __proto__: null, value: step.value, done: step.done }),
+      reject: request.reject,
+    });
     return request.promise;
   }
   // ReadableStreamDefaultReaderRead with a read request of the caller's: `request.resolve` gets
@@ -367,7 +364,10 @@
     if (s === null) return;
     const error = new TypeErrorCtor("the reader was released");
     if (s.state === "readable") r.closed.reject(error);
-    else r.closed = { __proto__: null, promise: rejected(error), resolve: () => {}, reject: () => {} };
+    else {
+      r.closed = deferred();
+      r.closed.reject(error);
+    }
     markHandled(r.closed.promise);
     // ReadableByteStreamController's release steps: a pending pull-into outlives its reader.
     if (s.isBytes && s.pendingPullIntos.length > 0) {
@@ -446,13 +446,21 @@
   };
 
   const iterators = new WeakMapCtor();
+  // An iterator's steps travel as `{ value, done }` without a prototype (settling an internal
+  // promise with one looks up no `then`); the script's promise gets the iterator result.
+  const iterStep = (value, done) => ({ __proto__: null, value, done });
+  const iterResult = (ongoing) => {
+    const out = publicDeferred();
+    then(ongoing, (r) => out.resolve(result(r.value, r.done)), out.reject);
+    return out.promise;
+  };
   class ReadableStreamAsyncIterator {
     next() {
       const it = weakGet(iterators, this);
-      if (!it) return rejected(new TypeErrorCtor("Illegal invocation"));
+      if (!it) return publicRejected(new TypeErrorCtor("Illegal invocation"));
       const mine = ++it.calls;
       const step = () => {
-        if (it.done) return resolved(result(undefined, true));
+        if (it.done) return resolved(iterStep(undefined, true));
         // As WebIDL's asynchronous iterators: once a read settles there is no ongoing promise,
         // so a `return()` after it runs at once (and releases the lock before it resolves).
         return then(read(it.reader), (r) => {
@@ -470,27 +478,27 @@
         });
       };
       it.ongoing = it.ongoing === null ? step() : then(it.ongoing, step, step);
-      return it.ongoing;
+      return iterResult(it.ongoing);
     }
     return(value) {
       const it = weakGet(iterators, this);
-      if (!it) return rejected(new TypeErrorCtor("Illegal invocation"));
+      if (!it) return publicRejected(new TypeErrorCtor("Illegal invocation"));
       it.calls++;
       const finish = () => {
-        if (it.done) return resolved(result(value, true));
+        if (it.done) return resolved(iterStep(value, true));
         it.done = true;
         const s = it.reader.stream;
-        if (s === null) return resolved(result(value, true));
+        if (s === null) return resolved(iterStep(value, true));
         if (!it.preventCancel) {
           const cancelled = cancelStream(s, value);
           release(it.reader);
-          return then(cancelled, () => result(value, true));
+          return then(cancelled, () => iterStep(value, true));
         }
         release(it.reader);
-        return resolved(result(value, true));
+        return resolved(iterStep(value, true));
       };
       it.ongoing = it.ongoing === null ? finish() : then(it.ongoing, finish, finish);
-      return it.ongoing;
+      return iterResult(it.ongoing);
     }
   }
   const AsyncIteratorPrototype = getPrototypeOf(getPrototypeOf((async function* () {}).prototype));
@@ -545,8 +553,6 @@
     value: freeze({
       __proto__: null,
       isStream: (value) => (typeof value === "object" && value !== null) && weakGet(streams, value) !== undefined,
-      // A stream of the chunks `next()` gives: a promise of `{ value }` (a box without a
-      // prototype, so that settling it looks nothing up), or of null at the end.
       // A byte stream (as Fetch and the File API make bodies) of the chunks `next()` gives: a
       // promise of `{ value }` (a box without a prototype, so that settling it looks nothing
       // up) holding a Uint8Array the stream takes over, or of null at the end.
@@ -557,6 +563,12 @@
       },
       disturbed: (stream) => streamSlot(stream).disturbed,
       locked: (stream) => streamSlot(stream).reader !== null,
+      // A reader's record for unlocked `stream`, an internal promise of its next `{ value, done }`
+      // (a box), and its cancel: `fetch`'s stream request body reads through these, never
+      // through a reader's methods or a promise a script could have touched.
+      acquireReader: (stream) => weakGet(readers, new ReadableStreamDefaultReader(stream)),
+      read,
+      cancel: (r, reason) => (r.stream === null ? rejected(new TypeErrorCtor("the reader is released")) : cancelStream(r.stream, reason)),
       // Every chunk of `stream`, read to its end through a reader of its own.
       readAll: (stream) => {
         const reader = new ReadableStreamDefaultReader(stream);
@@ -587,6 +599,10 @@
     rejected,
     deferred,
     markHandled,
+    internal,
+    pub,
+    publicRejected,
+    publicDeferred,
     promiseCall,
     then,
     readers,

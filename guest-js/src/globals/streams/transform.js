@@ -10,15 +10,13 @@
   const { toStringTag } = Symbol;
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
-  const PromiseCtor = Promise;
   const uncurry = (fn) => Function.prototype.call.bind(fn);
   const concat = uncurry(String.prototype.concat);
-  const then = uncurry(Promise.prototype.then);
+  // Internal promises, chained with no lookup a script can reach.
+  const { then, resolved, rejected } = globalThis.__palisadePromises;
   const WeakMapCtor = WeakMap;
   const weakGet = uncurry(WeakMap.prototype.get);
   const weakSet = uncurry(WeakMap.prototype.set);
-  const resolved = (value) => new PromiseCtor((resolve) => resolve(value));
-  const rejected = (reason) => new PromiseCtor((_, reject) => reject(reason));
   const { deferred, promiseCall, strategyOf } = W;
   const isObject = (value) => (typeof value === "object" && value !== null) || typeof value === "function";
 

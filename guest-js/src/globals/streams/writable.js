@@ -12,8 +12,9 @@
   const { toStringTag } = Symbol;
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
-  const PromiseCtor = Promise;
-  const then = uncurry(Promise.prototype.then);
+  // Internal promises, chained with no lookup a script can reach; a script gets `pub` twins.
+  const P = globalThis.__palisadePromises;
+  const { then, resolved, rejected, markHandled, pub, publicRejected } = P;
   const WeakMapCtor = WeakMap;
   const weakGet = uncurry(WeakMap.prototype.get);
   const weakSet = uncurry(WeakMap.prototype.set);
@@ -30,25 +31,27 @@
     list.length = list.length - 1;
     return first;
   };
-  const resolved = (value) => new PromiseCtor((resolve) => resolve(value));
-  const rejected = (reason) => new PromiseCtor((_, reject) => reject(reason));
   // A promise with its settle functions and whether it is still pending.
   const deferred = () => {
-    const d = { __proto__: null, promise: null, resolve: null, reject: null, pending: true };
-    d.promise = new PromiseCtor((resolve, reject) => {
-      d.resolve = (value) => {
-        d.pending = false;
-        resolve(value);
-      };
-      d.reject = (reason) => {
-        d.pending = false;
-        reject(reason);
-      };
-    });
+    const inner = P.deferred();
+    const d = { __proto__: null, promise: inner.promise, resolve: null, reject: null, pending: true };
+    d.resolve = (value) => {
+      d.pending = false;
+      inner.resolve(value);
+    };
+    d.reject = (reason) => {
+      d.pending = false;
+      inner.reject(reason);
+    };
     return d;
   };
-  const settledDeferred = (promise) => ({ __proto__: null, promise, resolve: () => {}, reject: () => {}, pending: false });
-  const markHandled = (promise) => then(promise, undefined, () => {});
+  // A deferred settled already: fulfilled with `value`, or rejected with it.
+  const settled = (fulfilled, value) => {
+    const d = deferred();
+    if (fulfilled) d.resolve(value);
+    else d.reject(value);
+    return d;
+  };
   const isObject = (value) => (typeof value === "object" && value !== null) || typeof value === "function";
 
   // WebIDL's conversion of a dictionary argument: undefined and null are empty, else an object.
@@ -123,21 +126,21 @@
       try {
         s = slotOf(streams, this);
       } catch (error) {
-        return rejected(error);
+        return publicRejected(error);
       }
-      if (s.writer !== undefined) return rejected(new TypeErrorCtor("the stream is locked to a writer"));
-      return abortStream(s, reason);
+      if (s.writer !== undefined) return publicRejected(new TypeErrorCtor("the stream is locked to a writer"));
+      return pub(abortStream(s, reason));
     }
     close() {
       let s;
       try {
         s = slotOf(streams, this);
       } catch (error) {
-        return rejected(error);
+        return publicRejected(error);
       }
-      if (s.writer !== undefined) return rejected(new TypeErrorCtor("the stream is locked to a writer"));
-      if (closeQueuedOrInFlight(s)) return rejected(new TypeErrorCtor("the stream is already closing"));
-      return closeStream(s);
+      if (s.writer !== undefined) return publicRejected(new TypeErrorCtor("the stream is locked to a writer"));
+      if (closeQueuedOrInFlight(s)) return publicRejected(new TypeErrorCtor("the stream is already closing"));
+      return pub(closeStream(s));
     }
     getWriter() {
       return new WritableStreamDefaultWriter(this);
@@ -328,26 +331,26 @@
       weakSet(writers, this, w);
       const state = s.state;
       if (state === "writable") {
-        w.ready = !closeQueuedOrInFlight(s) && s.backpressure ? deferred() : settledDeferred(resolved(undefined));
+        w.ready = !closeQueuedOrInFlight(s) && s.backpressure ? deferred() : settled(true, undefined);
         w.closed = deferred();
       } else if (state === "erroring") {
-        w.ready = settledDeferred(rejected(s.storedError));
+        w.ready = settled(false, s.storedError);
         markHandled(w.ready.promise);
         w.closed = deferred();
       } else if (state === "closed") {
-        w.ready = settledDeferred(resolved(undefined));
-        w.closed = settledDeferred(resolved(undefined));
+        w.ready = settled(true, undefined);
+        w.closed = settled(true, undefined);
       } else {
-        w.ready = settledDeferred(rejected(s.storedError));
+        w.ready = settled(false, s.storedError);
         markHandled(w.ready.promise);
-        w.closed = settledDeferred(rejected(s.storedError));
+        w.closed = settled(false, s.storedError);
         markHandled(w.closed.promise);
       }
     }
     get closed() {
       const w = weakGet(writers, this);
-      if (w === undefined) return rejected(new TypeErrorCtor("Illegal invocation"));
-      return w.closed.promise;
+      if (w === undefined) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      return pub(w.closed.promise);
     }
     get desiredSize() {
       const w = slotOf(writers, this);
@@ -356,22 +359,22 @@
     }
     get ready() {
       const w = weakGet(writers, this);
-      if (w === undefined) return rejected(new TypeErrorCtor("Illegal invocation"));
-      return w.ready.promise;
+      if (w === undefined) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      return pub(w.ready.promise);
     }
     abort(reason = undefined) {
       const w = weakGet(writers, this);
-      if (w === undefined) return rejected(new TypeErrorCtor("Illegal invocation"));
-      if (w.stream === undefined) return rejected(new TypeErrorCtor("the writer is released"));
-      return abortStream(w.stream, reason);
+      if (w === undefined) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      if (w.stream === undefined) return publicRejected(new TypeErrorCtor("the writer is released"));
+      return pub(abortStream(w.stream, reason));
     }
     close() {
       const w = weakGet(writers, this);
-      if (w === undefined) return rejected(new TypeErrorCtor("Illegal invocation"));
+      if (w === undefined) return publicRejected(new TypeErrorCtor("Illegal invocation"));
       const s = w.stream;
-      if (s === undefined) return rejected(new TypeErrorCtor("the writer is released"));
-      if (closeQueuedOrInFlight(s)) return rejected(new TypeErrorCtor("the stream is already closing"));
-      return closeStream(s);
+      if (s === undefined) return publicRejected(new TypeErrorCtor("the writer is released"));
+      if (closeQueuedOrInFlight(s)) return publicRejected(new TypeErrorCtor("the stream is already closing"));
+      return pub(closeStream(s));
     }
     releaseLock() {
       const w = slotOf(writers, this);
@@ -380,20 +383,20 @@
     }
     write(chunk = undefined) {
       const w = weakGet(writers, this);
-      if (w === undefined) return rejected(new TypeErrorCtor("Illegal invocation"));
-      if (w.stream === undefined) return rejected(new TypeErrorCtor("the writer is released"));
-      return writerWrite(w, chunk);
+      if (w === undefined) return publicRejected(new TypeErrorCtor("Illegal invocation"));
+      if (w.stream === undefined) return publicRejected(new TypeErrorCtor("the writer is released"));
+      return pub(writerWrite(w, chunk));
     }
   }
 
   function ensureClosedRejected(w, error) {
     if (w.closed.pending) w.closed.reject(error);
-    else w.closed = settledDeferred(rejected(error));
+    else w.closed = settled(false, error);
     markHandled(w.closed.promise);
   }
   function ensureReadyRejected(w, error) {
     if (w.ready.pending) w.ready.reject(error);
-    else w.ready = settledDeferred(rejected(error));
+    else w.ready = settled(false, error);
     markHandled(w.ready.promise);
   }
   function writerDesiredSize(w) {

@@ -40,8 +40,8 @@
   const { rsaImport, rsaFromComponents, rsaComponents, rsaGenerate, rsaSign, rsaVerify, rsaOaep } = natives;
   const jsonStringify = JSON.stringify;
   const jsonParse = JSON.parse;
-  const promiseThen = uncurry(Promise.prototype.then);
-  const promiseResolve = Promise.resolve.bind(Promise);
+  // Internal promises, chained with no lookup a script can reach (promises.js).
+  const { then: promiseThen, resolved: promiseResolve } = globalThis.__palisadePromises;
   const btoaIntrinsic = btoa;
   const fromCharCode = String.fromCharCode;
   const NumberCtor = Number;
