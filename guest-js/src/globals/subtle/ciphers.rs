@@ -95,7 +95,7 @@ pub fn aes_gcm_decrypt<'js>(
 }
 
 /// The hash of `data` by the index subtle.js uses (1, 256, 384, 512).
-fn prehash(alg: u32, data: &[u8]) -> Option<Vec<u8>> {
+pub(super) fn prehash(alg: u32, data: &[u8]) -> Option<Vec<u8>> {
     Some(match alg {
         1 => Sha1::digest(data).to_vec(),
         256 => Sha256::digest(data).to_vec(),

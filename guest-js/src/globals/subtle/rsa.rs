@@ -6,7 +6,7 @@
 //! source, the one `getRandomValues` draws from. What these natives cannot use comes back as
 //! `None` (or `false`), which subtle.js turns into the `DOMException` Web Crypto names.
 
-use super::ciphers::{PKCS8, SPKI};
+use super::ciphers::{PKCS8, SPKI, prehash};
 use super::{bytes_of, unknown};
 use crate::wasi::random::random::get_random_bytes;
 use javy::quickjs::{ArrayBuffer, Ctx, Result};
@@ -15,7 +15,7 @@ use rsa::rand_core::{CryptoRng, RngCore};
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 use rsa::{BigUint, Oaep, Pkcs1v15Sign, Pss, RsaPrivateKey, RsaPublicKey};
 use sha1::Sha1;
-use sha2::{Digest, Sha256, Sha384, Sha512};
+use sha2::{Sha256, Sha384, Sha512};
 
 /// The call's random source behind rand_core's traits.
 struct CallRng;
@@ -203,17 +203,6 @@ pub fn rsa_generate<'js>(
         .ok()
         .and_then(|key| private_parts(&key));
     parts.map(|parts| buffers(&cx, parts)).transpose()
-}
-
-/// The hash of `data` by the index subtle.js uses (1, 256, 384, 512).
-fn prehash(hash: u32, data: &[u8]) -> Option<Vec<u8>> {
-    Some(match hash {
-        1 => Sha1::digest(data).to_vec(),
-        256 => Sha256::digest(data).to_vec(),
-        384 => Sha384::digest(data).to_vec(),
-        512 => Sha512::digest(data).to_vec(),
-        _ => return None,
-    })
 }
 
 /// The signature scheme: 0 RSASSA-PKCS1-v1_5, 1 RSA-PSS with `salt` bytes of salt.
