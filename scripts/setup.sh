@@ -4,11 +4,12 @@
 # The host crate needs cargo and a C compiler (wasmtime builds a little C); the fuzz crate,
 # which `make lint` checks, builds libFuzzer, which is C++. The guest (guest-js/, QuickJS compiled to wasm32-wasip2)
 # also needs Debian's clang-22 and wasi-libc headers (rquickjs-sys builds QuickJS with them, see
-# .cargo/config.toml), libclang for javy's bindgen, Binaryen's wasm-opt (xtask optimizes the
+# .cargo/config.toml), Debian's libc++ for wasm32 (the guest's URL parser, ada, is C++; see
+# guest-js/wasi-sdk), libclang for javy's bindgen, Binaryen's wasm-opt (xtask optimizes the
 # guest with it), and the wasm32-wasip2 Rust target.
 set -euo pipefail
 
-packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libclang-22-dev binaryen iproute2)
+packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libc++-22-dev-wasm32 libc++abi-22-dev-wasm32 libclang-22-dev binaryen iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

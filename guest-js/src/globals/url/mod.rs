@@ -1,40 +1,27 @@
-//! `URL`, parsed by the `url` crate (the WHATWG URL Standard), with `searchParams` kept in step
-//! through `URLSearchParams` (url_search_params.js). `fetch` parses its input with the same
-//! parser, so what a script sees is what the host is asked for.
+//! `URL`, parsed by ada (the WHATWG URL parser Node uses, through the `ada-url` crate), with
+//! `searchParams` kept in step through `URLSearchParams` (url_search_params.js). `fetch` parses
+//! its input with the same parser, so what a script sees is what the host is asked for.
 
 use crate::globals::text::usv;
+use ada_url::Url;
 use javy::quickjs::prelude::Func;
 use javy::quickjs::{Ctx, Function, Result, String as JsString, Value};
-use url::{Url, quirks};
 
 /// `[href, origin, protocol, username, password, host, hostname, port, pathname, search, hash]`.
 fn parts(url: &Url) -> Vec<String> {
     vec![
-        quirks::href(url).to_owned(),
-        origin(url),
-        quirks::protocol(url).to_owned(),
-        quirks::username(url).to_owned(),
-        quirks::password(url).to_owned(),
-        quirks::host(url).to_owned(),
-        quirks::hostname(url).to_owned(),
-        quirks::port(url).to_owned(),
-        quirks::pathname(url).to_owned(),
-        quirks::search(url).to_owned(),
-        quirks::hash(url).to_owned(),
+        url.href().to_owned(),
+        url.origin(),
+        url.protocol().to_owned(),
+        url.username().to_owned(),
+        url.password().to_owned(),
+        url.host().to_owned(),
+        url.hostname().to_owned(),
+        url.port().to_owned(),
+        url.pathname().to_owned(),
+        url.search().to_owned(),
+        url.hash().to_owned(),
     ]
-}
-
-/// The URL Standard's origin, serialized. For a `blob:` URL it is the origin of the URL in its
-/// path only when that one is `http:` or `https:` (the standard since 2023), and opaque
-/// (`null`) otherwise, where the `url` crate still takes any tuple origin from the path.
-fn origin(url: &Url) -> String {
-    if url.scheme() == "blob" {
-        return match Url::parse(url.path()) {
-            Ok(inner) if matches!(inner.scheme(), "http" | "https") => quirks::origin(&inner),
-            _ => "null".to_owned(),
-        };
-    }
-    quirks::origin(url)
 }
 
 /// The parts as an array that a setter on `Array.prototype` cannot intercept, or `null`.
@@ -53,11 +40,8 @@ fn url_parse<'js>(
 ) -> Result<Value<'js>> {
     let input = usv(input)?;
     let base = base.map(usv).transpose()?;
-    let url = match base {
-        Some(base) => Url::parse(&base).and_then(|base| base.join(&input)),
-        None => Url::parse(&input),
-    };
-    parts_value(&cx, url.ok().as_ref().map(parts))
+    let url = Url::parse(&input, base.as_deref()).ok();
+    parts_value(&cx, url.as_ref().map(parts))
 }
 
 /// Apply one WHATWG setter: the new parts, or `null` when `href` does not parse (it always
@@ -73,17 +57,18 @@ fn url_set<'js>(
 }
 
 fn set_part(href: String, part: String, value: String) -> Option<Vec<String>> {
-    let mut url = Url::parse(&href).ok()?;
+    let mut url = Url::parse(&href, None).ok()?;
+    let value = Some(value.as_str());
     match part.as_str() {
-        "protocol" => quirks::set_protocol(&mut url, &value).ok()?,
-        "username" => quirks::set_username(&mut url, &value).ok()?,
-        "password" => quirks::set_password(&mut url, &value).ok()?,
-        "host" => quirks::set_host(&mut url, &value).ok()?,
-        "hostname" => quirks::set_hostname(&mut url, &value).ok()?,
-        "port" => quirks::set_port(&mut url, &value).ok()?,
-        "pathname" => quirks::set_pathname(&mut url, &value),
-        "search" => quirks::set_search(&mut url, &value),
-        "hash" => quirks::set_hash(&mut url, &value),
+        "protocol" => url.set_protocol(value?).ok()?,
+        "username" => url.set_username(value).ok()?,
+        "password" => url.set_password(value).ok()?,
+        "host" => url.set_host(value).ok()?,
+        "hostname" => url.set_hostname(value).ok()?,
+        "port" => url.set_port(value).ok()?,
+        "pathname" => url.set_pathname(value).ok()?,
+        "search" => url.set_search(value),
+        "hash" => url.set_hash(value),
         _ => return None,
     }
     Some(parts(&url))
