@@ -416,8 +416,22 @@ pub(super) fn resolve(
             }
             let value = fill_secrets(template, secrets)
                 .map_err(|m| source.error(&hkey, span.clone(), m))?;
-            headers.push((name.to_ascii_lowercase(), value));
+            let lower = name.to_ascii_lowercase();
+            if headers
+                .iter()
+                .any(|(n, _): &(String, HeaderValue)| *n == lower)
+            {
+                return Err(source.error(
+                    &hkey,
+                    span,
+                    format!("`{lower}` is named twice (header names ignore case)"),
+                ));
+            }
+            headers.push((lower, value));
         }
+        // One order whatever the file's case: the resolved form (sorted by lower-case name)
+        // reads back to the same rule.
+        headers.sort_by(|a, b| a.0.cmp(&b.0));
         allow.push(HttpRule {
             url: r.url.clone(),
             scheme,

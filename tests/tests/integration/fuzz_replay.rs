@@ -119,6 +119,43 @@ fn a_schema_of_tables_reads_back_from_its_resolved_form() {
     assert_eq!(error.key, "capabilities.allow.do.schema");
 }
 
+/// Found by the `policy` target (`fuzz/artifacts/policy/crash-9a96…`): a rule's `headers` kept
+/// the file's order of names with their case (`A…` before `t…`), and the resolved form, whose
+/// names are lower-case, read back in another order: a different rule. Names are kept sorted
+/// now, and a name given twice in two cases, which the resolved form could not hold, is
+/// refused. (A value no request could carry was already refused at load.)
+#[test]
+fn a_rules_headers_read_back_in_one_order() {
+    let rule = |headers: &str| {
+        format!(
+            "[http]\n[[http.allow]]\nurl = \"https://api.example.com/\"\nheaders = {{ {headers} }}\n"
+        )
+    };
+    let policy =
+        palisade::Policy::from_toml(&rule(r#"Zeta = "1", alpha = "2", Beta = "3""#), None).unwrap();
+    let again = palisade::Policy::from_toml(&policy.to_string(), None).unwrap();
+    assert_eq!(again.http(), policy.http());
+    let names: Vec<&str> = policy.http().unwrap().allow[0]
+        .headers
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(names, ["alpha", "beta", "zeta"]);
+
+    let error =
+        palisade::Policy::from_toml(&rule(r#"X-Key = "1", x-key = "2""#), None).unwrap_err();
+    assert_eq!(error.key, "http.allow[0].headers.x-key");
+    assert_eq!(
+        error.message,
+        "`x-key` is named twice (header names ignore case)"
+    );
+    let error = palisade::Policy::from_toml(&rule(r#"X-Key = "a\nb""#), None).unwrap_err();
+    assert_eq!(error.key, "http.allow[0].headers.X-Key");
+    assert_eq!(error.message, "`a\nb` is not a valid header value");
+    // A normal rule still reads.
+    assert!(palisade::Policy::from_toml(&rule(r#"X-Key = "a b""#), None).is_ok());
+}
+
 /// The `component` target's whole-component inputs are edits to a script this build compiles
 /// once per process (`palisade_fuzz::component::file_of`). Its seed used to be a committed
 /// compiled file: once the guest was rebuilt, its marker named another guest, so every
