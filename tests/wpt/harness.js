@@ -552,6 +552,10 @@ const __wpt = (() => {
   const api = {
     test, async_test, promise_test, setup, promise_setup, generate_tests,
     promise_rejects_js, promise_rejects_dom, promise_rejects_exactly, promise_rejects, format_value,
+    // testharness.js's `fetch_json`: the URL files load their data with it.
+    fetch_json(resource) {
+      return globalThis.fetch(resource).then((response) => response.json());
+    },
     done() {
       doneCalled = true;
       if (singleTest !== null) singleTest.done();

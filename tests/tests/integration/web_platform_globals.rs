@@ -476,8 +476,15 @@ async fn readable_streams_read_tee_cancel_and_carry_bodies() {
           const blob = await new Response(new Blob(["blob"]).stream()).text();
           const original = new Response(new ReadableStream({ start(c) { c.enqueue(bytes); c.close(); } }));
           const copy = original.clone();
-          const request = await new Request("https://example.com/", { method: "POST", body: new Blob(["r"]).stream() }).text();
+          const request = await new Request("https://example.com/", { method: "POST", body: new Blob(["r"]).stream(), duplex: "half" }).text();
+          const noDuplex = [];
+          for (const init of [{ method: "POST", body: new Blob(["r"]).stream() }, { method: "POST", body: "s", duplex: "full" }]) {
+            try { new Request("https://example.com/", init); } catch (e) { noDuplex.push(`${e.name}: ${e.message}`); }
+          }
           return {
+            noDuplex, duplex: new Request("https://example.com/").duplex,
+            urlencoded: await Promise.all(["?a=1", "\ufeffb=2"].map(async (body) =>
+              [...(await new Response(body, { headers: { "content-type": "application/x-www-form-urlencoded" } }).formData())][0])),
             seen, log, steps, both, failed, lockedError, fromStream, chunks, used: response.bodyUsed,
             nullBody: new Response(null).body, blob, clones: [await original.text(), await copy.text()], request,
             bytes: Object.prototype.toString.call(new ReadableStream({ type: "bytes" }).getReader({ mode: "byob" })),
@@ -495,6 +502,12 @@ async fn readable_streams_read_tee_cancel_and_carry_bodies() {
             "both": ["l1", "l2", "r1", "r2"],
             "failed": "RangeError",
             "lockedError": "TypeError",
+            "noDuplex": [
+                "TypeError: a request whose body is a stream needs duplex: \"half\"",
+                "TypeError: duplex full is not \"half\"",
+            ],
+            "duplex": "half",
+            "urlencoded": [["?a", "1"], ["\u{feff}b", "2"]],
             "fromStream": "streamed",
             "chunks": ["body text"],
             "used": true,

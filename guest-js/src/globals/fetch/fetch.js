@@ -50,7 +50,7 @@
   };
   const PolicyDeniedErrorCtor = PolicyDeniedError;
   const HeadersCtor = Headers;
-  const { send, denial: refusal, encode, decode, dataLimit, bodyWrite, bodyFinish, bodyAbort } = native;
+  const { send, denial: refusal, encode, decode, decodeKeepBom, dataLimit, bodyWrite, bodyFinish, bodyAbort } = native;
   const INTERNALS = Symbol.for("palisade.internals");
   const take = (owner) => {
     const internals = owner[INTERNALS];
@@ -260,7 +260,9 @@
       }
       if (essence === "application/x-www-form-urlencoded") {
         const out = new FormDataCtor();
-        const entries = paramsEntries(new URLSearchParamsCtor(decode(bytes)));
+        // The urlencoded parser keeps a leading "?" (URLSearchParams' constructor drops one: the
+        // added "?" is the one it drops) and a byte order mark.
+        const entries = paramsEntries(new URLSearchParamsCtor(concat("?", decodeKeepBom(bytes))));
         for (let step = paramsNext(entries); !step.done; step = paramsNext(entries)) {
           F.append(out, step.value[0], step.value[1]);
         }
@@ -377,10 +379,19 @@
       let bytes = from?.bytes ?? null;
       let stream = from?.stream ?? null;
       const body = member(init, "body");
+      // RequestDuplex has one value; a stream body must name it (Fetch, the Request
+      // constructor), as Node and the browsers require.
+      const duplex = member(init, "duplex");
+      if (duplex !== undefined && StringCtor(duplex) !== "half") {
+        throw new TypeErrorCtor(concat("duplex ", StringCtor(duplex), " is not \"half\""));
+      }
       if (body !== undefined) {
         const extracted = extract(body);
         bytes = extracted[0];
         stream = streamOf(extracted);
+        if (stream !== null && duplex === undefined) {
+          throw new TypeErrorCtor("a request whose body is a stream needs duplex: \"half\"");
+        }
         if (extracted[1] && !H.has(headers, "content-type")) H.append(headers, "content-type", extracted[1]);
       }
       if ((bytes || stream) && (normal === "GET" || normal === "HEAD")) {
@@ -400,6 +411,7 @@
     get headers() { return slot(this).headers; }
     get signal() { return slot(this).signal; }
     get redirect() { return slot(this).redirect; }
+    get duplex() { slot(this); return "half"; }
     clone() {
       const s = slot(this);
       if (s.used) throw new TypeErrorCtor("Body has already been consumed");

@@ -29,6 +29,16 @@ pub fn utf8_decode<'js>(cx: Ctx<'js>, bytes: TypedArray<'js, u8>) -> Result<JsSt
         [0xEF, 0xBB, 0xBF, rest @ ..] => rest,
         _ => view,
     };
+    text_of(cx, view)
+}
+
+/// Bytes as text with a leading byte order mark kept: the Encoding Standard's "UTF-8 decode
+/// without BOM", which the URL Standard's urlencoded parser (`formData()`) uses.
+fn utf8_decode_keep_bom<'js>(cx: Ctx<'js>, bytes: TypedArray<'js, u8>) -> Result<JsString<'js>> {
+    text_of(cx, bytes.as_bytes().unwrap_or_default())
+}
+
+fn text_of<'js>(cx: Ctx<'js>, view: &[u8]) -> Result<JsString<'js>> {
     // Well-formed text (the usual case) is checked a word at a time and not copied.
     match crate::globals::text::utf8(view) {
         Some(text) => JsString::from_str(cx, text),
@@ -66,6 +76,7 @@ pub fn register<'js>(cx: &Ctx<'js>, wait: &Function<'js>, cancel: &Function<'js>
     native.set("bodyAbort", Func::from(io::request_body::abort))?;
     native.set("encode", Func::from(utf8_encode))?;
     native.set("decode", Func::from(utf8_decode))?;
+    native.set("decodeKeepBom", Func::from(utf8_decode_keep_bom))?;
     native.set("dataLimit", Func::from(data_limit))?;
     prelude.call((native, wait.clone(), cancel.clone()))
 }
