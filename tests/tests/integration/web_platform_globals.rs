@@ -1118,3 +1118,36 @@ async fn subtle_sign_normalizes_first_and_aes_kw_wraps_any_jwk() {
         })
     );
 }
+
+/// `getReader(options)` and `values(options)` take WebIDL dictionaries: `undefined`, `null` or an
+/// object. A number, string, boolean or symbol is a `TypeError` before any member is read, as in
+/// WPT's `rs-test-templates.js` (`getReader(5)`) and in Node 20.
+#[tokio::test]
+async fn readable_stream_options_that_are_not_objects_are_type_errors() {
+    let got = eval(
+        r#"
+        export default async () => {
+          const out = [];
+          for (const options of [5, "byob", true, Symbol.iterator]) {
+            for (const method of ["getReader", "values"]) {
+              try {
+                new ReadableStream({ type: "bytes" })[method](options);
+                out.push("returned");
+              } catch (e) {
+                out.push(e.constructor.name);
+              }
+            }
+          }
+          const stream = new ReadableStream();
+          stream.getReader(null).releaseLock();
+          stream.getReader(undefined).releaseLock();
+          stream.values({}).return();
+          out.push(stream.locked);
+          return out;
+        };"#,
+    )
+    .await;
+    let mut expected = vec![json!("TypeError"); 8];
+    expected.push(json!(false));
+    assert_eq!(got, json!(expected));
+}
