@@ -1076,3 +1076,91 @@ async fn subtle_rsa_generate_key_is_bounded_by_the_call_limits() {
     assert_eq!(code(&outcome), "fuel_exhausted");
     assert_next_call_works().await;
 }
+
+/// Web Crypto normalizes the algorithm for the operation before it looks at the key: `sign` and
+/// `verify` with an algorithm that has neither (AES, ECDH, X25519, HKDF, PBKDF2, RSA-OAEP) are
+/// `NotSupportedError` whatever the key, and a signing algorithm that is not the key's is
+/// `InvalidAccessError`. AES-KW wraps a JWK padded with spaces to whole 64-bit blocks, as Web
+/// Crypto's note to `wrapKey` allows and Node and browsers do, and unwraps it again.
+#[tokio::test]
+async fn subtle_sign_normalizes_first_and_aes_kw_wraps_any_jwk() {
+    let got = eval(&format!(
+        r#"{HEX}
+        export default async () => {{
+          const s = crypto.subtle;
+          const aes = await s.generateKey({{ name: "AES-GCM", length: 128 }}, true, ["encrypt"]);
+          const hmac = await s.generateKey({{ name: "HMAC", hash: "SHA-256", length: 264 }}, true, ["sign", "verify"]);
+          const data = new Uint8Array(4);
+          const out = {{ sign: [], verify: [] }};
+          for (const name of ["AES-GCM", "AES-KW", "ECDH", "X25519", "HKDF", "PBKDF2", "RSA-OAEP", "HMAC", "ECDSA"]) {{
+            out.sign.push(await failure(s.sign({{ name, hash: "SHA-256" }}, aes, data)));
+            out.verify.push(await failure(s.verify({{ name, hash: "SHA-256" }}, aes, data, data)));
+          }}
+          const kw = await s.generateKey({{ name: "AES-KW", length: 128 }}, false, ["wrapKey", "unwrapKey"]);
+          const text = JSON.stringify(await s.exportKey("jwk", hmac));
+          const wrapped = await s.wrapKey("jwk", hmac, kw, "AES-KW");
+          const unwrapped = await s.unwrapKey("jwk", wrapped, kw, "AES-KW", {{ name: "HMAC", hash: "SHA-256" }}, true, ["sign"]);
+          // AES-KW adds one 8-byte block to what it wraps.
+          out.jwk = {{ whole: text.length % 8 === 0, wrapped: wrapped.byteLength - 8, padded: Math.ceil(text.length / 8) * 8 }};
+          out.jwk.padsToWholeBlocks = out.jwk.wrapped === out.jwk.padded && out.jwk.wrapped > text.length;
+          out.same = hex(await s.exportKey("raw", unwrapped)) === hex(await s.exportKey("raw", hmac));
+          out.raw = await failure(s.wrapKey("raw", hmac, kw, "AES-KW"));
+          return out;
+        }};"#
+    ))
+    .await;
+    let not_supported = json!("DOMException:NotSupportedError");
+    let invalid_access = json!("DOMException:InvalidAccessError");
+    let mut expected = vec![not_supported; 7];
+    expected.extend([invalid_access.clone(), invalid_access]);
+    assert_eq!(
+        got,
+        json!({
+            "sign": expected.clone(),
+            "verify": expected,
+            // The 33-byte key's JWK is not a whole number of blocks: it is padded to the next one.
+            "jwk": {
+                "whole": false,
+                "wrapped": got["jwk"]["padded"],
+                "padded": got["jwk"]["padded"],
+                "padsToWholeBlocks": true,
+            },
+            "same": true,
+            // Raw, the 33 bytes are not whole blocks either, and raw keys are not padded.
+            "raw": "DOMException:OperationError",
+        })
+    );
+}
+
+/// `getReader(options)` and `values(options)` take WebIDL dictionaries: `undefined`, `null` or an
+/// object. A number, string, boolean or symbol is a `TypeError` before any member is read, as in
+/// WPT's `rs-test-templates.js` (`getReader(5)`) and in Node 20.
+#[tokio::test]
+async fn readable_stream_options_that_are_not_objects_are_type_errors() {
+    let got = eval(
+        r#"
+        export default async () => {
+          const out = [];
+          for (const options of [5, "byob", true, Symbol.iterator]) {
+            for (const method of ["getReader", "values"]) {
+              try {
+                new ReadableStream({ type: "bytes" })[method](options);
+                out.push("returned");
+              } catch (e) {
+                out.push(e.constructor.name);
+              }
+            }
+          }
+          const stream = new ReadableStream();
+          stream.getReader(null).releaseLock();
+          stream.getReader(undefined).releaseLock();
+          stream.values({}).return();
+          out.push(stream.locked);
+          return out;
+        };"#,
+    )
+    .await;
+    let mut expected = vec![json!("TypeError"); 8];
+    expected.push(json!(false));
+    assert_eq!(got, json!(expected));
+}

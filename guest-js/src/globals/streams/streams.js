@@ -205,6 +205,14 @@
     return s;
   }
 
+  // A WebIDL dictionary argument (getReader's and values' options) is undefined, null or an
+  // object; anything else is a TypeError before any member is read.
+  const checkDictionary = (value, what) => {
+    if (value !== undefined && value !== null && typeof value !== "object" && typeof value !== "function") {
+      throw new TypeErrorCtor(concat(what, ": the options are not an object"));
+    }
+  };
+
   class ReadableStream {
     constructor(underlyingSource = undefined, strategy = undefined) {
       if (underlyingSource === null) throw new TypeErrorCtor("ReadableStream: the source is null");
@@ -265,6 +273,7 @@
     }
     getReader(options = undefined) {
       const s = streamSlot(this);
+      checkDictionary(options, "ReadableStream.getReader");
       const mode = options === undefined || options === null ? undefined : options.mode;
       if (mode !== undefined) {
         if (concat("", mode) === "byob") return bytes.byobReader(this);
@@ -278,6 +287,7 @@
     }
     values(options = undefined) {
       const s = streamSlot(this);
+      checkDictionary(options, "ReadableStream.values");
       const preventCancel = options === undefined || options === null ? false : !!options.preventCancel;
       // The iterator keeps the reader's record, not the reader, whose methods a script can replace.
       const reader = weakGet(readers, new ReadableStreamDefaultReader(this));

@@ -82,6 +82,8 @@
   const EC_KINDS = { __proto__: null, ECDSA: true, ECDH: true };
   const OKP_KINDS = { __proto__: null, Ed25519: 25519, X25519: 25520 };
   const KDF_KINDS = { __proto__: null, HKDF: true, PBKDF2: true };
+  // The kinds that sign and verify.
+  const SIGN_KINDS = { __proto__: null, HMAC: true, ECDSA: true, Ed25519: true, "RSASSA-PKCS1-v1_5": true, "RSA-PSS": true };
   // The RSA kinds, with the natives' code for their signature scheme (RSA-OAEP signs nothing),
   // and the JWK `alg` of each with each hash.
   const RSA_KINDS = { __proto__: null, "RSASSA-PKCS1-v1_5": 0, "RSA-PSS": 1, "RSA-OAEP": 2 };
@@ -759,10 +761,13 @@
     const name = algorithmName(algorithm);
     const kind = KINDS[toLowerCase(name)];
     if (kind === undefined) throw notSupported("Unrecognized algorithm name");
+    // Web Crypto normalizes the algorithm for the operation first: an algorithm that has no
+    // sign or verify (AES, ECDH, X25519, HKDF, PBKDF2, RSA-OAEP) is NotSupportedError, whatever
+    // the key; a signing algorithm that is not the key's is InvalidAccessError, below.
+    if (SIGN_KINDS[kind] !== true) throw notSupported(kind + " does not " + usage);
     // ECDSA names its hash in the parameters, read before the data is copied; RSA-PSS its salt
-    // length; RSA-OAEP does not sign.
+    // length.
     const hash = kind === "ECDSA" ? hashOf(algorithm.hash) : 0;
-    if (kind === "RSA-OAEP") throw notSupported("RSA-OAEP does not " + usage);
     let saltLength = 0;
     if (kind === "RSA-PSS") {
       if (algorithm.saltLength === undefined) throw new TypeErrorCtor("RsaPssParams: saltLength is required");
@@ -793,7 +798,6 @@
         const bytes = copyBytes(data, "data");
         const slot = checked();
         if (slot.kind === "HMAC") return signNative(slot.hash, slot.bytes, bytes);
-        if (slot.kind === "AES-GCM") throw new DOMExceptionCtor("AES-GCM does not sign", "InvalidAccessError");
         if (RSA_KINDS[slot.kind] !== undefined) {
           const out = rsaSign(RSA_KINDS[slot.kind], slot.hash, slot.der, slot.operationSalt, bytes);
           if (out === null || out === undefined) throw operationError("the salt is too long for the key");
@@ -818,7 +822,6 @@
         const bytes = copyBytes(data, "data");
         const slot = checked();
         if (slot.kind === "HMAC") return verifyNative(slot.hash, slot.bytes, bytes, signatureBytes);
-        if (slot.kind === "AES-GCM") throw new DOMExceptionCtor("AES-GCM does not verify", "InvalidAccessError");
         if (RSA_KINDS[slot.kind] !== undefined) {
           return rsaVerify(RSA_KINDS[slot.kind], slot.hash, slot.der, slot.operationSalt, signatureBytes, bytes);
         }
@@ -1090,7 +1093,17 @@
         return () => {
           baseSlot(wrapping, params.kind, "wrapKey");
           const exported = exportNow(format, slot);
-          const bytes = format === "jwk" ? utf8(jsonStringify(exported)) : exported;
+          let bytes = exported;
+          if (format === "jwk") {
+            let text = jsonStringify(exported);
+            // AES-KW wraps whole 64-bit blocks: as Web Crypto's note to wrapKey allows (and
+            // browsers and Node do), a JWK's JSON is padded with spaces, which the JSON parse in
+            // unwrapKey skips, to a multiple of 8 bytes. A JWK's text is ASCII.
+            if (params.kind === "AES-KW") {
+              while (text.length % 8 !== 0) text += " ";
+            }
+            bytes = utf8(text);
+          }
           const out = params.run(wrapping, bytes, true);
           if (out === null || out === undefined) throw failed();
           return out;
