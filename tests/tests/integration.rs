@@ -87,6 +87,8 @@ mod ssrf_netns;
 mod standalone;
 #[path = "integration/tamper.rs"]
 mod tamper;
+#[path = "integration/test262.rs"]
+mod test262;
 #[path = "integration/timers.rs"]
 mod timers;
 #[path = "integration/tls.rs"]
