@@ -408,7 +408,7 @@ pub(super) fn resolve(
                 out
             }
         };
-        let mut headers = Vec::new();
+        let mut headers: Vec<(String, HeaderValue)> = Vec::new();
         for (name, template) in &r.headers {
             let hkey = format!("{key}.headers.{name}");
             if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
@@ -417,10 +417,7 @@ pub(super) fn resolve(
             let value = fill_secrets(template, secrets)
                 .map_err(|m| source.error(&hkey, span.clone(), m))?;
             let lower = name.to_ascii_lowercase();
-            if headers
-                .iter()
-                .any(|(n, _): &(String, HeaderValue)| *n == lower)
-            {
+            if headers.iter().any(|(n, _)| *n == lower) {
                 return Err(source.error(
                     &hkey,
                     span,

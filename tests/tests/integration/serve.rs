@@ -1,12 +1,11 @@
 //! `palisade serve`, in process: every route, status and error body through the router with
 //! tower's `oneshot`.
 
-use crate::support::scratch_dir;
+use crate::support::{scratch_dir, sha256_hex};
 use axum::body::Body;
 use http::{Request, StatusCode};
 use palisade::serve::{AppState, Config, router};
 use serde_json::{Value, json};
-use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tower::ServiceExt;
@@ -18,10 +17,7 @@ pub const SESSION_POLICY: &str = "name = \"box\"\ndescription = \"a test sandbox
     max_files = 10\n[kv]\nnamespace = \"app\"\n[kv.buckets]\nstate = \"rw\"\n";
 
 pub fn key_hash(key: &str) -> String {
-    sha2::Sha256::digest(key.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    sha256_hex(key.as_bytes())
 }
 
 /// A policies folder with `default.toml` (the built-in) and `box.toml`.

@@ -99,3 +99,12 @@ pub async fn assert_ungranted(policy: &Policy, use_it: &str, rule: &str, fix: &s
     assert_eq!(outcome.audit[0].rule, rule);
     assert_next_call_works().await;
 }
+
+/// The lower-case hex SHA-256 of `bytes`, as the vendored suites' manifests record it.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

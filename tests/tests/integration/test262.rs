@@ -13,7 +13,6 @@
 use crate::support::*;
 use palisade::{Policy, Script};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
@@ -106,6 +105,7 @@ struct Test {
 
 struct Manifest {
     commit: String,
+    license_sha256: String,
     tests: Vec<Test>,
     harness: BTreeMap<String, String>,
 }
@@ -159,6 +159,7 @@ fn manifest() -> Manifest {
         .collect();
     Manifest {
         commit: manifest["commit"].as_str().unwrap().to_string(),
+        license_sha256: manifest["license_sha256"].as_str().unwrap().to_string(),
         tests,
         harness,
     }
@@ -168,11 +169,11 @@ fn manifest() -> Manifest {
 fn read_checked(dir: &Path, path: &str, sha256: &str) -> String {
     let bytes = std::fs::read(dir.join(path))
         .unwrap_or_else(|e| panic!("tests/test262/upstream/{path}: {e} (docs/test262.md)"));
-    let digest: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    assert_eq!(digest, sha256, "{path} differs from the manifest's copy");
+    assert_eq!(
+        sha256_hex(&bytes),
+        sha256,
+        "{path} differs from the manifest's copy"
+    );
     String::from_utf8(bytes).unwrap()
 }
 
@@ -283,7 +284,7 @@ async fn test262_sample_tests_that_passed_still_pass() {
             (name.clone(), text)
         })
         .collect();
-    read_checked(&dir, "LICENSE", &sha256_of_license());
+    read_checked(&dir, "LICENSE", &manifest.license_sha256);
 
     let started = Instant::now();
     let mut results: BTreeMap<String, Result<(), String>> = BTreeMap::new();
@@ -357,12 +358,6 @@ async fn test262_sample_tests_that_passed_still_pass() {
         regressions.len(),
         regressions.join("\n  ")
     );
-}
-
-fn sha256_of_license() -> String {
-    let text = std::fs::read_to_string(root().join("tests/test262/manifest.json")).unwrap();
-    let manifest: Value = serde_json::from_str(&text).unwrap();
-    manifest["license_sha256"].as_str().unwrap().to_string()
 }
 
 fn bless(path: &Path, commit: &str, results: &BTreeMap<String, Result<(), String>>) {

@@ -14,7 +14,6 @@
 use crate::support::*;
 use palisade::{Policy, Script};
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -91,13 +90,6 @@ fn manifest() -> (Vec<Entry>, BTreeMap<String, Resource>) {
         })
         .collect();
     (entries, hashes)
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// Where cargo unpacks the packages it downloads: `$CARGO_HOME/registry/src/<index>/`.
