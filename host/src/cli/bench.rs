@@ -51,6 +51,10 @@ pub struct BenchArgs {
     /// Bytes of each pooled memory kept mapped between calls (`Builder::keep_resident`).
     #[arg(long, value_name = "SIZE")]
     keep_resident: Option<palisade::policy::ByteSize>,
+    /// Slots of each kind in the instance pool (`Builder::pool_slots`); default: one per task
+    /// of `--concurrency`.
+    #[arg(long, value_name = "N")]
+    pool_slots: Option<u32>,
     /// Calls held in flight at once, each awaiting a 1 s host capability, for the resident
     /// memory per in-flight call (0 skips it).
     #[arg(long, default_value_t = 1000)]
@@ -119,9 +123,12 @@ pub fn run(args: BenchArgs) -> ExitCode {
     };
     // The engines measured differ only in fuel metering (and the main one's pool size).
     let configured = |fuel: bool| {
-        let builder = Palisade::builder()
+        let mut builder = Palisade::builder()
             .fuel_metering(fuel)
             .bytecode_cache(if args.no_bytecode_cache { 0 } else { 1024 });
+        if let Some(slots) = args.pool_slots {
+            builder = builder.pool_slots(slots);
+        }
         match args.keep_resident {
             Some(size) => builder.keep_resident(size),
             None => builder,

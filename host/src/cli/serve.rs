@@ -31,6 +31,10 @@ pub struct ServeArgs {
     /// The most calls running at once; others wait up to --admission-wait.
     #[arg(long, default_value_t = 64)]
     max_concurrency: usize,
+    /// Slots of each kind in the instance pool (default: --max-concurrency). 128 or more lets
+    /// each thread reuse its own slots (faster, more resident memory: docs/server.md).
+    #[arg(long, value_name = "N")]
+    pool_slots: Option<u32>,
     /// How long a call waits for a slot before `capacity_exhausted` (503).
     #[arg(long, default_value = "2s")]
     admission_wait: palisade::policy::HumanDuration,
@@ -61,6 +65,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     config.audit_log = args.audit_log;
     config.max_sessions = args.max_sessions;
     config.max_concurrency = args.max_concurrency.max(1);
+    config.pool_slots = args.pool_slots;
     config.admission_wait = args.admission_wait.0;
     config.idle_timeout = args.idle_timeout.0;
     config.drain_grace = args.drain_grace.0;

@@ -28,6 +28,7 @@ pub(super) const DEFAULT_SCRIPT_CACHE_SIZE: ByteSize = ByteSize(256 << 20);
 #[derive(Clone)]
 pub struct Builder {
     pub(super) max_concurrency: u32,
+    pub(super) pool_slots: Option<u32>,
     pub(super) queue_timeout: Duration,
     pub(super) max_memory: ByteSize,
     pub(super) keep_resident: ByteSize,
@@ -57,6 +58,7 @@ impl Default for Builder {
     fn default() -> Self {
         Self {
             max_concurrency: 256,
+            pool_slots: None,
             queue_timeout: Duration::from_secs(10),
             max_memory: ByteSize(1 << 30),
             keep_resident: ByteSize(10 << 20),
@@ -89,6 +91,19 @@ impl Builder {
     /// Calls that may run at once; each holds one slot of the instance pool. Default 256.
     pub fn max_concurrency(mut self, n: u32) -> Self {
         self.max_concurrency = n.max(1);
+        self
+    }
+
+    /// Slots of each kind in the instance pool; default (and never fewer than)
+    /// [`max_concurrency`](Self::max_concurrency). wasmtime splits a pool of 128 slots or more
+    /// into one shard per CPU (up to 16), so that each thread reuses the memory slot it just
+    /// freed, still in its CPU's cache; a smaller pool is one list that all threads share. With
+    /// `max_concurrency(64)` on two threads, `pool_slots(128)` ran in-process w1 about 28%
+    /// faster (docs/bench.md). The cost is resident memory: a slot keeps up to
+    /// [`keep_resident`](Self::keep_resident) bytes once a call has used it, and with shards
+    /// more slots get used, up to this many.
+    pub fn pool_slots(mut self, n: u32) -> Self {
+        self.pool_slots = Some(n);
         self
     }
 

@@ -245,8 +245,14 @@ pub(super) fn instance_pre(
     crate::bindings::SandboxPre::new(linker.instantiate_pre(component)?)
 }
 
+/// Slots of each kind in the pool: [`Builder::pool_slots`], never fewer than the calls that may
+/// run at once.
+pub(super) fn pool_slots(s: &Builder) -> u32 {
+    s.pool_slots.unwrap_or(0).max(s.max_concurrency)
+}
+
 pub(super) fn engine_config(s: &Builder, stack: usize) -> Config {
-    let slots = s.max_concurrency;
+    let slots = pool_slots(s);
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
         // The guest component holds a handful of core instances (the program and its WASI
@@ -304,4 +310,20 @@ pub(super) fn spawn_ticker(inner: Weak<Inner>) {
             }
         })
         .expect("the epoch ticker thread starts");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Builder, pool_slots};
+
+    /// The pool has a slot for every call that may run at once, and more when asked.
+    #[test]
+    fn the_pool_has_a_slot_per_call_at_least() {
+        assert_eq!(pool_slots(&Builder::default()), 256);
+        assert_eq!(pool_slots(&Builder::default().max_concurrency(64)), 64);
+        let sharded = Builder::default().max_concurrency(64).pool_slots(128);
+        assert_eq!(pool_slots(&sharded), 128);
+        let too_few = Builder::default().max_concurrency(64).pool_slots(8);
+        assert_eq!(pool_slots(&too_few), 64);
+    }
 }

@@ -36,6 +36,9 @@ pub struct Config {
     pub max_sessions: usize,
     /// The most calls running at once.
     pub max_concurrency: usize,
+    /// Slots of each kind in the instance pool (`Builder::pool_slots`); `None`: one per call
+    /// that may run at once.
+    pub pool_slots: Option<u32>,
     /// How long a call waits for a run slot before `capacity_exhausted`.
     pub admission_wait: Duration,
     /// A session's idle timeout when its creator gives none.
@@ -65,6 +68,7 @@ impl Config {
             audit_log: None,
             max_sessions: 1000,
             max_concurrency: 64,
+            pool_slots: None,
             admission_wait: Duration::from_secs(2),
             idle_timeout: Duration::from_secs(300),
             reap_interval: Duration::from_secs(1),
@@ -123,10 +127,14 @@ impl AppState {
         let kv = Arc::new(
             crate::kv::open_default(&config.data.join("kv.sqlite3")).map_err(|e| e.to_string())?,
         );
-        let palisade = Palisade::builder()
+        let mut builder = Palisade::builder()
             .max_concurrency(u32::try_from(config.max_concurrency.max(1)).unwrap_or(u32::MAX))
             .queue_timeout(config.admission_wait)
-            .kv_backend(kv.clone())
+            .kv_backend(kv.clone());
+        if let Some(slots) = config.pool_slots {
+            builder = builder.pool_slots(slots);
+        }
+        let palisade = builder
             .build()
             .map_err(|e| format!("cannot start the engine: {e}"))?;
         let catalog = match &config.policies {
