@@ -487,3 +487,32 @@ fn serve_cli_sigterm_drains_and_reload_follows_the_folder() {
     }
     assert!(lines.iter().any(|l| l.contains("draining")), "{lines:?}");
 }
+
+#[test]
+fn serve_cli_takes_a_pool_larger_than_its_concurrency() {
+    // `--pool-slots` sizes the instance pool past `--max-concurrency` (docs/server.md); a
+    // value that is not a number is refused at start, naming the flag.
+    let refused = Command::new(palisade_bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--pool-slots", "many"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--pool-slots"), "{stderr}");
+
+    let (policies, data, _root) = base("serve-cli-pool");
+    let mut args = data_args(&policies, &data);
+    args.extend(["--max-concurrency", "2", "--pool-slots", "128"]);
+    let mut running = serve(&args);
+    let run = request(
+        running.addr,
+        "POST",
+        "/v1/run",
+        None,
+        Some(json!({"policy": "default", "source": "export default (x) => x * 2", "input": 21})),
+    );
+    assert_eq!(run.status, 200, "{}", run.body);
+    assert_eq!(run.body["output"], 42);
+    running.sigterm();
+    assert_eq!(running.exit_code(), Some(0));
+}
