@@ -17,7 +17,7 @@ PORT=${PORT:-18797}
 DATA=$(mktemp -d)
 BODY=$(mktemp)
 trap 'rm -rf "$DATA" "$BODY"' EXIT
-python3 -c 'import json; s=open("bench/workloads/w1.main.js").read()+"\nexport default main;\n"; print(json.dumps({"policy":"default","script":{"name":"w1.js","source":s},"input":json.load(open("bench/workloads/w1.input.json"))}))' > "$BODY"
+bench/serve/w1-body.sh > "$BODY"
 
 inprocess() { # $1: prefix ("" or "taskset -c 0"); prints calls/s
   $1 "$BIN" bench --only w1 --calls 4000 --in-flight 0 --one-shot-runs 0 2>&1 |

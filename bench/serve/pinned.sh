@@ -11,7 +11,7 @@ PORT=${PORT:-18787}
 DATA=$(mktemp -d)
 BODY=$(mktemp)
 trap 'rm -rf "$DATA" "$BODY"' EXIT
-python3 -c 'import json; s=open("bench/workloads/w1.main.js").read()+"\nexport default main;\n"; print(json.dumps({"policy":"default","script":{"name":"w1.js","source":s},"input":json.load(open("bench/workloads/w1.input.json"))}))' > "$BODY"
+bench/serve/w1-body.sh > "$BODY"
 run() { # $1: prefix for the server and bench ("" or "taskset -c 0"), $2: wrk's prefix and threads
   $1 "$BIN" bench --only w1 2>&1 | grep -E '^throughput' || true
   rm -rf "$DATA"/*
