@@ -100,8 +100,9 @@ impl Builder {
     /// freed, still in its CPU's cache; a smaller pool is one list that all threads share. With
     /// `max_concurrency(64)` on two threads, `pool_slots(128)` ran in-process w1 about 28%
     /// faster (docs/bench.md). The cost is resident memory: a slot keeps up to
-    /// [`keep_resident`](Self::keep_resident) bytes once a call has used it, and with shards
-    /// more slots get used, up to this many.
+    /// [`keep_resident`](Self::keep_resident) bytes once a call has used it, and each shard
+    /// keeps its own, so up to the smaller of this and CPUs × `max_concurrency` slots hold
+    /// memory, where one list keeps it to `max_concurrency`.
     pub fn pool_slots(mut self, n: u32) -> Self {
         self.pool_slots = Some(n);
         self
