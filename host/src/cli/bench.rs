@@ -121,7 +121,8 @@ pub fn run(args: BenchArgs) -> ExitCode {
             return ExitCode::from(super::EXIT_USAGE);
         }
     };
-    // The engines measured differ only in fuel metering (and the main one's pool size).
+    // The engines measured differ only in fuel metering (and the main one's concurrency, which
+    // sizes its pool unless --pool-slots is larger).
     let configured = |fuel: bool| {
         let mut builder = Palisade::builder()
             .fuel_metering(fuel)

@@ -95,14 +95,13 @@ impl Builder {
     }
 
     /// Slots of each kind in the instance pool; default (and never fewer than)
-    /// [`max_concurrency`](Self::max_concurrency). wasmtime splits a pool of 128 slots or more
-    /// into one shard per CPU (up to 16), so that each thread reuses the memory slot it just
-    /// freed, still in its CPU's cache; a smaller pool is one list that all threads share. With
-    /// `max_concurrency(64)` on two threads, `pool_slots(128)` ran in-process w1 about 28%
-    /// faster (docs/bench.md). The cost is resident memory: a slot keeps up to
-    /// [`keep_resident`](Self::keep_resident) bytes once a call has used it, and each shard
-    /// keeps its own, so up to the smaller of this and CPUs × `max_concurrency` slots hold
-    /// memory, where one list keeps it to `max_concurrency`.
+    /// [`max_concurrency`](Self::max_concurrency). wasmtime splits a memory pool of 128 slots
+    /// or more into shards (as many as CPUs, up to 16), handed to threads in turn, so that a
+    /// thread mostly reuses the memory slot it just freed, still in its CPU's cache; a smaller
+    /// memory pool is one list that all threads share. With `max_concurrency(64)` on two
+    /// threads, `pool_slots(128)` ran in-process w1 about 24% faster (docs/bench.md). The cost
+    /// is resident memory: a slot keeps up to [`keep_resident`](Self::keep_resident) bytes once
+    /// a call has used it, and with shards more slots get used, up to this many.
     pub fn pool_slots(mut self, n: u32) -> Self {
         self.pool_slots = Some(n);
         self

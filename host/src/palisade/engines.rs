@@ -257,9 +257,9 @@ pub(super) fn engine_config(s: &Builder, stack: usize) -> Config {
     pool.total_component_instances(slots)
         // The guest component holds a handful of core instances (the program and its WASI
         // adapter shims), one memory and a few tables.
-        .total_core_instances(slots * 8)
+        .total_core_instances(slots.saturating_mul(8))
         .total_memories(slots)
-        .total_tables(slots * 4)
+        .total_tables(slots.saturating_mul(4))
         .total_stacks(slots)
         .max_memory_size(s.max_memory.0 as usize)
         .linear_memory_keep_resident(s.keep_resident.0 as usize)

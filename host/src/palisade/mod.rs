@@ -79,6 +79,12 @@ impl Palisade {
         Builder::default()
     }
 
+    /// Slots of each kind in each engine's instance pool ([`Builder::pool_slots`]): never fewer
+    /// than [`Builder::max_concurrency`].
+    pub fn pool_slots(&self) -> u32 {
+        engines::pool_slots(&self.inner.settings)
+    }
+
     /// The last write to the audit log ([`Builder::audit_log`]) that failed since this was
     /// last asked, if any.
     pub fn audit_log_failure(&self) -> Option<String> {

@@ -27,6 +27,8 @@ pub struct Metrics {
     pub policies_invalid: IntGauge,
     /// Apps' server-sent event streams open now.
     pub app_event_streams: IntGauge,
+    /// Slots of each kind in the instance pool (`--pool-slots`), set once at start.
+    pub pool_slots: IntGauge,
 }
 
 fn must<T>(r: prometheus::Result<T>) -> T {
@@ -77,6 +79,10 @@ impl Metrics {
             "palisade_app_event_streams",
             "Server-sent event streams of apps open now",
         ));
+        let pool_slots = must(IntGauge::new(
+            "palisade_pool_slots",
+            "Slots of each kind in the instance pool (--pool-slots, at least --max-concurrency)",
+        ));
         for c in [
             Box::new(calls.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(duration.clone()),
@@ -87,6 +93,7 @@ impl Metrics {
             Box::new(reload_errors.clone()),
             Box::new(policies_invalid.clone()),
             Box::new(app_event_streams.clone()),
+            Box::new(pool_slots.clone()),
         ] {
             must(registry.register(c));
         }
@@ -101,6 +108,7 @@ impl Metrics {
             reload_errors,
             policies_invalid,
             app_event_streams,
+            pool_slots,
         }
     }
 

@@ -153,6 +153,7 @@ impl AppState {
         };
         let metrics = Metrics::new();
         metrics.policies_invalid.set(catalog.problems.len() as i64);
+        metrics.pool_slots.set(i64::from(palisade.pool_slots()));
         metrics.reload_errors.inc_by(catalog.problems.len() as u64);
         let state = Arc::new(AppState {
             palisade,

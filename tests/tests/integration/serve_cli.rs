@@ -490,8 +490,9 @@ fn serve_cli_sigterm_drains_and_reload_follows_the_folder() {
 
 #[test]
 fn serve_cli_takes_a_pool_larger_than_its_concurrency() {
-    // `--pool-slots` sizes the instance pool past `--max-concurrency` (docs/server.md); a
-    // value that is not a number is refused at start, naming the flag.
+    // `--pool-slots` sizes the instance pool past `--max-concurrency` (docs/server.md), as the
+    // `palisade_pool_slots` metric shows; a value that is not a number is refused at start,
+    // naming the flag.
     let refused = Command::new(palisade_bin())
         .args(["serve", "--listen", "127.0.0.1:0", "--pool-slots", "many"])
         .output()
@@ -513,6 +514,15 @@ fn serve_cli_takes_a_pool_larger_than_its_concurrency() {
     );
     assert_eq!(run.status, 200, "{}", run.body);
     assert_eq!(run.body["output"], 42);
+    let mut stream = TcpStream::connect(running.addr).unwrap();
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut metrics = String::new();
+    stream.read_to_string(&mut metrics).unwrap();
+    assert!(metrics.contains("\npalisade_pool_slots 128\n"), "{metrics}");
     running.sigterm();
     assert_eq!(running.exit_code(), Some(0));
 }
