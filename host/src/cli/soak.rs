@@ -26,6 +26,10 @@ pub struct SoakArgs {
     /// the run, between 1 s and 30 s).
     #[arg(long)]
     sample_every: Option<HumanDuration>,
+    /// Slots of each kind in the instance pool (`Builder::pool_slots`); default: one per call
+    /// of `--concurrency`.
+    #[arg(long, value_name = "N")]
+    pool_slots: Option<u32>,
 }
 
 /// Drift over this fraction, after the warm-up, fails the soak.
@@ -381,14 +385,16 @@ async fn soak(
     sample_every: Duration,
     data_dir: &std::path::Path,
 ) -> ExitCode {
-    let palisade = match Palisade::builder()
+    let mut builder = Palisade::builder()
         .max_concurrency(args.concurrency)
         .queue_timeout(Duration::from_secs(60))
         .kv_path(data_dir.join("kv.sqlite3"))
         .capability("echo", |payload| async move { Ok(payload) })
-        .on_compile(super::compile_notice)
-        .build()
-    {
+        .on_compile(super::compile_notice);
+    if let Some(slots) = args.pool_slots {
+        builder = builder.pool_slots(slots);
+    }
+    let palisade = match builder.build() {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error[{}]: {e}", e.code());
