@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 mod audit;
+mod audit_file;
 mod auto;
 mod bindings;
 mod bytecode;

@@ -42,6 +42,9 @@ pub struct RunOptions {
     /// Called with each console line and audit record as the call makes them
     /// ([`RunOptions::on_event`]).
     pub events: Option<crate::EventSink>,
+    /// Fields added to each line this call writes to the operator's audit log
+    /// ([`Builder::audit_log`](crate::Builder::audit_log)), such as a tenant and a session.
+    pub audit_tags: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
 }
 
 impl RunOptions {
@@ -72,6 +75,14 @@ impl RunOptions {
     /// Cap the guest's memory at `memory`.
     pub fn memory(mut self, memory: ByteSize) -> Self {
         self.memory = Some(memory);
+        self
+    }
+
+    /// Add `tags` to each line this call writes to the operator's audit log: who called, for
+    /// the operator (the script and the outcome never see them). A tag named like a record's
+    /// own field (`target`, `decision`, …) is written after it, and JSON readers keep the last.
+    pub fn audit_tags(mut self, tags: serde_json::Map<String, serde_json::Value>) -> Self {
+        self.audit_tags = Some(Arc::new(tags));
         self
     }
 

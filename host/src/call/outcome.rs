@@ -242,7 +242,7 @@ pub(super) fn finish(
     let result = result.map_err(|error| bound_error(error, policy.limits().output.0));
     let audit = state.capabilities.audit.take();
     if let Some(file) = &state.audit_file {
-        file.append(&audit.records, &audit.resolved);
+        file.append(&audit.records, &audit.resolved, &state.audit_tags);
     }
     let receipt = Receipt {
         fuel_used,

@@ -36,7 +36,9 @@ pub(crate) struct CallState {
     /// The call's cancel flag, when it was started with a handle.
     pub(super) cancel: Option<crate::palisade::Cancel>,
     /// The operator's audit log, which gets the call's records when it ends.
-    pub(super) audit_file: Option<Arc<crate::palisade::AuditFile>>,
+    pub(super) audit_file: Option<Arc<crate::audit_file::AuditFile>>,
+    /// Fields added to each of the call's lines in the audit log.
+    pub(super) audit_tags: Arc<crate::audit_file::Tags>,
     /// Whether the call runs a standalone component (`palisade build`), whose console is its
     /// stderr and whose refused requests reach it as plain errors.
     pub(super) standalone: bool,
@@ -71,7 +73,9 @@ pub(crate) struct Shared {
     /// Files placed in the scratch directory before the script runs.
     pub files: Arc<[(String, bytes::Bytes)]>,
     /// The operator's audit log, which gets the call's records when it ends.
-    pub audit_file: Option<Arc<crate::palisade::AuditFile>>,
+    pub audit_file: Option<Arc<crate::audit_file::AuditFile>>,
+    /// Fields added to each of the call's lines in the audit log.
+    pub audit_tags: Arc<crate::audit_file::Tags>,
 }
 
 /// What a call gets from its [`RunOptions`](crate::RunOptions) besides its policy.
@@ -81,6 +85,7 @@ pub(crate) struct Extras {
     pub events: Option<crate::EventSink>,
     pub cancel: Option<crate::palisade::Cancel>,
     pub files: Arc<[(String, bytes::Bytes)]>,
+    pub audit_tags: Arc<crate::audit_file::Tags>,
 }
 
 impl FsState for CallState {
@@ -165,6 +170,7 @@ impl CallState {
             fs,
             cancel: shared.cancel,
             audit_file: shared.audit_file,
+            audit_tags: shared.audit_tags,
             standalone: stderr.is_some(),
         })
     }

@@ -278,7 +278,7 @@ impl Builder {
         crate::scratch::sweep_stale();
         let handlers = Arc::new(self.handlers.clone());
         let audit_file = match &self.audit_log {
-            Some(path) => Some(Arc::new(super::audit_file::AuditFile::open(path).map_err(
+            Some(path) => Some(Arc::new(crate::audit_file::AuditFile::open(path).map_err(
                 |e| Error::Internal {
                     detail: format!("cannot open the audit log {}: {e}", path.display()),
                 },

@@ -1,13 +1,11 @@
 //! Long-lived state: wasmtime engines, the compiled guest, linkers, `InstancePre`s, the epoch
 //! ticker (without fuel metering) and the admission limit. Built once per process and shared by every call.
 
-mod audit_file;
 mod builder;
 mod compile;
 mod engines;
 mod events;
 
-pub(crate) use audit_file::AuditFile;
 pub use builder::Builder;
 pub(crate) use engines::Runtime;
 pub(crate) use events::Cancel;
@@ -42,7 +40,7 @@ pub struct Palisade {
 struct Inner {
     settings: Builder,
     /// The operator's audit log ([`Builder::audit_log`]).
-    audit_file: Option<Arc<audit_file::AuditFile>>,
+    audit_file: Option<Arc<crate::audit_file::AuditFile>>,
     handlers: Arc<HashMap<String, Handler>>,
     admission: Arc<Semaphore>,
     bytecode: Option<BytecodeCache>,
@@ -89,6 +87,11 @@ impl Palisade {
     /// last asked, if any.
     pub fn audit_log_failure(&self) -> Option<String> {
         self.inner.audit_file.as_ref()?.take_failure()
+    }
+
+    /// The audit log's writer, for lines the server makes itself (one writer per file).
+    pub(crate) fn audit_file(&self) -> Option<Arc<crate::audit_file::AuditFile>> {
+        self.inner.audit_file.clone()
     }
 
     /// Run `script`'s default export with `input` (JSON text) under `policy`, in a fresh sandbox.
@@ -181,6 +184,7 @@ impl Palisade {
             events: options.events.clone(),
             cancel,
             files: options.files.clone().into(),
+            audit_tags: options.audit_tags.clone().unwrap_or_default(),
         };
         self.call_taped_with(&policy, script, invoke, input, Tape::Off, extras)
             .await
@@ -354,6 +358,7 @@ impl Palisade {
             cancel: extras.cancel,
             files: extras.files,
             audit_file: self.inner.audit_file.clone(),
+            audit_tags: extras.audit_tags,
         };
         let times = call::Times {
             started,

@@ -15,6 +15,33 @@ impl Policy {
         self.description.as_deref()
     }
 
+    /// This policy with the host directory `dir` mounted read-write at `guest` under `quota`
+    /// and `max_files`, besides its own mounts (a session's folder under a policy with no
+    /// `[fs.scratch]`: the session's files are its scripts' own).
+    pub fn with_dir(
+        &self,
+        dir: impl Into<PathBuf>,
+        guest: &str,
+        quota: super::ByteSize,
+        max_files: u64,
+    ) -> Policy {
+        let mut fs = self.fs.clone().unwrap_or(Fs {
+            mount: Vec::new(),
+            scratch: None,
+        });
+        fs.mount.push(Mount {
+            host: dir.into(),
+            guest: guest.to_owned(),
+            mode: MountMode::Rw,
+            quota: Some(quota),
+            max_files: Some(max_files),
+        });
+        Policy {
+            fs: Some(fs),
+            ..self.clone()
+        }
+    }
+
     /// This policy with its per-call scratch directory replaced by the host directory `dir`,
     /// mounted read-write where the scratch would be, under the scratch's quota and file limit.
     /// A policy without `[fs.scratch]` is returned unchanged: the script gets no files.

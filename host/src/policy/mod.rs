@@ -43,7 +43,7 @@ use kv::{MAX_KEY_LIMIT, MAX_VALUE_LIMIT};
 pub use limits::Limits;
 pub(crate) use limits::bounds;
 pub(crate) use overrides::CallSettings;
-pub use overrides::Overrides;
+pub use overrides::{CONFIG_VALUE_MAX, Overrides};
 use raw::RawPolicy;
 use serde::Serialize;
 use sha2::{Digest, Sha256};

@@ -125,8 +125,9 @@ pub(super) fn resolve(
     })
 }
 
-/// The most bytes of one config value a call may set: values are copied into every call.
-const CONFIG_VALUE_MAX: usize = 64 << 10;
+/// The most bytes of one config value a call (or a server session) may set: values are copied
+/// into every call.
+pub const CONFIG_VALUE_MAX: usize = 64 << 10;
 
 /// What a call asks to set, checked against the policy by [`Policy::for_call`].
 pub(crate) struct CallSettings<'a> {

@@ -13,6 +13,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// The run permits.
 pub struct Admission {
     permits: Arc<Semaphore>,
+    max: usize,
     wait: Duration,
 }
 
@@ -24,6 +25,7 @@ impl Admission {
     pub fn new(max: usize, wait: Duration) -> Admission {
         Admission {
             permits: Arc::new(Semaphore::new(max.max(1))),
+            max: max.max(1),
             wait,
         }
     }
@@ -52,7 +54,7 @@ impl Admission {
     }
 
     /// Calls running now.
-    pub fn running(&self, max: usize) -> usize {
-        max.max(1) - self.permits.available_permits()
+    pub fn running(&self) -> usize {
+        self.max - self.permits.available_permits()
     }
 }

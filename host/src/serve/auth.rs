@@ -64,6 +64,14 @@ impl Tenant {
 struct RawKeys {
     #[serde(default)]
     tenant: Vec<RawTenant>,
+    /// The operator's key, for `/metrics`.
+    operator: Option<RawOperator>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOperator {
+    key_sha256: String,
 }
 
 #[derive(Deserialize)]
@@ -80,6 +88,39 @@ struct RawTenant {
 #[derive(Debug, Default)]
 pub struct Keys {
     by_hash: HashMap<String, Arc<Tenant>>,
+    /// The SHA-256 of the operator's key (`[operator]`), which alone reads `/metrics`.
+    operator: Option<String>,
+}
+
+fn check_hash(at: &str, hash: &str) -> Result<String, String> {
+    let hash = hash.to_ascii_lowercase();
+    if hash.len() != 64 || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(format!(
+            "{at}.key_sha256: the SHA-256 of the key as 64 hex digits \
+             (`printf %s KEY | sha256sum`), never the key itself"
+        ));
+    }
+    Ok(hash)
+}
+
+/// The SHA-256 (hex) of the bearer key a request carries, or `unauthorized`.
+fn bearer_hash(headers: &HeaderMap) -> Result<String, ApiError> {
+    let unauthorized = |detail: &str| {
+        ApiError::from(Error::Unauthorized {
+            detail: detail.to_owned(),
+        })
+    };
+    let Some(value) = headers.get(axum::http::header::AUTHORIZATION) else {
+        return Err(unauthorized("no Authorization header"));
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| unauthorized("the Authorization header is not `Bearer KEY`"))?;
+    Ok(crate::record::hex(&Sha256::digest(key.as_bytes())))
 }
 
 /// `"100/s"`, `"20/min"`, `"1000/h"`.
@@ -124,13 +165,7 @@ impl Keys {
             if !names.insert(t.name.clone()) {
                 return Err(format!("{at}.name: `{}` is listed twice", t.name));
             }
-            let hash = t.key_sha256.to_ascii_lowercase();
-            if hash.len() != 64 || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
-                return Err(format!(
-                    "{at}.key_sha256: the SHA-256 of the key as 64 hex digits \
-                     (`printf %s KEY | sha256sum`), never the key itself"
-                ));
-            }
+            let hash = check_hash(&at, &t.key_sha256)?;
             let rate = match &t.rate {
                 None => None,
                 Some(text) => Some(RateLimiter::direct(parse_rate(text).ok_or_else(|| {
@@ -147,31 +182,98 @@ impl Keys {
                 return Err(format!("{at}.key_sha256: two tenants share one key"));
             }
         }
-        Ok(Keys { by_hash })
+        let operator = match raw.operator {
+            Some(o) => {
+                let hash = check_hash("operator", &o.key_sha256)?;
+                if by_hash.contains_key(&hash) {
+                    return Err("operator.key_sha256: the operator's key is a tenant's".into());
+                }
+                Some(hash)
+            }
+            None => None,
+        };
+        Ok(Keys { by_hash, operator })
     }
 
     /// The tenant whose key the request carries.
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<Arc<Tenant>, ApiError> {
-        let unauthorized = |detail: &str| {
-            ApiError::from(Error::Unauthorized {
-                detail: detail.to_owned(),
-            })
+        let hash = bearer_hash(headers)?;
+        self.by_hash.get(&hash).cloned().ok_or_else(|| {
+            Error::Unauthorized {
+                detail: "unknown key".to_owned(),
+            }
+            .into()
+        })
+    }
+}
+
+/// Who may call: the keys file's tenants, or the one local tenant of a keyless server.
+pub struct Tenants {
+    keys: Option<Keys>,
+    local: Arc<Tenant>,
+}
+
+impl Tenants {
+    /// The tenants of `keys`; without keys, the local tenant only.
+    pub fn new(keys: Option<Keys>) -> Tenants {
+        Tenants {
+            keys,
+            local: Arc::new(Tenant::local()),
+        }
+    }
+
+    /// Whether the request may read the operator's pages (`/metrics`): every request on a
+    /// keyless (loopback) server; with a keys file, only the `[operator]` key's, since metrics
+    /// name every tenant's policies and outcomes.
+    pub fn operator(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        let Some(keys) = &self.keys else {
+            return Ok(());
         };
-        let Some(value) = headers.get(axum::http::header::AUTHORIZATION) else {
-            return Err(unauthorized("no Authorization header"));
+        let hash = bearer_hash(headers)?;
+        if keys.operator.as_deref() == Some(hash.as_str()) {
+            return Ok(());
+        }
+        Err(Error::Unauthorized {
+            detail: "/metrics takes the operator's key ([operator] in the keys file)".to_owned(),
+        }
+        .into())
+    }
+
+    /// The caller's tenant, after its rate.
+    pub fn admit(&self, headers: &HeaderMap) -> Result<Arc<Tenant>, ApiError> {
+        let tenant = match &self.keys {
+            Some(keys) => keys.authenticate(headers)?,
+            None => self.local.clone(),
         };
-        let key = value
-            .to_str()
-            .ok()
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|k| !k.is_empty())
-            .ok_or_else(|| unauthorized("the Authorization header is not `Bearer KEY`"))?;
-        let hash = crate::record::hex(&Sha256::digest(key.as_bytes()));
-        self.by_hash
-            .get(&hash)
-            .cloned()
-            .ok_or_else(|| unauthorized("unknown key"))
+        tenant.admit().map_err(|retry| {
+            ApiError::capacity(
+                axum::http::StatusCode::TOO_MANY_REQUESTS,
+                0,
+                retry,
+                "your key's rate is spent; retry after Retry-After seconds",
+            )
+        })?;
+        Ok(tenant)
+    }
+}
+
+/// The calling tenant, as a handler's argument: the key checked and the tenant's rate taken
+/// from the request's head, before any of its body is read.
+pub struct Authed(pub Arc<Tenant>);
+
+impl<S> axum::extract::FromRequestParts<S> for Authed
+where
+    S: Send + Sync,
+    Arc<Tenants>: axum::extract::FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let tenants = <Arc<Tenants> as axum::extract::FromRef<S>>::from_ref(state);
+        tenants.admit(&parts.headers).map(Authed)
     }
 }
 

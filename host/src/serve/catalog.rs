@@ -3,11 +3,14 @@
 //! calls, an invalid one keeps its last good version (and is reported by `/readyz` and the
 //! `palisade_policy_reload_errors_total` metric), a removed one stops new calls.
 
-use crate::Policy;
+use super::auth::Tenant;
+use super::errors::ApiError;
+use super::metrics::Metrics;
+use crate::{Error, Policy};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// A policy file the last reload could not use.
 #[derive(Debug, Clone, Serialize)]
@@ -107,6 +110,76 @@ impl Catalog {
             .filter(|n| may_use(n))
             .cloned()
             .collect()
+    }
+}
+
+/// The policies on offer now, replaced whole on each reload of the folder.
+pub struct Policies {
+    dir: Option<PathBuf>,
+    current: RwLock<Arc<Catalog>>,
+    metrics: Arc<Metrics>,
+}
+
+impl Policies {
+    /// The folder `dir`'s policies, or the built-in default without one.
+    pub fn open(dir: Option<PathBuf>, metrics: Arc<Metrics>) -> Policies {
+        let catalog = match &dir {
+            Some(dir) => Catalog::load(dir, &Catalog::default()),
+            None => Catalog::builtin(),
+        };
+        metrics.policies_invalid.set(catalog.problems.len() as i64);
+        metrics.reload_errors.inc_by(catalog.problems.len() as u64);
+        Policies {
+            dir,
+            current: RwLock::new(Arc::new(catalog)),
+            metrics,
+        }
+    }
+
+    /// The folder, when there is one.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The current catalog.
+    pub fn current(&self) -> Arc<Catalog> {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The policy `name`, if `tenant` may use it; else `policy_not_found` with the catalog.
+    pub fn policy_for(&self, tenant: &Tenant, name: &str) -> Result<Arc<Policy>, ApiError> {
+        let catalog = self.current();
+        match catalog.policies.get(name) {
+            Some(policy) if tenant.may_use(name) => Ok(policy.clone()),
+            _ => Err(Error::PolicyNotFound {
+                name: name.to_owned(),
+                catalog: catalog.names_for(|n| tenant.may_use(n)),
+            }
+            .into()),
+        }
+    }
+
+    /// Read the policies folder again (after a change).
+    pub fn reload(&self) {
+        let Some(dir) = &self.dir else {
+            return;
+        };
+        let previous = self.current();
+        let next = Catalog::load(dir, &previous);
+        for problem in &next.problems {
+            tracing::warn!(file = %problem.file, "policy not reloaded: {}", problem.error);
+        }
+        self.metrics.reloads.inc();
+        self.metrics
+            .reload_errors
+            .inc_by(next.problems.len() as u64);
+        self.metrics
+            .policies_invalid
+            .set(next.problems.len() as i64);
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
     }
 }
 

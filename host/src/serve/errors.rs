@@ -1,5 +1,5 @@
-//! The one way an error leaves the server: `{"error": {code, message, docs_url, fix, fix_note,
-//! retryable}}` with the HTTP status of the code's row in the error table (docs/errors.md).
+//! The one way an error leaves the server: `{"error": {code, type, message, docs_url, fix,
+//! fix_note, retryable}}` with the HTTP status of the code's row in the error table (docs/errors.md).
 //! Internals never reach the caller: an `internal` error is logged with a fresh id, and the
 //! caller sees "internal error" and that id.
 
@@ -103,7 +103,7 @@ impl ApiError {
         let mut message = self.0.error.to_string();
         let mut error_id = None;
         if let Error::Internal { detail } = &self.0.error {
-            let id = crate::serve::new_id();
+            let id = super::reply::new_id();
             tracing::error!(error_id = %id, "internal error: {detail}");
             message = "internal error".to_owned();
             error_id = Some(id);
@@ -132,6 +132,7 @@ impl ApiError {
         };
         let mut body = json!({
             "code": self.0.error.code(),
+            "type": class(self.0.error.error_code()),
             "message": message,
             "docs_url": docs_url(self.0.error.code()),
             "fix": fix,
@@ -141,6 +142,15 @@ impl ApiError {
         if let Some(id) = error_id {
             body["error_id"] = Value::String(id);
         }
+        if let Error::GuestSyntax {
+            location: Some(l), ..
+        }
+        | Error::GuestException {
+            location: Some(l), ..
+        } = &self.0.error
+        {
+            body["location"] = json!({"line": l.line, "column": l.column});
+        }
         json!({ "error": body })
     }
 }
@@ -148,6 +158,33 @@ impl ApiError {
 /// The HTTP status of `error`'s code, from the error table.
 pub fn status_of(error: &Error) -> StatusCode {
     StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+/// The class of `code`, the error body's `type`: who must act. `client` (the request is
+/// wrong: correct it), `auth` (the key), `policy` (the policy does not grant it: change the
+/// policy or the script), `limit` (a limit of the call or the server: retry later, or raise
+/// it), `script` (the script failed: fix the script), `server` (Palisade's own fault: retry).
+pub fn class(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::Unauthorized => "auth",
+        ErrorCode::PolicyDenied | ErrorCode::InvalidPolicy | ErrorCode::PolicyNotFound => "policy",
+        ErrorCode::FuelExhausted
+        | ErrorCode::Timeout
+        | ErrorCode::MemoryLimit
+        | ErrorCode::StackOverflow
+        | ErrorCode::OutputTooLarge
+        | ErrorCode::CapacityExhausted
+        | ErrorCode::SessionBusy => "limit",
+        ErrorCode::GuestException
+        | ErrorCode::GuestSyntax
+        | ErrorCode::GuestDeadlock
+        | ErrorCode::MissingExport
+        | ErrorCode::BadOutput
+        | ErrorCode::NotCompilable
+        | ErrorCode::GuestTrap => "script",
+        ErrorCode::Internal => "server",
+        _ => "client",
+    }
 }
 
 /// How to recover from `code` when there is no mechanical `fix`.

@@ -1,39 +1,61 @@
-//! `Idempotency-Key` on `POST /v1/run`: the first request with a key runs and its response is
-//! stored (durably, for 24 hours, per tenant); the same key with the same body gets the stored
-//! response, marked `Idempotent-Replayed: true`; the same key with another body is 422
-//! `idempotency_conflict`. Concurrent requests with one key are serialized, so only one runs.
-//! Refusals made before a call ran (auth, unknown policy, capacity) are not stored. [`purge`]
-//! removes expired records, these and the apps' (`apps/records.rs`), a bounded pass at a time.
+//! The idempotency ledger (`Idempotency-Key`): the first request with a key runs and its
+//! response is stored (durably, for `--idempotency-ttl`, 24 hours by default, per tenant); the
+//! same key with the same body gets the stored response, marked `Idempotent-Replayed: true`;
+//! the same key with another body is 422 `idempotency_conflict`. Concurrent requests with one
+//! key are serialized, so only one runs. Refusals made before a call ran (auth, unknown
+//! policy, capacity) are not stored. `POST /v1/run` goes through [`Ledger::answer`]; an app's
+//! commit, which writes its key record in its own transaction with its state, asks
+//! [`Ledger::judge`] and keeps [`Ledger::record`]'s record. [`Ledger::purge`] removes expired
+//! records from every table the ledger was given, a bounded pass at a time.
 
-use super::apps::records;
 use super::errors::ApiError;
-use super::runs::Stored;
-use super::state::AppState;
-use super::store::{Store, Table};
+use super::reply::Stored;
+use super::store::{Store, Table, blocking};
+use super::turns::Turns;
 use crate::Error;
+use axum::http::HeaderMap;
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 use std::future::Future;
 use std::ops::Bound;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
+use std::time::Duration;
 
 /// Longest key taken.
 pub const MAX_KEY_BYTES: usize = 255;
 
-/// The locks of the keys in use, and where the next purge pass starts in each table.
-#[derive(Default)]
-pub struct Idempotency {
-    in_flight: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    purge_from: Mutex<[Option<String>; 2]>,
+/// A table of key records, as redb names it.
+pub type KeyTable = TableDefinition<'static, &'static str, &'static str>;
+
+/// The ledger: the store's key records, the turns of the keys in use, and where the next purge
+/// pass starts in each table.
+pub struct Ledger {
+    store: Store,
+    ttl: Duration,
+    tables: Vec<KeyTable>,
+    turns: Turns,
+    purge_from: Mutex<Vec<Option<String>>>,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Record {
-    body_sha256: String,
-    created_unix_ms: u64,
-    response: Stored,
+/// What is kept of a keyed request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KeyRecord {
+    /// SHA-256 of the request's body.
+    pub body_sha256: String,
+    /// When it was stored.
+    pub created_unix_ms: u64,
+    /// The response.
+    pub response: Stored,
+}
+
+/// What the ledger knows of a key.
+#[derive(Debug)]
+pub enum Seen {
+    /// Nothing (or only an expired record): the request runs.
+    Fresh,
+    /// An earlier request with the same body: its response.
+    Replay(Stored),
 }
 
 /// A response, and whether it is a replay.
@@ -44,37 +66,79 @@ pub struct Answer {
     pub replayed: bool,
 }
 
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, ApiError> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(detail)) => Err(Error::Internal { detail }.into()),
-        Err(e) => Err(Error::Internal {
-            detail: e.to_string(),
-        }
-        .into()),
-    }
-}
-
-impl Idempotency {
-    fn lock_for(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut map = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(id.to_owned()).or_default().clone()
-    }
-
-    fn release(&self, id: &str, lock: Arc<tokio::sync::Mutex<()>>) {
-        let mut map = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-        // The map's own reference and this one: nobody else waits for the key.
-        if Arc::strong_count(&lock) <= 2 {
-            map.remove(id);
+impl Ledger {
+    /// A ledger over `store`, keeping records for `ttl`, purging `tables` (the first is
+    /// `POST /v1/run`'s own).
+    pub fn new(store: Store, ttl: Duration, tables: Vec<KeyTable>) -> Ledger {
+        let purge_from = Mutex::new(vec![None; tables.len()]);
+        Ledger {
+            store,
+            ttl,
+            tables,
+            turns: Turns::default(),
+            purge_from,
         }
     }
 
-    /// Answer a request with `key` (if any) and `body`, running `run` at most once per key.
+    /// The request's `Idempotency-Key`, if any: visible ASCII, 1 to [`MAX_KEY_BYTES`] bytes.
+    /// The one place a key is checked.
+    pub fn key(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+        let Some(value) = headers.get("idempotency-key") else {
+            return Ok(None);
+        };
+        let key = value
+            .to_str()
+            .map_err(|_| ApiError::invalid("the Idempotency-Key is not visible ASCII"))?;
+        if key.is_empty() || key.len() > MAX_KEY_BYTES || key.chars().any(char::is_control) {
+            return Err(ApiError::invalid(format!(
+                "an Idempotency-Key has 1 to {MAX_KEY_BYTES} bytes and no control characters"
+            )));
+        }
+        Ok(Some(key))
+    }
+
+    /// The SHA-256 of a request's body, as records keep it.
+    pub fn hash(body: &[u8]) -> String {
+        crate::record::hex(&Sha256::digest(body))
+    }
+
+    /// Judge `found` (the record under `key`, if any) for a request whose body hashes to
+    /// `hash`, at `now`: fresh (none, or expired), a replay, or `idempotency_conflict`.
+    pub fn judge(
+        &self,
+        found: Option<KeyRecord>,
+        key: &str,
+        hash: &str,
+        now: u64,
+    ) -> Result<Seen, ApiError> {
+        let ttl = self.ttl.as_millis() as u64;
+        match found.filter(|r| now.saturating_sub(r.created_unix_ms) < ttl) {
+            None => Ok(Seen::Fresh),
+            Some(record) if record.body_sha256 == hash => Ok(Seen::Replay(record.response)),
+            Some(_) => Err(ApiError::from(Error::IdempotencyConflict {
+                key: key.to_owned(),
+            })),
+        }
+    }
+
+    /// The record to keep for a request whose body hashes to `hash`, answered `response`.
+    pub fn record(hash: String, response: &Stored) -> KeyRecord {
+        KeyRecord {
+            body_sha256: hash,
+            created_unix_ms: crate::audit::now_unix_ms(),
+            response: response.clone(),
+        }
+    }
+
+    /// Run `f` in the turn of `id` (a tenant's key): requests with one key take turns.
+    pub async fn in_turn<T>(&self, id: &str, f: impl Future<Output = T>) -> T {
+        self.turns.run(id, f).await
+    }
+
+    /// Answer a `POST /v1/run` of `tenant` with `key` (if any) and `body`, running `run` at
+    /// most once per key.
     pub async fn answer<F, Fut>(
         &self,
-        state: &Arc<AppState>,
         tenant: &str,
         key: Option<&str>,
         body: &[u8],
@@ -90,65 +154,31 @@ impl Idempotency {
                 replayed: false,
             });
         };
-        if key.is_empty() || key.len() > MAX_KEY_BYTES || key.chars().any(char::is_control) {
-            return Err(ApiError::invalid(format!(
-                "an Idempotency-Key has 1 to {MAX_KEY_BYTES} bytes and no control characters"
-            )));
-        }
         let id = format!("{tenant}\n{key}");
-        let hash = crate::record::hex(&Sha256::digest(body));
-        let lock = self.lock_for(&id);
-        let result = {
-            let _turn = lock.lock().await;
-            self.answer_locked(state, &id, key, hash, run).await
-        };
-        self.release(&id, lock);
-        result
-    }
-
-    async fn answer_locked<F, Fut>(
-        &self,
-        state: &Arc<AppState>,
-        id: &str,
-        key: &str,
-        hash: String,
-        run: F,
-    ) -> Result<Answer, ApiError>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Stored, ApiError>>,
-    {
-        let store = state.store.clone();
-        let lookup = id.to_owned();
-        let found: Option<Record> =
-            blocking(move || store.get(Table::Idempotency, &lookup)).await?;
-        let ttl = state.config.idempotency_ttl.as_millis() as u64;
-        if let Some(record) =
-            found.filter(|r| crate::audit::now_unix_ms() - r.created_unix_ms < ttl)
-        {
-            if record.body_sha256 != hash {
-                return Err(ApiError::from(Error::IdempotencyConflict {
-                    key: key.to_owned(),
-                }));
+        let hash = Ledger::hash(body);
+        let turn = id.clone();
+        self.in_turn(&turn, async {
+            let store = self.store.clone();
+            let lookup = id.clone();
+            let found = blocking(move || store.get(Table::Idempotency, &lookup)).await?;
+            if let Seen::Replay(stored) =
+                self.judge(found, key, &hash, crate::audit::now_unix_ms())?
+            {
+                return Ok(Answer {
+                    stored,
+                    replayed: true,
+                });
             }
-            return Ok(Answer {
-                stored: record.response,
-                replayed: true,
-            });
-        }
-        let stored = run().await?;
-        let record = Record {
-            body_sha256: hash,
-            created_unix_ms: crate::audit::now_unix_ms(),
-            response: stored.clone(),
-        };
-        let store = state.store.clone();
-        let id = id.to_owned();
-        blocking(move || store.put(Table::Idempotency, &id, &record)).await?;
-        Ok(Answer {
-            stored,
-            replayed: false,
+            let stored = run().await?;
+            let record = Ledger::record(hash, &stored);
+            let store = self.store.clone();
+            blocking(move || store.put(Table::Idempotency, &id, &record)).await?;
+            Ok(Answer {
+                stored,
+                replayed: false,
+            })
         })
+        .await
     }
 }
 
@@ -159,15 +189,6 @@ pub const PURGE_SCAN: usize = 20_000;
 
 /// Most records removed in one write transaction: bounds how long a purge holds up commits.
 const PURGE_BATCH: usize = 1_000;
-
-/// What one purge pass removed.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Purged {
-    /// `POST /v1/run`'s records.
-    pub runs: usize,
-    /// App actions' records (`POST /v1/apps/{app}/actions`, `/press`, `/actions`).
-    pub apps: usize,
-}
 
 /// The part of either kind of record a purge reads.
 #[derive(Deserialize)]
@@ -243,59 +264,143 @@ fn purge_table(
     Ok((removed, last))
 }
 
-/// Remove idempotency records older than the server's TTL (`Config::idempotency_ttl`, 24 hours
-/// by default): `POST /v1/run`'s and the apps' alike, in one bounded pass over each table
-/// ([`PURGE_SCAN`]). The reaper runs it every minute, and at each of its ticks while a pass
-/// stops before the end of a table ([`purge_unfinished`]).
-pub fn purge(state: &AppState) -> Result<Purged, String> {
-    purge_at(state, crate::audit::now_unix_ms(), PURGE_SCAN)
-}
-
-/// Whether the last purge pass stopped before the end of either table (it read
-/// [`PURGE_SCAN`] records of it): the reaper then runs the next pass at its next tick.
-pub fn purge_unfinished(state: &AppState) -> bool {
-    state
-        .idempotency
-        .purge_from
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .any(Option::is_some)
-}
-
-/// [`purge`] as if the time were `now` (Unix milliseconds), reading at most `scan` records of
-/// each table: a record older than the TTL at `now` goes. Tests move `now` on instead of
-/// waiting a day.
-pub fn purge_at(state: &AppState, now: u64, scan: usize) -> Result<Purged, String> {
-    let ttl = state.config.idempotency_ttl.as_millis() as u64;
-    let mut from = state
-        .idempotency
-        .purge_from
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let tables = [Table::Idempotency.def(), records::IDEMPOTENCY];
-    let mut removed = [0; 2];
-    for (i, table) in tables.into_iter().enumerate() {
-        let (n, next) = purge_table(
-            &state.store,
-            table,
-            from[i].as_deref(),
-            (now, ttl),
-            scan.max(1),
-        )?;
-        removed[i] = n;
-        from[i] = next;
+impl Ledger {
+    /// Remove key records older than the TTL from every table of the ledger, in one bounded
+    /// pass over each ([`PURGE_SCAN`]). The reaper runs it every minute, and at each of its
+    /// ticks while a pass stops before the end of a table ([`Ledger::purge_unfinished`]).
+    pub fn purge(&self) -> Result<Vec<usize>, String> {
+        self.purge_at(crate::audit::now_unix_ms(), PURGE_SCAN)
     }
-    let purged = Purged {
-        runs: removed[0],
-        apps: removed[1],
-    };
-    if purged != Purged::default() {
-        tracing::info!(
-            runs = purged.runs,
-            apps = purged.apps,
-            "purged expired idempotency records"
+
+    /// Whether the last purge pass stopped before the end of a table (it read [`PURGE_SCAN`]
+    /// records of it): the reaper then runs the next pass at its next tick.
+    pub fn purge_unfinished(&self) -> bool {
+        self.purge_from
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(Option::is_some)
+    }
+
+    /// [`Ledger::purge`] as if the time were `now` (Unix milliseconds), reading at most `scan`
+    /// records of each table: a record older than the TTL at `now` goes. The number removed
+    /// from each table, in the ledger's order. Tests move `now` on instead of waiting a day.
+    pub fn purge_at(&self, now: u64, scan: usize) -> Result<Vec<usize>, String> {
+        let ttl = self.ttl.as_millis() as u64;
+        let mut from = self.purge_from.lock().unwrap_or_else(|e| e.into_inner());
+        let mut removed = vec![0; self.tables.len()];
+        for (i, table) in self.tables.iter().enumerate() {
+            let (n, next) = purge_table(
+                &self.store,
+                *table,
+                from[i].as_deref(),
+                (now, ttl),
+                scan.max(1),
+            )?;
+            removed[i] = n;
+            from[i] = next;
+        }
+        if removed.iter().any(|n| *n > 0) {
+            tracing::info!(?removed, "purged expired idempotency records");
+        }
+        Ok(removed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Ledger, Seen};
+    use crate::serve::reply::Stored;
+    use crate::serve::store::{Store, Table};
+    use std::time::Duration;
+
+    fn ledger(name: &str) -> (Ledger, std::path::PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("palisade-ledger-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::open(&dir.join("server.redb")).unwrap();
+        let ledger = Ledger::new(
+            store,
+            Duration::from_secs(60),
+            vec![Table::Idempotency.def()],
         );
+        (ledger, dir)
     }
-    Ok(purged)
+
+    fn ok(body: &str) -> Result<Stored, crate::serve::errors::ApiError> {
+        Ok(Stored {
+            status: 200,
+            body: body.to_owned(),
+        })
+    }
+
+    /// Fresh, then a replay of the same body, a conflict for another body, and fresh again
+    /// once the record has expired and been purged.
+    #[tokio::test]
+    async fn fresh_replay_conflict_expired() {
+        let (ledger, dir) = ledger("cycle");
+        let first = ledger
+            .answer("t", Some("k"), b"A", || async { ok("1") })
+            .await
+            .unwrap();
+        assert!(!first.replayed);
+        assert_eq!(first.stored.body, "1");
+        let again = ledger
+            .answer("t", Some("k"), b"A", || async { ok("2") })
+            .await
+            .unwrap();
+        assert!(again.replayed, "the stored response, not a second run");
+        assert_eq!(again.stored.body, "1");
+        let other = ledger
+            .answer("t", Some("k"), b"B", || async { ok("3") })
+            .await;
+        assert_eq!(other.err().unwrap().code(), "idempotency_conflict");
+        // Another tenant's key of the same name is its own.
+        let theirs = ledger
+            .answer("u", Some("k"), b"B", || async { ok("4") })
+            .await
+            .unwrap();
+        assert!(!theirs.replayed);
+        let later = crate::audit::now_unix_ms() + 61_000;
+        assert_eq!(ledger.purge_at(later, 100).unwrap(), vec![2]);
+        assert!(!ledger.purge_unfinished());
+        let fresh = ledger
+            .answer("t", Some("k"), b"B", || async { ok("5") })
+            .await
+            .unwrap();
+        assert!(!fresh.replayed);
+        assert_eq!(fresh.stored.body, "5");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A record past the TTL is judged fresh even before a purge removes it.
+    #[test]
+    fn an_expired_record_is_fresh() {
+        let (ledger, dir) = ledger("judge");
+        let record = Ledger::record(Ledger::hash(b"A"), &ok("1").unwrap());
+        let now = record.created_unix_ms;
+        let seen = ledger
+            .judge(Some(record.clone()), "k", &Ledger::hash(b"A"), now)
+            .unwrap();
+        assert!(matches!(seen, Seen::Replay(s) if s.body == "1"));
+        let later = ledger
+            .judge(Some(record), "k", &Ledger::hash(b"B"), now + 60_000)
+            .unwrap();
+        assert!(matches!(later, Seen::Fresh));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Keys are 1 to 255 visible ASCII bytes.
+    #[test]
+    fn one_key_check() {
+        let mut headers = axum::http::HeaderMap::new();
+        assert_eq!(Ledger::key(&headers).unwrap(), None);
+        headers.insert("idempotency-key", "abc".parse().unwrap());
+        assert_eq!(Ledger::key(&headers).unwrap(), Some("abc"));
+        headers.insert("idempotency-key", "x".repeat(256).parse().unwrap());
+        assert_eq!(Ledger::key(&headers).unwrap_err().code(), "invalid_input");
+        headers.insert("idempotency-key", "".parse().unwrap());
+        assert_eq!(Ledger::key(&headers).unwrap_err().code(), "invalid_input");
+    }
 }

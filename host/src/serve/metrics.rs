@@ -23,6 +23,8 @@ pub struct Metrics {
     pub rejected: IntCounter,
     /// Policy files that failed to load, counted at each reload.
     pub reload_errors: IntCounter,
+    /// Reloads of the policies folder.
+    pub reloads: IntCounter,
     /// Policy files that did not load at the last reload.
     pub policies_invalid: IntGauge,
     /// Apps' server-sent event streams open now.
@@ -71,6 +73,10 @@ impl Metrics {
             "palisade_policy_reload_errors_total",
             "Policy files that failed to load, counted at each reload",
         ));
+        let reloads = must(IntCounter::new(
+            "palisade_policy_reloads_total",
+            "Reloads of the policies folder after a change",
+        ));
         let policies_invalid = must(IntGauge::new(
             "palisade_policies_invalid",
             "Policy files that did not load at the last reload",
@@ -91,6 +97,7 @@ impl Metrics {
             Box::new(queued.clone()),
             Box::new(rejected.clone()),
             Box::new(reload_errors.clone()),
+            Box::new(reloads.clone()),
             Box::new(policies_invalid.clone()),
             Box::new(app_event_streams.clone()),
             Box::new(pool_slots.clone()),
@@ -106,6 +113,7 @@ impl Metrics {
             queued,
             rejected,
             reload_errors,
+            reloads,
             policies_invalid,
             app_event_streams,
             pool_slots,

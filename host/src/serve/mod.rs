@@ -1,9 +1,13 @@
 //! `palisade serve`: one HTTP service for runs and sandbox sessions, with tenants, admission,
-//! idempotency and hot-reloaded policies, built on the library's public API. Each area has
-//! its file: [`router`](mod@router) (routes and handlers), [`state`], [`auth`], [`catalog`]
-//! (policies and reload), [`runs`], [`sessions`], [`fs`] (file operations; `search.rs`: grep
-//! and sed), [`admission`], [`idempotency`], [`store`] (durable records), [`metrics`],
-//! [`openapi`] and [`errors`]; [`apps`](mod@apps) holds stateful action apps (docs/apps.md).
+//! idempotency and hot-reloaded policies, built on the library. The composition root
+//! ([`state`], [`router`](mod@router), [`openapi`] and this file) builds each service once
+//! and mounts the routes; each service owns its state and takes only the handles it needs:
+//! [`runner`] (every sandbox call: admission, metrics, audit tags), [`journal`] (the audit
+//! log), [`idempotency`] (the ledger), [`auth`] (tenants and the [`Authed`](auth::Authed)
+//! extractor), [`catalog`] (policies and reload), [`runs`], [`sessions`] and [`fs`] (file
+//! operations; `search.rs`: grep and sed), and [`apps`](mod@apps) (stateful action apps,
+//! docs/apps.md). Leaves: [`reply`], [`store`], [`turns`], [`admission`], [`metrics`],
+//! [`errors`].
 
 pub mod admission;
 pub mod apps;
@@ -12,29 +16,56 @@ pub mod catalog;
 pub mod errors;
 pub mod fs;
 pub mod idempotency;
+pub mod journal;
 pub mod metrics;
 pub mod openapi;
+pub mod reply;
 pub mod router;
+pub mod runner;
 pub mod runs;
 mod search;
 pub mod sessions;
 pub mod state;
 pub mod store;
+pub mod turns;
 
-pub use router::router;
+pub use reply::new_id;
 pub use state::{AppState, Config};
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-/// A fresh random id (sessions, error ids): 32 hex digits.
-pub fn new_id() -> String {
-    format!(
-        "{:016x}{:016x}",
-        rand::random::<u64>(),
-        rand::random::<u64>()
-    )
+/// The whole API over `state`, `/openapi.json` included.
+pub fn router(state: Arc<AppState>) -> axum::Router {
+    let routes = openapi::mount(router::routes(&state));
+    router::finish(routes, state)
+}
+
+/// Stop idle sessions every `reap_interval`, and purge expired idempotency records every
+/// minute (at every tick while a pass stops before the end of a table, so a table that grows
+/// faster than one pass a minute reads is still worked through).
+pub async fn reaper(state: Arc<AppState>) {
+    let mut tick = tokio::time::interval(state.config.reap_interval);
+    let mut last_purge = std::time::Instant::now();
+    let mut purge_unfinished = false;
+    loop {
+        tick.tick().await;
+        state.sessions.reap().await;
+        if purge_unfinished || last_purge.elapsed() >= Duration::from_secs(60) {
+            last_purge = std::time::Instant::now();
+            let ledger = state.ledger.clone();
+            purge_unfinished = tokio::task::spawn_blocking(move || {
+                if let Err(e) = ledger.purge() {
+                    tracing::warn!("idempotency purge: {e}");
+                }
+                ledger.purge_unfinished()
+            })
+            .await
+            .unwrap_or(false);
+        }
+    }
 }
 
 /// The server's default data folder: `serve` in Palisade's data folder.
@@ -55,12 +86,14 @@ pub fn check(config: &Config) -> Result<(), String> {
 }
 
 /// Watch the policies folder and reload it on change (debounced), while the watcher lives.
-fn watch(state: &Arc<AppState>) -> Option<notify::RecommendedWatcher> {
+/// Only changes wake it: the reload's own reads of the folder (access events) would
+/// otherwise wake it again, and it would reload for ever.
+fn watch(policies: &Arc<catalog::Policies>) -> Option<notify::RecommendedWatcher> {
     use notify::Watcher;
-    let dir = state.config.policies.clone()?;
+    let dir = policies.dir()?.to_path_buf();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok() {
+        if event.is_ok_and(|e| !e.kind.is_access()) {
             let _ = tx.send(());
         }
     })
@@ -70,14 +103,14 @@ fn watch(state: &Arc<AppState>) -> Option<notify::RecommendedWatcher> {
         tracing::warn!("cannot watch {}: {e}", dir.display());
         return None;
     }
-    let state = state.clone();
+    let policies = policies.clone();
     tokio::spawn(async move {
         while rx.recv().await.is_some() {
             // Editors write a file in several steps: let them finish.
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             while rx.try_recv().is_ok() {}
-            let s = state.clone();
-            let _ = tokio::task::spawn_blocking(move || s.reload()).await;
+            let p = policies.clone();
+            let _ = tokio::task::spawn_blocking(move || p.reload()).await;
             tracing::info!("policies reloaded");
         }
     });
@@ -135,8 +168,8 @@ pub async fn serve(
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let grace = config.drain_grace;
     let state = AppState::open(config)?;
-    let _watcher = watch(&state);
-    tokio::spawn(sessions::reaper(state.clone()));
+    let _watcher = watch(&state.policies);
+    tokio::spawn(reaper(state.clone()));
     on_listen(addr);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let drain = state.clone();

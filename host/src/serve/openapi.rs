@@ -6,6 +6,10 @@ use super::fs::FsRequest;
 use super::router;
 use super::runs::{NamedScript, RunRequest};
 use super::sessions::{CreateSession, NewFile, SessionRecord};
+use super::state::AppState;
+use axum::Router;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
 use utoipa::OpenApi;
 
 #[derive(OpenApi)]
@@ -18,7 +22,7 @@ use utoipa::OpenApi;
         router::healthz,
         router::readyz,
         router::metrics,
-        router::openapi,
+        openapi,
         router::policies,
         router::run,
         router::create_session,
@@ -78,4 +82,16 @@ pub fn document(seed: bool) -> serde_json::Value {
         doc.merge(SeedDoc::openapi());
     }
     serde_json::to_value(doc).unwrap_or_default()
+}
+
+/// This document.
+#[utoipa::path(get, path = "/openapi.json", tag = "operations",
+    responses((status = 200, description = "the OpenAPI 3 document")))]
+pub async fn openapi(State(state): State<AppState>) -> Response {
+    axum::Json(document(state.config.app.is_some())).into_response()
+}
+
+/// `routes` with `GET /openapi.json`.
+pub fn mount(routes: Router<AppState>) -> Router<AppState> {
+    routes.route("/openapi.json", axum::routing::get(openapi))
 }

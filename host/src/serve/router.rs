@@ -1,10 +1,16 @@
 //! The routes, and handlers that only parse, call the library or a session operation, and
 //! answer. Every error goes through [`ApiError`].
 
+use super::auth::{Authed, Tenants};
+use super::catalog::Policies;
 use super::errors::ApiError;
 use super::fs::FsRequest;
-use super::runs::{Caller, RunRequest, Stored};
-use super::sessions::{self, CreateSession};
+use super::idempotency::Ledger;
+use super::journal::Who;
+use super::metrics::Metrics;
+use super::runner::Runner;
+use super::runs::RunRequest;
+use super::sessions::{CreateSession, Sessions};
 use super::state::AppState;
 use axum::Router;
 use axum::body::Bytes;
@@ -18,29 +24,39 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 type AppResult = Result<Response, ApiError>;
-type St = State<Arc<AppState>>;
+type St = State<AppState>;
 
 /// Largest request body: a file written in one request, or a script with its input.
 pub const MAX_BODY_BYTES: usize = 32 << 20;
 
-/// Every route of the API.
-pub fn router(state: Arc<AppState>) -> Router {
-    Router::new()
+/// Every route of the API but `/openapi.json` (which `openapi.rs` mounts: it lists these).
+pub fn routes(state: &Arc<AppState>) -> Router<AppState> {
+    let routes = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .route("/openapi.json", get(openapi))
         .route("/v1/policies", get(policies))
         .route("/v1/run", post(run))
         .route("/v1/sessions", post(create_session).get(list_sessions))
         .route("/v1/sessions/{id}", get(get_session).delete(stop_session))
         .route("/v1/sessions/{id}/run", post(run_in_session))
         .route("/v1/sessions/{id}/fs/{op}", post(fs_op))
-        .merge(super::apps::routes::router(&state))
+        .merge(super::apps::routes::router());
+    if state.config.app.is_some() {
+        routes.merge(super::apps::seed::router())
+    } else {
+        routes
+    }
+}
+
+/// `routes` as the server answers them: unknown routes, axum's own refusals and body limits in
+/// the error shape.
+pub fn finish(routes: Router<AppState>, state: Arc<AppState>) -> Router {
+    routes
         .fallback(not_found)
         .layer(axum::middleware::map_response(plain_refusals))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(state)
+        .with_state(AppState::clone(&state))
 }
 
 fn json_response(status: StatusCode, body: Value) -> Response {
@@ -50,21 +66,6 @@ fn json_response(status: StatusCode, body: Value) -> Response {
 fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError::invalid(format!("the request body does not fit this route: {e}")))
-}
-
-/// A stored response (an idempotency record), marked when replayed.
-pub(super) fn stored(stored: Stored, replayed: bool) -> Response {
-    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
-    let mut response = (status, stored.body).into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    if replayed {
-        headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
-    }
-    response
 }
 
 /// The refusals axum makes itself (a body over the limit, a method the route does not take)
@@ -108,7 +109,7 @@ pub async fn healthz() -> Response {
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, description = "ready"), (status = 503, description = "not ready, with the reason")))]
 pub async fn readyz(State(state): St) -> Response {
-    let catalog = state.catalog();
+    let catalog = state.policies.current();
     let reason = if state.is_draining() {
         Some("draining: the server is shutting down")
     } else if catalog.policies.is_empty() {
@@ -130,35 +131,30 @@ pub async fn readyz(State(state): St) -> Response {
     json_response(status, body)
 }
 
-/// Prometheus metrics.
+/// Prometheus metrics: with a keys file, for the operator's key only.
 #[utoipa::path(get, path = "/metrics", tag = "operations",
-    responses((status = 200, description = "Prometheus text format")))]
-pub async fn metrics(State(state): St) -> Response {
-    let mut response = state.metrics.render().into_response();
+    responses((status = 200, description = "Prometheus text format"),
+        (status = 401, description = "unauthorized: a keys file is in use and this is not the `[operator]` key")))]
+pub async fn metrics(
+    State(metrics): State<Arc<Metrics>>,
+    State(tenants): State<Arc<Tenants>>,
+    headers: HeaderMap,
+) -> AppResult {
+    tenants.operator(&headers)?;
+    let mut response = metrics.render().into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4"),
     );
-    response
-}
-
-/// This document.
-#[utoipa::path(get, path = "/openapi.json", tag = "operations",
-    responses((status = 200, description = "the OpenAPI 3 document")))]
-pub async fn openapi(State(state): St) -> Response {
-    json_response(
-        StatusCode::OK,
-        super::openapi::document(state.config.app.is_some()),
-    )
+    Ok(response)
 }
 
 /// The policies the caller may use.
 #[utoipa::path(get, path = "/v1/policies", tag = "policies",
     responses((status = 200, description = "`[{name, sha256, description, grants, limits}]`"),
         (status = 401, description = "unauthorized")))]
-pub async fn policies(State(state): St, headers: HeaderMap) -> AppResult {
-    let tenant = state.tenant(&headers)?;
-    let catalog = state.catalog();
+pub async fn policies(State(policies): State<Arc<Policies>>, Authed(tenant): Authed) -> AppResult {
+    let catalog = policies.current();
     let list: Vec<Value> = catalog
         .policies
         .values()
@@ -199,19 +195,24 @@ pub async fn policies(State(state): St, headers: HeaderMap) -> AppResult {
         (status = 404, description = "policy_not_found"),
         (status = 422, description = "the call failed (the Outcome, its error with docs_url), or idempotency_conflict"),
         (status = 503, description = "capacity_exhausted, with Retry-After")))]
-pub async fn run(State(state): St, headers: HeaderMap, body: Bytes) -> AppResult {
-    let tenant = state.tenant(&headers)?;
-    let key = idempotency_key(&headers)?;
-    let answer = state
-        .idempotency
-        .answer(&state, &tenant.name, key, &body, || async {
+pub async fn run(
+    State(ledger): State<Arc<Ledger>>,
+    State(policies): State<Arc<Policies>>,
+    State(runner): State<Arc<Runner>>,
+    Authed(tenant): Authed,
+    headers: HeaderMap,
+    body: Bytes,
+) -> AppResult {
+    let key = Ledger::key(&headers)?;
+    let answer = ledger
+        .answer(&tenant.name, key, &body, || async {
             let request = RunRequest::parse(&body)?;
             let Some(name) = &request.policy else {
                 return Err(
                     ApiError::invalid("a run needs `policy`").fix(json!({"policy": "default"}))
                 );
             };
-            let policy = state.policy(&tenant, name)?;
+            let policy = policies.policy_for(&tenant, name)?;
             // Only a policy with [kv] changes for the tenant; any other runs as loaded, not
             // copied for every request.
             let derived = match policy.kv() {
@@ -220,24 +221,10 @@ pub async fn run(State(state): St, headers: HeaderMap, body: Bytes) -> AppResult
                 }
                 None => Cow::Borrowed(&*policy),
             };
-            let caller = Caller {
-                tenant: &tenant.name,
-                session: None,
-            };
-            super::runs::execute(&state, &derived, &request, caller).await
+            super::runs::execute(&runner, &derived, &request, &Who::tenant(&tenant.name)).await
         })
         .await?;
-    Ok(stored(answer.stored, answer.replayed))
-}
-
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
-    match headers.get("idempotency-key") {
-        None => Ok(None),
-        Some(v) => v
-            .to_str()
-            .map(Some)
-            .map_err(|_| ApiError::invalid("the Idempotency-Key is not visible ASCII")),
-    }
+    Ok(answer.stored.respond(answer.replayed))
 }
 
 /// Create a session.
@@ -245,20 +232,24 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
     responses((status = 201, description = "`{session_id, policy, created_at}`"),
         (status = 404, description = "policy_not_found"),
         (status = 429, description = "capacity_exhausted: too many sessions, with Retry-After")))]
-pub async fn create_session(State(state): St, headers: HeaderMap, body: Bytes) -> AppResult {
-    let tenant = state.tenant(&headers)?;
+pub async fn create_session(
+    State(sessions): State<Arc<Sessions>>,
+    Authed(tenant): Authed,
+    body: Bytes,
+) -> AppResult {
     let request: CreateSession = parse(&body)?;
-    let created = sessions::create(&state, &tenant, request).await?;
+    let created = sessions.create(&tenant, request).await?;
     Ok(json_response(StatusCode::CREATED, created))
 }
 
 /// The caller's sessions.
 #[utoipa::path(get, path = "/v1/sessions", tag = "sessions",
     responses((status = 200, description = "`[{session_id, policy, name, status, created_at, last_used_at}]`")))]
-pub async fn list_sessions(State(state): St, headers: HeaderMap) -> AppResult {
-    let tenant = state.tenant(&headers)?;
-    let list: Vec<Value> = state
-        .sessions
+pub async fn list_sessions(
+    State(sessions): State<Arc<Sessions>>,
+    Authed(tenant): Authed,
+) -> AppResult {
+    let list: Vec<Value> = sessions
         .list(&tenant.name)
         .iter()
         .map(|s| s.view())
@@ -271,12 +262,11 @@ pub async fn list_sessions(State(state): St, headers: HeaderMap) -> AppResult {
     params(("id" = String, Path, description = "the session's id")),
     responses((status = 200, description = "the session"), (status = 404, description = "session_not_found")))]
 pub async fn get_session(
-    State(state): St,
-    headers: HeaderMap,
+    State(sessions): State<Arc<Sessions>>,
+    Authed(tenant): Authed,
     Path(id): Path<String>,
 ) -> AppResult {
-    let tenant = state.tenant(&headers)?;
-    let session = state.sessions.get(&tenant.name, &id)?;
+    let session = sessions.get(&tenant.name, &id)?;
     Ok(json_response(StatusCode::OK, session.view()))
 }
 
@@ -285,13 +275,12 @@ pub async fn get_session(
     params(("id" = String, Path, description = "the session's id")),
     responses((status = 200, description = "`{session_id, stopped: true}`"), (status = 404, description = "session_not_found")))]
 pub async fn stop_session(
-    State(state): St,
-    headers: HeaderMap,
+    State(sessions): State<Arc<Sessions>>,
+    Authed(tenant): Authed,
     Path(id): Path<String>,
 ) -> AppResult {
-    let tenant = state.tenant(&headers)?;
-    let session = state.sessions.get(&tenant.name, &id)?;
-    sessions::stop(&state, session).await?;
+    let session = sessions.get(&tenant.name, &id)?;
+    sessions.stop(session).await?;
     Ok(json_response(
         StatusCode::OK,
         json!({"session_id": id, "stopped": true}),
@@ -304,15 +293,14 @@ pub async fn stop_session(
     responses((status = 200, description = "the Outcome"), (status = 404, description = "session_not_found"),
         (status = 409, description = "session_busy")))]
 pub async fn run_in_session(
-    State(state): St,
-    headers: HeaderMap,
+    State(sessions): State<Arc<Sessions>>,
+    Authed(tenant): Authed,
     Path(id): Path<String>,
     body: Bytes,
 ) -> AppResult {
-    let tenant = state.tenant(&headers)?;
     let request = RunRequest::parse(&body)?;
-    let answer = sessions::run(&state, &tenant, &id, request).await?;
-    Ok(stored(answer, false))
+    let answer = sessions.run(&tenant, &id, request).await?;
+    Ok(answer.respond(false))
 }
 
 /// A file operation in a session's directory: ls, stat, mkdir, write, read, rm, mv, grep, sed.
@@ -324,17 +312,16 @@ pub async fn run_in_session(
         (status = 404, description = "session_not_found or file_not_found"),
         (status = 409, description = "file_conflict")))]
 pub async fn fs_op(
-    State(state): St,
-    headers: HeaderMap,
+    State(sessions): State<Arc<Sessions>>,
+    Authed(tenant): Authed,
     Path((id, op)): Path<(String, String)>,
     body: Bytes,
 ) -> AppResult {
-    let tenant = state.tenant(&headers)?;
     let request: FsRequest = if body.is_empty() {
         FsRequest::default()
     } else {
         parse(&body)?
     };
-    let result = sessions::fs(&state, &tenant, &id, op, request).await?;
+    let result = sessions.fs(&tenant, &id, op, request).await?;
     Ok(json_response(StatusCode::OK, result))
 }

@@ -1,15 +1,15 @@
 //! `POST /v1/run` and `POST /v1/sessions/{id}/run`: the request body, the call through the
 //! library, and the response: the same Outcome JSON as `palisade run --json`, with status 200
 //! for a result and the error table's status for a failed call (its `error` then also has
-//! `docs_url` and `fix_note`).
+//! `type`, `docs_url` and `fix_note`).
 
 use super::errors::{ApiError, docs_url, status_of};
-use super::state::AppState;
-use crate::{ErrorCode, Policy, RunOptions, Script};
-use axum::http::StatusCode;
+use super::journal::Who;
+use super::reply::Stored;
+use super::runner::Runner;
+use crate::{Policy, RunOptions, Script};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::sync::Arc;
 use utoipa::ToSchema;
 
 /// A script sent by name and source.
@@ -67,34 +67,18 @@ impl RunRequest {
     }
 }
 
-/// A response already made: status and JSON body, kept as sent for idempotent replays.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Stored {
-    /// The HTTP status.
-    pub status: u16,
-    /// The JSON body.
-    pub body: String,
-}
-
-/// Who is calling, for the audit log and the handlers' metadata.
-pub struct Caller<'a> {
-    /// The tenant's name.
-    pub tenant: &'a str,
-    /// The session, for a session's run.
-    pub session: Option<&'a str>,
-}
-
-/// Run `request` under `policy` (already derived for the caller) and make the response.
+/// Run `request` under `policy` (already derived for the caller) for `who`, and make the
+/// response.
 pub async fn execute(
-    state: &Arc<AppState>,
+    runner: &Runner,
     policy: &Policy,
     request: &RunRequest,
-    caller: Caller<'_>,
+    who: &Who<'_>,
 ) -> Result<Stored, ApiError> {
     let script = request.script()?;
     let mut options = RunOptions::default().metadata(serde_json::json!({
-        "tenant": caller.tenant,
-        "session": caller.session,
+        "tenant": who.tenant,
+        "session": who.session,
     }));
     if let Some(export) = &request.export {
         options = options.export(export.clone());
@@ -103,14 +87,7 @@ pub async fn execute(
         options = options.spread_args();
     }
     let input = request.input.as_deref().map_or("null", RawValue::get);
-    let permit = state.admission.enter(&state.metrics).await?;
-    let outcome = state
-        .palisade
-        .run_with(policy, &script, input, &options)
-        .await;
-    drop(permit);
-    state.metrics.call(&outcome);
-    state.audit(caller.tenant, caller.session, &outcome);
+    let outcome = runner.run(policy, &script, input, options, who).await?;
     respond(&outcome)
 }
 
@@ -131,18 +108,11 @@ pub fn respond(outcome: &crate::Outcome) -> Result<Stored, ApiError> {
         })
     })?;
     let status = match outcome.error() {
-        None => StatusCode::OK,
-        Some(error) if error.error_code() == ErrorCode::CapacityExhausted => {
-            return Err(ApiError::capacity(
-                StatusCode::SERVICE_UNAVAILABLE,
-                0,
-                super::admission::RETRY_AFTER_SECONDS,
-                &error.to_string(),
-            ));
-        }
+        None => axum::http::StatusCode::OK,
         Some(error) => {
             if let Some(e) = body.get_mut("error") {
                 e["docs_url"] = docs_url(error.code()).into();
+                e["type"] = super::errors::class(error.error_code()).into();
                 e["fix_note"] = match error.fix() {
                     Some(fix) => format!("the policy change that would allow it: {fix}").into(),
                     None => super::errors::default_note(error.error_code()).into(),

@@ -4,11 +4,17 @@
 //! stops sessions past their idle timeout. Records are kept in the store, files under
 //! `DATA/sessions/ID/files`, keys in the key-value store: all survive a restart.
 
+use super::auth::Tenant;
+use super::catalog::Policies;
 use super::errors::ApiError;
 use super::fs::{FsRequest, Root};
-use super::runs::{Caller, RunRequest, Stored};
-use super::state::AppState;
-use super::store::Table;
+use super::journal::{Journal, Who};
+use super::metrics::Metrics;
+use super::reply::Stored;
+use super::runner::Runner;
+use super::runs::RunRequest;
+use super::store::{Store, Table};
+use crate::kv::SqliteBackend;
 use crate::policy::{DEFAULT_MAX_FILES, DEFAULT_SCRATCH_QUOTA, HumanDuration};
 use crate::{Error, Policy};
 use axum::http::StatusCode;
@@ -85,6 +91,16 @@ pub struct Session {
 }
 
 impl Session {
+    fn new(record: SessionRecord, dir: PathBuf) -> Session {
+        Session {
+            record,
+            dir,
+            last_used: AtomicU64::new(crate::audit::now_unix_ms()),
+            run: tokio::sync::Mutex::new(()),
+            stopped: AtomicBool::new(false),
+        }
+    }
+
     fn touch(&self) {
         self.last_used
             .store(crate::audit::now_unix_ms(), Ordering::Relaxed);
@@ -116,10 +132,39 @@ impl Session {
     }
 }
 
-/// The live sessions, by id.
-#[derive(Default)]
+/// How many sessions, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionLimits {
+    /// The most live sessions on the server.
+    pub max_sessions: usize,
+    /// A session's idle timeout when its creator gives none.
+    pub idle_timeout: Duration,
+}
+
+/// What the sessions service is built on.
+pub struct SessionParts {
+    /// Where session records are kept.
+    pub store: Store,
+    /// The key-value store the calls use (to clear a stopped session's keys).
+    pub kv: Arc<SqliteBackend>,
+    /// The folder that holds each session's folder (`DATA/sessions`).
+    pub dir: PathBuf,
+    /// Its limits.
+    pub limits: SessionLimits,
+    /// The `palisade_sessions_active` gauge's home.
+    pub metrics: Arc<Metrics>,
+    /// Every run goes through it.
+    pub runner: Arc<Runner>,
+    /// Refused file operations are written to it.
+    pub journal: Journal,
+    /// The policies sessions run under.
+    pub policies: Arc<Policies>,
+}
+
+/// The live sessions, by id, and what they are built on.
 pub struct Sessions {
     map: Mutex<HashMap<String, Arc<Session>>>,
+    parts: SessionParts,
 }
 
 fn internal(detail: impl Into<String>) -> ApiError {
@@ -149,30 +194,101 @@ fn place(policy: &Policy) -> (String, u64, u64) {
     }
 }
 
-impl Sessions {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
+/// The session's policy: its folder where the policy's scratch directory would be, or at
+/// [`DEFAULT_GUEST_DIR`] with the default quotas when the policy has none, so that the files a
+/// session's file operations put there are its scripts' own under any policy.
+fn session_policy(policy: &Policy, dir: &std::path::Path) -> Policy {
+    if policy.fs().is_some_and(|fs| fs.scratch.is_some()) {
+        return policy.with_scratch_dir(dir);
     }
+    let (guest, quota, max_files) = place(policy);
+    policy.with_dir(dir, &guest, crate::policy::ByteSize(quota), max_files)
+}
 
-    /// Load the sessions kept in the store (at start); their idle clocks start now.
-    pub fn load(&self, state: &AppState) -> Result<(), String> {
-        let records = state.store.all::<SessionRecord>(Table::Sessions)?;
-        let mut map = self.lock();
+/// The most config values a session keeps, and their bytes in all (keys and values): a
+/// session's config is held in memory for its life and reloaded at start.
+pub const MAX_CONFIG_KEYS: usize = 64;
+/// See [`MAX_CONFIG_KEYS`].
+pub const MAX_CONFIG_BYTES: usize = 256 << 10;
+
+/// A session's `config`, checked as a call's `overrides.config` values are: keys of 1 to 256
+/// bytes, values of at most [`CONFIG_VALUE_MAX`](crate::policy::CONFIG_VALUE_MAX) bytes, and
+/// at most [`MAX_CONFIG_KEYS`] and [`MAX_CONFIG_BYTES`] in all.
+fn check_config(config: &BTreeMap<String, String>) -> Result<(), ApiError> {
+    let value_max = crate::policy::CONFIG_VALUE_MAX;
+    if config.len() > MAX_CONFIG_KEYS {
+        return Err(ApiError::invalid(format!(
+            "a session has at most {MAX_CONFIG_KEYS} config values; this one has {}",
+            config.len()
+        )));
+    }
+    if let Some(key) = config.keys().find(|k| k.is_empty() || k.len() > 256) {
+        return Err(ApiError::invalid(format!(
+            "config key `{}` must have 1 to 256 bytes",
+            key.chars().take(64).collect::<String>()
+        )));
+    }
+    if let Some((key, _)) = config.iter().find(|(_, v)| v.len() > value_max) {
+        return Err(ApiError::invalid(format!(
+            "config `{key}` is over {value_max} bytes; pass large data as a file"
+        ))
+        .note("put large data in the session's files (`files` or fs/write) and read it there"));
+    }
+    let total: usize = config.iter().map(|(k, v)| k.len() + v.len()).sum();
+    if total > MAX_CONFIG_BYTES {
+        return Err(ApiError::invalid(format!(
+            "a session's config holds at most {MAX_CONFIG_BYTES} bytes in all; this one {total}"
+        ))
+        .note("put large data in the session's files (`files` or fs/write) and read it there"));
+    }
+    Ok(())
+}
+
+fn parse_idle(given: Option<&str>, default: Duration) -> Result<Duration, ApiError> {
+    match given {
+        None => Ok(default),
+        Some(text) => Ok(text
+            .parse::<HumanDuration>()
+            .map_err(|e| {
+                ApiError::invalid(format!("idle_timeout: {e}"))
+                    .fix(serde_json::json!({"idle_timeout": "5m"}))
+            })?
+            .0),
+    }
+}
+
+fn full(what: &str) -> ApiError {
+    ApiError::capacity(
+        StatusCode::TOO_MANY_REQUESTS,
+        0,
+        super::admission::RETRY_AFTER_SECONDS,
+        &format!(
+            "{what}; stop a session (DELETE /v1/sessions/ID) or wait for idle ones to be reaped"
+        ),
+    )
+}
+
+impl Sessions {
+    /// The sessions kept in the store (their idle clocks start now), over `parts`.
+    pub fn open(parts: SessionParts) -> Result<Sessions, String> {
+        let records = parts.store.all::<SessionRecord>(Table::Sessions)?;
+        let mut map = HashMap::new();
         for (_, record) in records {
-            let dir = session_dir(state, &record.session_id);
+            let dir = parts.dir.join(&record.session_id).join("files");
             map.insert(
                 record.session_id.clone(),
-                Arc::new(Session {
-                    record,
-                    dir,
-                    last_used: AtomicU64::new(crate::audit::now_unix_ms()),
-                    run: tokio::sync::Mutex::new(()),
-                    stopped: AtomicBool::new(false),
-                }),
+                Arc::new(Session::new(record, dir)),
             );
         }
-        state.metrics.sessions.set(map.len() as i64);
-        Ok(())
+        parts.metrics.sessions.set(map.len() as i64);
+        Ok(Sessions {
+            map: Mutex::new(map),
+            parts,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The tenant's session `id`; another tenant's is not found.
@@ -196,10 +312,6 @@ impl Sessions {
         list
     }
 
-    fn remove(&self, id: &str) -> Option<Arc<Session>> {
-        self.lock().remove(id)
-    }
-
     /// Sessions idle past their timeout and not running.
     fn idle(&self, now: u64) -> Vec<Arc<Session>> {
         self.lock()
@@ -211,45 +323,14 @@ impl Sessions {
             .cloned()
             .collect()
     }
-}
 
-fn session_dir(state: &AppState, id: &str) -> PathBuf {
-    state.config.data.join("sessions").join(id).join("files")
-}
-
-/// `POST /v1/sessions`.
-pub async fn create(
-    state: &Arc<AppState>,
-    tenant: &super::auth::Tenant,
-    body: CreateSession,
-) -> Result<serde_json::Value, ApiError> {
-    let policy = state.policy(tenant, &body.policy)?;
-    let idle = match &body.idle_timeout {
-        None => state.config.idle_timeout,
-        Some(text) => {
-            text.parse::<HumanDuration>()
-                .map_err(|e| {
-                    ApiError::invalid(format!("idle_timeout: {e}"))
-                        .fix(serde_json::json!({"idle_timeout": "5m"}))
-                })?
-                .0
-        }
-    };
-    if body.name.as_ref().is_some_and(|n| n.len() > 256) {
-        return Err(ApiError::invalid("a session name has at most 256 bytes"));
-    }
-    let full = |what: &str| {
-        ApiError::capacity(
-            StatusCode::TOO_MANY_REQUESTS,
-            0,
-            super::admission::RETRY_AFTER_SECONDS,
-            &format!(
-                "{what}; stop a session (DELETE /v1/sessions/ID) or wait for idle ones to be reaped"
-            ),
-        )
-    };
-    let check = |map: &HashMap<String, Arc<Session>>| {
-        if map.len() >= state.config.max_sessions {
+    /// Whether `tenant` may hold one more session.
+    fn room_for(
+        &self,
+        map: &HashMap<String, Arc<Session>>,
+        tenant: &Tenant,
+    ) -> Result<(), ApiError> {
+        if map.len() >= self.parts.limits.max_sessions {
             return Err(full("the server holds its maximum number of sessions"));
         }
         if let Some(max) = tenant.max_sessions
@@ -262,30 +343,67 @@ pub async fn create(
             return Err(full("your key holds its maximum number of sessions"));
         }
         Ok(())
-    };
-    check(&state.sessions.lock())?;
-    let id = super::new_id();
-    let now = crate::audit::now_unix_ms();
-    let record = SessionRecord {
-        session_id: id.clone(),
-        tenant: tenant.name.clone(),
-        policy: body.policy.clone(),
-        name: body.name.clone(),
-        created_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
-        idle_timeout_ms: idle.as_millis() as u64,
-        config: body.config.clone(),
-    };
-    let dir = session_dir(state, &id);
-    let (guest, quota, max_files) = place(&policy);
-    let files = body.files;
-    let setup = {
-        let dir = dir.clone();
-        let store = state.store.clone();
-        let record = record.clone();
-        move || {
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| internal(format!("{}: {e}", dir.display())))?;
-            let root = Root::open(&dir, &guest, quota, max_files)?;
+    }
+
+    /// `POST /v1/sessions`.
+    pub async fn create(
+        &self,
+        tenant: &Tenant,
+        body: CreateSession,
+    ) -> Result<serde_json::Value, ApiError> {
+        let policy = self.parts.policies.policy_for(tenant, &body.policy)?;
+        let idle = parse_idle(body.idle_timeout.as_deref(), self.parts.limits.idle_timeout)?;
+        if body.name.as_ref().is_some_and(|n| n.len() > 256) {
+            return Err(ApiError::invalid("a session name has at most 256 bytes"));
+        }
+        check_config(&body.config)?;
+        self.room_for(&self.lock(), tenant)?;
+        let id = super::reply::new_id();
+        let record = SessionRecord {
+            session_id: id.clone(),
+            tenant: tenant.name.clone(),
+            policy: body.policy.clone(),
+            name: body.name.clone(),
+            created_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+            idle_timeout_ms: idle.as_millis() as u64,
+            config: body.config.clone(),
+        };
+        let session = Arc::new(Session::new(record, self.parts.dir.join(&id).join("files")));
+        let made = self
+            .make(&session, &policy, body.files)
+            .await
+            .and_then(|()| {
+                let mut map = self.lock();
+                self.room_for(&map, tenant).map(|()| {
+                    map.insert(id.clone(), session.clone());
+                    self.parts.metrics.sessions.set(map.len() as i64);
+                })
+            });
+        if let Err(e) = made {
+            self.unmake(&session).await;
+            return Err(e);
+        }
+        Ok(serde_json::json!({
+            "session_id": id,
+            "policy": session.record.policy,
+            "created_at": session.record.created_at,
+        }))
+    }
+
+    /// Make a new session's folder and files, and keep its record.
+    async fn make(
+        &self,
+        session: &Arc<Session>,
+        policy: &Policy,
+        files: Vec<NewFile>,
+    ) -> Result<(), ApiError> {
+        let (guest, quota, max_files) = place(policy);
+        let store = self.parts.store.clone();
+        let s = session.clone();
+        blocking(move || {
+            std::fs::create_dir_all(&s.dir)
+                .map_err(|e| internal(format!("{}: {e}", s.dir.display())))?;
+            let root = Root::open(&s.dir, &guest, quota, max_files)?;
             for file in &files {
                 let request = FsRequest {
                     path: Some(file.path.clone()),
@@ -297,204 +415,264 @@ pub async fn create(
                 root.op("write", &request)?;
             }
             store
-                .put(Table::Sessions, &record.session_id, &record)
+                .put(Table::Sessions, &s.record.session_id, &s.record)
                 .map_err(internal)
-        }
-    };
-    let cleanup = |dir: &PathBuf| {
-        let _ = std::fs::remove_dir_all(dir.parent().unwrap_or(dir));
-    };
-    if let Err(e) = blocking(setup).await {
-        cleanup(&dir);
-        let store = state.store.clone();
-        let _ = blocking(move || store.remove(Table::Sessions, &[id]).map_err(internal)).await;
-        return Err(e);
-    }
-    let session = Arc::new(Session {
-        record: record.clone(),
-        dir: dir.clone(),
-        last_used: AtomicU64::new(now),
-        run: tokio::sync::Mutex::new(()),
-        stopped: AtomicBool::new(false),
-    });
-    let admitted = {
-        let mut map = state.sessions.lock();
-        check(&map).map(|()| {
-            map.insert(id.clone(), session);
-            state.metrics.sessions.set(map.len() as i64);
         })
-    };
-    if let Err(e) = admitted {
-        cleanup(&dir);
-        let store = state.store.clone();
-        let _ = blocking(move || store.remove(Table::Sessions, &[id]).map_err(internal)).await;
-        return Err(e);
+        .await
     }
-    Ok(serde_json::json!({
-        "session_id": id,
-        "policy": record.policy,
-        "created_at": record.created_at,
-    }))
-}
 
-/// Stop a session: wait for its run, then remove its files, keys and record.
-pub async fn stop(state: &Arc<AppState>, session: Arc<Session>) -> Result<(), ApiError> {
-    session.stopped.store(true, Ordering::Relaxed);
-    let _run = session.run.lock().await;
-    if state.sessions.remove(&session.record.session_id).is_none() {
-        return Ok(()); // stopped by someone else meanwhile
+    /// Remove what [`Sessions::make`] made of a session that was not admitted.
+    async fn unmake(&self, session: &Arc<Session>) {
+        let store = self.parts.store.clone();
+        let s = session.clone();
+        let _ = blocking(move || {
+            let _ = std::fs::remove_dir_all(s.dir.parent().unwrap_or(&s.dir));
+            store
+                .remove(Table::Sessions, std::slice::from_ref(&s.record.session_id))
+                .map_err(internal)
+        })
+        .await;
     }
-    state
-        .metrics
-        .sessions
-        .set(state.sessions.lock().len() as i64);
-    let policy = state
-        .catalog()
-        .policies
-        .get(&session.record.policy)
-        .cloned();
-    let kv = state.kv.clone();
-    let store = state.store.clone();
-    let s = session.clone();
-    blocking(move || {
-        if let Some(kv_policy) = policy.as_ref().and_then(|p| p.kv().cloned()) {
-            use crate::kv::KvBackend;
-            let namespace = format!("{}{}", s.kv_prefix(), kv_policy.namespace);
-            for bucket in kv_policy.buckets.keys() {
-                while let Ok(keys) = kv.list(&namespace, bucket, 0, 1000) {
-                    if keys.is_empty() {
-                        break;
-                    }
-                    for key in keys {
-                        kv.delete(&namespace, bucket, &key)
-                            .map_err(|e| internal(e.to_string()))?;
-                    }
-                }
+
+    /// Stop a session: wait for its run, then remove its files, keys and record.
+    pub async fn stop(&self, session: Arc<Session>) -> Result<(), ApiError> {
+        session.stopped.store(true, Ordering::Relaxed);
+        let held = session.clone();
+        let _run = held.run.lock().await;
+        {
+            let mut map = self.lock();
+            if map.remove(&session.record.session_id).is_none() {
+                return Ok(()); // stopped by someone else meanwhile
             }
+            self.parts.metrics.sessions.set(map.len() as i64);
         }
-        if let Some(parent) = s.dir.parent() {
-            let _ = std::fs::remove_dir_all(parent);
+        let kv_policy = self
+            .parts
+            .policies
+            .current()
+            .policies
+            .get(&session.record.policy)
+            .and_then(|p| p.kv().cloned());
+        let kv = self.parts.kv.clone();
+        let store = self.parts.store.clone();
+        blocking(move || {
+            if let Some(kv_policy) = kv_policy {
+                clear_keys(&kv, &session, &kv_policy)?;
+            }
+            if let Some(parent) = session.dir.parent() {
+                let _ = std::fs::remove_dir_all(parent);
+            }
+            store
+                .remove(
+                    Table::Sessions,
+                    std::slice::from_ref(&session.record.session_id),
+                )
+                .map_err(internal)
+        })
+        .await
+    }
+
+    /// `POST /v1/sessions/{id}/run`.
+    pub async fn run(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        request: RunRequest,
+    ) -> Result<Stored, ApiError> {
+        let session = self.get(&tenant.name, id)?;
+        if let Some(policy) = &request.policy
+            && *policy != session.record.policy
+        {
+            return Err(ApiError::invalid(format!(
+                "this session runs under `{}`; leave `policy` out",
+                session.record.policy
+            ))
+            .fix(serde_json::json!({"policy": null})));
         }
-        store
-            .remove(Table::Sessions, std::slice::from_ref(&s.record.session_id))
-            .map_err(internal)
-    })
-    .await
-}
-
-/// `POST /v1/sessions/{id}/run`.
-pub async fn run(
-    state: &Arc<AppState>,
-    tenant: &super::auth::Tenant,
-    id: &str,
-    request: RunRequest,
-) -> Result<Stored, ApiError> {
-    let session = state.sessions.get(&tenant.name, id)?;
-    if let Some(policy) = &request.policy
-        && *policy != session.record.policy
-    {
-        return Err(ApiError::invalid(format!(
-            "this session runs under `{}`; leave `policy` out",
-            session.record.policy
-        ))
-        .fix(serde_json::json!({"policy": null})));
-    }
-    let Ok(_turn) = session.run.try_lock() else {
-        return Err(Error::SessionBusy { id: id.to_owned() }.into());
-    };
-    if session.stopped.load(Ordering::Relaxed) {
-        return Err(Error::SessionNotFound { id: id.to_owned() }.into());
-    }
-    session.touch();
-    let policy = state.policy(tenant, &session.record.policy)?;
-    let derived = policy
-        .with_scratch_dir(&session.dir)
-        .with_kv_namespace_prefix(&session.kv_prefix())
-        .with_config_defaults(&session.record.config);
-    let caller = Caller {
-        tenant: &tenant.name,
-        session: Some(id),
-    };
-    let result = super::runs::execute(state, &derived, &request, caller).await;
-    session.touch();
-    result
-}
-
-/// `POST /v1/sessions/{id}/fs/{op}`.
-pub async fn fs(
-    state: &Arc<AppState>,
-    tenant: &super::auth::Tenant,
-    id: &str,
-    op: String,
-    request: FsRequest,
-) -> Result<serde_json::Value, ApiError> {
-    let session = state.sessions.get(&tenant.name, id)?;
-    session.touch();
-    let policy = state.policy(tenant, &session.record.policy)?;
-    let (guest, quota, max_files) = place(&policy);
-    let dir = session.dir.clone();
-    let started = std::time::Instant::now();
-    let target = format!(
-        "fs/{op}:{}",
-        request
-            .path
-            .as_deref()
-            .or(request.src.as_deref())
-            .unwrap_or("")
-    );
-    let result = blocking(move || {
-        let root = Root::open(&dir, &guest, quota, max_files)?;
-        root.op(&op, &request)
-    })
-    .await;
-    session.touch();
-    // A refused path or quota is a gated decision: it goes to the audit log.
-    if let Err(e) = &result
-        && let Error::PolicyDenied { rule, reason, .. } = e.error()
-    {
-        let record = crate::AuditRecord {
-            time_unix_ms: crate::audit::now_unix_ms(),
-            capability: crate::Capability::Fs,
-            target: crate::audit::truncate(&target, 2048),
-            decision: crate::Decision::Deny,
-            rule: rule.clone(),
-            bytes_in: 0,
-            bytes_out: 0,
-            duration_us: started.elapsed().as_micros() as u64,
-            error: Some(reason.clone()),
-            policy: policy.name().to_owned(),
-            policy_sha256: policy.sha256().to_owned(),
+        let Ok(_turn) = session.run.try_lock() else {
+            return Err(Error::SessionBusy { id: id.to_owned() }.into());
         };
-        state.append_audit(&tenant.name, Some(id), &[record]);
+        if session.stopped.load(Ordering::Relaxed) {
+            return Err(Error::SessionNotFound { id: id.to_owned() }.into());
+        }
+        session.touch();
+        let policy = self
+            .parts
+            .policies
+            .policy_for(tenant, &session.record.policy)?;
+        let derived = session_policy(&policy, &session.dir)
+            .with_kv_namespace_prefix(&session.kv_prefix())
+            .with_config_defaults(&session.record.config);
+        let who = Who {
+            tenant: &tenant.name,
+            session: Some(id),
+            app: None,
+        };
+        let result = super::runs::execute(&self.parts.runner, &derived, &request, &who).await;
+        session.touch();
+        result
     }
-    result
-}
 
-/// Stop idle sessions and purge old idempotency records, every `reap_interval`.
-pub async fn reaper(state: Arc<AppState>) {
-    let mut tick = tokio::time::interval(state.config.reap_interval);
-    let mut last_purge = std::time::Instant::now();
-    // Whether the last purge pass stopped before the end of a table: then the next pass runs
-    // at the next tick instead of a minute later, so a table that grows faster than one pass a
-    // minute reads is still worked through (at most `PURGE_SCAN` records a table a tick).
-    let mut purge_unfinished = false;
-    loop {
-        tick.tick().await;
-        for session in state.sessions.idle(crate::audit::now_unix_ms()) {
+    /// `POST /v1/sessions/{id}/fs/{op}`.
+    pub async fn fs(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        op: String,
+        request: FsRequest,
+    ) -> Result<serde_json::Value, ApiError> {
+        let session = self.get(&tenant.name, id)?;
+        session.touch();
+        let policy = self
+            .parts
+            .policies
+            .policy_for(tenant, &session.record.policy)?;
+        let (guest, quota, max_files) = place(&policy);
+        let dir = session.dir.clone();
+        let started = std::time::Instant::now();
+        let target = format!(
+            "fs/{op}:{}",
+            request
+                .path
+                .as_deref()
+                .or(request.src.as_deref())
+                .unwrap_or("")
+        );
+        let result = blocking(move || {
+            let root = Root::open(&dir, &guest, quota, max_files)?;
+            root.op(&op, &request)
+        })
+        .await;
+        session.touch();
+        // A refused path or quota is a gated decision: it goes to the audit log.
+        if let Err(e) = &result
+            && let Error::PolicyDenied { rule, reason, .. } = e.error()
+        {
+            let record = crate::AuditRecord {
+                time_unix_ms: crate::audit::now_unix_ms(),
+                capability: crate::Capability::Fs,
+                target: crate::audit::truncate(&target, 2048),
+                decision: crate::Decision::Deny,
+                rule: rule.clone(),
+                bytes_in: 0,
+                bytes_out: 0,
+                duration_us: started.elapsed().as_micros() as u64,
+                error: Some(reason.clone()),
+                policy: policy.name().to_owned(),
+                policy_sha256: policy.sha256().to_owned(),
+            };
+            let who = Who {
+                tenant: &tenant.name,
+                session: Some(id),
+                app: None,
+            };
+            self.parts.journal.record(&who, &record);
+        }
+        result
+    }
+
+    /// Stop the sessions idle past their timeout.
+    pub async fn reap(&self) {
+        for session in self.idle(crate::audit::now_unix_ms()) {
             tracing::info!(session = %session.record.session_id, "stopping an idle session");
-            if let Err(e) = stop(&state, session).await {
+            if let Err(e) = self.stop(session).await {
                 tracing::warn!("reaper: {}", e.body());
             }
         }
-        if purge_unfinished || last_purge.elapsed() >= Duration::from_secs(60) {
-            last_purge = std::time::Instant::now();
-            let s = state.clone();
-            purge_unfinished = tokio::task::spawn_blocking(move || {
-                let _ = super::idempotency::purge(&s);
-                super::idempotency::purge_unfinished(&s)
-            })
-            .await
-            .unwrap_or(false);
+    }
+}
+
+/// Remove a stopped session's keys from the key-value store.
+fn clear_keys(
+    kv: &SqliteBackend,
+    session: &Session,
+    kv_policy: &crate::policy::Kv,
+) -> Result<(), ApiError> {
+    use crate::kv::KvBackend;
+    let namespace = format!("{}{}", session.kv_prefix(), kv_policy.namespace);
+    for bucket in kv_policy.buckets.keys() {
+        while let Ok(keys) = kv.list(&namespace, bucket, 0, 1000) {
+            if keys.is_empty() {
+                break;
+            }
+            for key in keys {
+                kv.delete(&namespace, bucket, &key)
+                    .map_err(|e| internal(e.to_string()))?;
+            }
         }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::admission::Admission;
+
+    fn sessions(dir: &std::path::Path, max_sessions: usize) -> Sessions {
+        let store = Store::open(&dir.join("server.redb")).unwrap();
+        let kv = Arc::new(crate::kv::open_default(&dir.join("kv.sqlite3")).unwrap());
+        let metrics = Arc::new(Metrics::new());
+        let palisade = crate::Palisade::builder().build().unwrap();
+        let runner = Arc::new(Runner::new(
+            palisade,
+            Admission::new(1, Duration::from_secs(1)),
+            metrics.clone(),
+        ));
+        Sessions::open(SessionParts {
+            store,
+            kv,
+            dir: dir.join("sessions"),
+            limits: SessionLimits {
+                max_sessions,
+                idle_timeout: Duration::from_secs(60),
+            },
+            metrics: metrics.clone(),
+            runner,
+            journal: Journal::default(),
+            policies: Arc::new(Policies::open(None, metrics)),
+        })
+        .unwrap()
+    }
+
+    fn create(policy: &str) -> CreateSession {
+        CreateSession {
+            policy: policy.to_owned(),
+            name: None,
+            idle_timeout: None,
+            files: Vec::new(),
+            config: BTreeMap::new(),
+        }
+    }
+
+    /// Past `max_sessions` a new session is 429 `capacity_exhausted` and leaves nothing on
+    /// disk; once one is stopped, there is room again. Sessions are kept across an open.
+    #[tokio::test]
+    async fn past_max_sessions_is_429_and_leaves_nothing() {
+        let dir = std::env::temp_dir().join(format!("palisade-sessions-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let sessions = sessions(&dir, 2);
+        let local = Tenant::local();
+        let first = sessions.create(&local, create("default")).await.unwrap();
+        sessions.create(&local, create("default")).await.unwrap();
+        let refused = sessions
+            .create(&local, create("default"))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), "capacity_exhausted");
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+        let on_disk = std::fs::read_dir(dir.join("sessions")).unwrap().count();
+        assert_eq!(on_disk, 2, "the refused session left no folder");
+        let unknown = sessions.create(&local, create("nope")).await.unwrap_err();
+        assert_eq!(unknown.code(), "policy_not_found");
+        let id = first["session_id"].as_str().unwrap();
+        let session = sessions.get("local", id).unwrap();
+        sessions.stop(session).await.unwrap();
+        sessions.create(&local, create("default")).await.unwrap();
+        drop(sessions);
+        let reopened = super::tests::sessions(&dir, 2);
+        assert_eq!(reopened.list("local").len(), 2);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

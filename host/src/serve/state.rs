@@ -1,22 +1,23 @@
-//! The server's configuration and shared state (`Arc<AppState>`), built once at start.
+//! The composition root: the server's configuration, and [`AppState`], which builds each
+//! service once at start with the handles it needs and only holds them. Handlers take the
+//! service they use (`State<Arc<Sessions>>`, …) through `FromRef`, never the whole state.
 
 use super::admission::Admission;
-use super::auth::{Keys, Tenant};
-use super::catalog::Catalog;
-use super::errors::ApiError;
-use super::idempotency::Idempotency;
+use super::apps::{AppParts, Apps};
+use super::auth::{Keys, Tenants};
+use super::catalog::Policies;
+use super::idempotency::Ledger;
+use super::journal::Journal;
 use super::metrics::Metrics;
-use super::sessions::Sessions;
-use super::store::Store;
-use crate::AuditRecord;
-use crate::kv::SqliteBackend;
-use crate::{Error, Palisade, Policy};
-use axum::http::HeaderMap;
-use std::io::Write;
+use super::runner::Runner;
+use super::sessions::{SessionLimits, SessionParts, Sessions};
+use super::store::{Store, Table};
+use crate::Palisade;
+use axum::extract::FromRef;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 /// How the server runs (the flags of `palisade serve`).
@@ -81,37 +82,35 @@ impl Config {
     }
 }
 
-/// Everything the handlers share.
+/// The services, each built once with its handles. It is the router's state (a clone is a
+/// set of handles).
+#[derive(Clone)]
 pub struct AppState {
-    /// The library: engine, compiled guests, pool.
-    pub palisade: Palisade,
     /// The configuration it started with.
     pub config: Config,
-    /// The policies on offer; replaced whole on reload.
-    pub catalog: RwLock<Arc<Catalog>>,
-    keys: Option<Keys>,
-    local: Arc<Tenant>,
-    /// Durable records.
-    pub store: Store,
-    /// The key-value store the calls use (to clear a stopped session's keys).
-    pub kv: Arc<SqliteBackend>,
+    /// Who may call.
+    pub tenants: Arc<Tenants>,
+    /// The policies on offer.
+    pub policies: Arc<Policies>,
+    /// Every sandbox call.
+    pub runner: Arc<Runner>,
+    /// Idempotency keys.
+    pub ledger: Arc<Ledger>,
     /// Live sessions.
-    pub sessions: Sessions,
-    /// Run permits.
-    pub admission: Admission,
-    /// Idempotency-Key handling.
-    pub idempotency: Idempotency,
-    /// Prometheus metrics.
-    pub metrics: Metrics,
-    audit: Option<Mutex<std::fs::File>>,
-    /// Set on SIGTERM: `/readyz` answers 503.
-    pub draining: AtomicBool,
+    pub sessions: Arc<Sessions>,
     /// Loaded action apps (`/v1/apps`).
-    pub apps: super::apps::Apps,
+    pub apps: Arc<Apps>,
+    /// Prometheus metrics.
+    pub metrics: Arc<Metrics>,
+    /// The durable records the services keep (a handle; each service holds its own).
+    pub store: Store,
+    /// Set on SIGTERM: `/readyz` answers 503.
+    pub draining: Arc<AtomicBool>,
 }
 
 impl AppState {
-    /// Open the data folder, the store, the keys file and the policies, and build the engine.
+    /// Open the data folder, the store, the keys file and the policies, build the engine, and
+    /// compose the services.
     pub fn open(mut config: Config) -> Result<Arc<AppState>, String> {
         super::errors::set_docs_url(&config.docs_url);
         std::fs::create_dir_all(config.data.join("sessions"))
@@ -127,146 +126,63 @@ impl AppState {
         let kv = Arc::new(
             crate::kv::open_default(&config.data.join("kv.sqlite3")).map_err(|e| e.to_string())?,
         );
-        let mut builder = Palisade::builder()
-            .max_concurrency(u32::try_from(config.max_concurrency.max(1)).unwrap_or(u32::MAX))
-            .queue_timeout(config.admission_wait)
-            .kv_backend(kv.clone());
-        if let Some(slots) = config.pool_slots {
-            builder = builder.pool_slots(slots);
-        }
-        let palisade = builder
-            .build()
-            .map_err(|e| format!("cannot start the engine: {e}"))?;
-        let catalog = match &config.policies {
-            Some(dir) => Catalog::load(dir, &Catalog::default()),
-            None => Catalog::builtin(),
-        };
-        let audit = match &config.audit_log {
-            Some(path) => Some(Mutex::new(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .map_err(|e| format!("cannot open the audit log {}: {e}", path.display()))?,
-            )),
-            None => None,
-        };
-        let metrics = Metrics::new();
-        metrics.policies_invalid.set(catalog.problems.len() as i64);
+        let palisade = engine(&config, kv.clone())?;
+        let metrics = Arc::new(Metrics::new());
         metrics.pool_slots.set(i64::from(palisade.pool_slots()));
-        metrics.reload_errors.inc_by(catalog.problems.len() as u64);
-        let state = Arc::new(AppState {
-            palisade,
-            admission: Admission::new(config.max_concurrency, config.admission_wait),
-            catalog: RwLock::new(Arc::new(catalog)),
-            keys,
-            local: Arc::new(Tenant::local()),
-            sessions: Sessions::default(),
-            idempotency: Idempotency::default(),
-            store,
+        let journal = Journal::new(palisade.audit_file());
+        let policies = Arc::new(Policies::open(config.policies.clone(), metrics.clone()));
+        if let (Some(app), Some(dir)) = (&config.app, &config.policies)
+            && !policies.current().policies.contains_key("default")
+        {
+            return Err(format!(
+                "--app {} runs its calls under the policy `default`, and {} has none: add a \
+                 `default.toml` there, or leave --policies out to serve the built-in default",
+                app.display(),
+                dir.display()
+            ));
+        }
+        let admission = Admission::new(config.max_concurrency, config.admission_wait);
+        let runner = Arc::new(Runner::new(palisade, admission, metrics.clone()));
+        let ledger = Arc::new(Ledger::new(
+            store.clone(),
+            config.idempotency_ttl,
+            vec![Table::Idempotency.def(), super::apps::records::IDEMPOTENCY],
+        ));
+        let sessions = Arc::new(Sessions::open(SessionParts {
+            store: store.clone(),
             kv,
+            dir: config.data.join("sessions"),
+            limits: SessionLimits {
+                max_sessions: config.max_sessions,
+                idle_timeout: config.idle_timeout,
+            },
+            metrics: metrics.clone(),
+            runner: runner.clone(),
+            journal: journal.clone(),
+            policies: policies.clone(),
+        })?);
+        let apps = Arc::new(Apps::new(AppParts {
+            store: store.clone(),
+            runner: runner.clone(),
+            ledger: ledger.clone(),
+            journal,
+            policies: policies.clone(),
+            metrics: metrics.clone(),
+            stream_caps: config.event_streams,
+            seed_file: config.app.clone(),
+        }));
+        Ok(Arc::new(AppState {
+            tenants: Arc::new(Tenants::new(keys)),
+            policies,
+            runner,
+            ledger,
+            sessions,
+            apps,
             metrics,
-            audit,
-            draining: AtomicBool::new(false),
-            apps: super::apps::Apps::default(),
+            store,
+            draining: Arc::new(AtomicBool::new(false)),
             config,
-        });
-        state.sessions.load(&state)?;
-        Ok(state)
-    }
-
-    /// The caller's tenant, after its rate.
-    pub fn tenant(&self, headers: &HeaderMap) -> Result<Arc<Tenant>, ApiError> {
-        let tenant = match &self.keys {
-            Some(keys) => keys.authenticate(headers)?,
-            None => self.local.clone(),
-        };
-        tenant.admit().map_err(|retry| {
-            ApiError::capacity(
-                axum::http::StatusCode::TOO_MANY_REQUESTS,
-                0,
-                retry,
-                "your key's rate is spent; retry after Retry-After seconds",
-            )
-        })?;
-        Ok(tenant)
-    }
-
-    /// The current catalog.
-    pub fn catalog(&self) -> Arc<Catalog> {
-        self.catalog
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// The policy `name`, if `tenant` may use it; else `policy_not_found` with the catalog.
-    pub fn policy(&self, tenant: &Tenant, name: &str) -> Result<Arc<Policy>, ApiError> {
-        let catalog = self.catalog();
-        match catalog.policies.get(name) {
-            Some(policy) if tenant.may_use(name) => Ok(policy.clone()),
-            _ => Err(Error::PolicyNotFound {
-                name: name.to_owned(),
-                catalog: catalog.names_for(|n| tenant.may_use(n)),
-            }
-            .into()),
-        }
-    }
-
-    /// Read the policies folder again (after a change).
-    pub fn reload(&self) {
-        let Some(dir) = &self.config.policies else {
-            return;
-        };
-        let previous = self.catalog();
-        let next = Catalog::load(dir, &previous);
-        for problem in &next.problems {
-            tracing::warn!(file = %problem.file, "policy not reloaded: {}", problem.error);
-        }
-        self.metrics
-            .reload_errors
-            .inc_by(next.problems.len() as u64);
-        self.metrics
-            .policies_invalid
-            .set(next.problems.len() as i64);
-        *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
-    }
-
-    /// Append one call's audit records, each with its tenant and session.
-    pub fn audit(&self, tenant: &str, session: Option<&str>, outcome: &crate::Outcome) {
-        self.append_audit(tenant, session, &outcome.audit);
-    }
-
-    /// Append audit records, each with its tenant and session.
-    pub fn append_audit(&self, tenant: &str, session: Option<&str>, records: &[AuditRecord]) {
-        let Some(file) = &self.audit else { return };
-        if records.is_empty() {
-            return;
-        }
-        let mut lines = String::new();
-        for record in records {
-            let Ok(mut value) = serde_json::to_value(record) else {
-                continue;
-            };
-            value["tenant"] = tenant.into();
-            value["session"] = session.map_or(serde_json::Value::Null, Into::into);
-            lines.push_str(&value.to_string());
-            lines.push('\n');
-        }
-        let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = file.write_all(lines.as_bytes()) {
-            tracing::error!("cannot write the audit log: {e}");
-        }
-    }
-
-    /// Append one JSON line (an app action's record) to the audit log, if there is one.
-    pub fn append_audit_line(&self, record: &serde_json::Value) {
-        let Some(file) = &self.audit else { return };
-        let line = format!("{record}\n");
-        let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = file.write_all(line.as_bytes()) {
-            tracing::error!("cannot write the audit log: {e}");
-        }
+        }))
     }
 
     /// Whether SIGTERM was received.
@@ -274,3 +190,41 @@ impl AppState {
         self.draining.load(Ordering::Relaxed)
     }
 }
+
+/// The library, sized by the flags: the pool holds a slot per call the server admits, and
+/// the audit log is the library's writer.
+fn engine(config: &Config, kv: Arc<crate::kv::SqliteBackend>) -> Result<Palisade, String> {
+    let mut builder = Palisade::builder()
+        .max_concurrency(u32::try_from(config.max_concurrency.max(1)).unwrap_or(u32::MAX))
+        .queue_timeout(config.admission_wait)
+        .kv_backend(kv);
+    if let Some(slots) = config.pool_slots {
+        builder = builder.pool_slots(slots);
+    }
+    if let Some(path) = &config.audit_log {
+        builder = builder.audit_log(path);
+    }
+    builder
+        .build()
+        .map_err(|e| format!("cannot start the engine: {e}"))
+}
+
+macro_rules! from_ref {
+    ($($field:ident: $ty:ty),* $(,)?) => {$(
+        impl FromRef<AppState> for Arc<$ty> {
+            fn from_ref(state: &AppState) -> Self {
+                state.$field.clone()
+            }
+        }
+    )*};
+}
+
+from_ref!(
+    tenants: Tenants,
+    policies: Policies,
+    runner: Runner,
+    ledger: Ledger,
+    sessions: Sessions,
+    apps: Apps,
+    metrics: Metrics,
+);

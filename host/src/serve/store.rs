@@ -2,6 +2,8 @@
 //! records and idempotency records. Each write is one transaction committed with redb's default
 //! durability (fsync before the commit returns), before the response that acknowledges it.
 
+use super::errors::ApiError;
+use crate::Error;
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Serialize, de::DeserializeOwned};
 use std::path::Path;
@@ -104,5 +106,19 @@ impl Store {
             }
         }
         Ok(out)
+    }
+}
+
+/// Run `f` (store or file work) on the blocking pool; its error is `internal`.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, ApiError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(detail)) => Err(Error::Internal { detail }.into()),
+        Err(e) => Err(Error::Internal {
+            detail: e.to_string(),
+        }
+        .into()),
     }
 }

@@ -480,7 +480,7 @@ fn unix_ms() -> u64 {
 #[tokio::test]
 async fn apps_idempotency_records_are_purged_after_their_ttl() {
     use palisade::serve::apps::{actions::session_key, records::key_record};
-    use palisade::serve::idempotency::{PURGE_SCAN, Purged, purge_at, purge_unfinished};
+    use palisade::serve::idempotency::PURGE_SCAN;
     let server = server("apps-purge");
     assert_eq!(
         load(&server, "counter", COUNTER, "default").await.status,
@@ -509,8 +509,10 @@ async fn apps_idempotency_records_are_purged_after_their_ttl() {
 
     // A TTL after `between`, the first two records are expired and the young one is not.
     let ttl = server.state.config.idempotency_ttl.as_millis() as u64;
-    let purged = purge_at(&server.state, between + ttl, PURGE_SCAN).unwrap();
-    assert_eq!(purged, Purged { runs: 1, apps: 1 });
+    let ledger = &server.state.ledger;
+    // One record of each table: `POST /v1/run`'s, then the apps'.
+    let purged = ledger.purge_at(between + ttl, PURGE_SCAN).unwrap();
+    assert_eq!(purged, [1, 1]);
     let skey = session_key("local", "counter", "p");
     let store = &server.state.store;
     assert!(
@@ -557,23 +559,23 @@ async fn apps_idempotency_records_are_purged_after_their_ttl() {
         assert_eq!(b.status, StatusCode::OK, "{}", b.body);
     }
     let later = unix_ms() + 2 * ttl;
-    let passes: Vec<Purged> = (0..4)
+    let passes: Vec<Vec<usize>> = (0..4)
         .map(|pass| {
-            let purged = purge_at(&server.state, later, 2).unwrap();
+            let purged = ledger.purge_at(later, 2).unwrap();
             if pass == 0 {
                 // Stopped before the end of the table: the reaper runs the next pass at once.
-                assert!(purge_unfinished(&server.state));
+                assert!(ledger.purge_unfinished());
             }
             purged
         })
         .collect();
     assert_eq!(
-        passes.iter().map(|p| p.apps).collect::<Vec<_>>(),
+        passes.iter().map(|p| p[1]).collect::<Vec<_>>(),
         [2, 2, 1, 0]
     );
-    assert_eq!(passes.iter().map(|p| p.runs).sum::<usize>(), 1);
-    purge_at(&server.state, later, PURGE_SCAN).unwrap();
-    assert!(!purge_unfinished(&server.state));
+    assert_eq!(passes.iter().map(|p| p[0]).sum::<usize>(), 1);
+    ledger.purge_at(later, PURGE_SCAN).unwrap();
+    assert!(!ledger.purge_unfinished());
     assert!(
         key_record(store, &format!("{skey}young-key"))
             .unwrap()
@@ -756,7 +758,7 @@ async fn apps_every_action_is_audited() {
         .filter(|v| v["capability"] == "app.action")
         .collect();
     assert_eq!(lines.len(), 3, "{log}");
-    let policy_sha = server.state.catalog().policies["default"]
+    let policy_sha = server.state.policies.current().policies["default"]
         .sha256()
         .to_owned();
     assert_eq!(lines[0]["outcome"], "dry_run");
@@ -923,7 +925,9 @@ async fn try_stream(
 }
 
 async fn open_streams(server: &Server) -> i64 {
-    let metrics = server.call("GET", "/metrics", None, Value::Null).await;
+    let metrics = server
+        .call("GET", "/metrics", Some("operator-key"), Value::Null)
+        .await;
     let text = metrics.body.as_str().unwrap().to_owned();
     text.lines()
         .find_map(|l| l.strip_prefix("palisade_app_event_streams "))

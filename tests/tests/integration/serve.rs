@@ -34,7 +34,7 @@ pub fn policies_dir(name: &str) -> PathBuf {
 }
 
 /// Two tenants: `acme` (key `acme-key`, both policies, two sessions) and `nobody` (key
-/// `nobody-key`, an empty list).
+/// `nobody-key`, an empty list), and the operator's key `operator-key` (`/metrics`).
 pub fn keys_file(dir: &Path) -> PathBuf {
     let path = dir.join("keys.toml");
     std::fs::write(
@@ -43,10 +43,11 @@ pub fn keys_file(dir: &Path) -> PathBuf {
             "[[tenant]]\nname = \"acme\"\nkey_sha256 = \"{}\"\npolicies = [\"default\", \"box\"]\n\
              max_sessions = 2\n\n[[tenant]]\nname = \"beta\"\nkey_sha256 = \"{}\"\n\
              policies = [\"default\", \"box\"]\n\n[[tenant]]\nname = \"nobody\"\n\
-             key_sha256 = \"{}\"\npolicies = []\n",
+             key_sha256 = \"{}\"\npolicies = []\n\n[operator]\nkey_sha256 = \"{}\"\n",
             key_hash("acme-key"),
             key_hash("beta-key"),
-            key_hash("nobody-key")
+            key_hash("nobody-key"),
+            key_hash("operator-key")
         ),
     )
     .unwrap();
@@ -159,6 +160,11 @@ pub fn assert_error(answer: &Answer, status: u16, code: &str) {
     assert_eq!(answer.status.as_u16(), status, "{}", answer.body);
     let error = &answer.body["error"];
     assert_eq!(error["code"], code, "{}", answer.body);
+    let class = error["type"].as_str().unwrap_or_default();
+    assert!(
+        ["client", "auth", "policy", "limit", "script", "server"].contains(&class),
+        "{error}"
+    );
     assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()));
     assert!(
         error["docs_url"]

@@ -158,6 +158,19 @@ fn dechunk(mut body: &str) -> String {
     out
 }
 
+/// `GET /metrics` of a keyless server, as the raw response text.
+fn metrics_text(addr: std::net::SocketAddr) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text
+}
+
 fn data_args<'a>(policies: &'a Path, data: &'a Path) -> Vec<&'a str> {
     vec![
         "--listen",
@@ -326,7 +339,13 @@ fn serve_cli_seed_flow_with_keys() {
         Some(json!({"source": "export default 1"})),
     );
     assert_eq!(gone.status, 404);
-    let metrics = request(a, "GET", "/metrics", None, None);
+    // With a keys file, metrics (every tenant's policies and outcomes) are the operator's.
+    for key in [None, k] {
+        let refused = request(a, "GET", "/metrics", key, None);
+        assert_eq!(refused.status, 401, "{}", refused.body);
+        assert_eq!(refused.body["error"]["code"], "unauthorized");
+    }
+    let metrics = request(a, "GET", "/metrics", Some("operator-key"), None);
     assert!(
         metrics
             .body
@@ -456,6 +475,24 @@ fn serve_cli_sigterm_drains_and_reload_follows_the_folder() {
         }
     }
     assert!(reported, "the invalid file was not reported within 10 s");
+    // The reload's own reads of the folder do not wake the watcher again: once the edit is
+    // taken, the count of reloads stays where it is.
+    let reloads = |a| {
+        metrics_text(a)
+            .lines()
+            .find_map(|l| l.strip_prefix("palisade_policy_reloads_total "))
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .expect("the reload counter")
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let settled = reloads(a);
+    assert!(settled >= 2, "two edits, {settled} reloads");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        reloads(a),
+        settled,
+        "the folder reloads with no change in it"
+    );
     // SIGTERM while a run is in flight: the run finishes and is answered, then exit 0.
     let slow = std::thread::spawn(move || {
         request(
@@ -514,14 +551,7 @@ fn serve_cli_takes_a_pool_larger_than_its_concurrency() {
     );
     assert_eq!(run.status, 200, "{}", run.body);
     assert_eq!(run.body["output"], 42);
-    let mut stream = TcpStream::connect(running.addr).unwrap();
-    write!(
-        stream,
-        "GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut metrics = String::new();
-    stream.read_to_string(&mut metrics).unwrap();
+    let metrics = metrics_text(running.addr);
     assert!(metrics.contains("\npalisade_pool_slots 128\n"), "{metrics}");
     running.sigterm();
     assert_eq!(running.exit_code(), Some(0));

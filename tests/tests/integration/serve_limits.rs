@@ -76,7 +76,7 @@ async fn serve_max_sessions_and_the_idle_reaper() {
     cfg.max_sessions = 2;
     cfg.reap_interval = Duration::from_millis(50);
     let server = start(cfg);
-    let reaper = tokio::spawn(palisade::serve::sessions::reaper(server.state.clone()));
+    let reaper = tokio::spawn(palisade::serve::reaper(server.state.clone()));
     let short = server
         .session(None, json!({"policy": "box", "idle_timeout": "300ms"}))
         .await;
@@ -226,13 +226,13 @@ async fn serve_policy_reload_keeps_the_last_good_version() {
         "name = \"box\"\n[limits]\ntimeout = \"1s\"\n",
     )
     .unwrap();
-    server.state.reload();
+    server.state.policies.reload();
     let changed = server.call("GET", "/v1/policies", None, Value::Null).await;
     let second = sha(&changed.body, "box").unwrap();
     assert_ne!(first, second);
     // An invalid one keeps the last good version, shown by /readyz and a metric.
     std::fs::write(dir.join("box.toml"), "[limits]\nfuel = \"lots\"\n").unwrap();
-    server.state.reload();
+    server.state.policies.reload();
     let kept = server.call("GET", "/v1/policies", None, Value::Null).await;
     assert_eq!(sha(&kept.body, "box").unwrap(), second);
     let ready = server.call("GET", "/readyz", None, Value::Null).await;
@@ -254,7 +254,7 @@ async fn serve_policy_reload_keeps_the_last_good_version() {
     );
     // A removed one stops new calls.
     std::fs::remove_file(dir.join("box.toml")).unwrap();
-    server.state.reload();
+    server.state.policies.reload();
     let gone = server
         .call(
             "POST",
@@ -266,7 +266,7 @@ async fn serve_policy_reload_keeps_the_last_good_version() {
     assert_error(&gone, 404, "policy_not_found");
     // No policy left: /readyz says why.
     std::fs::remove_file(dir.join("default.toml")).unwrap();
-    server.state.reload();
+    server.state.policies.reload();
     let unready = server.call("GET", "/readyz", None, Value::Null).await;
     assert_eq!(unready.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(unready.body["reason"], "no policy is loaded");
@@ -275,7 +275,7 @@ async fn serve_policy_reload_keeps_the_last_good_version() {
         palisade::policy::DEFAULT_POLICY_TOML,
     )
     .unwrap();
-    server.state.reload();
+    server.state.policies.reload();
     server.assert_fine(None).await;
 }
 

@@ -6,11 +6,11 @@
 //! together once, into a component of their own (`Palisade::compile`), under the app's policy.
 
 use super::super::errors::ApiError;
-use super::super::state::AppState;
+use super::super::journal::Who;
+use super::super::runner::Runner;
 use super::records::AppRecord;
 use crate::{Error, Policy, RunOptions, Script};
 use serde_json::Value;
-use std::sync::Arc;
 
 /// The driver around every app.
 pub const DRIVER: &str = include_str!("driver.js");
@@ -29,27 +29,22 @@ pub struct Loaded {
 /// names. A syntax error is `guest_syntax` with its line and column in `app.js`; a module that
 /// is not an app (no `actions`, no `view`) is `invalid_input`.
 pub async fn compile(
-    state: &Arc<AppState>,
+    runner: &Runner,
     policy: &Policy,
     mut record: AppRecord,
+    tenant: &str,
 ) -> Result<Loaded, ApiError> {
     let script = Script::new("driver.js", DRIVER)
         .with_modules([("app.js", record.source.as_str())])
         .map_err(ApiError::from)?;
-    let wasm = state.palisade.compile(policy, &script).await?;
-    let script = Script::from_component(wasm)?;
-    let script = state.palisade.precompile(policy, &script).await?;
-    let permit = state.admission.enter(&state.metrics).await?;
-    let outcome = state
-        .palisade
-        .run_with(
-            policy,
-            &script,
-            "null",
-            &RunOptions::default().export("describe"),
-        )
-        .await;
-    drop(permit);
+    let script = runner.compile(policy, &script).await?;
+    let who = Who {
+        tenant,
+        session: None,
+        app: Some(&record.name),
+    };
+    let options = RunOptions::default().export("describe");
+    let outcome = runner.run(policy, &script, "null", options, &who).await?;
     let described: Value = match outcome.result {
         Ok(raw) => serde_json::from_str(raw.get()).map_err(|e| Error::Internal {
             detail: format!("the driver's description is not JSON: {e}"),

@@ -6,18 +6,19 @@
 //! `Idempotency-Key` record in one transaction before the response is sent. Every action is
 //! written to the audit log.
 
+use super::super::auth::Tenant;
 use super::super::errors::{ApiError, docs_url, status_of};
-use super::super::runs::Stored;
-use super::super::state::AppState;
+use super::super::idempotency::{Ledger, Seen};
+use super::super::journal::Who;
+use super::super::reply::Stored;
 use super::abi::Loaded;
-use super::records::{self, Commit, EventRecord, KeyRecord, SessionState};
-use super::{app_key, check_session};
+use super::records::{self, Commit, EventRecord, SessionState};
+use super::{Apps, app_key, check_session};
 use crate::policy::{Clock, Determinism};
 use crate::{Error, Policy, RunOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use std::sync::Arc;
 use std::time::Duration;
 use utoipa::ToSchema;
 
@@ -47,14 +48,10 @@ pub struct ActionRequest {
     #[serde(default)]
     #[schema(value_type = Object)]
     pub env: Option<Map<String, Value>>,
-}
-
-/// Who acts, and with which idempotency key.
-pub struct Actor<'a> {
-    /// The tenant's name.
-    pub tenant: &'a str,
-    /// The `Idempotency-Key` header, if any.
-    pub key: Option<&'a str>,
+    /// A dry run's `preview`: commit only if this action, run now, does exactly what that
+    /// preview showed (else 409 `preview_mismatch`, nothing kept).
+    #[serde(default)]
+    pub if_preview: Option<String>,
 }
 
 /// A response and whether it is a replay.
@@ -119,45 +116,84 @@ pub enum Ran {
     Failed(Error),
 }
 
-/// Call the driver's `export` with `input` (written as JSON) under `policy`.
-pub async fn call(
-    state: &Arc<AppState>,
-    loaded: &Loaded,
-    policy: &Policy,
-    export: &str,
-    input: &impl Serialize,
-    who: (&str, &str),
-) -> Result<Ran, ApiError> {
-    let options = RunOptions::default()
-        .export(export)
-        .metadata(json!({"tenant": who.0, "session": who.1, "app": loaded.record.name}));
-    let input = serde_json::to_string(input).map_err(|e| Error::Internal {
-        detail: format!("an app's input cannot be written as JSON: {e}"),
-    })?;
-    let permit = state.admission.enter(&state.metrics).await?;
-    let outcome = state
-        .palisade
-        .run_with(policy, &loaded.script, &input, &options)
-        .await;
-    drop(permit);
-    state.metrics.call(&outcome);
-    state.audit(who.0, Some(who.1), &outcome);
-    Ok(match outcome.result {
-        Ok(raw) => Ran::Value(serde_json::from_str(raw.get()).map_err(|e| {
-            ApiError::from(Error::Internal {
-                detail: format!("the driver's result is not JSON: {e}"),
-            })
-        })?),
-        Err(Error::CapacityExhausted { waited_ms }) => {
-            return Err(ApiError::capacity(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                waited_ms,
-                super::super::admission::RETRY_AFTER_SECONDS,
-                "every run slot stayed busy; retry after Retry-After seconds",
-            ));
-        }
-        Err(error) => Ran::Failed(error),
-    })
+impl Apps {
+    /// Call the driver's `export` with `input` (written as JSON) under `policy` for `who`. A
+    /// result the host cannot read back (nested past serde's 128 levels) is the script's
+    /// `bad_output`, not the server's fault.
+    pub(super) async fn call(
+        &self,
+        loaded: &Loaded,
+        policy: &Policy,
+        export: &str,
+        input: &impl Serialize,
+        who: &Who<'_>,
+    ) -> Result<Ran, ApiError> {
+        let options = RunOptions::default()
+            .export(export)
+            .metadata(json!({"tenant": who.tenant, "session": who.session, "app": who.app}));
+        let input = serde_json::to_string(input).map_err(|e| Error::Internal {
+            detail: format!("an app's input cannot be written as JSON: {e}"),
+        })?;
+        let outcome = self
+            .parts
+            .runner
+            .run(policy, &loaded.script, &input, options, who)
+            .await?;
+        Ok(match outcome.result {
+            Ok(raw) => match serde_json::from_str(raw.get()) {
+                Ok(value) => Ran::Value(value),
+                Err(e) => Ran::Failed(Error::BadOutput {
+                    detail: format!("the app's answer cannot be read back: {e}"),
+                }),
+            },
+            Err(error) => Ran::Failed(error),
+        })
+    }
+
+    /// Where a call on `skey` stands: its stored state (if any), and the policy, clock and
+    /// sequence number of the next call. `clock` overrides the session's clock.
+    pub(super) async fn standing(
+        &self,
+        loaded: &Loaded,
+        tenant: &Tenant,
+        skey: &str,
+        clock: Option<u64>,
+    ) -> Result<Standing, ApiError> {
+        let store = self.parts.store.clone();
+        let lookup = skey.to_owned();
+        let current = records::blocking(move || records::session(&store, &lookup)).await?;
+        let clock = clock.unwrap_or_else(|| {
+            current
+                .as_ref()
+                .map_or(loaded.record.created_unix_ms, |s| s.clock_unix_ms)
+        });
+        let seq = current.as_ref().map_or(0, |s| s.seq);
+        let policy = self
+            .parts
+            .policies
+            .policy_for(tenant, &loaded.record.policy)?;
+        Ok(Standing {
+            policy: call_policy(&policy, &tenant.name, clock, seed(skey, seq + 1)),
+            view_policy: call_policy(&policy, &tenant.name, clock, seed(skey, seq)),
+            clock,
+            seq,
+            current,
+        })
+    }
+}
+
+/// A session's place before a call ([`Apps::standing`]).
+pub struct Standing {
+    /// The policy of the next action (clock and seed fixed for `seq + 1`).
+    pub policy: Policy,
+    /// The policy of a view or init at this point (seed of `seq`).
+    pub view_policy: Policy,
+    /// The clock of the next call.
+    pub clock: u64,
+    /// The last committed action's number.
+    pub seq: u64,
+    /// The stored state, if the session has one.
+    pub current: Option<SessionState>,
 }
 
 /// The response to an action that a limit or an exception ended: the error shape, with the
@@ -206,6 +242,7 @@ struct Answer<'a> {
     audit_preview: &'a Value,
     dry_run: bool,
     events: &'a [Value],
+    preview: &'a str,
     result: &'a Value,
     seq: u64,
     session_id: &'a str,
@@ -213,153 +250,271 @@ struct Answer<'a> {
     view: &'a Value,
 }
 
-/// Run one action for `actor` (see the module's docs).
-pub async fn act(
-    state: &Arc<AppState>,
-    tenant: &super::super::auth::Tenant,
-    app: &str,
-    body: &[u8],
-    key: Option<&str>,
-) -> Result<Reply, ApiError> {
-    let request: ActionRequest = serde_json::from_slice(body)
-        .map_err(|e| ApiError::invalid(format!("the request body is not an action: {e}")))?;
-    let loaded = state.apps.get(state, tenant, app).await?;
-    if key.is_some_and(|key| {
-        key.is_empty()
-            || key.len() > super::super::idempotency::MAX_KEY_BYTES
-            || key.chars().any(char::is_control)
-    }) {
-        return Err(ApiError::invalid(
-            "an Idempotency-Key has 1 to 255 bytes and no control characters",
-        ));
-    }
-    let session = request
-        .session_id
-        .clone()
-        .unwrap_or_else(|| DEFAULT_SESSION.to_owned());
-    check_session(&session)?;
-    let policy = state.policy(tenant, &loaded.record.policy)?;
-    let skey = session_key(&tenant.name, app, &session);
-    let turn = state.apps.turn(&skey);
-    let result = {
-        let _turn = turn.lock().await;
-        let actor = Actor {
-            tenant: &tenant.name,
-            key,
-        };
-        in_turn(
-            state, &loaded, &policy, &actor, &session, &skey, request, body,
-        )
-        .await
-    };
-    state.apps.release(&skey, turn);
-    result
+/// What a preview's digest covers: the session's sequence number the action ran on, and the
+/// state, result, events and audit preview it produced (fields sorted, as JSON writes them).
+#[derive(Serialize)]
+struct Previewed<'a> {
+    audit_preview: &'a Value,
+    events: &'a [Value],
+    result: &'a Value,
+    seq: u64,
+    state: &'a Value,
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn in_turn(
-    state: &Arc<AppState>,
-    loaded: &Loaded,
-    policy: &Policy,
-    actor: &Actor<'_>,
-    session: &str,
-    skey: &str,
-    mut request: ActionRequest,
-    body: &[u8],
-) -> Result<Reply, ApiError> {
-    let env_dry = request
-        .env
-        .as_ref()
-        .and_then(|e| e.get("dry_run"))
-        .is_some_and(|v| v == true);
-    let dry_run = request.dry_run || env_dry;
-    request.dry_run = dry_run;
-    let body_sha256 = crate::record::hex(&Sha256::digest(body));
-    // A dry run neither reads nor consumes a key.
-    let key_id = match actor.key {
-        Some(key) if !dry_run => Some(format!("{skey}{key}")),
-        _ => None,
-    };
-    let store = state.store.clone();
-    let (lookup_session, lookup_key) = (skey.to_owned(), key_id.clone());
-    let (current, found) = records::blocking(move || {
-        let found = match &lookup_key {
-            Some(k) => records::key_record(&store, k)?,
+/// The SHA-256 (hex) of what an action produced: equal for a dry run and the commit that
+/// does exactly the same on the same state.
+fn preview(produced: &Previewed<'_>) -> String {
+    let mut hasher = Sha256::new();
+    // Writing JSON into a hasher cannot fail: the values came from JSON.
+    let _ = serde_json::to_writer(&mut hasher, produced);
+    crate::record::hex(&hasher.finalize())
+}
+
+/// 409 `preview_mismatch`: the commit would not do what the dry run previewed.
+fn mismatch(expected: &str, actual: &str) -> Reply {
+    let body = json!({"error": {
+        "code": "preview_mismatch",
+        "type": "client",
+        "message": "the action, run now, does not do what the preview showed: nothing was kept",
+        "docs_url": docs_url("preview_mismatch"),
+        "fix": null,
+        "fix_note": "dry-run the action again, review its new preview, and commit with that one",
+        "retryable": false,
+        "if_preview": expected,
+        "preview": actual,
+    }});
+    Reply {
+        stored: Stored {
+            status: 409,
+            body: body.to_string(),
+        },
+        replayed: false,
+    }
+}
+
+/// One audit line per action: what was asked, what it previewed, and how it ended.
+#[derive(Serialize)]
+struct ActionLine<'a> {
+    time_unix_ms: u64,
+    capability: &'static str,
+    tenant: &'a str,
+    app: &'a str,
+    session: &'a str,
+    action: &'a str,
+    params: &'a Option<Value>,
+    intent: &'a Option<String>,
+    dry_run: bool,
+    audit_preview: Option<&'a Value>,
+    idempotency_key: Option<&'a str>,
+    seq: u64,
+    outcome: &'a str,
+    policy: &'a str,
+    policy_sha256: &'a str,
+    app_sha256: &'a str,
+}
+
+/// One action in its session's turn, taken in named steps: [`ActionTurn::open`] (state and
+/// key record), [`ActionTurn::run`] (input and call), then [`ActionTurn::answer`] and, for a
+/// commit, [`ActionTurn::commit`].
+struct ActionTurn<'a> {
+    apps: &'a Apps,
+    loaded: &'a Loaded,
+    tenant: &'a Tenant,
+    key: Option<&'a str>,
+    session: &'a str,
+    skey: &'a str,
+    request: ActionRequest,
+    hash: String,
+}
+
+/// What a call of an action gave, with where the session stood before it.
+struct Called {
+    out: Value,
+    previous: Value,
+    standing: Standing,
+}
+
+impl Apps {
+    /// Run one action of `tenant` on `app` (see the module's docs).
+    pub async fn act(
+        &self,
+        tenant: &Tenant,
+        app: &str,
+        body: &[u8],
+        key: Option<&str>,
+    ) -> Result<Reply, ApiError> {
+        let mut request: ActionRequest = serde_json::from_slice(body)
+            .map_err(|e| ApiError::invalid(format!("the request body is not an action: {e}")))?;
+        let loaded = self.get(tenant, app).await?;
+        let session = request
+            .session_id
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SESSION.to_owned());
+        check_session(&session)?;
+        let env_dry = request
+            .env
+            .as_ref()
+            .and_then(|e| e.get("dry_run"))
+            .is_some_and(|v| v == true);
+        request.dry_run = request.dry_run || env_dry;
+        let skey = session_key(&tenant.name, app, &session);
+        let turn = ActionTurn {
+            apps: self,
+            loaded: &loaded,
+            tenant,
+            key,
+            session: &session,
+            skey: &skey,
+            request,
+            hash: Ledger::hash(body),
+        };
+        self.turns.run(&skey, turn.take()).await
+    }
+}
+
+impl ActionTurn<'_> {
+    async fn take(self) -> Result<Reply, ApiError> {
+        if let Some(replayed) = self.replay().await? {
+            return Ok(replayed);
+        }
+        let ran = match self.run().await? {
+            Ok(ran) => ran,
+            Err(failed) => return Ok(failed),
+        };
+        self.answer(ran).await
+    }
+
+    /// The key's stored response, when this is a replay (a dry run neither reads nor
+    /// consumes a key).
+    async fn replay(&self) -> Result<Option<Reply>, ApiError> {
+        let Some(key) = self.key.filter(|_| !self.request.dry_run) else {
+            return Ok(None);
+        };
+        let store = self.apps.parts.store.clone();
+        let id = format!("{}{key}", self.skey);
+        let found = records::blocking(move || records::key_record(&store, &id)).await?;
+        match self
+            .apps
+            .parts
+            .ledger
+            .judge(found, key, &self.hash, crate::audit::now_unix_ms())?
+        {
+            Seen::Fresh => Ok(None),
+            Seen::Replay(stored) => {
+                self.line(None, "replayed", 0);
+                Ok(Some(Reply {
+                    stored,
+                    replayed: true,
+                }))
+            }
+        }
+    }
+
+    /// Call the action on the session's state; a call a limit or an exception ended is the
+    /// `Err` reply, with the state as it stays.
+    async fn run(&self) -> Result<Result<Called, Reply>, ApiError> {
+        let clock = match self.request.env.as_ref().and_then(|e| e.get("now")) {
+            Some(now) => Some(parse_now(now)?),
             None => None,
         };
-        Ok((records::session(&store, &lookup_session)?, found))
-    })
-    .await?;
-    let ttl = state.config.idempotency_ttl.as_millis() as u64;
-    let now = crate::audit::now_unix_ms();
-    if let Some(record) = found.filter(|r| now.saturating_sub(r.created_unix_ms) < ttl) {
-        if record.body_sha256 != body_sha256 {
-            return Err(ApiError::from(Error::IdempotencyConflict {
-                key: actor.key.unwrap_or_default().to_owned(),
-            }));
+        let mut standing = self
+            .apps
+            .standing(self.loaded, self.tenant, self.skey, clock)
+            .await?;
+        let previous = standing
+            .current
+            .as_mut()
+            .map_or(Value::Null, |s| s.state.take());
+        let mut env = self.request.env.clone().unwrap_or_default();
+        env.insert("session_id".into(), self.session.into());
+        env.insert("dry_run".into(), self.request.dry_run.into());
+        env.insert("now".into(), rfc3339(standing.clock).into());
+        if let Some(intent) = &self.request.intent {
+            env.insert("intent".into(), intent.as_str().into());
         }
-        audit(state, loaded, actor, session, &request, None, "replayed", 0);
-        return Ok(Reply {
-            stored: record.response,
-            replayed: true,
+        let no_params = Value::Object(Map::new());
+        let input = ActInput {
+            action: &self.request.action,
+            env: &env,
+            params: self.request.params.as_ref().unwrap_or(&no_params),
+            state: &previous,
+        };
+        let who = self.who();
+        let ran = self
+            .apps
+            .call(self.loaded, &standing.policy, "act", &input, &who)
+            .await?;
+        Ok(match ran {
+            Ran::Value(out) => Ok(Called {
+                out,
+                previous,
+                standing,
+            }),
+            Ran::Failed(error) => {
+                self.line(None, error.code(), standing.seq + 1);
+                Err(Reply {
+                    stored: failure(&error, &previous),
+                    replayed: false,
+                })
+            }
+        })
+    }
+
+    /// The reply to an action that ran: the app's own error, a dry run's preview, or a commit.
+    async fn answer(&self, ran: Called) -> Result<Reply, ApiError> {
+        let seq = ran.standing.seq + 1;
+        let audit_preview = ran.out.get("audit_preview").cloned().unwrap_or(Value::Null);
+        if let Some(app_error) = ran.out.get("error").filter(|e| !e.is_null()) {
+            return Ok(self.app_error(&ran.out, app_error, &audit_preview, seq));
+        }
+        let dry_run = self.request.dry_run;
+        let no_events = Vec::new();
+        let events = ran.out["events"].as_array().unwrap_or(&no_events);
+        let preview = preview(&Previewed {
+            audit_preview: &audit_preview,
+            events,
+            result: &ran.out["result"],
+            seq: ran.standing.seq,
+            state: &ran.out["state"],
         });
-    }
-    let mut current = current;
-    let seq = current.as_ref().map_or(0, |s| s.seq) + 1;
-    // The state is moved out, not copied: the rest of `current` is all that is read later.
-    let previous = current.as_mut().map_or(Value::Null, |s| s.state.take());
-    let clock = match request.env.as_ref().and_then(|e| e.get("now")) {
-        Some(now) => parse_now(now)?,
-        None => current
-            .as_ref()
-            .map_or(loaded.record.created_unix_ms, |s| s.clock_unix_ms),
-    };
-    let mut env = request.env.clone().unwrap_or_default();
-    env.insert("session_id".into(), session.into());
-    env.insert("dry_run".into(), dry_run.into());
-    env.insert("now".into(), rfc3339(clock).into());
-    if let Some(intent) = &request.intent {
-        env.insert("intent".into(), intent.as_str().into());
-    }
-    let no_params = Value::Object(Map::new());
-    // Written straight from borrowed parts (the same JSON `json!` made from copies of them).
-    let input = ActInput {
-        action: &request.action,
-        env: &env,
-        params: request.params.as_ref().unwrap_or(&no_params),
-        state: &previous,
-    };
-    let call_policy = call_policy(policy, actor.tenant, clock, seed(skey, seq));
-    let ran = call(
-        state,
-        loaded,
-        &call_policy,
-        "act",
-        &input,
-        (actor.tenant, session),
-    )
-    .await?;
-    let mut out = match ran {
-        Ran::Value(v) => v,
-        Ran::Failed(error) => {
-            audit(
-                state,
-                loaded,
-                actor,
-                session,
-                &request,
-                None,
-                error.code(),
-                seq,
-            );
-            return Ok(Reply {
-                stored: failure(&error, &previous),
-                replayed: false,
-            });
+        if let Some(expected) = self.request.if_preview.as_deref().filter(|_| !dry_run)
+            && expected != preview
+        {
+            self.line(Some(&audit_preview), "preview_mismatch", seq);
+            return Ok(mismatch(expected, &preview));
         }
-    };
-    let audit_preview = out.get("audit_preview").cloned().unwrap_or(Value::Null);
-    if let Some(app_error) = out.get("error").filter(|e| !e.is_null()) {
+        let answer = Answer {
+            audit_preview: &audit_preview,
+            dry_run,
+            events,
+            preview: &preview,
+            result: &ran.out["result"],
+            seq: if dry_run { seq - 1 } else { seq },
+            session_id: self.session,
+            state: &ran.out["state"],
+            view: &ran.out["view"],
+        };
+        let stored = Stored {
+            status: 200,
+            body: serde_json::to_string(&answer).map_err(|e| Error::Internal {
+                detail: format!("an action's answer cannot be written as JSON: {e}"),
+            })?,
+        };
+        if dry_run {
+            self.line(Some(&audit_preview), "dry_run", seq);
+        } else {
+            self.commit(ran, &stored).await?;
+            self.line(Some(&audit_preview), "committed", seq);
+        }
+        Ok(Reply {
+            stored,
+            replayed: false,
+        })
+    }
+
+    /// The reply to an action whose app answered an `error`: 400 for an action the app does
+    /// not have, 422 otherwise; nothing is kept.
+    fn app_error(&self, out: &Value, app_error: &Value, audit_preview: &Value, seq: u64) -> Reply {
         let code = app_error
             .get("code")
             .and_then(Value::as_str)
@@ -372,149 +527,102 @@ async fn in_turn(
             "events": [],
             "error": app_error,
             "view": out["view"],
-            "session_id": session,
+            "session_id": self.session,
             "seq": seq - 1,
-            "dry_run": dry_run,
+            "dry_run": self.request.dry_run,
         });
-        if code == "unknown_action" {
-            answer["error"]["docs_url"] = docs_url("invalid_input").into();
+        let unknown = code == "unknown_action";
+        if unknown {
+            let error = &mut answer["error"];
+            error["docs_url"] = docs_url("unknown_action").into();
+            error["fix"] = Value::Null;
+            error["fix_note"] = format!(
+                "send one of the app's actions: {}",
+                self.loaded.record.actions.join(", ")
+            )
+            .into();
+            error["retryable"] = false.into();
         }
-        let status = if code == "unknown_action" { 400 } else { 422 };
-        audit(
-            state,
-            loaded,
-            actor,
-            session,
-            &request,
-            Some(&audit_preview),
-            &code,
-            seq,
-        );
-        return Ok(Reply {
+        self.line(Some(audit_preview), &code, seq);
+        Reply {
             stored: Stored {
-                status,
+                status: if unknown { 400 } else { 422 },
                 body: answer.to_string(),
             },
             replayed: false,
-        });
+        }
     }
-    let no_events = Vec::new();
-    let answer = Answer {
-        audit_preview: &audit_preview,
-        dry_run,
-        events: out["events"].as_array().unwrap_or(&no_events),
-        result: &out["result"],
-        seq: if dry_run { seq - 1 } else { seq },
-        session_id: session,
-        state: &out["state"],
-        view: &out["view"],
-    };
-    let stored = Stored {
-        status: 200,
-        body: serde_json::to_string(&answer).map_err(|e| Error::Internal {
-            detail: format!("an action's answer cannot be written as JSON: {e}"),
-        })?,
-    };
-    if dry_run {
-        audit(
-            state,
-            loaded,
-            actor,
-            session,
-            &request,
-            Some(&audit_preview),
-            "dry_run",
-            seq,
-        );
-        return Ok(Reply {
-            stored,
-            replayed: false,
-        });
-    }
-    // The answer is written: what the commit keeps is moved out of `out`, not copied.
-    let mut take = |field: &str| out.get_mut(field).map_or(Value::Null, Value::take);
-    let events = match take("events") {
-        Value::Array(events) => events,
-        _ => Vec::new(),
-    };
-    let next = take("state");
-    let first_event = current.as_ref().map_or(0, |s| s.events) + 1;
-    let commit = Commit {
-        session_key: skey.to_owned(),
-        session: SessionState {
-            state: next,
-            seq,
-            clock_unix_ms: crate::audit::now_unix_ms(),
-            events: first_event - 1 + events.len() as u64,
-        },
-        events: events
-            .into_iter()
-            .enumerate()
-            .map(|(i, event)| EventRecord {
-                id: first_event + i as u64,
-                event,
-            })
-            .collect(),
-        key: key_id.map(|k| {
-            (
-                k,
-                KeyRecord {
-                    body_sha256,
-                    created_unix_ms: now,
-                    response: stored.clone(),
-                },
-            )
-        }),
-    };
-    let has_events = !commit.events.is_empty();
-    state.apps.commit(&state.store, commit).await?;
-    if has_events {
-        state.apps.notify();
-    }
-    audit(
-        state,
-        loaded,
-        actor,
-        session,
-        &request,
-        Some(&audit_preview),
-        "committed",
-        seq,
-    );
-    Ok(Reply {
-        stored,
-        replayed: false,
-    })
-}
 
-/// One audit line per action: what was asked, what it previewed, and how it ended.
-#[allow(clippy::too_many_arguments)]
-fn audit(
-    state: &AppState,
-    loaded: &Loaded,
-    actor: &Actor<'_>,
-    session: &str,
-    request: &ActionRequest,
-    audit_preview: Option<&Value>,
-    outcome: &str,
-    seq: u64,
-) {
-    state.append_audit_line(&json!({
-        "time_unix_ms": crate::audit::now_unix_ms(),
-        "capability": "app.action",
-        "tenant": actor.tenant,
-        "app": loaded.record.name,
-        "session": session,
-        "action": request.action,
-        "params": request.params,
-        "intent": request.intent,
-        "dry_run": request.dry_run,
-        "audit_preview": audit_preview,
-        "idempotency_key": actor.key,
-        "seq": seq,
-        "outcome": outcome,
-        "policy": loaded.record.policy,
-        "policy_sha256": loaded.policy_sha256,
-        "app_sha256": loaded.record.sha256,
-    }));
+    /// Keep the next state, its events and the key's record in one transaction, then wake the
+    /// event streams.
+    async fn commit(&self, mut ran: Called, stored: &Stored) -> Result<(), ApiError> {
+        let seq = ran.standing.seq + 1;
+        let mut take = |field: &str| ran.out.get_mut(field).map_or(Value::Null, Value::take);
+        let events = match take("events") {
+            Value::Array(events) => events,
+            _ => Vec::new(),
+        };
+        let next = take("state");
+        let first_event = ran.standing.current.as_ref().map_or(0, |s| s.events) + 1;
+        let commit = Commit {
+            session_key: self.skey.to_owned(),
+            session: SessionState {
+                state: next,
+                seq,
+                clock_unix_ms: crate::audit::now_unix_ms(),
+                events: first_event - 1 + events.len() as u64,
+            },
+            events: events
+                .into_iter()
+                .enumerate()
+                .map(|(i, event)| EventRecord {
+                    id: first_event + i as u64,
+                    event,
+                })
+                .collect(),
+            key: self.key.map(|k| {
+                (
+                    format!("{}{k}", self.skey),
+                    Ledger::record(self.hash.clone(), stored),
+                )
+            }),
+        };
+        let has_events = !commit.events.is_empty();
+        drop(ran.previous);
+        self.apps.commit(commit).await?;
+        if has_events {
+            self.apps.notify();
+        }
+        Ok(())
+    }
+
+    fn who(&self) -> Who<'_> {
+        Who {
+            tenant: &self.tenant.name,
+            session: Some(self.session),
+            app: Some(&self.loaded.record.name),
+        }
+    }
+
+    /// Write the action's line to the audit log.
+    fn line(&self, audit_preview: Option<&Value>, outcome: &str, seq: u64) {
+        self.apps.parts.journal.line(&ActionLine {
+            time_unix_ms: crate::audit::now_unix_ms(),
+            capability: "app.action",
+            tenant: &self.tenant.name,
+            app: &self.loaded.record.name,
+            session: self.session,
+            action: &self.request.action,
+            params: &self.request.params,
+            intent: &self.request.intent,
+            dry_run: self.request.dry_run,
+            audit_preview,
+            idempotency_key: self.key,
+            seq,
+            outcome,
+            policy: &self.loaded.record.policy,
+            policy_sha256: &self.loaded.policy_sha256,
+            app_sha256: &self.loaded.record.sha256,
+        });
+    }
 }

@@ -7,8 +7,7 @@
 
 use super::super::admission::RETRY_AFTER_SECONDS;
 use super::super::errors::ApiError;
-use super::super::state::AppState;
-use super::records;
+use super::{Apps, records};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, KeepAliveStream, Sse};
 use std::collections::HashMap;
@@ -149,25 +148,25 @@ impl futures_core::Stream for EventStream {
 /// The stream of `tenant`'s `session_key`'s events after the id `after`, or 429
 /// `capacity_exhausted` past a cap.
 pub fn stream(
-    state: &Arc<AppState>,
+    apps: &Apps,
     tenant: &str,
     session_key: String,
     after: u64,
 ) -> Result<Sse<KeepAliveStream<EventStream>>, ApiError> {
-    let slot = state.apps.streams.open(
-        state.config.event_streams,
+    let slot = apps.streams.open(
+        apps.parts.stream_caps,
         tenant,
         &session_key,
-        &state.metrics.app_event_streams,
+        &apps.parts.metrics.app_event_streams,
     )?;
     let (tx, rx) = tokio::sync::mpsc::channel(BUFFER);
-    let state = state.clone();
+    let store = apps.parts.store.clone();
+    let mut committed = apps.subscribe();
     tokio::spawn(async move {
-        let mut committed = state.apps.subscribe();
         let mut last = after;
         loop {
             committed.borrow_and_update();
-            let store = state.store.clone();
+            let store = store.clone();
             let key = session_key.clone();
             let batch =
                 match records::blocking(move || records::events_after(&store, &key, last, BATCH))

@@ -15,36 +15,52 @@ pub mod routes;
 pub mod seed;
 pub mod view;
 
+use super::auth::Tenant;
+use super::catalog::Policies;
 use super::errors::ApiError;
-use super::state::AppState;
+use super::idempotency::Ledger;
+use super::journal::Journal;
+use super::metrics::Metrics;
+use super::runner::Runner;
+use super::store::Store;
+use super::turns::Turns;
 use crate::Error;
 use abi::Loaded;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-/// The apps' in-memory side: compiled apps, the turn of each session, the signal that wakes
-/// event streams after a commit, and the count of open streams.
+/// What the apps service is built on.
+pub struct AppParts {
+    /// Apps, their sessions' states, events and key records.
+    pub store: Store,
+    /// Every call of an app goes through it.
+    pub runner: Arc<Runner>,
+    /// Actions' idempotency keys.
+    pub ledger: Arc<Ledger>,
+    /// One line per action.
+    pub journal: Journal,
+    /// The policies apps run under.
+    pub policies: Arc<Policies>,
+    /// The event streams' gauge.
+    pub metrics: Arc<Metrics>,
+    /// The most event streams open at once.
+    pub stream_caps: events::StreamCaps,
+    /// `--app FILE.js`: the app the seed's root routes serve.
+    pub seed_file: Option<PathBuf>,
+}
+
+/// The apps' service: compiled apps, the turn of each session, the signal that wakes event
+/// streams after a commit, the count of open streams, and what it is built on.
 pub struct Apps {
     loaded: Mutex<HashMap<String, Arc<Loaded>>>,
-    turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    turns: Turns,
     committed: tokio::sync::watch::Sender<u64>,
     seed: tokio::sync::Mutex<std::collections::HashSet<String>>,
     committer: Mutex<Option<Arc<records::Committer>>>,
     /// The event streams open now.
     pub streams: Arc<events::Streams>,
-}
-
-impl Default for Apps {
-    fn default() -> Self {
-        Apps {
-            loaded: Mutex::default(),
-            turns: Mutex::default(),
-            committed: tokio::sync::watch::channel(0).0,
-            seed: tokio::sync::Mutex::default(),
-            committer: Mutex::default(),
-            streams: Arc::default(),
-        }
-    }
+    parts: AppParts,
 }
 
 /// The store key of an app: tenant and name.
@@ -83,14 +99,22 @@ pub fn check_session(id: &str) -> Result<(), ApiError> {
 }
 
 impl Apps {
+    /// The apps' service over `parts`.
+    pub fn new(parts: AppParts) -> Apps {
+        Apps {
+            loaded: Mutex::default(),
+            turns: Turns::default(),
+            committed: tokio::sync::watch::channel(0).0,
+            seed: tokio::sync::Mutex::default(),
+            committer: Mutex::default(),
+            streams: Arc::default(),
+            parts,
+        }
+    }
+
     /// The compiled app `name` of `tenant`: from memory, or from the store (compiled again
     /// after a restart, or when its policy changed).
-    pub async fn get(
-        &self,
-        state: &Arc<AppState>,
-        tenant: &super::auth::Tenant,
-        name: &str,
-    ) -> Result<Arc<Loaded>, ApiError> {
+    pub async fn get(&self, tenant: &Tenant, name: &str) -> Result<Arc<Loaded>, ApiError> {
         check_name(name)?;
         let key = app_key(&tenant.name, name);
         let cached = self
@@ -101,33 +125,41 @@ impl Apps {
             .cloned();
         let record = match cached {
             Some(loaded) => {
-                let policy = state.policy(tenant, &loaded.record.policy)?;
+                let policy = self
+                    .parts
+                    .policies
+                    .policy_for(tenant, &loaded.record.policy)?;
                 if policy.sha256() == loaded.policy_sha256 {
                     return Ok(loaded);
                 }
                 loaded.record.clone()
             }
-            None => {
-                let store = state.store.clone();
-                let lookup = key.clone();
-                records::blocking(move || records::app(&store, &lookup))
-                    .await?
-                    .ok_or_else(|| Error::AppNotFound {
-                        name: name.to_owned(),
-                    })?
-            }
+            None => self.record(&tenant.name, name).await?,
         };
-        let policy = state.policy(tenant, &record.policy)?;
-        let loaded = Arc::new(abi::compile(state, &policy, record).await?);
-        self.loaded
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, loaded.clone());
+        let policy = self.parts.policies.policy_for(tenant, &record.policy)?;
+        let loaded =
+            Arc::new(abi::compile(&self.parts.runner, &policy, record, &tenant.name).await?);
+        self.insert(&tenant.name, loaded.clone());
         Ok(loaded)
     }
 
+    /// The kept record of `tenant`'s app `name`, or `app_not_found`.
+    pub async fn record(&self, tenant: &str, name: &str) -> Result<records::AppRecord, ApiError> {
+        check_name(name)?;
+        let store = self.parts.store.clone();
+        let key = app_key(tenant, name);
+        records::blocking(move || records::app(&store, &key))
+            .await?
+            .ok_or_else(|| {
+                Error::AppNotFound {
+                    name: name.to_owned(),
+                }
+                .into()
+            })
+    }
+
     /// Remember a freshly compiled app.
-    pub fn insert(&self, tenant: &str, loaded: Arc<Loaded>) {
+    fn insert(&self, tenant: &str, loaded: Arc<Loaded>) {
         let key = app_key(tenant, &loaded.record.name);
         self.loaded
             .lock()
@@ -136,40 +168,22 @@ impl Apps {
     }
 
     /// Forget an unloaded app.
-    pub fn forget(&self, tenant: &str, name: &str) {
+    fn forget(&self, tenant: &str, name: &str) {
         self.loaded
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&app_key(tenant, name));
     }
 
-    /// The lock that serializes the actions of one session.
-    fn turn(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut map = self.turns.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(key.to_owned()).or_default().clone()
-    }
-
-    fn release(&self, key: &str, turn: Arc<tokio::sync::Mutex<()>>) {
-        let mut map = self.turns.lock().unwrap_or_else(|e| e.into_inner());
-        // The map's reference and this one: nobody else waits for the session.
-        if Arc::strong_count(&turn) <= 2 {
-            map.remove(key);
-        }
-    }
-
     /// Write `commit` durably (group commit, started on first use).
-    async fn commit(
-        &self,
-        store: &super::store::Store,
-        commit: records::Commit,
-    ) -> Result<(), ApiError> {
+    async fn commit(&self, commit: records::Commit) -> Result<(), ApiError> {
         let committer = {
             let mut slot = self.committer.lock().unwrap_or_else(|e| e.into_inner());
             match &*slot {
                 Some(c) => c.clone(),
                 None => {
                     let c = Arc::new(
-                        records::Committer::start(store.clone())
+                        records::Committer::start(self.parts.store.clone())
                             .map_err(|detail| Error::Internal { detail })?,
                     );
                     *slot = Some(c.clone());

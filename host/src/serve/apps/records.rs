@@ -3,10 +3,8 @@
 //! and the apps' idempotency records. A commit writes a session's state, its events and its
 //! idempotency record in one transaction (fsynced before the response is sent).
 
-use super::super::errors::ApiError;
-use super::super::runs::Stored;
+pub use super::super::idempotency::KeyRecord;
 use super::super::store::Store;
-use crate::Error;
 use redb::{ReadableDatabase, TableDefinition};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -15,7 +13,7 @@ const APPS: TableDefinition<&str, &str> = TableDefinition::new("apps");
 const STATES: TableDefinition<&str, &str> = TableDefinition::new("app_sessions");
 const EVENTS: TableDefinition<&str, &str> = TableDefinition::new("app_events");
 /// The apps' idempotency records, by `tenant\napp\nsession\nkey` (purged with /v1/run's, by
-/// [`purge`](super::super::idempotency::purge)).
+/// the [`Ledger`](super::super::idempotency::Ledger)).
 pub const IDEMPOTENCY: TableDefinition<&str, &str> = TableDefinition::new("app_idempotency");
 
 /// A loaded app, as kept.
@@ -50,17 +48,6 @@ pub struct SessionState {
     pub events: u64,
 }
 
-/// An idempotency record of an app action.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct KeyRecord {
-    /// SHA-256 of the request body.
-    pub body_sha256: String,
-    /// When it was written.
-    pub created_unix_ms: u64,
-    /// The response, as sent.
-    pub response: Stored,
-}
-
 /// One event of the log.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EventRecord {
@@ -74,19 +61,7 @@ fn err<E: std::fmt::Display>(e: E) -> String {
     format!("app store: {e}")
 }
 
-/// Run store work off the async threads.
-pub async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, ApiError> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(detail)) => Err(Error::Internal { detail }.into()),
-        Err(e) => Err(Error::Internal {
-            detail: e.to_string(),
-        }
-        .into()),
-    }
-}
+pub use super::super::store::blocking;
 
 fn get<T: serde::de::DeserializeOwned>(
     store: &Store,

@@ -2,16 +2,17 @@
 //! handlers parse, call [`actions`] or the store, and answer; every error
 //! goes through [`ApiError`].
 
+use super::super::auth::{Authed, Tenant};
 use super::super::errors::ApiError;
-use super::super::state::AppState;
+use super::super::idempotency::Ledger;
 use super::actions::{self, DEFAULT_SESSION, Ran};
 use super::records::{self, AppRecord};
 use super::view::{self, Audience};
-use super::{app_key, check_name, check_session};
+use super::{Apps, app_key, check_name, check_session};
 use crate::Error;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRef, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -22,29 +23,21 @@ use std::sync::Arc;
 use utoipa::{IntoParams, ToSchema};
 
 type AppResult = Result<Response, ApiError>;
+type St = State<Arc<Apps>>;
 
-/// A refusal already made into a response (boxed: it is large).
-pub type Refusal = Box<Response>;
-
-/// Make `error` a [`Refusal`].
-pub fn refuse(error: impl IntoResponse) -> Refusal {
-    Box::new(error.into_response())
-}
-type St = State<Arc<AppState>>;
-
-/// The `/v1/apps` routes, and the seed's root routes when the server has `--app`.
-pub fn router(state: &Arc<AppState>) -> Router<Arc<AppState>> {
-    let routes = Router::new()
+/// The `/v1/apps` routes, on any state that holds the apps and the tenants.
+pub fn router<S>() -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<Apps>: FromRef<S>,
+    Arc<super::super::auth::Tenants>: FromRef<S>,
+{
+    Router::new()
         .route("/v1/apps", post(load).get(list))
         .route("/v1/apps/{app}", get(show).delete(unload))
         .route("/v1/apps/{app}/actions", post(act))
         .route("/v1/apps/{app}/view", get(view_app))
-        .route("/v1/apps/{app}/events", get(events));
-    if state.config.app.is_some() {
-        routes.merge(super::seed::router())
-    } else {
-        routes
-    }
+        .route("/v1/apps/{app}/events", get(events))
 }
 
 /// The body of `POST /v1/apps`.
@@ -97,52 +90,81 @@ pub fn describe(record: &AppRecord) -> Value {
     })
 }
 
-/// The error of a compile, with `location` (line and column in the app) when there is one.
-pub fn compile_error(error: ApiError) -> Response {
-    let status = error.status();
-    let mut body = error.body();
-    if let Error::GuestSyntax {
-        location: Some(l), ..
+impl Apps {
+    /// Compile and keep an app for `tenant`; its description. A compile error carries its
+    /// `location` in the app.
+    pub async fn load(&self, tenant: &Tenant, request: LoadApp) -> Result<Value, ApiError> {
+        check_name(&request.name)?;
+        let policy_name = request.policy.unwrap_or_else(|| "default".to_owned());
+        let policy = self.parts.policies.policy_for(tenant, &policy_name)?;
+        let record = AppRecord {
+            name: request.name,
+            policy: policy_name,
+            sha256: crate::record::hex(&Sha256::digest(request.source.as_bytes())),
+            source: request.source,
+            manifest: Value::Null,
+            actions: Vec::new(),
+            created_unix_ms: crate::audit::now_unix_ms(),
+        };
+        let loaded = super::abi::compile(&self.parts.runner, &policy, record, &tenant.name).await?;
+        let store = self.parts.store.clone();
+        let key = app_key(&tenant.name, &loaded.record.name);
+        let kept = loaded.record.clone();
+        records::blocking(move || records::put_app(&store, &key, &kept)).await?;
+        let description = describe(&loaded.record);
+        self.insert(&tenant.name, Arc::new(loaded));
+        Ok(description)
     }
-    | Error::GuestException {
-        location: Some(l), ..
-    } = error.error()
-    {
-        body["error"]["location"] = json!({"line": l.line, "column": l.column});
-    }
-    json_response(status, body)
-}
 
-/// Compile and keep an app for `tenant`; its description.
-pub async fn load_app(
-    state: &Arc<AppState>,
-    tenant: &super::super::auth::Tenant,
-    request: LoadApp,
-) -> Result<Value, Refusal> {
-    check_name(&request.name).map_err(refuse)?;
-    let policy_name = request.policy.unwrap_or_else(|| "default".to_owned());
-    let policy = state.policy(tenant, &policy_name).map_err(refuse)?;
-    let record = AppRecord {
-        name: request.name,
-        policy: policy_name,
-        sha256: crate::record::hex(&Sha256::digest(request.source.as_bytes())),
-        source: request.source,
-        manifest: Value::Null,
-        actions: Vec::new(),
-        created_unix_ms: crate::audit::now_unix_ms(),
-    };
-    let loaded = super::abi::compile(state, &policy, record)
-        .await
-        .map_err(|e| Box::new(compile_error(e)))?;
-    let store = state.store.clone();
-    let key = app_key(&tenant.name, &loaded.record.name);
-    let kept = loaded.record.clone();
-    records::blocking(move || records::put_app(&store, &key, &kept))
-        .await
-        .map_err(refuse)?;
-    let description = describe(&loaded.record);
-    state.apps.insert(&tenant.name, Arc::new(loaded));
-    Ok(description)
+    /// Unload `tenant`'s app `name`: its sessions, events and key records go with it.
+    pub async fn unload(&self, tenant: &Tenant, name: &str) -> Result<(), ApiError> {
+        check_name(name)?;
+        let store = self.parts.store.clone();
+        let key = app_key(&tenant.name, name);
+        let existed = records::blocking(move || records::remove_app(&store, &key)).await?;
+        self.forget(&tenant.name, name);
+        if self.parts.seed_file.is_some() {
+            self.seed.lock().await.remove(&tenant.name);
+        }
+        if !existed {
+            return Err(Error::AppNotFound {
+                name: name.to_owned(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// The view of a session's state (without a session yet: of `init`'s state, not kept).
+    pub async fn view(
+        &self,
+        tenant: &Tenant,
+        app: &str,
+        session: &str,
+        given: Option<Value>,
+    ) -> Result<Value, ApiError> {
+        check_session(session)?;
+        let loaded = self.get(tenant, app).await?;
+        let skey = actions::session_key(&tenant.name, app, session);
+        let standing = self.standing(&loaded, tenant, &skey, None).await?;
+        let app_state = match given {
+            Some(v) => v,
+            None => standing.current.map_or(Value::Null, |s| s.state),
+        };
+        let input = json!({"state": app_state, "env": {"session_id": session}});
+        let who = super::super::journal::Who {
+            tenant: &tenant.name,
+            session: Some(session),
+            app: Some(app),
+        };
+        match self
+            .call(&loaded, &standing.view_policy, "view", &input, &who)
+            .await?
+        {
+            Ran::Value(v) => Ok(v["view"].clone()),
+            Ran::Failed(error) => Err(error.into()),
+        }
+    }
 }
 
 /// Load an app: compile it once under its policy and keep it.
@@ -151,59 +173,32 @@ pub async fn load_app(
         (status = 400, description = "invalid_input: not an app"),
         (status = 404, description = "policy_not_found"),
         (status = 422, description = "guest_syntax (with `location`), not_compilable, guest_exception")))]
-pub async fn load(State(state): St, headers: HeaderMap, body: Bytes) -> Response {
-    let tenant = match state.tenant(&headers) {
-        Ok(t) => t,
-        Err(e) => return e.into_response(),
-    };
-    let request: LoadApp = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return ApiError::invalid(format!("the request body is not an app: {e}"))
-                .into_response();
-        }
-    };
-    match load_app(&state, &tenant, request).await {
-        Ok(description) => json_response(StatusCode::CREATED, description),
-        Err(response) => *response,
-    }
+pub async fn load(State(apps): St, Authed(tenant): Authed, body: Bytes) -> AppResult {
+    let request: LoadApp = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::invalid(format!("the request body is not an app: {e}")))?;
+    let description = apps.load(&tenant, request).await?;
+    Ok(json_response(StatusCode::CREATED, description))
 }
 
 /// The caller's apps.
 #[utoipa::path(get, path = "/v1/apps", tag = "apps",
     responses((status = 200, description = "`[{name, policy, sha256, manifest, actions, created_at}]`")))]
-pub async fn list(State(state): St, headers: HeaderMap) -> AppResult {
-    let tenant = state.tenant(&headers)?;
-    let store = state.store.clone();
+pub async fn list(State(apps): St, Authed(tenant): Authed) -> AppResult {
+    let store = apps.parts.store.clone();
     let name = tenant.name.clone();
-    let apps = records::blocking(move || records::apps(&store, &name)).await?;
+    let list = records::blocking(move || records::apps(&store, &name)).await?;
     Ok(json_response(
         StatusCode::OK,
-        Value::Array(apps.iter().map(describe).collect()),
+        Value::Array(list.iter().map(describe).collect()),
     ))
-}
-
-async fn record(state: &Arc<AppState>, tenant: &str, app: &str) -> Result<AppRecord, ApiError> {
-    check_name(app)?;
-    let store = state.store.clone();
-    let key = app_key(tenant, app);
-    records::blocking(move || records::app(&store, &key))
-        .await?
-        .ok_or_else(|| {
-            Error::AppNotFound {
-                name: app.to_owned(),
-            }
-            .into()
-        })
 }
 
 /// One app: manifest, actions and SHA-256.
 #[utoipa::path(get, path = "/v1/apps/{app}", tag = "apps",
     params(("app" = String, Path, description = "the app's name")),
     responses((status = 200, description = "the app"), (status = 404, description = "app_not_found")))]
-pub async fn show(State(state): St, headers: HeaderMap, Path(app): Path<String>) -> AppResult {
-    let tenant = state.tenant(&headers)?;
-    let record = record(&state, &tenant.name, &app).await?;
+pub async fn show(State(apps): St, Authed(tenant): Authed, Path(app): Path<String>) -> AppResult {
+    let record = apps.record(&tenant.name, &app).await?;
     Ok(json_response(StatusCode::OK, describe(&record)))
 }
 
@@ -211,30 +206,12 @@ pub async fn show(State(state): St, headers: HeaderMap, Path(app): Path<String>)
 #[utoipa::path(delete, path = "/v1/apps/{app}", tag = "apps",
     params(("app" = String, Path, description = "the app's name")),
     responses((status = 200, description = "`{name, unloaded: true}`"), (status = 404, description = "app_not_found")))]
-pub async fn unload(State(state): St, headers: HeaderMap, Path(app): Path<String>) -> AppResult {
-    let tenant = state.tenant(&headers)?;
-    check_name(&app)?;
-    let store = state.store.clone();
-    let key = app_key(&tenant.name, &app);
-    let existed = records::blocking(move || records::remove_app(&store, &key)).await?;
-    state.apps.forget(&tenant.name, &app);
-    if !existed {
-        return Err(Error::AppNotFound { name: app }.into());
-    }
+pub async fn unload(State(apps): St, Authed(tenant): Authed, Path(app): Path<String>) -> AppResult {
+    apps.unload(&tenant, &app).await?;
     Ok(json_response(
         StatusCode::OK,
         json!({"name": app, "unloaded": true}),
     ))
-}
-
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
-    match headers.get("idempotency-key") {
-        None => Ok(None),
-        Some(v) => v
-            .to_str()
-            .map(Some)
-            .map_err(|_| ApiError::invalid("the Idempotency-Key is not visible ASCII")),
-    }
 }
 
 /// Run an action: a dry run previews it, a commit persists its state and events.
@@ -248,55 +225,15 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
         (status = 422, description = "the action's own `error`, an exception, or idempotency_conflict"),
         (status = 429, description = "fuel_exhausted: \"Fuel exhausted\", or memory_limit")))]
 pub async fn act(
-    State(state): St,
+    State(apps): St,
+    Authed(tenant): Authed,
     headers: HeaderMap,
     Path(app): Path<String>,
     body: Bytes,
 ) -> AppResult {
-    let tenant = state.tenant(&headers)?;
-    let key = idempotency_key(&headers)?;
-    let reply = actions::act(&state, &tenant, &app, &body, key).await?;
-    Ok(crate::serve::router::stored(reply.stored, reply.replayed))
-}
-
-/// The view of a session's state (without a session yet: of `init`'s state, not kept).
-pub async fn render_view(
-    state: &Arc<AppState>,
-    tenant: &super::super::auth::Tenant,
-    app: &str,
-    session: &str,
-    given: Option<Value>,
-) -> Result<Value, ApiError> {
-    check_session(session)?;
-    let loaded = state.apps.get(state, tenant, app).await?;
-    let policy = state.policy(tenant, &loaded.record.policy)?;
-    let skey = actions::session_key(&tenant.name, app, session);
-    let store = state.store.clone();
-    let lookup = skey.clone();
-    let current = records::blocking(move || records::session(&store, &lookup)).await?;
-    let clock = current
-        .as_ref()
-        .map_or(loaded.record.created_unix_ms, |s| s.clock_unix_ms);
-    let seq = current.as_ref().map_or(0, |s| s.seq);
-    let app_state = match given {
-        Some(v) => v,
-        None => current.map_or(Value::Null, |s| s.state),
-    };
-    let policy = actions::call_policy(&policy, &tenant.name, clock, actions::seed(&skey, seq));
-    let input = json!({"state": app_state, "env": {"session_id": session}});
-    match actions::call(
-        state,
-        &loaded,
-        &policy,
-        "view",
-        &input,
-        (&tenant.name, session),
-    )
-    .await?
-    {
-        Ran::Value(v) => Ok(v["view"].clone()),
-        Ran::Failed(error) => Err(error.into()),
-    }
+    let key = Ledger::key(&headers)?;
+    let reply = apps.act(&tenant, &app, &body, key).await?;
+    Ok(reply.stored.respond(reply.replayed))
 }
 
 /// Answer a view for `audience`, or by `Accept`: `text/html` renders it (escaped), JSON or
@@ -343,14 +280,14 @@ pub fn view_response(view_value: &Value, audience: Option<&str>, headers: &Heade
     responses((status = 200, description = "the view (JSON, `application/jace+json`, or escaped HTML for `Accept: text/html`)"),
         (status = 404, description = "app_not_found")))]
 pub async fn view_app(
-    State(state): St,
+    State(apps): St,
+    Authed(tenant): Authed,
     headers: HeaderMap,
     Path(app): Path<String>,
     Query(query): Query<ViewQuery>,
 ) -> AppResult {
-    let tenant = state.tenant(&headers)?;
     let session = query.session_id.as_deref().unwrap_or(DEFAULT_SESSION);
-    let value = render_view(&state, &tenant, &app, session, None).await?;
+    let value = apps.view(&tenant, &app, session, None).await?;
     view_response(&value, query.audience.as_deref(), &headers)
 }
 
@@ -374,16 +311,16 @@ pub fn resume_after(headers: &HeaderMap, query: Option<u64>) -> Result<u64, ApiE
         (status = 404, description = "app_not_found"),
         (status = 429, description = "capacity_exhausted: the session, the key or the server has its maximum of open streams, with Retry-After")))]
 pub async fn events(
-    State(state): St,
+    State(apps): St,
+    Authed(tenant): Authed,
     headers: HeaderMap,
     Path(app): Path<String>,
     Query(query): Query<EventsQuery>,
 ) -> AppResult {
-    let tenant = state.tenant(&headers)?;
     let session = query.session_id.as_deref().unwrap_or(DEFAULT_SESSION);
     check_session(session)?;
-    record(&state, &tenant.name, &app).await?;
+    apps.record(&tenant.name, &app).await?;
     let after = resume_after(&headers, query.last_event_id)?;
     let skey = actions::session_key(&tenant.name, &app, session);
-    Ok(super::events::stream(&state, &tenant.name, skey, after)?.into_response())
+    Ok(super::events::stream(&apps, &tenant.name, skey, after)?.into_response())
 }

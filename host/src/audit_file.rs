@@ -1,7 +1,10 @@
 //! The operator's audit log ([`Builder::audit_log`](crate::Builder::audit_log), `palisade run
-//! --audit-log`): every call's audit records appended as JSON lines when the call ends, each
-//! HTTP record with the addresses its host resolved to. The outcome and the script name the
-//! host only; the addresses are for the operator.
+//! --audit-log`, `palisade serve --audit-log`): every call's audit records appended as JSON
+//! lines when the call ends, each HTTP record with the addresses its host resolved to, and the
+//! call's tags ([`RunOptions::audit_tags`](crate::RunOptions::audit_tags): a tenant, a
+//! session). The outcome and the script name the host only; the addresses are for the
+//! operator. Every append is one write, synced before it returns: the one writer of this
+//! format (the server's own lines, such as an app action's, go through [`AuditFile::append_values`]).
 
 use crate::AuditRecord;
 use serde::Serialize;
@@ -19,13 +22,24 @@ pub(crate) struct AuditFile {
     failure: Mutex<Option<String>>,
 }
 
-/// One line: the record, and the addresses its target resolved to.
+/// One line: the record, the addresses its target resolved to, and the call's tags.
 #[derive(Serialize)]
 struct Line<'a> {
     #[serde(flatten)]
     record: &'a AuditRecord,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     addresses: &'a [SocketAddr],
+    #[serde(flatten)]
+    tags: &'a Tags,
+}
+
+/// Fields added to every line of one call (`tenant`, `session`, …).
+pub type Tags = serde_json::Map<String, serde_json::Value>;
+
+fn push_line<T: Serialize>(lines: &mut String, value: &T) -> serde_json::Result<()> {
+    lines.push_str(&serde_json::to_string(value)?);
+    lines.push('\n');
+    Ok(())
 }
 
 impl AuditFile {
@@ -43,22 +57,44 @@ impl AuditFile {
 
     /// Append one call's records in one write, so that the lines of concurrent calls (and
     /// processes sharing the file) do not interleave.
-    pub fn append(&self, records: &[AuditRecord], resolved: &HashMap<String, Vec<SocketAddr>>) {
+    pub fn append(
+        &self,
+        records: &[AuditRecord],
+        resolved: &HashMap<String, Vec<SocketAddr>>,
+        tags: &Tags,
+    ) {
         if records.is_empty() {
             return;
         }
         let mut lines = String::new();
         for record in records {
             let addresses = resolved.get(&record.target).map_or(&[][..], Vec::as_slice);
-            let line = Line { record, addresses };
-            match serde_json::to_string(&line) {
-                Ok(text) => {
-                    lines.push_str(&text);
-                    lines.push('\n');
-                }
-                Err(e) => return self.failed(e.to_string()),
+            let line = Line {
+                record,
+                addresses,
+                tags,
+            };
+            if let Err(e) = push_line(&mut lines, &line) {
+                return self.failed(e.to_string());
             }
         }
+        self.write(&lines);
+    }
+
+    /// Append lines the host made itself (an app action's record), in one synced write.
+    pub fn append_values<T: Serialize>(&self, values: &[T]) {
+        let mut lines = String::new();
+        for value in values {
+            if let Err(e) = push_line(&mut lines, value) {
+                return self.failed(e.to_string());
+            }
+        }
+        if !lines.is_empty() {
+            self.write(&lines);
+        }
+    }
+
+    fn write(&self, lines: &str) {
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
         if let Err(e) = file
             .write_all(lines.as_bytes())

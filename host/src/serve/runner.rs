@@ -1,0 +1,154 @@
+//! Every sandbox call the server makes goes through the [`Runner`]: it admits the call (one
+//! admission: at most `--max-concurrency` calls at once, each waiting at most the admission
+//! wait, then 503 `capacity_exhausted` with `Retry-After`), calls the library, counts the call
+//! in the metrics and tags its audit lines with who called. `POST /v1/run`, a session's run,
+//! an app's `describe`, `init`, `view` and actions, and an app's compile all come here.
+//!
+//! The library's own `max_concurrency` is the same number: it sizes the instance pool, and
+//! since every call is admitted here first, its queue never holds one.
+
+use super::admission::Admission;
+use super::errors::ApiError;
+use super::journal::Who;
+use super::metrics::Metrics;
+use crate::{Error, Outcome, Palisade, Policy, RunOptions, Script};
+use std::sync::Arc;
+
+/// The one way from the server into the sandbox.
+pub struct Runner {
+    palisade: Palisade,
+    admission: Admission,
+    metrics: Arc<Metrics>,
+}
+
+impl Runner {
+    /// Calls on `palisade`, admitted by `admission`, counted in `metrics`.
+    pub fn new(palisade: Palisade, admission: Admission, metrics: Arc<Metrics>) -> Runner {
+        Runner {
+            palisade,
+            admission,
+            metrics,
+        }
+    }
+
+    /// Run `script` with `input` (JSON text) under `policy` for `who`. A call that ran gives
+    /// its Outcome, failed or not; a call refused for capacity (here or in the library) is 503
+    /// `capacity_exhausted` with `Retry-After`.
+    pub async fn run(
+        &self,
+        policy: &Policy,
+        script: &Script,
+        input: &str,
+        options: RunOptions,
+        who: &Who<'_>,
+    ) -> Result<Outcome, ApiError> {
+        let options = options.audit_tags(who.tags());
+        let permit = self.admission.enter(&self.metrics).await?;
+        let outcome = self
+            .palisade
+            .run_with(policy, script, input, &options)
+            .await;
+        drop(permit);
+        self.metrics.call(&outcome);
+        match outcome.error() {
+            Some(Error::CapacityExhausted { waited_ms }) => Err(ApiError::capacity(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                *waited_ms,
+                super::admission::RETRY_AFTER_SECONDS,
+                "every run slot stayed busy; retry after Retry-After seconds",
+            )),
+            _ => Ok(outcome),
+        }
+    }
+
+    /// Compile `script` under `policy` into a component and load it for calls (an app:
+    /// compiled once, called many times). Admitted like a call: it takes a CPU.
+    pub async fn compile(&self, policy: &Policy, script: &Script) -> Result<Script, ApiError> {
+        let permit = self.admission.enter(&self.metrics).await?;
+        let compiled = async {
+            let wasm = self.palisade.compile(policy, script).await?;
+            let script = Script::from_component(wasm)?;
+            self.palisade.precompile(policy, &script).await
+        }
+        .await;
+        drop(permit);
+        compiled.map_err(ApiError::from)
+    }
+
+    /// The calls running now.
+    pub fn running(&self) -> usize {
+        self.admission.running()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Admission, Metrics, Runner, Who};
+    use crate::{Palisade, Policy, RunOptions, Script};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn runner(audit_log: &std::path::Path) -> (Runner, Arc<Metrics>) {
+        let palisade = Palisade::builder().audit_log(audit_log).build().unwrap();
+        let metrics = Arc::new(Metrics::new());
+        let admission = Admission::new(1, Duration::from_millis(20));
+        (Runner::new(palisade, admission, metrics.clone()), metrics)
+    }
+
+    /// With the one permit held, a call waits out the admission wait and is 503
+    /// `capacity_exhausted` with `Retry-After`; once it is free, a call runs, is counted once,
+    /// and its one audit record is written once, tagged with its caller.
+    #[tokio::test]
+    async fn admits_counts_and_journals_each_call_once() {
+        let dir = std::env::temp_dir().join(format!("palisade-runner-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("audit.jsonl");
+        let (runner, metrics) = runner(&log);
+        let policy = Policy::builtin_default();
+        let script = Script::new(
+            "probe.js",
+            "export default async () => { try { await fetch('http://127.0.0.1:9/') } catch {} \
+             return 1 }",
+        );
+        let who = Who {
+            tenant: "acme",
+            session: Some("s1"),
+            app: None,
+        };
+        let held = runner.admission.enter(&metrics).await.unwrap();
+        let refused = runner
+            .run(&policy, &script, "null", RunOptions::default(), &who)
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), "capacity_exhausted");
+        assert_eq!(refused.status(), 503);
+        let response = axum::response::IntoResponse::into_response(refused);
+        assert_eq!(response.headers()["retry-after"], "1");
+        drop(held);
+        let outcome = runner
+            .run(&policy, &script, "null", RunOptions::default(), &who)
+            .await
+            .unwrap();
+        assert_eq!(outcome.output().unwrap().get(), "1");
+        let text = metrics.render();
+        assert!(
+            text.contains("palisade_calls_total{code=\"ok\",policy=\"default\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("palisade_admission_rejected_total 1"),
+            "{text}"
+        );
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0]["tenant"], "acme");
+        assert_eq!(lines[0]["session"], "s1");
+        assert_eq!(lines[0]["decision"], "deny");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
