@@ -75,6 +75,8 @@ mod sandbox;
 mod serve;
 #[path = "integration/serve_cli.rs"]
 mod serve_cli;
+#[path = "integration/serve_connections.rs"]
+mod serve_connections;
 #[path = "integration/serve_contracts.rs"]
 mod serve_contracts;
 #[path = "integration/serve_limits.rs"]

@@ -75,6 +75,9 @@ pub fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_target(false)
         .without_time()
+        // A closed stderr (an operator piped it away) must not end the process: the
+        // subscriber would report the failed write with `eprintln!`, which panics.
+        .log_internal_errors(false)
         .init();
     // Each error's `docs_url` (in `--json` output) starts here; `serve` also takes `--docs-url`.
     #[cfg(feature = "serve")]

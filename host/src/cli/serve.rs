@@ -41,6 +41,16 @@ pub struct ServeArgs {
     /// A session's idle timeout when its creator gives none.
     #[arg(long, default_value = "5m")]
     idle_timeout: palisade::policy::HumanDuration,
+    /// The most connections held at once; one past it is closed at once (keep it under the
+    /// process's open-file limit).
+    #[arg(long, default_value_t = 512)]
+    max_connections: usize,
+    /// How long a request's head may take to arrive, and a keep-alive connection may stay idle.
+    #[arg(long, default_value = "10s")]
+    header_timeout: palisade::policy::HumanDuration,
+    /// How long a request's body may take to arrive (then 408).
+    #[arg(long, default_value = "30s")]
+    body_timeout: palisade::policy::HumanDuration,
     /// How long requests in flight may take to finish after SIGTERM.
     #[arg(long, default_value = "30s")]
     drain_grace: palisade::policy::HumanDuration,
@@ -69,6 +79,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
     config.admission_wait = args.admission_wait.0;
     config.idle_timeout = args.idle_timeout.0;
     config.drain_grace = args.drain_grace.0;
+    config.max_connections = args.max_connections.max(1);
+    config.header_timeout = args.header_timeout.0;
+    config.body_timeout = args.body_timeout.0;
     // `--docs-url` when given, else `$PALISADE_DOCS_URL`.
     config.docs_url = match super::docs_url_from_env() {
         Some(base) if args.docs_url == palisade::DEFAULT_DOCS_URL => base,

@@ -25,6 +25,10 @@ pub struct Metrics {
     pub reload_errors: IntCounter,
     /// Reloads of the policies folder.
     pub reloads: IntCounter,
+    /// Connections held now.
+    pub connections: IntGauge,
+    /// Connections closed at once because `--max-connections` were held.
+    pub connections_refused: IntCounter,
     /// Policy files that did not load at the last reload.
     pub policies_invalid: IntGauge,
     /// Apps' server-sent event streams open now.
@@ -77,6 +81,14 @@ impl Metrics {
             "palisade_policy_reloads_total",
             "Reloads of the policies folder after a change",
         ));
+        let connections = must(IntGauge::new(
+            "palisade_connections",
+            "Connections held now",
+        ));
+        let connections_refused = must(IntCounter::new(
+            "palisade_connections_refused_total",
+            "Connections closed at once because --max-connections were held",
+        ));
         let policies_invalid = must(IntGauge::new(
             "palisade_policies_invalid",
             "Policy files that did not load at the last reload",
@@ -98,6 +110,8 @@ impl Metrics {
             Box::new(rejected.clone()),
             Box::new(reload_errors.clone()),
             Box::new(reloads.clone()),
+            Box::new(connections.clone()),
+            Box::new(connections_refused.clone()),
             Box::new(policies_invalid.clone()),
             Box::new(app_event_streams.clone()),
             Box::new(pool_slots.clone()),
@@ -114,6 +128,8 @@ impl Metrics {
             rejected,
             reload_errors,
             reloads,
+            connections,
+            connections_refused,
             policies_invalid,
             app_event_streams,
             pool_slots,

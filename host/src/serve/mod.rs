@@ -17,6 +17,7 @@ pub mod errors;
 pub mod fs;
 pub mod idempotency;
 pub mod journal;
+pub mod listener;
 pub mod metrics;
 pub mod openapi;
 pub mod reply;
@@ -179,15 +180,19 @@ pub async fn serve(
         tracing::warn!("draining: no new connections; finishing requests in flight");
         let _ = stop_tx.send(true);
     };
-    let listener = axum::serve::ListenerExt::tap_io(listener, abandon_dead_peers);
-    let server = axum::serve(listener, router(state)).with_graceful_shutdown(shutdown);
+    let connections = listener::Connections {
+        max: state.config.max_connections,
+        header_timeout: state.config.header_timeout,
+    };
+    let metrics = state.metrics.clone();
+    let server = listener::serve(listener, router(state), connections, metrics, shutdown);
     let mut stopped = stop_rx.clone();
     let deadline = async move {
         let _ = stopped.wait_for(|s| *s).await;
         tokio::time::sleep(grace).await;
     };
     tokio::select! {
-        result = server => result.map_err(|e| e.to_string()),
+        () = server => Ok(()),
         _ = deadline => {
             tracing::warn!("drain grace of {grace:?} over: stopping with requests in flight");
             Ok(())

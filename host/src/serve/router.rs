@@ -56,6 +56,9 @@ pub fn finish(routes: Router<AppState>, state: Arc<AppState>) -> Router {
         .fallback(not_found)
         .layer(axum::middleware::map_response(plain_refusals))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            state.config.body_timeout,
+        ))
         .with_state(AppState::clone(&state))
 }
 
@@ -72,20 +75,37 @@ fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 /// get the error shape too.
 async fn plain_refusals(response: Response) -> Response {
     let status = response.status();
-    let detail = match status {
-        StatusCode::PAYLOAD_TOO_LARGE => {
-            format!("the request body is over the server's {MAX_BODY_BYTES} bytes")
-        }
-        StatusCode::METHOD_NOT_ALLOWED => "this route does not take that method".to_owned(),
-        _ => return response,
-    };
     let is_json = response
         .headers()
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if is_json {
+    if is_json || !status.is_client_error() {
         return response;
     }
+    let (status, detail) = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => (
+            status,
+            format!("the request body is over the server's {MAX_BODY_BYTES} bytes"),
+        ),
+        StatusCode::METHOD_NOT_ALLOWED => {
+            (status, "this route does not take that method".to_owned())
+        }
+        // axum's own refusals of a body it could not read: say which.
+        StatusCode::BAD_REQUEST => {
+            let text = axum::body::to_bytes(response.into_body(), 4096)
+                .await
+                .unwrap_or_default();
+            if String::from_utf8_lossy(&text).contains("designated timeout") {
+                (
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the request body did not arrive within the server's body timeout".to_owned(),
+                )
+            } else {
+                (status, "the request body could not be read".to_owned())
+            }
+        }
+        _ => return response,
+    };
     ApiError::invalid(detail)
         .with_status(status)
         .note("see GET /openapi.json")

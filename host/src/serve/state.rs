@@ -56,6 +56,13 @@ pub struct Config {
     pub app: Option<PathBuf>,
     /// The most apps' event streams open at once, per session, per tenant and on the server.
     pub event_streams: super::apps::events::StreamCaps,
+    /// The most connections held at once; one past it is closed at once.
+    pub max_connections: usize,
+    /// How long a request's head may take to arrive (and a keep-alive connection may stay
+    /// idle) before the connection is closed.
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive before the request is answered 408.
+    pub body_timeout: Duration,
 }
 
 impl Config {
@@ -78,6 +85,9 @@ impl Config {
             docs_url: super::errors::DEFAULT_DOCS_URL.to_owned(),
             app: None,
             event_streams: super::apps::events::StreamCaps::default(),
+            max_connections: 512,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
         }
     }
 }
