@@ -75,6 +75,12 @@ impl Runner {
         compiled.map_err(ApiError::from)
     }
 
+    /// A run slot for work that is not a sandbox call but takes a CPU and memory as one does
+    /// (a session's file operation), held until dropped; `capacity_exhausted` after the wait.
+    pub async fn admit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        self.admission.enter(&self.metrics).await
+    }
+
     /// The calls running now.
     pub fn running(&self) -> usize {
         self.admission.running()

@@ -538,9 +538,14 @@ impl Sessions {
                 .or(request.src.as_deref())
                 .unwrap_or("")
         );
+        // A file operation takes a run slot, as a call does: a sed or a large read costs a CPU
+        // and memory, and `--max-concurrency` bounds them together.
+        let permit = self.parts.runner.admit().await?;
         let result = blocking(move || {
             let root = Root::open(&dir, &guest, quota, max_files)?;
-            root.op(&op, &request)
+            let result = root.op(&op, &request);
+            drop(permit);
+            result
         })
         .await;
         session.touch();

@@ -299,3 +299,86 @@ export const actions = {
     assert_eq!(stale.body["error"]["code"], "preview_mismatch");
     server.assert_fine(None).await;
 }
+
+/// An action whose event is over 64 KiB is the script's `output_too_large` with no `fix`, and
+/// nothing of it is kept; events at the cap stream as sent.
+#[tokio::test]
+async fn serve_an_event_over_its_cap_is_refused() {
+    let server = seed_server("contracts-event-cap");
+    let big = r#"export const manifest = { name: "big" };
+export function init() { return { n: 0 }; }
+export function view(state) { return { type: "x", value: state.n }; }
+export const actions = {
+  emit(state, params) {
+    return { state: { n: state.n + 1 }, events: [{ pad: "x".repeat(params.bytes) }] };
+  },
+};
+"#;
+    assert_eq!(
+        load(&server, "big", big, "default").await.status,
+        StatusCode::CREATED
+    );
+    let act = |bytes: usize| {
+        server.call(
+            "POST",
+            "/v1/apps/big/actions",
+            None,
+            json!({"action": "emit", "params": {"bytes": bytes}}),
+        )
+    };
+    let refused = act(70 * 1024).await;
+    assert_error(&refused, 422, "output_too_large");
+    assert!(refused.body["error"]["fix"].is_null());
+    let view = server
+        .call("GET", "/v1/apps/big/view?audience=agent", None, Value::Null)
+        .await;
+    assert_eq!(view.body["value"], 0, "nothing was kept");
+    let kept = act(60 * 1024).await;
+    assert_eq!(kept.status, StatusCode::OK, "{}", kept.body);
+    server.assert_fine(None).await;
+}
+
+/// A session's file operation takes a run slot as a call does: with every slot held by a
+/// running call, it waits the admission wait, then is 503 `capacity_exhausted` with
+/// `Retry-After`; once the call ends, it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_file_operations_are_admitted() {
+    let mut config = config("contracts-fs-admission", false);
+    config.max_concurrency = 1;
+    config.admission_wait = std::time::Duration::from_millis(200);
+    let server = std::sync::Arc::new(start(config));
+    let id = server.session(None, json!({"policy": "box"})).await;
+    let runner = server.clone();
+    let run_id = id.clone();
+    let slow = tokio::spawn(async move {
+        runner
+            .call(
+                "POST",
+                &format!("/v1/sessions/{run_id}/run"),
+                None,
+                json!({"source": "export default () => { const end = Date.now() + 1500; \
+                       while (Date.now() < end) {} return 'done' }"}),
+            )
+            .await
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while server.state.runner.running() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let waited = server
+        .fs(None, &id, "ls", json!({"path": "/scratch"}))
+        .await;
+    assert_error(&waited, 503, "capacity_exhausted");
+    assert_eq!(waited.headers["retry-after"], "1");
+    let ran = slow.await.unwrap();
+    assert_eq!(ran.status, StatusCode::OK, "{}", ran.body);
+    let listed = server
+        .fs(None, &id, "ls", json!({"path": "/scratch"}))
+        .await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    server.assert_fine(None).await;
+}

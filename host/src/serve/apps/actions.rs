@@ -12,6 +12,7 @@ use super::super::idempotency::{Ledger, Seen};
 use super::super::journal::Who;
 use super::super::reply::Stored;
 use super::abi::Loaded;
+use super::events::MAX_EVENT_BYTES;
 use super::records::{self, Commit, EventRecord, SessionState};
 use super::{Apps, app_key, check_session};
 use crate::policy::{Clock, Determinism};
@@ -223,6 +224,30 @@ pub fn failure(error: &Error, state: &Value) -> Stored {
     Stored {
         status: status_of(error).as_u16(),
         body: body.to_string(),
+    }
+}
+
+/// 422 `output_too_large` for an action with an event over [`MAX_EVENT_BYTES`]: nothing of it
+/// is kept, and no policy change would let it through.
+fn event_too_large(size: usize, state: &Value) -> Reply {
+    let error = Error::OutputTooLarge {
+        size: size as u64,
+        limit: crate::policy::ByteSize(MAX_EVENT_BYTES as u64),
+    };
+    let mut body = ApiError::from(error)
+        .fix(Value::Null)
+        .note(format!(
+            "an event is at most {MAX_EVENT_BYTES} bytes of JSON; keep large data in the state \
+             or the result"
+        ))
+        .body();
+    body["state"] = state.clone();
+    Reply {
+        stored: Stored {
+            status: 422,
+            body: body.to_string(),
+        },
+        replayed: false,
     }
 }
 
@@ -470,6 +495,14 @@ impl ActionTurn<'_> {
         let dry_run = self.request.dry_run;
         let no_events = Vec::new();
         let events = ran.out["events"].as_array().unwrap_or(&no_events);
+        if let Some(size) = events
+            .iter()
+            .map(|e| e.to_string().len())
+            .find(|n| *n > MAX_EVENT_BYTES)
+        {
+            self.line(Some(&audit_preview), "output_too_large", seq);
+            return Ok(event_too_large(size, &ran.previous));
+        }
         let preview = preview(&Previewed {
             audit_preview: &audit_preview,
             events,

@@ -34,8 +34,8 @@ impl Default for StreamCaps {
     fn default() -> Self {
         StreamCaps {
             per_session: 16,
-            per_tenant: 256,
-            per_server: 1024,
+            per_tenant: 64,
+            per_server: 256,
         }
     }
 }
@@ -124,11 +124,18 @@ impl Streams {
     }
 }
 
-/// Events read from the log at a time.
-const BATCH: usize = 256;
+/// Events read from the log at a time, and their bytes: the events stay JSON text, never
+/// parsed into trees (which took about 16 times their size).
+const BATCH: (usize, usize) = (256, 1 << 20);
 
-/// Events waiting to be sent to one client; bounds what a slow client holds in memory.
-const BUFFER: usize = 64;
+/// Events waiting to be sent to one client. With events of at most [`MAX_EVENT_BYTES`], a
+/// stream holds at most one batch and this many events: about 2 MiB for a client that reads
+/// nothing, at most `StreamCaps::per_server` times that on the server.
+const BUFFER: usize = 16;
+
+/// The most bytes of JSON one event may have: an action whose event is larger is the
+/// script's `output_too_large`, and nothing of it is kept.
+pub const MAX_EVENT_BYTES: usize = 64 << 10;
 
 /// A stream of events fed by the task that reads the log. It holds the stream's slot: the
 /// response body goes when the client does, and the slot with it.
@@ -175,12 +182,11 @@ pub fn stream(
                     Ok(batch) => batch,
                     Err(_) => return,
                 };
-            let full = batch.len() == BATCH;
+            let full = batch.len() == BATCH.0
+                || batch.iter().map(|e| e.json.len()).sum::<usize>() >= BATCH.1;
             for record in batch {
                 last = record.id;
-                let event = Event::default()
-                    .id(record.id.to_string())
-                    .data(record.event.to_string());
+                let event = Event::default().id(record.id.to_string()).data(record.json);
                 if tx.send(event).await.is_err() {
                     return;
                 }

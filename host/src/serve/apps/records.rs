@@ -264,13 +264,29 @@ fn write<'a>(store: &Store, commits: impl Iterator<Item = &'a Commit>) -> Result
     txn.commit().map_err(err)
 }
 
-/// At most `limit` events of a session after the id `after`.
+/// An event as the stream sends it: its id and its JSON text, never parsed into a tree.
+pub struct EventText {
+    /// Its id within the session.
+    pub id: u64,
+    /// The event's JSON.
+    pub json: String,
+}
+
+#[derive(Deserialize)]
+struct EventRaw<'a> {
+    id: u64,
+    #[serde(borrow)]
+    event: &'a serde_json::value::RawValue,
+}
+
+/// The events of a session after the id `after`, at most `limit` of them and no more than
+/// `max_bytes` of JSON (at least one, when there is one).
 pub fn events_after(
     store: &Store,
     session_key: &str,
     after: u64,
-    limit: usize,
-) -> Result<Vec<EventRecord>, String> {
+    (limit, max_bytes): (usize, usize),
+) -> Result<Vec<EventText>, String> {
     let txn = store.db().begin_read().map_err(err)?;
     let t = match txn.open_table(EVENTS) {
         Ok(t) => t,
@@ -280,10 +296,16 @@ pub fn events_after(
     let start = format!("{session_key}{:020}", after.saturating_add(1));
     let (_, end) = prefix_range(session_key);
     let mut out = Vec::new();
+    let mut bytes = 0;
     for entry in t.range(start.as_str()..end.as_str()).map_err(err)? {
         let (_, v) = entry.map_err(err)?;
-        out.push(serde_json::from_str(v.value()).map_err(err)?);
-        if out.len() >= limit {
+        let raw: EventRaw<'_> = serde_json::from_str(v.value()).map_err(err)?;
+        bytes += raw.event.get().len();
+        out.push(EventText {
+            id: raw.id,
+            json: raw.event.get().to_owned(),
+        });
+        if out.len() >= limit || bytes >= max_bytes {
             break;
         }
     }
