@@ -8,8 +8,11 @@
 # guest-js/wasi-sdk), libclang for javy's bindgen, Binaryen's wasm-opt (xtask optimizes the
 # guest with it), and the wasm32-wasip2 Rust target.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libc++-22-dev-wasm32 libc++abi-22-dev-wasm32 libclang-22-dev binaryen iproute2)
+# Node.js and npm for the OpenAPI checks, from Debian when the machine has none.
+command -v npm >/dev/null || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -42,5 +45,15 @@ if ! wasmtime --version 2>/dev/null | grep -qx "wasmtime $WASMTIME_VERSION"; the
   echo "setup: installing wasmtime-cli $WASMTIME_VERSION (the stock CLI)"
   cargo install --locked "wasmtime-cli@$WASMTIME_VERSION" --no-default-features \
     --features run,serve,cranelift,component-model,component-model-async,wasi-http,wasi-config,wasi-keyvalue,parallel-compilation,pooling-allocator
+fi
+# The OpenAPI checks (tests/tests/integration/serve_openapi.rs): a validator from PyPI, and a
+# generator and TypeScript from npm, pinned by tests/openapi/package-lock.json.
+if ! python3 -c "import openapi_spec_validator" 2>/dev/null; then
+  echo "setup: installing openapi-spec-validator (PyPI)"
+  python3 -m pip install -q --disable-pip-version-check "openapi-spec-validator==0.7.2"
+fi
+if [ ! -x tests/openapi/node_modules/.bin/openapi-typescript ] || [ tests/openapi/package-lock.json -nt tests/openapi/node_modules ]; then
+  echo "setup: installing tests/openapi's npm packages"
+  npm ci --prefix tests/openapi --no-audit --no-fund --silent
 fi
 echo "setup: ready"

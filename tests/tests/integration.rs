@@ -81,6 +81,8 @@ mod serve_connections;
 mod serve_contracts;
 #[path = "integration/serve_limits.rs"]
 mod serve_limits;
+#[path = "integration/serve_openapi.rs"]
+mod serve_openapi;
 #[path = "integration/shapes.rs"]
 mod shapes;
 #[path = "integration/soak.rs"]

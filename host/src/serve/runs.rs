@@ -38,9 +38,9 @@ pub struct RunRequest {
     /// The export (or method of the default export) to call.
     #[serde(default)]
     pub export: Option<String>,
-    /// The JSON input; `null` when absent.
+    /// The JSON input, any JSON value; `null` when absent.
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Value>)]
     pub input: Option<Box<RawValue>>,
     /// Pass the input's elements (a JSON array) as the arguments, one each.
     #[serde(default)]

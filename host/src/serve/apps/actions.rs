@@ -32,9 +32,9 @@ pub const DEFAULT_SESSION: &str = "default";
 pub struct ActionRequest {
     /// The action's name, one of the app's `actions`.
     pub action: String,
-    /// Its parameters; `{}` when absent.
+    /// Its parameters, any JSON value; `{}` when absent.
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Value>)]
     pub params: Option<Value>,
     /// Preview only: run the action, persist nothing.
     #[serde(default)]

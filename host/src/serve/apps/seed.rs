@@ -218,7 +218,7 @@ async fn replace(apps: &Apps, tenant: &Tenant, source: String) -> AppResult {
 }
 
 /// `POST /load {source}`: replace the app's source.
-#[utoipa::path(post, path = "/load", tag = "seed", request_body = LoadBody,
+#[utoipa::path(post, path = "/load", operation_id = "seed_load", tag = "seed", request_body = LoadBody,
     responses((status = 200, description = "`{\"ok\":true}`: the app's source replaced"),
         (status = 400, description = "invalid_input: not an app"),
         (status = 422, description = "guest_syntax (with `location`), not_compilable, guest_exception")))]
@@ -230,7 +230,7 @@ pub async fn load(State(apps): St, Authed(tenant): Authed, body: Bytes) -> AppRe
 /// `POST /load-file {path}`: replace the app's source with a file from the folder of the
 /// `--app` file. A path elsewhere, or one that does not exist, is refused alike: callers never
 /// learn what the server's disk holds.
-#[utoipa::path(post, path = "/load-file", tag = "seed", request_body = LoadFileBody,
+#[utoipa::path(post, path = "/load-file", operation_id = "seed_load_file", tag = "seed", request_body = LoadFileBody,
     responses((status = 200, description = "`{\"ok\":true}`: the app's source replaced"),
         (status = 403, description = "policy_denied: the file is not one of the `--app` file's folder"),
         (status = 422, description = "guest_syntax (with `location`), not_compilable, guest_exception")))]
@@ -276,7 +276,7 @@ pub struct EnvBody {
 }
 
 /// `POST /init {env?}`: the session starts again from `init(env)`; `{state}`.
-#[utoipa::path(post, path = "/init", tag = "seed", request_body = EnvBody, params(SessionParam),
+#[utoipa::path(post, path = "/init", operation_id = "seed_init", tag = "seed", request_body = EnvBody, params(SessionParam),
     responses((status = 200, description = "`{state}`: the session's state, made again by `init(env)`"),
         (status = 400, description = "invalid_input")))]
 pub async fn init(
@@ -300,9 +300,9 @@ pub async fn init(
 /// The body of `POST /view`.
 #[derive(Deserialize, ToSchema)]
 pub struct ViewBody {
-    /// A state to view instead of the session's.
+    /// A state to view instead of the session's, any JSON value.
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Value>)]
     pub state: Option<Value>,
     /// `agent` or `human`.
     #[serde(default)]
@@ -317,7 +317,7 @@ pub struct ViewBody {
 }
 
 /// `POST /view {state?, audience?}`: HTML for `Accept: text/html`, else `{jace}`.
-#[utoipa::path(post, path = "/view", tag = "seed", request_body = ViewBody, params(SessionParam),
+#[utoipa::path(post, path = "/view", operation_id = "seed_view", tag = "seed", request_body = ViewBody, params(SessionParam),
     responses((status = 200, description = "`{jace}`, or escaped HTML for `Accept: text/html`"),
         (status = 400, description = "invalid_input")))]
 pub async fn view(
@@ -358,9 +358,9 @@ pub async fn view(
 pub struct PressBody {
     /// The action's name.
     pub action: String,
-    /// Its parameters; `{}` when absent.
+    /// Its parameters, any JSON value; `{}` when absent.
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Value>)]
     pub params: Option<Value>,
     /// The action's `env`; its `session_id` picks the session.
     #[serde(default)]
@@ -396,7 +396,7 @@ fn replied(status: StatusCode, replayed: bool, value: Value) -> Response {
 }
 
 /// `POST /press {action, params?, env?}`: `{state, jace, result, audit_preview, events, error}`.
-#[utoipa::path(post, path = "/press", tag = "seed", request_body = PressBody, params(SessionParam,
+#[utoipa::path(post, path = "/press", operation_id = "seed_press", tag = "seed", request_body = PressBody, params(SessionParam,
         ("Idempotency-Key" = Option<String>, Header, description = "de-duplicate commits per (tenant, app, session)")),
     responses((status = 200, description = "`{state, jace, result, audit_preview, events, session_id, seq, dry_run}`"),
         (status = 400, description = "invalid_input, or an action the app does not have"),
@@ -427,7 +427,7 @@ pub async fn press(
 }
 
 /// `POST /actions`: the JACE envelope, as `POST /v1/apps/{app}/actions`.
-#[utoipa::path(post, path = "/actions", tag = "seed", request_body = actions::ActionRequest,
+#[utoipa::path(post, path = "/actions", operation_id = "seed_actions", tag = "seed", request_body = actions::ActionRequest,
     params(("Idempotency-Key" = Option<String>, Header, description = "de-duplicate commits per (tenant, app, session)")),
     responses((status = 200, description = "`{state, result, audit_preview, events, view, session_id, seq, dry_run}`"),
         (status = 400, description = "invalid_input, or an action the app does not have"),
@@ -454,7 +454,7 @@ pub struct SessionQuery {
 }
 
 /// `GET /agent/events?session_id=`: server-sent events, as `/v1/apps/{app}/events`.
-#[utoipa::path(get, path = "/agent/events", tag = "seed",
+#[utoipa::path(get, path = "/agent/events", operation_id = "seed_events", tag = "seed",
     params(SessionQuery,
         ("Last-Event-ID" = Option<String>, Header, description = "resume after this event id")),
     responses((status = 200, description = "`text/event-stream`: one event per committed event, with its id"),
