@@ -780,6 +780,24 @@ async fn apps_every_action_is_audited() {
     assert_eq!(commit["tenant"], "local");
     assert_eq!(lines[2]["outcome"], "NOPE");
     assert_eq!(lines[2]["audit_preview"], "FAIL");
+    // An action refused for its 2 MB of params (over the policy's input limit) writes a
+    // bounded line: size, digest and a prefix.
+    let huge = "p".repeat(2 << 20);
+    let refused = act(
+        &server,
+        "counter",
+        json!({"action": "inc", "params": {"x": huge}, "session_id": "a"}),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    let log = std::fs::read_to_string(server.state.config.audit_log.as_ref().unwrap()).unwrap();
+    let last = log.lines().last().unwrap();
+    assert!(last.len() < 16 * 1024, "a line of {} bytes", last.len());
+    let line: Value = serde_json::from_str(last).unwrap();
+    assert_eq!(line["outcome"], "invalid_input");
+    assert_eq!(line["params"]["truncated"], true);
+    assert!(line["params"]["bytes"].as_u64().unwrap() > 2 << 20);
+    server.assert_fine(None).await;
 }
 
 /// Read a server-sent event stream until `n` events arrived (at most 30 s); their ids and data.

@@ -317,6 +317,33 @@ fn mismatch(expected: &str, actual: &str) -> Reply {
     }
 }
 
+/// The most bytes of JSON an action's line keeps of each value the caller or the app chose
+/// (`action`, `params`, `intent`, `audit_preview`): a request's body may be 32 MiB, and a line
+/// is written for refused actions too.
+pub const AUDIT_VALUE_BYTES: usize = 4096;
+
+/// `value` as an audit line keeps it: whole up to [`AUDIT_VALUE_BYTES`] of JSON, else its size
+/// and SHA-256 and a prefix of its JSON.
+fn bounded(value: Option<&Value>) -> Value {
+    let Some(value) = value else {
+        return Value::Null;
+    };
+    let text = value.to_string();
+    if text.len() <= AUDIT_VALUE_BYTES {
+        return value.clone();
+    }
+    let mut end = AUDIT_VALUE_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    json!({
+        "truncated": true,
+        "bytes": text.len(),
+        "sha256": crate::record::hex(&Sha256::digest(text.as_bytes())),
+        "prefix": &text[..end],
+    })
+}
+
 /// One audit line per action: what was asked, what it previewed, and how it ended.
 #[derive(Serialize)]
 struct ActionLine<'a> {
@@ -325,11 +352,11 @@ struct ActionLine<'a> {
     tenant: &'a str,
     app: &'a str,
     session: &'a str,
-    action: &'a str,
-    params: &'a Option<Value>,
-    intent: &'a Option<String>,
+    action: Value,
+    params: Value,
+    intent: Value,
     dry_run: bool,
-    audit_preview: Option<&'a Value>,
+    audit_preview: Value,
     idempotency_key: Option<&'a str>,
     seq: u64,
     outcome: &'a str,
@@ -639,17 +666,22 @@ impl ActionTurn<'_> {
 
     /// Write the action's line to the audit log.
     fn line(&self, audit_preview: Option<&Value>, outcome: &str, seq: u64) {
+        let intent = self
+            .request
+            .intent
+            .as_ref()
+            .map(|i| Value::String(i.clone()));
         self.apps.parts.journal.line(&ActionLine {
             time_unix_ms: crate::audit::now_unix_ms(),
             capability: "app.action",
             tenant: &self.tenant.name,
             app: &self.loaded.record.name,
             session: self.session,
-            action: &self.request.action,
-            params: &self.request.params,
-            intent: &self.request.intent,
+            action: bounded(Some(&Value::String(self.request.action.clone()))),
+            params: bounded(self.request.params.as_ref()),
+            intent: bounded(intent.as_ref()),
             dry_run: self.request.dry_run,
-            audit_preview,
+            audit_preview: bounded(audit_preview),
             idempotency_key: self.key,
             seq,
             outcome,
