@@ -10,30 +10,25 @@
 
 use super::errors::ApiError;
 use super::reply::Stored;
-use super::store::{Store, Table, blocking};
+use super::store::{Scan, Store, Table, blocking};
 use super::turns::Turns;
 use crate::Error;
 use axum::http::HeaderMap;
-use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::future::Future;
-use std::ops::Bound;
 use std::sync::Mutex;
 use std::time::Duration;
 
 /// Longest key taken.
 pub const MAX_KEY_BYTES: usize = 255;
 
-/// A table of key records, as redb names it.
-pub type KeyTable = TableDefinition<'static, &'static str, &'static str>;
-
 /// The ledger: the store's key records, the turns of the keys in use, and where the next purge
 /// pass starts in each table.
 pub struct Ledger {
     store: Store,
     ttl: Duration,
-    tables: Vec<KeyTable>,
+    tables: Vec<Table>,
     turns: Turns,
     purge_from: Mutex<Vec<Option<String>>>,
 }
@@ -69,7 +64,7 @@ pub struct Answer {
 impl Ledger {
     /// A ledger over `store`, keeping records for `ttl`, purging `tables` (the first is
     /// `POST /v1/run`'s own).
-    pub fn new(store: Store, ttl: Duration, tables: Vec<KeyTable>) -> Ledger {
+    pub fn new(store: Store, ttl: Duration, tables: Vec<Table>) -> Ledger {
         let purge_from = Mutex::new(vec![None; tables.len()]);
         Ledger {
             store,
@@ -160,7 +155,7 @@ impl Ledger {
         self.in_turn(&turn, async {
             let store = self.store.clone();
             let lookup = id.clone();
-            let found = blocking(move || store.get(Table::Idempotency, &lookup)).await?;
+            let found = blocking(move || store.get(Table::RunKeys, &lookup)).await?;
             if let Seen::Replay(stored) =
                 self.judge(found, key, &hash, crate::audit::now_unix_ms())?
             {
@@ -172,7 +167,7 @@ impl Ledger {
             let stored = run().await?;
             let record = Ledger::record(hash, &stored);
             let store = self.store.clone();
-            blocking(move || store.put(Table::Idempotency, &id, &record)).await?;
+            blocking(move || store.put(Table::RunKeys, &id, &record)).await?;
             Ok(Answer {
                 stored,
                 replayed: false,
@@ -207,59 +202,38 @@ fn expired(value: &str, now: u64, ttl: u64) -> bool {
 
 /// One bounded pass over `table`: read at most `scan` records after the key `from` (from the
 /// start when `None`), and remove those older than `ttl` at `now`. Each is checked again in
-/// the transaction that removes it, so a record written anew meanwhile stays. The number
-/// removed, and where the next pass starts (`None`: this one reached the end).
+/// the step that removes it, so a record written anew meanwhile stays. The number removed,
+/// and where the next pass starts (`None`: this one reached the end).
 fn purge_table(
     store: &Store,
-    table: TableDefinition<&str, &str>,
+    table: Table,
     from: Option<&str>,
     (now, ttl): (u64, u64),
     scan: usize,
 ) -> Result<(usize, Option<String>), String> {
-    let mut old = Vec::new();
-    let mut read = 0;
-    let mut last = None;
-    {
-        let txn = store.db().begin_read().map_err(store_err)?;
-        let t = match txn.open_table(table) {
-            Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok((0, None)),
-            Err(e) => return Err(store_err(e)),
-        };
-        let range = match from {
-            Some(key) => t.range::<&str>((Bound::Excluded(key), Bound::Unbounded)),
-            None => t.range::<&str>(..),
-        }
-        .map_err(store_err)?;
-        for entry in range {
-            let (k, v) = entry.map_err(store_err)?;
-            read += 1;
-            if expired(v.value(), now, ttl) {
-                old.push(k.value().to_owned());
-            }
-            if read >= scan {
-                last = Some(k.value().to_owned());
-                break;
-            }
-        }
-    }
+    let read = store.scan(
+        table,
+        Scan {
+            prefix: "",
+            after: from,
+            limit: scan,
+            max_bytes: usize::MAX,
+        },
+    )?;
+    let last = (read.len() >= scan)
+        .then(|| read.last().map(|(k, _)| k.clone()))
+        .flatten();
+    let old: Vec<String> = read
+        .into_iter()
+        .filter(|(_, v)| expired(v, now, ttl))
+        .map(|(k, _)| k)
+        .collect();
     let mut removed = 0;
     for batch in old.chunks(PURGE_BATCH) {
-        let txn = store.db().begin_write().map_err(store_err)?;
-        {
-            let mut t = txn.open_table(table).map_err(store_err)?;
-            for key in batch {
-                let still_old = t
-                    .get(key.as_str())
-                    .map_err(store_err)?
-                    .is_some_and(|v| expired(v.value(), now, ttl));
-                if still_old {
-                    t.remove(key.as_str()).map_err(store_err)?;
-                    removed += 1;
-                }
-            }
-        }
-        txn.commit().map_err(store_err)?;
+        removed += store
+            .backend()
+            .remove_if(table, batch, &|v| expired(v, now, ttl))
+            .map_err(store_err)?;
     }
     Ok((removed, last))
 }
@@ -320,11 +294,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let store = Store::open(&dir.join("server.redb")).unwrap();
-        let ledger = Ledger::new(
-            store,
-            Duration::from_secs(60),
-            vec![Table::Idempotency.def()],
-        );
+        let ledger = Ledger::new(store, Duration::from_secs(60), vec![Table::RunKeys]);
         (ledger, dir)
     }
 

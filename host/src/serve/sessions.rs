@@ -271,7 +271,7 @@ fn full(what: &str) -> ApiError {
 impl Sessions {
     /// The sessions kept in the store (their idle clocks start now), over `parts`.
     pub fn open(parts: SessionParts) -> Result<Sessions, String> {
-        let records = parts.store.all::<SessionRecord>(Table::Sessions)?;
+        let records = parts.store.all::<SessionRecord>(Table::Sessions, "")?;
         let mut map = HashMap::new();
         for (_, record) in records {
             let dir = parts.dir.join(&record.session_id).join("files");

@@ -156,7 +156,7 @@ impl AppState {
         let ledger = Arc::new(Ledger::new(
             store.clone(),
             config.idempotency_ttl,
-            vec![Table::Idempotency.def(), super::apps::records::IDEMPOTENCY],
+            vec![Table::RunKeys, Table::AppKeys],
         ));
         let sessions = Arc::new(Sessions::open(SessionParts {
             store: store.clone(),

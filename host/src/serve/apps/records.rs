@@ -1,20 +1,12 @@
-//! The apps' durable tables, in the server's redb file beside sessions and idempotency
-//! records: apps by tenant and name, each session's state and sequence number, the event log,
-//! and the apps' idempotency records. A commit writes a session's state, its events and its
-//! idempotency record in one transaction (fsynced before the response is sent).
+//! The apps' durable tables, in the server's [`Store`] beside sessions and idempotency records:
+//! apps by tenant and name, each session's state and sequence number, the event log, and the
+//! apps' idempotency records. A commit writes a session's state, its events and its
+//! idempotency record in one atomic step (durable before the response is sent).
 
 pub use super::super::idempotency::KeyRecord;
-use super::super::store::Store;
-use redb::{ReadableDatabase, TableDefinition};
+use super::super::store::{Scan, Store, Table, Write};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-const APPS: TableDefinition<&str, &str> = TableDefinition::new("apps");
-const STATES: TableDefinition<&str, &str> = TableDefinition::new("app_sessions");
-const EVENTS: TableDefinition<&str, &str> = TableDefinition::new("app_events");
-/// The apps' idempotency records, by `tenant\napp\nsession\nkey` (purged with /v1/run's, by
-/// the [`Ledger`](super::super::idempotency::Ledger)).
-pub const IDEMPOTENCY: TableDefinition<&str, &str> = TableDefinition::new("app_idempotency");
 
 /// A loaded app, as kept.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -63,102 +55,56 @@ fn err<E: std::fmt::Display>(e: E) -> String {
 
 pub use super::super::store::blocking;
 
-fn get<T: serde::de::DeserializeOwned>(
-    store: &Store,
-    table: TableDefinition<&str, &str>,
-    key: &str,
-) -> Result<Option<T>, String> {
-    let txn = store.db().begin_read().map_err(err)?;
-    let t = match txn.open_table(table) {
-        Ok(t) => t,
-        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
-        Err(e) => return Err(err(e)),
-    };
-    match t.get(key).map_err(err)? {
-        Some(v) => serde_json::from_str(v.value()).map(Some).map_err(err),
-        None => Ok(None),
-    }
-}
-
 /// The app under `key` (`tenant\napp\n`).
 pub fn app(store: &Store, key: &str) -> Result<Option<AppRecord>, String> {
-    get(store, APPS, key)
+    store.get(Table::Apps, key)
 }
 
 /// Every app of `tenant`.
 pub fn apps(store: &Store, tenant: &str) -> Result<Vec<AppRecord>, String> {
-    let txn = store.db().begin_read().map_err(err)?;
-    let t = match txn.open_table(APPS) {
-        Ok(t) => t,
-        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-        Err(e) => return Err(err(e)),
-    };
-    let (start, end) = prefix_range(&format!("{tenant}\n"));
-    let mut out = Vec::new();
-    for entry in t.range(start.as_str()..end.as_str()).map_err(err)? {
-        let (_, v) = entry.map_err(err)?;
-        if let Ok(record) = serde_json::from_str(v.value()) {
-            out.push(record);
-        }
-    }
-    Ok(out)
-}
-
-/// The keys from `prefix` (ending in `\n`) up to the next prefix.
-fn prefix_range(prefix: &str) -> (String, String) {
-    let end = format!("{}\u{b}", &prefix[..prefix.len() - 1]);
-    (prefix.to_owned(), end)
+    Ok(store
+        .all(Table::Apps, &format!("{tenant}\n"))?
+        .into_iter()
+        .map(|(_, app)| app)
+        .collect())
 }
 
 /// Write an app (loading it again replaces it and keeps its sessions).
 pub fn put_app(store: &Store, key: &str, record: &AppRecord) -> Result<(), String> {
-    let text = serde_json::to_string(record).map_err(err)?;
-    let txn = store.db().begin_write().map_err(err)?;
-    txn.open_table(APPS)
-        .map_err(err)?
-        .insert(key, text.as_str())
-        .map_err(err)?;
-    txn.commit().map_err(err)
+    store.put(Table::Apps, key, record)
 }
 
-/// Remove an app with its sessions, events and idempotency records; whether it existed.
+/// Remove an app with its sessions, events and idempotency records, in one step; whether it
+/// existed.
 pub fn remove_app(store: &Store, key: &str) -> Result<bool, String> {
-    let txn = store.db().begin_write().map_err(err)?;
-    let existed = txn
-        .open_table(APPS)
-        .map_err(err)?
-        .remove(key)
-        .map_err(err)?
-        .is_some();
-    let (start, end) = prefix_range(key);
-    for table in [STATES, EVENTS, IDEMPOTENCY] {
-        let mut t = txn.open_table(table).map_err(err)?;
-        t.retain_in(start.as_str()..end.as_str(), |_, _| false)
-            .map_err(err)?;
+    let existed = store.backend().get(Table::Apps, key)?.is_some();
+    let mut writes = vec![Write::Remove {
+        table: Table::Apps,
+        key: key.to_owned(),
+    }];
+    for table in [Table::AppStates, Table::AppEvents, Table::AppKeys] {
+        writes.push(Write::RemovePrefix {
+            table,
+            prefix: key.to_owned(),
+        });
     }
-    txn.commit().map_err(err)?;
+    store.apply(&writes)?;
     Ok(existed)
 }
 
 /// A session's state, if it has committed anything.
 pub fn session(store: &Store, key: &str) -> Result<Option<SessionState>, String> {
-    get(store, STATES, key)
+    store.get(Table::AppStates, key)
 }
 
 /// Write a session's state (`/init` of `palisade serve --app`: the counters go on).
 pub fn put_session(store: &Store, key: &str, session: &SessionState) -> Result<(), String> {
-    let text = serde_json::to_string(session).map_err(err)?;
-    let txn = store.db().begin_write().map_err(err)?;
-    txn.open_table(STATES)
-        .map_err(err)?
-        .insert(key, text.as_str())
-        .map_err(err)?;
-    txn.commit().map_err(err)
+    store.put(Table::AppStates, key, session)
 }
 
 /// An idempotency record.
 pub fn key_record(store: &Store, key: &str) -> Result<Option<KeyRecord>, String> {
-    get(store, IDEMPOTENCY, key)
+    store.get(Table::AppKeys, key)
 }
 
 /// What one commit writes.
@@ -238,30 +184,31 @@ impl Committer {
     }
 }
 
-/// Write commits in one transaction.
+/// Write commits in one atomic step.
 fn write<'a>(store: &Store, commits: impl Iterator<Item = &'a Commit>) -> Result<(), String> {
-    let txn = store.db().begin_write().map_err(err)?;
-    {
-        let mut states = txn.open_table(STATES).map_err(err)?;
-        let mut events = txn.open_table(EVENTS).map_err(err)?;
-        let mut keys = txn.open_table(IDEMPOTENCY).map_err(err)?;
-        for commit in commits {
-            let text = serde_json::to_string(&commit.session).map_err(err)?;
-            states
-                .insert(commit.session_key.as_str(), text.as_str())
-                .map_err(err)?;
-            for event in &commit.events {
-                let key = format!("{}{:020}", commit.session_key, event.id);
-                let text = serde_json::to_string(event).map_err(err)?;
-                events.insert(key.as_str(), text.as_str()).map_err(err)?;
-            }
-            if let Some((key, record)) = &commit.key {
-                let text = serde_json::to_string(record).map_err(err)?;
-                keys.insert(key.as_str(), text.as_str()).map_err(err)?;
-            }
+    let mut writes = Vec::new();
+    for commit in commits {
+        writes.push(Write::Put {
+            table: Table::AppStates,
+            key: commit.session_key.clone(),
+            value: serde_json::to_string(&commit.session).map_err(err)?,
+        });
+        for event in &commit.events {
+            writes.push(Write::Put {
+                table: Table::AppEvents,
+                key: format!("{}{:020}", commit.session_key, event.id),
+                value: serde_json::to_string(event).map_err(err)?,
+            });
+        }
+        if let Some((key, record)) = &commit.key {
+            writes.push(Write::Put {
+                table: Table::AppKeys,
+                key: key.clone(),
+                value: serde_json::to_string(record).map_err(err)?,
+            });
         }
     }
-    txn.commit().map_err(err)
+    store.apply(&writes)
 }
 
 /// An event as the stream sends it: its id and its JSON text, never parsed into a tree.
@@ -287,27 +234,20 @@ pub fn events_after(
     after: u64,
     (limit, max_bytes): (usize, usize),
 ) -> Result<Vec<EventText>, String> {
-    let txn = store.db().begin_read().map_err(err)?;
-    let t = match txn.open_table(EVENTS) {
-        Ok(t) => t,
-        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-        Err(e) => return Err(err(e)),
+    let start = format!("{session_key}{:020}", after);
+    let scan = Scan {
+        prefix: session_key,
+        after: Some(&start),
+        limit,
+        max_bytes,
     };
-    let start = format!("{session_key}{:020}", after.saturating_add(1));
-    let (_, end) = prefix_range(session_key);
     let mut out = Vec::new();
-    let mut bytes = 0;
-    for entry in t.range(start.as_str()..end.as_str()).map_err(err)? {
-        let (_, v) = entry.map_err(err)?;
-        let raw: EventRaw<'_> = serde_json::from_str(v.value()).map_err(err)?;
-        bytes += raw.event.get().len();
+    for (_, v) in store.scan(Table::AppEvents, scan)? {
+        let raw: EventRaw<'_> = serde_json::from_str(&v).map_err(err)?;
         out.push(EventText {
             id: raw.id,
             json: raw.event.get().to_owned(),
         });
-        if out.len() >= limit || bytes >= max_bytes {
-            break;
-        }
     }
     Ok(out)
 }
