@@ -124,16 +124,22 @@ pub async fn healthz() -> Response {
     json_response(StatusCode::OK, json!({"ok": true}))
 }
 
-/// Readiness: 200 while policies are loaded, 503 with the reason otherwise (none loaded, or
-/// draining). Policy files that failed to load are listed either way.
+/// Readiness: 200 while policies are loaded and the store writes, 503 with the reason otherwise
+/// (none loaded, the store cannot write, or draining). Policy files that failed to load are listed either way.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, description = "ready"), (status = 503, description = "not ready, with the reason")))]
 pub async fn readyz(State(state): St) -> Response {
     let catalog = state.policies.current();
+    let store = state.store.clone();
+    let writable = tokio::task::spawn_blocking(move || store.writable())
+        .await
+        .unwrap_or(false);
     let reason = if state.is_draining() {
         Some("draining: the server is shutting down")
     } else if catalog.policies.is_empty() {
         Some("no policy is loaded")
+    } else if !writable {
+        Some("the store cannot write (is the data folder's disk full?)")
     } else {
         None
     };

@@ -25,9 +25,14 @@ impl Drop for Running {
 }
 
 fn serve(args: &[&str]) -> Running {
-    let mut child = Command::new(palisade_bin())
-        .arg("serve")
-        .args(args)
+    let mut command = Command::new(palisade_bin());
+    command.arg("serve").args(args);
+    serve_with(command)
+}
+
+/// Start `command` (a `palisade serve`, perhaps behind a wrapper) and wait until it listens.
+fn serve_with(mut command: Command) -> Running {
+    let mut child = command
         .env("PALISADE_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -555,4 +560,100 @@ fn serve_cli_takes_a_pool_larger_than_its_concurrency() {
     assert!(metrics.contains("\npalisade_pool_slots 128\n"), "{metrics}");
     running.sigterm();
     assert_eq!(running.exit_code(), Some(0));
+}
+
+#[test]
+fn serve_cli_recovers_when_its_disk_has_room_again() {
+    // The data folder on a 6 MiB tmpfs of the server's own mount namespace: files fill it, a
+    // store write then fails (500 internal) and /readyz says the store cannot write; once the
+    // files are removed, the store writes again without a restart and /readyz is ready.
+    let (policies, _, root) = base("serve-cli-full");
+    std::fs::write(
+        policies.join("big.toml"),
+        "name = \"big\"\n[fs.scratch]\nguest = \"/scratch\"\nquota = \"64MiB\"\nmax_files = 100\n",
+    )
+    .unwrap();
+    let data = root.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let mut command = Command::new("unshare");
+    command
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg("mount -t tmpfs -o size=6m palisade-full \"$1\" && shift && exec \"$@\"")
+        .arg("sh")
+        .arg(&data)
+        .arg(palisade_bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data)
+        .arg("--policies")
+        .arg(&policies);
+    let probe = Command::new("unshare").args(["--mount", "true"]).output();
+    if probe.map(|o| !o.status.success()).unwrap_or(true) {
+        eprintln!("SKIPPED serve_cli_recovers_when_its_disk_has_room_again: unshare refused");
+        return;
+    }
+    let server = serve_with(command);
+    let a = server.addr;
+    let created = request(
+        a,
+        "POST",
+        "/v1/sessions",
+        None,
+        Some(json!({"policy": "big"})),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.body["session_id"].as_str().unwrap().to_owned();
+    let chunk = "x".repeat(1 << 20);
+    let mut written = 0;
+    for i in 0..12 {
+        let path = format!("/scratch/f{i}");
+        let w = request(
+            a,
+            "POST",
+            &format!("/v1/sessions/{id}/fs/write"),
+            None,
+            Some(json!({"path": path, "content": chunk})),
+        );
+        if w.status != 200 {
+            break;
+        }
+        written += 1;
+    }
+    assert!(written < 12, "6 MiB held 12 MiB of files");
+    let keyed = |key: &str| {
+        request_with(
+            a,
+            "POST",
+            "/v1/run",
+            None,
+            &[("idempotency-key", key)],
+            Some(json!({"policy": "default", "source": "export default () => 'y'.repeat(900000)"})),
+        )
+    };
+    let refused = keyed("k1");
+    assert_eq!(refused.status, 500, "{}", refused.body);
+    assert_eq!(refused.body["error"]["code"], "internal");
+    let ready = request(a, "GET", "/readyz", None, None);
+    assert_eq!(ready.status, 503, "{}", ready.body);
+    assert!(
+        ready.body["reason"].as_str().unwrap().contains("store"),
+        "{}",
+        ready.body
+    );
+    for i in 0..written {
+        let rm = request(
+            a,
+            "POST",
+            &format!("/v1/sessions/{id}/fs/rm"),
+            None,
+            Some(json!({"path": format!("/scratch/f{i}")})),
+        );
+        assert_eq!(rm.status, 200, "{}", rm.body);
+    }
+    let ready = request(a, "GET", "/readyz", None, None);
+    assert_eq!(ready.status, 200, "{}", ready.body);
+    let stored = keyed("k2");
+    assert_eq!(stored.status, 200, "{}", stored.body);
+    let replayed = keyed("k2");
+    assert_eq!(replayed.status, 200);
+    assert_eq!(replayed.body, stored.body, "the record was written");
 }

@@ -127,6 +127,10 @@ pub trait Backend: Send + Sync {
         keys: &[String],
         still: &dyn Fn(&str) -> bool,
     ) -> Result<usize, String>;
+    /// Whether the last write succeeded (`/readyz` reports the server not ready otherwise).
+    fn writable(&self) -> bool;
+    /// Try a durable write that changes nothing, to learn whether writes work again.
+    fn probe(&self) -> Result<(), String>;
 }
 
 /// The server's durable records: a typed handle over a [`Backend`], cheap to clone.
@@ -200,6 +204,11 @@ impl Store {
             .into_iter()
             .filter_map(|(k, v)| serde_json::from_str(&v).ok().map(|v| (k, v)))
             .collect())
+    }
+
+    /// Whether writes work: the last one succeeded, or, after a failure, a probe now does.
+    pub fn writable(&self) -> bool {
+        self.backend.writable() || self.backend.probe().is_ok()
     }
 
     /// Apply `writes` together, durably.
