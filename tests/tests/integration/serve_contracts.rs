@@ -382,3 +382,27 @@ async fn serve_file_operations_are_admitted() {
     assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
     server.assert_fine(None).await;
 }
+
+/// The seed's app unloaded through `/v1/apps` is loaded again from its file by the next seed
+/// request, instead of answering `app_not_found` for ever.
+#[tokio::test]
+async fn serve_the_seed_app_comes_back_after_an_unload() {
+    let server = seed_server("contracts-seed-unload");
+    let first = server
+        .call("POST", "/press", None, json!({"action": "inc"}))
+        .await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    let unloaded = server
+        .call("DELETE", "/v1/apps/counter", None, Value::Null)
+        .await;
+    assert_eq!(unloaded.status, StatusCode::OK, "{}", unloaded.body);
+    let again = server
+        .call("POST", "/press", None, json!({"action": "inc"}))
+        .await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    assert_eq!(
+        again.body["seq"], 1,
+        "a fresh app: its sessions went with the unload"
+    );
+    server.assert_fine(None).await;
+}
