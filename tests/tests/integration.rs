@@ -83,6 +83,8 @@ mod serve_contracts;
 mod serve_limits;
 #[path = "integration/serve_openapi.rs"]
 mod serve_openapi;
+#[path = "integration/serve_options.rs"]
+mod serve_options;
 #[path = "integration/shapes.rs"]
 mod shapes;
 #[path = "integration/soak.rs"]

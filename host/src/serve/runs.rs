@@ -7,6 +7,7 @@ use super::errors::{ApiError, docs_url, status_of};
 use super::journal::Who;
 use super::reply::Stored;
 use super::runner::Runner;
+use crate::policy::{ByteSize, HumanDuration};
 use crate::{Policy, RunOptions, Script};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -45,6 +46,35 @@ pub struct RunRequest {
     /// Pass the input's elements (a JSON array) as the arguments, one each.
     #[serde(default)]
     pub spread_args: bool,
+    /// A deadline shorter than the policy's `limits.timeout` (or up to `overrides.timeout`),
+    /// such as `"500ms"`: `RunOptions::timeout`, `palisade run --timeout`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub timeout: Option<HumanDuration>,
+    /// Less fuel than `limits.fuel` (or up to `overrides.fuel`).
+    #[serde(default)]
+    pub fuel: Option<u64>,
+    /// Less memory than `limits.memory` (or up to `overrides.memory`), such as `"64MiB"`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub memory: Option<ByteSize>,
+    /// Handed to the policy's capability handlers and `forward` URLs (an actor id, a user);
+    /// the server's own `tenant` and `session` fields are set over it.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// `[config]` values for this call (keys in `overrides.config`).
+    #[serde(default)]
+    pub config: std::collections::BTreeMap<String, String>,
+    /// Files placed in the scratch directory (`[fs.scratch]`) before the script runs.
+    #[serde(default)]
+    pub files: Vec<super::sessions::NewFile>,
+    /// The instant the script's clock reads, RFC 3339 (`overrides.now = true`).
+    #[serde(default)]
+    pub now: Option<String>,
+    /// The seed of `Math.random` (`overrides.seed = true`).
+    #[serde(default)]
+    pub seed: Option<u64>,
 }
 
 impl RunRequest {
@@ -52,6 +82,47 @@ impl RunRequest {
     pub fn parse(body: &[u8]) -> Result<RunRequest, ApiError> {
         serde_json::from_slice(body)
             .map_err(|e| ApiError::invalid(format!("the request body is not a run request: {e}")))
+    }
+
+    /// The call's options: what the request asks, with the caller's `tenant` and `session`
+    /// over its metadata. Bounds are the policy's, checked by the library as for any caller.
+    fn options(&self, who: &Who<'_>) -> Result<RunOptions, ApiError> {
+        let mut metadata = self.metadata.clone().unwrap_or_default();
+        metadata.insert("tenant".into(), who.tenant.into());
+        metadata.insert("session".into(), who.session.into());
+        let mut options = RunOptions::default().metadata(metadata.into());
+        if let Some(export) = &self.export {
+            options = options.export(export.clone());
+        }
+        if self.spread_args {
+            options = options.spread_args();
+        }
+        if let Some(timeout) = self.timeout {
+            options = options.timeout(timeout.0);
+        }
+        if let Some(fuel) = self.fuel {
+            options = options.fuel(fuel);
+        }
+        if let Some(memory) = self.memory {
+            options = options.memory(memory);
+        }
+        if let Some(now) = &self.now {
+            let at = humantime::parse_rfc3339_weak(now).map_err(|e| {
+                ApiError::invalid(format!("now: `{now}` is not an RFC 3339 time: {e}"))
+                    .fix(serde_json::json!({"now": "2025-01-01T00:00:00Z"}))
+            })?;
+            options = options.now(at);
+        }
+        if let Some(seed) = self.seed {
+            options = options.seed(seed);
+        }
+        for (key, value) in &self.config {
+            options = options.config(key.clone(), value.clone());
+        }
+        for file in &self.files {
+            options = options.file(file.path.clone(), file.bytes()?);
+        }
+        Ok(options)
     }
 
     fn script(&self) -> Result<Script, ApiError> {
@@ -76,16 +147,7 @@ pub async fn execute(
     who: &Who<'_>,
 ) -> Result<Stored, ApiError> {
     let script = request.script()?;
-    let mut options = RunOptions::default().metadata(serde_json::json!({
-        "tenant": who.tenant,
-        "session": who.session,
-    }));
-    if let Some(export) = &request.export {
-        options = options.export(export.clone());
-    }
-    if request.spread_args {
-        options = options.spread_args();
-    }
+    let options = request.options(who)?;
     let input = request.input.as_deref().map_or("null", RawValue::get);
     let outcome = runner.run(policy, &script, input, options, who).await?;
     respond(&outcome)

@@ -41,6 +41,29 @@ pub struct NewFile {
     pub content_b64: Option<String>,
 }
 
+impl NewFile {
+    /// Its content: exactly one of `content` and `content_b64`.
+    pub fn bytes(&self) -> Result<bytes::Bytes, ApiError> {
+        use base64::Engine as _;
+        match (&self.content, &self.content_b64) {
+            (Some(text), None) => Ok(bytes::Bytes::from(text.clone())),
+            (None, Some(b64)) => base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .map(bytes::Bytes::from)
+                .map_err(|e| {
+                    ApiError::invalid(format!(
+                        "file `{}`: content_b64 is not base64: {e}",
+                        self.path
+                    ))
+                }),
+            _ => Err(ApiError::invalid(format!(
+                "file `{}` needs exactly one of `content` and `content_b64`",
+                self.path
+            ))),
+        }
+    }
+}
+
 /// The body of `POST /v1/sessions`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
