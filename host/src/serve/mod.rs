@@ -13,6 +13,7 @@ pub mod admission;
 pub mod apps;
 pub mod auth;
 pub mod catalog;
+pub mod daemon;
 pub mod errors;
 pub mod fs;
 pub mod idempotency;

@@ -3,6 +3,7 @@
 //! for a result and the error table's status for a failed call (its `error` then also has
 //! `type`, `docs_url` and `fix_note`).
 
+use super::daemon::DaemonFields;
 use super::errors::{ApiError, docs_url, status_of};
 use super::journal::Who;
 use super::reply::Stored;
@@ -75,6 +76,33 @@ pub struct RunRequest {
     /// The seed of `Math.random` (`overrides.seed = true`).
     #[serde(default)]
     pub seed: Option<u64>,
+    /// `exec`: answer in the sandbox daemon's result shape (`stdout`, `stderr`, `exit_code`,
+    /// `timed_out`, `duration_ms`, `success`); `outcome` (the default): the Outcome.
+    #[serde(default)]
+    pub result: Option<String>,
+    /// The sandbox daemon's `memory_mb` (as `memory`).
+    #[serde(default)]
+    pub memory_mb: Option<u64>,
+    /// The sandbox daemon's `timeout_ms` (as `timeout`).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// The sandbox daemon's `env`, `["K=V"]` or `{"K": "V"}` (as `config`).
+    #[serde(default)]
+    pub env: Option<super::daemon::Env>,
+    /// The sandbox daemon's `network`: `false` is every policy without `[http]`.
+    #[serde(default)]
+    pub network: Option<bool>,
+    /// The sandbox daemon's `lang`: `js` or `ts` (others are refused).
+    #[serde(default)]
+    pub lang: Option<String>,
+    /// The sandbox daemon's `cpus`: refused, with what to send instead.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub cpus: Option<serde_json::Value>,
+    /// The sandbox daemon's `image`: refused, with what to send instead.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub image: Option<serde_json::Value>,
 }
 
 impl RunRequest {
@@ -86,6 +114,30 @@ impl RunRequest {
 
     /// The call's options: what the request asks, with the caller's `tenant` and `session`
     /// over its metadata. Bounds are the policy's, checked by the library as for any caller.
+    /// The sandbox daemon's fields of this request.
+    pub fn daemon(&self) -> DaemonFields<'_> {
+        DaemonFields {
+            memory_mb: self.memory_mb,
+            timeout_ms: self.timeout_ms,
+            network: self.network,
+            cpus: self.cpus.as_ref(),
+            image: self.image.as_ref(),
+            lang: self.lang.as_deref(),
+        }
+    }
+
+    /// Whether the answer is the daemon's `exec` shape (else the Outcome).
+    fn exec_shape(&self) -> Result<bool, ApiError> {
+        match self.result.as_deref() {
+            None | Some("outcome") => Ok(false),
+            Some("exec") => Ok(true),
+            Some(other) => Err(ApiError::invalid(format!(
+                "result `{other}`: `outcome` (the default) or `exec`"
+            ))
+            .fix(serde_json::json!({"result": "exec"}))),
+        }
+    }
+
     fn options(&self, who: &Who<'_>) -> Result<RunOptions, ApiError> {
         let mut metadata = self.metadata.clone().unwrap_or_default();
         metadata.insert("tenant".into(), who.tenant.into());
@@ -97,13 +149,14 @@ impl RunRequest {
         if self.spread_args {
             options = options.spread_args();
         }
-        if let Some(timeout) = self.timeout {
-            options = options.timeout(timeout.0);
+        let daemon = self.daemon();
+        if let Some(timeout) = self.timeout.map(|t| t.0).or(daemon.timeout()) {
+            options = options.timeout(timeout);
         }
         if let Some(fuel) = self.fuel {
             options = options.fuel(fuel);
         }
-        if let Some(memory) = self.memory {
+        if let Some(memory) = self.memory.or(daemon.memory()) {
             options = options.memory(memory);
         }
         if let Some(now) = &self.now {
@@ -116,7 +169,8 @@ impl RunRequest {
         if let Some(seed) = self.seed {
             options = options.seed(seed);
         }
-        for (key, value) in &self.config {
+        let env = self.env.clone().map(|e| e.into_config()).transpose()?;
+        for (key, value) in self.config.iter().chain(env.iter().flatten()) {
             options = options.config(key.clone(), value.clone());
         }
         for file in &self.files {
@@ -147,9 +201,17 @@ pub async fn execute(
     who: &Who<'_>,
 ) -> Result<Stored, ApiError> {
     let script = request.script()?;
+    request.daemon().check(policy)?;
+    let exec = request.exec_shape()?;
     let options = request.options(who)?;
     let input = request.input.as_deref().map_or("null", RawValue::get);
     let outcome = runner.run(policy, &script, input, options, who).await?;
+    if exec {
+        return Ok(Stored {
+            status: 200,
+            body: super::daemon::exec_result(&outcome).to_string(),
+        });
+    }
     respond(&outcome)
 }
 

@@ -65,7 +65,7 @@ impl NewFile {
 }
 
 /// The body of `POST /v1/sessions`.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSession {
     /// The policy's name.
@@ -80,6 +80,26 @@ pub struct CreateSession {
     /// Values its scripts read with `config.get`, besides the policy's (which win).
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+    /// The sandbox daemon's `idle_timeout_secs` (as `idle_timeout`).
+    #[serde(default)]
+    pub idle_timeout_secs: Option<u64>,
+    /// The sandbox daemon's `memory_mb`: the memory of the session's runs that set none.
+    #[serde(default)]
+    pub memory_mb: Option<u64>,
+    /// The sandbox daemon's `env`, `["K=V"]` or `{"K": "V"}` (as `config`).
+    #[serde(default)]
+    pub env: Option<super::daemon::Env>,
+    /// The sandbox daemon's `network`: `false` is every policy without `[http]`.
+    #[serde(default)]
+    pub network: Option<bool>,
+    /// The sandbox daemon's `cpus`: refused, with what to send instead.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub cpus: Option<serde_json::Value>,
+    /// The sandbox daemon's `image`: refused, with what to send instead.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub image: Option<serde_json::Value>,
 }
 
 /// What is kept of a session.
@@ -101,6 +121,9 @@ pub struct SessionRecord {
     /// Its config values.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+    /// The memory of its runs that set none, in MiB (the sandbox daemon's `memory_mb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
 }
 
 /// A live session.
@@ -375,11 +398,26 @@ impl Sessions {
         body: CreateSession,
     ) -> Result<serde_json::Value, ApiError> {
         let policy = self.parts.policies.policy_for(tenant, &body.policy)?;
-        let idle = parse_idle(body.idle_timeout.as_deref(), self.parts.limits.idle_timeout)?;
+        super::daemon::DaemonFields {
+            memory_mb: body.memory_mb,
+            network: body.network,
+            cpus: body.cpus.as_ref(),
+            image: body.image.as_ref(),
+            ..Default::default()
+        }
+        .check(&policy)?;
+        let idle = match body.idle_timeout_secs {
+            Some(secs) if body.idle_timeout.is_none() => Duration::from_secs(secs),
+            _ => parse_idle(body.idle_timeout.as_deref(), self.parts.limits.idle_timeout)?,
+        };
         if body.name.as_ref().is_some_and(|n| n.len() > 256) {
             return Err(ApiError::invalid("a session name has at most 256 bytes"));
         }
-        check_config(&body.config)?;
+        let mut config = body.config.clone();
+        if let Some(env) = body.env.clone() {
+            config.extend(env.into_config()?);
+        }
+        check_config(&config)?;
         self.room_for(&self.lock(), tenant)?;
         let id = super::reply::new_id();
         let record = SessionRecord {
@@ -389,7 +427,8 @@ impl Sessions {
             name: body.name.clone(),
             created_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
             idle_timeout_ms: idle.as_millis() as u64,
-            config: body.config.clone(),
+            config,
+            memory_mb: body.memory_mb,
         };
         let session = Arc::new(Session::new(record, self.parts.dir.join(&id).join("files")));
         let made = self
@@ -500,9 +539,12 @@ impl Sessions {
         &self,
         tenant: &Tenant,
         id: &str,
-        request: RunRequest,
+        mut request: RunRequest,
     ) -> Result<Stored, ApiError> {
         let session = self.get(&tenant.name, id)?;
+        if request.memory.is_none() && request.memory_mb.is_none() {
+            request.memory_mb = session.record.memory_mb;
+        }
         if let Some(policy) = &request.policy
             && *policy != session.record.policy
         {
@@ -666,10 +708,7 @@ mod tests {
     fn create(policy: &str) -> CreateSession {
         CreateSession {
             policy: policy.to_owned(),
-            name: None,
-            idle_timeout: None,
-            files: Vec::new(),
-            config: BTreeMap::new(),
+            ..CreateSession::default()
         }
     }
 

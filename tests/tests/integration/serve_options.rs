@@ -57,3 +57,102 @@ async fn serve_runs_take_the_library_options() {
     assert_error(&unset, 400, "invalid_input");
     server.assert_fine(None).await;
 }
+
+/// The sandbox-daemon seed's create → write → exec → stop, with its own field names; the
+/// fields Palisade cannot honour are refused with a `fix` that, merged into the request,
+/// makes it pass.
+#[tokio::test]
+async fn serve_takes_the_sandbox_daemons_requests() {
+    let server = start(config("options-daemon", false));
+    let create = json!({"policy": "box", "memory_mb": 64, "idle_timeout_secs": 60,
+        "env": ["GREETING=hello"], "network": false});
+    let id = server.session(None, create.clone()).await;
+    let session = server
+        .call(
+            "GET",
+            &format!("/v1/sessions/{id}"),
+            None,
+            serde_json::Value::Null,
+        )
+        .await;
+    assert_eq!(session.body["idle_timeout"], "1m", "{}", session.body);
+    let wrote = server
+        .fs(
+            None,
+            &id,
+            "write",
+            json!({"path": "/scratch/n.txt", "content": "41"}),
+        )
+        .await;
+    assert_eq!(wrote.status, StatusCode::OK, "{}", wrote.body);
+    let exec = server
+        .call(
+            "POST",
+            &format!("/v1/sessions/{id}/run"),
+            None,
+            json!({"lang": "js", "timeout_ms": 3000, "result": "exec",
+                "source": "export default async () => { const n = Number(await fs.readFile('/scratch/n.txt', 'utf8')); \
+                    console.log(config.get('GREETING'), n + 1); console.warn('careful'); return n + 1 }"}),
+        )
+        .await;
+    assert_eq!(exec.status, StatusCode::OK, "{}", exec.body);
+    assert_eq!(exec.body["stdout"], "hello 42\n");
+    assert_eq!(exec.body["stderr"], "careful\n");
+    assert_eq!(exec.body["exit_code"], 0);
+    assert_eq!(exec.body["success"], true);
+    assert_eq!(exec.body["timed_out"], false);
+    assert!(exec.body["duration_ms"].is_u64());
+    let timed = server
+        .call(
+            "POST",
+            &format!("/v1/sessions/{id}/run"),
+            None,
+            json!({"timeout_ms": 200, "result": "exec", "source": "export default () => { for (;;) {} }"}),
+        )
+        .await;
+    assert_eq!(timed.body["timed_out"], true, "{}", timed.body);
+    assert_eq!(timed.body["success"], false);
+    assert_eq!(timed.body["exit_code"], 21);
+    let stopped = server
+        .call(
+            "DELETE",
+            &format!("/v1/sessions/{id}"),
+            None,
+            serde_json::Value::Null,
+        )
+        .await;
+    assert_eq!(stopped.status, StatusCode::OK);
+    // What cannot be honoured, each with a fix that makes the request pass once merged.
+    for (field, value) in [
+        ("cpus", json!(2)),
+        ("image", json!("node")),
+        ("network", json!(true)),
+    ] {
+        let mut asked = create.clone();
+        asked[field] = value;
+        let refused = server
+            .call("POST", "/v1/sessions", None, asked.clone())
+            .await;
+        assert_error(&refused, 400, "invalid_input");
+        let fix = refused.body["error"]["fix"]
+            .as_object()
+            .expect("a fix")
+            .clone();
+        for (k, v) in fix {
+            asked[k] = v;
+        }
+        let fixed = server.call("POST", "/v1/sessions", None, asked).await;
+        assert_eq!(fixed.status, StatusCode::CREATED, "{field}: {}", fixed.body);
+    }
+    let python = server
+        .call(
+            "POST",
+            "/v1/run",
+            None,
+            json!({"policy": "default", "lang": "python", "source": "print(1)"}),
+        )
+        .await;
+    assert_error(&python, 400, "invalid_input");
+    assert_eq!(python.body["error"]["fix"], json!({"lang": "js"}));
+    server.assert_fine(None).await;
+}
