@@ -41,98 +41,105 @@ fn must<T>(r: prometheus::Result<T>) -> T {
     r.expect("metric definitions are static and valid")
 }
 
+/// Define a metric and register it in `registry`.
+fn registered<M: prometheus::core::Collector + Clone + 'static>(
+    registry: &Registry,
+    metric: prometheus::Result<M>,
+) -> M {
+    let metric = must(metric);
+    must(registry.register(Box::new(metric.clone())));
+    metric
+}
+
+fn gauge(registry: &Registry, name: &str, help: &str) -> IntGauge {
+    registered(registry, IntGauge::new(name, help))
+}
+
+fn counter(registry: &Registry, name: &str, help: &str) -> IntCounter {
+    registered(registry, IntCounter::new(name, help))
+}
+
 impl Metrics {
     /// Define and register every metric.
     pub fn new() -> Metrics {
         let registry = Registry::new();
-        let calls = must(IntCounterVec::new(
-            Opts::new("palisade_calls_total", "Calls, by policy and outcome code"),
-            &["policy", "code"],
-        ));
-        let duration = must(HistogramVec::new(
-            HistogramOpts::new(
-                "palisade_call_duration_seconds",
-                "Wall time of each call in its sandbox",
-            )
-            .buckets(vec![
-                0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                1.0, 2.5, 5.0, 10.0,
-            ]),
-            &["policy"],
-        ));
-        let fuel = must(IntCounterVec::new(
-            Opts::new("palisade_fuel_used_total", "Fuel used, by policy"),
-            &["policy"],
-        ));
-        let sessions = must(IntGauge::new("palisade_sessions_active", "Live sessions"));
-        let queued = must(IntGauge::new(
-            "palisade_admission_queue",
-            "Calls waiting for an admission permit",
-        ));
-        let rejected = must(IntCounter::new(
-            "palisade_admission_rejected_total",
-            "Calls refused with capacity_exhausted after the admission wait",
-        ));
-        let reload_errors = must(IntCounter::new(
-            "palisade_policy_reload_errors_total",
-            "Policy files that failed to load, counted at each reload",
-        ));
-        let reloads = must(IntCounter::new(
-            "palisade_policy_reloads_total",
-            "Reloads of the policies folder after a change",
-        ));
-        let connections = must(IntGauge::new(
-            "palisade_connections",
-            "Connections held now",
-        ));
-        let connections_refused = must(IntCounter::new(
-            "palisade_connections_refused_total",
-            "Connections closed at once because --max-connections were held",
-        ));
-        let policies_invalid = must(IntGauge::new(
-            "palisade_policies_invalid",
-            "Policy files that did not load at the last reload",
-        ));
-        let app_event_streams = must(IntGauge::new(
-            "palisade_app_event_streams",
-            "Server-sent event streams of apps open now",
-        ));
-        let pool_slots = must(IntGauge::new(
-            "palisade_pool_slots",
-            "Slots of each kind in the instance pool (--pool-slots, at least --max-concurrency)",
-        ));
-        for c in [
-            Box::new(calls.clone()) as Box<dyn prometheus::core::Collector>,
-            Box::new(duration.clone()),
-            Box::new(fuel.clone()),
-            Box::new(sessions.clone()),
-            Box::new(queued.clone()),
-            Box::new(rejected.clone()),
-            Box::new(reload_errors.clone()),
-            Box::new(reloads.clone()),
-            Box::new(connections.clone()),
-            Box::new(connections_refused.clone()),
-            Box::new(policies_invalid.clone()),
-            Box::new(app_event_streams.clone()),
-            Box::new(pool_slots.clone()),
-        ] {
-            must(registry.register(c));
-        }
+        let r = &registry;
+        let calls = registered(
+            r,
+            IntCounterVec::new(
+                Opts::new("palisade_calls_total", "Calls, by policy and outcome code"),
+                &["policy", "code"],
+            ),
+        );
+        let buckets = vec![
+            0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+            2.5, 5.0, 10.0,
+        ];
+        let duration = registered(
+            r,
+            HistogramVec::new(
+                HistogramOpts::new(
+                    "palisade_call_duration_seconds",
+                    "Wall time of each call in its sandbox",
+                )
+                .buckets(buckets),
+                &["policy"],
+            ),
+        );
+        let fuel = registered(
+            r,
+            IntCounterVec::new(
+                Opts::new("palisade_fuel_used_total", "Fuel used, by policy"),
+                &["policy"],
+            ),
+        );
         Metrics {
-            registry,
             calls,
             duration,
             fuel,
-            sessions,
-            queued,
-            rejected,
-            reload_errors,
-            reloads,
-            connections,
-            connections_refused,
-            policies_invalid,
-            app_event_streams,
-            pool_slots,
+            sessions: gauge(r, "palisade_sessions_active", "Live sessions"),
+            queued: gauge(
+                r,
+                "palisade_admission_queue",
+                "Calls waiting for an admission permit",
+            ),
+            rejected: counter(
+                r,
+                "palisade_admission_rejected_total",
+                "Calls refused with capacity_exhausted after the admission wait",
+            ),
+            reload_errors: counter(
+                r,
+                "palisade_policy_reload_errors_total",
+                "Policy files that failed to load, counted at each reload",
+            ),
+            reloads: counter(
+                r,
+                "palisade_policy_reloads_total",
+                "Reloads of the policies folder after a change",
+            ),
+            connections: gauge(r, "palisade_connections", "Connections held now"),
+            connections_refused: counter(
+                r,
+                "palisade_connections_refused_total",
+                "Connections closed at once because --max-connections were held",
+            ),
+            policies_invalid: gauge(
+                r,
+                "palisade_policies_invalid",
+                "Policy files that did not load at the last reload",
+            ),
+            app_event_streams: gauge(
+                r,
+                "palisade_app_event_streams",
+                "Server-sent event streams of apps open now",
+            ),
+            pool_slots: gauge(
+                r,
+                "palisade_pool_slots",
+                "Slots of each kind in the instance pool (--pool-slots, at least --max-concurrency)",
+            ),
+            registry,
         }
     }
 
