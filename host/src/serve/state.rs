@@ -180,6 +180,7 @@ impl AppState {
             metrics: metrics.clone(),
             stream_caps: config.event_streams,
             seed_file: config.app.clone(),
+            max_sessions: config.max_sessions,
         }));
         Ok(Arc::new(AppState {
             tenants: Arc::new(Tenants::new(keys)),

@@ -406,3 +406,46 @@ async fn serve_the_seed_app_comes_back_after_an_unload() {
     );
     server.assert_fine(None).await;
 }
+
+/// App sessions count against `--max-sessions` (or the key's): a commit that would keep one
+/// more is 429 `capacity_exhausted` with nothing kept; existing sessions and dry runs go on.
+#[tokio::test]
+async fn serve_app_sessions_are_bounded() {
+    let mut config = config("contracts-app-sessions", false);
+    config.max_sessions = 2;
+    let server = start(config);
+    assert_eq!(
+        load(&server, "counter", COUNTER, "default").await.status,
+        StatusCode::CREATED
+    );
+    let act = |session: &str, dry: bool| {
+        server.call(
+            "POST",
+            "/v1/apps/counter/actions",
+            None,
+            json!({"action": "inc", "session_id": session, "dry_run": dry}),
+        )
+    };
+    assert_eq!(act("s1", false).await.status, StatusCode::OK);
+    assert_eq!(act("s2", false).await.status, StatusCode::OK);
+    let third = act("s3", false).await;
+    assert_error(&third, 429, "capacity_exhausted");
+    assert_eq!(
+        act("s3", true).await.status,
+        StatusCode::OK,
+        "a dry run keeps nothing"
+    );
+    let again = act("s1", false).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    assert_eq!(again.body["seq"], 2);
+    let view = server
+        .call(
+            "GET",
+            "/v1/apps/counter/view?session_id=s3&audience=agent",
+            None,
+            Value::Null,
+        )
+        .await;
+    assert_eq!(view.body["value"], 0, "s3 was never kept");
+    server.assert_fine(None).await;
+}

@@ -11,6 +11,7 @@ use super::super::errors::{ApiError, docs_url, status_of};
 use super::super::idempotency::{Ledger, Seen};
 use super::super::journal::Who;
 use super::super::reply::Stored;
+use super::super::store::{Scan, Table};
 use super::abi::Loaded;
 use super::events::MAX_EVENT_BYTES;
 use super::records::{self, Commit, EventRecord, SessionState};
@@ -616,6 +617,9 @@ impl ActionTurn<'_> {
     /// Keep the next state, its events and the key's record in one transaction, then wake the
     /// event streams.
     async fn commit(&self, mut ran: Called, stored: &Stored) -> Result<(), ApiError> {
+        if ran.standing.current.is_none() {
+            self.room_for_a_session().await?;
+        }
         let seq = ran.standing.seq + 1;
         let mut take = |field: &str| ran.out.get_mut(field).map_or(Value::Null, Value::take);
         let events = match take("events") {
@@ -652,6 +656,37 @@ impl ActionTurn<'_> {
         self.apps.commit(commit).await?;
         if has_events {
             self.apps.notify();
+        }
+        Ok(())
+    }
+
+    /// Whether the tenant may keep one more app session: at most its key's `max_sessions`, or
+    /// the server's, over all its apps (each kept session holds a state record and its events).
+    async fn room_for_a_session(&self) -> Result<(), ApiError> {
+        let max = self
+            .tenant
+            .max_sessions
+            .unwrap_or(self.apps.parts.max_sessions);
+        let store = self.apps.parts.store.clone();
+        let prefix = format!("{}\n", self.tenant.name);
+        let held = records::blocking(move || {
+            let scan = Scan {
+                limit: max,
+                ..Scan::prefix(&prefix)
+            };
+            Ok(store.scan(Table::AppStates, scan)?.len())
+        })
+        .await?;
+        if held >= max {
+            return Err(ApiError::capacity(
+                axum::http::StatusCode::TOO_MANY_REQUESTS,
+                0,
+                super::super::admission::RETRY_AFTER_SECONDS,
+                &format!(
+                    "your key holds its maximum of {max} app sessions; act on an existing \
+                     session, or unload an app (DELETE /v1/apps/APP) to free its sessions"
+                ),
+            ));
         }
         Ok(())
     }

@@ -48,6 +48,9 @@ pub struct AppParts {
     pub stream_caps: events::StreamCaps,
     /// `--app FILE.js`: the app the seed's root routes serve.
     pub seed_file: Option<PathBuf>,
+    /// The most app sessions (with a kept state) a tenant holds over all its apps, unless its
+    /// key sets `max_sessions` (`--max-sessions`).
+    pub max_sessions: usize,
 }
 
 /// The apps' service: compiled apps, the turn of each session, the signal that wakes event
