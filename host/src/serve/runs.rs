@@ -162,7 +162,8 @@ impl RunRequest {
         if let Some(now) = &self.now {
             let at = humantime::parse_rfc3339_weak(now).map_err(|e| {
                 ApiError::invalid(format!("now: `{now}` is not an RFC 3339 time: {e}"))
-                    .fix(serde_json::json!({"now": "2025-01-01T00:00:00Z"}))
+                    .fix(serde_json::json!({"now": null}))
+                    .note("send an RFC 3339 time such as \"2025-01-01T00:00:00Z\" (the policy must allow overrides.now), or leave `now` out")
             })?;
             options = options.now(at);
         }

@@ -156,3 +156,83 @@ async fn serve_takes_the_sandbox_daemons_requests() {
     assert_eq!(python.body["error"]["fix"], json!({"lang": "js"}));
     server.assert_fine(None).await;
 }
+
+/// Merge `fix` into `request` as the error shape means it: each key replaces the request's,
+/// `null` removes it.
+fn merged(mut request: serde_json::Value, fix: &serde_json::Value) -> serde_json::Value {
+    for (k, v) in fix.as_object().expect("a fix is an object") {
+        if v.is_null() {
+            request.as_object_mut().unwrap().remove(k);
+        } else {
+            request[k.as_str()] = v.clone();
+        }
+    }
+    request
+}
+
+/// Every refusal of these routes that carries a `fix`: merged into the request, the request
+/// either passes or fails with another code, so a client that follows fixes never loops.
+#[tokio::test]
+async fn serve_fixes_never_loop() {
+    let server = start(config("options-fixes", false));
+    let id = server.session(None, json!({"policy": "box"})).await;
+    let session_run = format!("/v1/sessions/{id}/run");
+    let cases: Vec<(&str, serde_json::Value)> = vec![
+        ("/v1/run", json!({"source": "export default 1"})),
+        (
+            "/v1/run",
+            json!({"policy": "default", "source": "export default 1",
+            "script": {"name": "a.js", "source": "export default 2"}}),
+        ),
+        (
+            "/v1/run",
+            json!({"policy": "default", "source": "export default 1", "result": "shape"}),
+        ),
+        (
+            "/v1/run",
+            json!({"policy": "default", "source": "export default 1", "lang": "ruby"}),
+        ),
+        (
+            "/v1/run",
+            json!({"policy": "default", "source": "export default 1", "cpus": 4}),
+        ),
+        (
+            "/v1/run",
+            json!({"policy": "default", "source": "export default 1", "now": "yesterday"}),
+        ),
+        (
+            session_run.as_str(),
+            json!({"policy": "default", "source": "export default 1"}),
+        ),
+        (
+            "/v1/sessions",
+            json!({"policy": "box", "idle_timeout": "soon"}),
+        ),
+        ("/v1/sessions", json!({"policy": "box", "image": "python"})),
+    ];
+    for (route, request) in cases {
+        let refused = server.call("POST", route, None, request.clone()).await;
+        assert!(
+            refused.status.is_client_error(),
+            "{route}: {}",
+            refused.body
+        );
+        let code = refused.body["error"]["code"].clone();
+        let fix = &refused.body["error"]["fix"];
+        assert!(
+            fix.is_object(),
+            "{route} {request}: no fix in {}",
+            refused.body
+        );
+        let again = server
+            .call("POST", route, None, merged(request.clone(), fix))
+            .await;
+        assert!(
+            again.status.is_success() || again.body["error"]["code"] != code,
+            "{route} {request}: the fix {fix} gave {} again: {}",
+            again.status,
+            again.body
+        );
+    }
+    server.assert_fine(None).await;
+}
