@@ -14,6 +14,29 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
+/// How long a connection's sent data may stay unacknowledged before the kernel drops it: a
+/// client that vanished without closing (its network gone, a NAT entry expired) would otherwise
+/// keep its connection, and an event stream's slot, for the kernel's default of about 16
+/// minutes of retransmissions.
+pub const DEAD_PEER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Keep-alive probes on an idle connection, and [`DEAD_PEER_TIMEOUT`] on unacknowledged data,
+/// so that a peer that is gone is noticed on a connection that sends (an event stream's
+/// keep-alive comments) and on one that does not.
+pub fn abandon_dead_peers(tcp: &mut tokio::net::TcpStream) {
+    let socket = socket2::SockRef::from(&*tcp);
+    let keepalive = socket2::TcpKeepalive::new()
+        .with_time(DEAD_PEER_TIMEOUT / 2)
+        .with_interval(std::time::Duration::from_secs(10))
+        .with_retries(3);
+    if let Err(e) = socket
+        .set_tcp_keepalive(&keepalive)
+        .and_then(|()| socket.set_tcp_user_timeout(Some(DEAD_PEER_TIMEOUT)))
+    {
+        tracing::debug!("cannot set keep-alive on a connection: {e}");
+    }
+}
+
 /// How the accept loop treats connections.
 #[derive(Debug, Clone, Copy)]
 pub struct Connections {
@@ -57,7 +80,7 @@ pub async fn serve(
             drop(tcp);
             continue;
         };
-        super::abandon_dead_peers(&mut tcp);
+        abandon_dead_peers(&mut tcp);
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())
@@ -76,4 +99,24 @@ pub async fn serve(
     }
     drop(listener);
     graceful.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DEAD_PEER_TIMEOUT, abandon_dead_peers};
+
+    /// An accepted connection gets keep-alive probes and the unacknowledged-data timeout.
+    #[tokio::test]
+    async fn accepted_connections_abandon_dead_peers() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (mut accepted, _) = listener.accept().await.unwrap();
+        let socket = socket2::SockRef::from(&accepted);
+        assert!(!socket.keepalive().unwrap());
+        abandon_dead_peers(&mut accepted);
+        let socket = socket2::SockRef::from(&accepted);
+        assert!(socket.keepalive().unwrap());
+        assert_eq!(socket.tcp_user_timeout().unwrap(), Some(DEAD_PEER_TIMEOUT));
+    }
 }

@@ -4,8 +4,8 @@
 use super::apps;
 use super::fs::FsRequest;
 use super::router;
-use super::runs::{NamedScript, RunRequest};
-use super::sessions::{CreateSession, NewFile, SessionRecord};
+use super::runs::{NamedScript, NewFile, RunRequest};
+use super::sessions::{CreateSession, SessionRecord};
 use super::state::AppState;
 use axum::Router;
 use axum::extract::State;

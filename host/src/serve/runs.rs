@@ -14,6 +14,41 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
+/// A file to put in a new session's directory.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewFile {
+    /// Its path in the session's directory.
+    pub path: String,
+    /// UTF-8 content.
+    pub content: Option<String>,
+    /// Base64 content.
+    pub content_b64: Option<String>,
+}
+
+impl NewFile {
+    /// Its content: exactly one of `content` and `content_b64`.
+    pub fn bytes(&self) -> Result<bytes::Bytes, ApiError> {
+        use base64::Engine as _;
+        match (&self.content, &self.content_b64) {
+            (Some(text), None) => Ok(bytes::Bytes::from(text.clone())),
+            (None, Some(b64)) => base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .map(bytes::Bytes::from)
+                .map_err(|e| {
+                    ApiError::invalid(format!(
+                        "file `{}`: content_b64 is not base64: {e}",
+                        self.path
+                    ))
+                }),
+            _ => Err(ApiError::invalid(format!(
+                "file `{}` needs exactly one of `content` and `content_b64`",
+                self.path
+            ))),
+        }
+    }
+}
+
 /// A script sent by name and source.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -69,7 +104,7 @@ pub struct RunRequest {
     pub config: std::collections::BTreeMap<String, String>,
     /// Files placed in the scratch directory (`[fs.scratch]`) before the script runs.
     #[serde(default)]
-    pub files: Vec<super::sessions::NewFile>,
+    pub files: Vec<NewFile>,
     /// The instant the script's clock reads, RFC 3339 (`overrides.now = true`).
     #[serde(default)]
     pub now: Option<String>,

@@ -12,7 +12,7 @@ use super::journal::{Journal, Who};
 use super::metrics::Metrics;
 use super::reply::Stored;
 use super::runner::Runner;
-use super::runs::RunRequest;
+use super::runs::{NewFile, RunRequest};
 use super::store::{Store, Table};
 use crate::kv::SqliteBackend;
 use crate::policy::{DEFAULT_MAX_FILES, DEFAULT_SCRATCH_QUOTA, HumanDuration};
@@ -28,41 +28,6 @@ use utoipa::ToSchema;
 
 /// Where a session's directory appears to scripts when the policy has no `[fs.scratch]`.
 pub const DEFAULT_GUEST_DIR: &str = "/scratch";
-
-/// A file to put in a new session's directory.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewFile {
-    /// Its path in the session's directory.
-    pub path: String,
-    /// UTF-8 content.
-    pub content: Option<String>,
-    /// Base64 content.
-    pub content_b64: Option<String>,
-}
-
-impl NewFile {
-    /// Its content: exactly one of `content` and `content_b64`.
-    pub fn bytes(&self) -> Result<bytes::Bytes, ApiError> {
-        use base64::Engine as _;
-        match (&self.content, &self.content_b64) {
-            (Some(text), None) => Ok(bytes::Bytes::from(text.clone())),
-            (None, Some(b64)) => base64::engine::general_purpose::STANDARD
-                .decode(b64)
-                .map(bytes::Bytes::from)
-                .map_err(|e| {
-                    ApiError::invalid(format!(
-                        "file `{}`: content_b64 is not base64: {e}",
-                        self.path
-                    ))
-                }),
-            _ => Err(ApiError::invalid(format!(
-                "file `{}` needs exactly one of `content` and `content_b64`",
-                self.path
-            ))),
-        }
-    }
-}
 
 /// The body of `POST /v1/sessions`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
