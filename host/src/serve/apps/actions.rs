@@ -184,7 +184,7 @@ impl Apps {
     }
 }
 
-/// A session's place before a call ([`Apps::standing`]).
+/// A session's place before a call (`Apps::standing`).
 pub struct Standing {
     /// The policy of the next action (clock and seed fixed for `seq + 1`).
     pub policy: Policy,
