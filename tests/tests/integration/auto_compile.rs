@@ -34,7 +34,7 @@ async fn settled(policy: &Policy, script: &Script) -> AutoCompileStatus {
 
 #[tokio::test]
 async fn scripts_called_often_run_compiled_with_their_source_results() {
-    let p = Policy::builtin_default();
+    let p = roomy();
     let script = fixture("stateful_top_level.js");
     let input = r#"{"n":12,"name":"Ada"}"#;
     let expected = r#"{"calls":1,"square":144,"greeting":"Hello, Ada!","ready":"ready"}"#;
@@ -83,7 +83,7 @@ async fn scripts_called_often_run_compiled_with_their_source_results() {
 
 #[tokio::test]
 async fn top_levels_a_snapshot_would_freeze_keep_running_from_source() {
-    let p = Policy::builtin_default();
+    let p = roomy();
     for (name, source) in [
         (
             "clock.js",
@@ -163,7 +163,7 @@ async fn policies_with_per_call_globals_compile_scripts_that_use_them_only_in_ca
 
 #[test]
 fn a_compile_cut_short_by_its_runtime_lets_the_script_be_counted_again() {
-    let p = Policy::builtin_default();
+    let p = roomy();
     let script = Script::new(
         "dropped.js",
         "const table = [1, 2, 3];\nexport default () => table.length;\n",

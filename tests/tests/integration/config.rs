@@ -19,7 +19,7 @@ async fn scripts_read_the_policy_config_and_nothing_else() {
 async fn without_a_config_table_config_is_refused_with_the_fix() {
     // In the plain guest (no grant at all) and in the full guest (another grant).
     let scratch = policy("[fs.scratch]\nguest = \"/scratch\"\n");
-    for p in [Policy::builtin_default(), scratch] {
+    for p in [roomy(), scratch] {
         assert_ungranted(
             &p,
             "config.get('region')",

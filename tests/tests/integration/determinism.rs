@@ -53,7 +53,7 @@ async fn the_seed_decides_the_random_sequence() {
 
 #[tokio::test]
 async fn without_determinism_every_call_differs() {
-    let p = Policy::builtin_default();
+    let p = roomy();
     let mut seen = std::collections::HashSet::new();
     for _ in 0..5 {
         let outcome = run(&p, "nondeterministic.js", "null").await;

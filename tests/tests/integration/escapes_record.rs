@@ -462,7 +462,9 @@ fn response(target: &str, body: &[u8]) -> HttpEvent {
 
 #[tokio::test]
 async fn escape_19_replay_checks_its_transcript() {
-    let default = Policy::builtin_default();
+    // The default limits with a roomy deadline: every replay here is expected to end on its
+    // own, not race the clock.
+    let roomy = roomy();
     let fetch_once = Script::new(
         "forged.js",
         r#"export default async () => {
@@ -473,7 +475,7 @@ async fn escape_19_replay_checks_its_transcript() {
 
     // A version this build does not read.
     let outcome = PALISADE
-        .replay(&default, &fetch_once, &forged(999, Vec::new()))
+        .replay(&roomy, &fetch_once, &forged(999, Vec::new()))
         .await;
     assert_eq!(code(&outcome), "invalid_input");
 
@@ -487,7 +489,7 @@ async fn escape_19_replay_checks_its_transcript() {
     };
     let outcome = PALISADE
         .replay(
-            &default,
+            &roomy,
             &fetch_once,
             &forged(TRANSCRIPT_VERSION, vec![refusal]),
         )
@@ -505,7 +507,7 @@ async fn escape_19_replay_checks_its_transcript() {
         TRANSCRIPT_VERSION,
         vec![response("http://example.com/", &vec![b'x'; 9 << 20])],
     );
-    let outcome = PALISADE.replay(&default, &fetch_once, &big).await;
+    let outcome = PALISADE.replay(&roomy, &fetch_once, &big).await;
     assert_eq!(
         output(&outcome),
         r#"["ResponseTooLargeError","response-too-large"]"#
@@ -540,7 +542,7 @@ async fn escape_19_replay_checks_its_transcript() {
         .map(|_| response("http://example.com/", b"ok"))
         .collect();
     let outcome = PALISADE
-        .replay(&default, &many, &forged(TRANSCRIPT_VERSION, answers))
+        .replay(&roomy, &many, &forged(TRANSCRIPT_VERSION, answers))
         .await;
     assert_eq!(code(&outcome), "policy_denied");
     let json = serde_json::to_value(outcome.error().unwrap()).unwrap();

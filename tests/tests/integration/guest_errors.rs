@@ -6,7 +6,7 @@ use palisade::{Error, Policy, Script};
 
 #[tokio::test]
 async fn syntax_errors_carry_line_and_column() {
-    let outcome = run(&Policy::builtin_default(), "syntax_error.js", "null").await;
+    let outcome = run(&roomy(), "syntax_error.js", "null").await;
     assert_eq!(code(&outcome), "guest_syntax");
     match outcome.error().unwrap() {
         Error::GuestSyntax {
@@ -30,7 +30,7 @@ fn exception(outcome: &palisade::Outcome) -> (&str, &str) {
 
 #[tokio::test]
 async fn exceptions_keep_their_class_name_and_stack() {
-    let outcome = run(&Policy::builtin_default(), "throws_type_error.js", "null").await;
+    let outcome = run(&roomy(), "throws_type_error.js", "null").await;
     assert_eq!(exception(&outcome), ("TypeError", "bad thing"));
     match outcome.error().unwrap() {
         Error::GuestException {
@@ -47,19 +47,19 @@ async fn exceptions_keep_their_class_name_and_stack() {
 
 #[tokio::test]
 async fn rejections_keep_their_class_name() {
-    let outcome = run(&Policy::builtin_default(), "rejects_range_error.js", "null").await;
+    let outcome = run(&roomy(), "rejects_range_error.js", "null").await;
     assert_eq!(exception(&outcome), ("RangeError", "async bad"));
 }
 
 #[tokio::test]
 async fn thrown_non_errors_are_described() {
-    let outcome = run(&Policy::builtin_default(), "throws_string.js", "null").await;
+    let outcome = run(&roomy(), "throws_string.js", "null").await;
     assert_eq!(exception(&outcome), ("string", "a string"));
 }
 
 #[tokio::test]
 async fn a_promise_that_never_settles_is_a_deadlock() {
-    let outcome = run(&Policy::builtin_default(), "never_settles.js", "null").await;
+    let outcome = run(&roomy(), "never_settles.js", "null").await;
     assert_eq!(code(&outcome), "guest_deadlock");
     let outcome = run_source("await new Promise(() => {}); export default 1;", "null").await;
     assert_eq!(code(&outcome), "guest_deadlock");
@@ -68,9 +68,7 @@ async fn a_promise_that_never_settles_is_a_deadlock() {
 #[tokio::test]
 async fn a_missing_export_is_reported() {
     let script = Script::new("x.js", "export default 1;");
-    let outcome = PALISADE
-        .call(&Policy::builtin_default(), &script, "nope", "null")
-        .await;
+    let outcome = PALISADE.call(&roomy(), &script, "nope", "null").await;
     assert_eq!(code(&outcome), "missing_export");
 }
 
@@ -82,7 +80,7 @@ async fn results_without_a_json_form_are_bad_output() {
         "function_output.js",
         "symbol_output.js",
     ] {
-        let outcome = run(&Policy::builtin_default(), fixture, "null").await;
+        let outcome = run(&roomy(), fixture, "null").await;
         assert_eq!(code(&outcome), "bad_output", "{fixture}");
     }
     assert_next_call_works().await;
@@ -90,7 +88,7 @@ async fn results_without_a_json_form_are_bad_output() {
 
 #[tokio::test]
 async fn undefined_is_null_and_plain_values_are_results() {
-    let p = Policy::builtin_default();
+    let p = roomy();
     assert_eq!(
         output(&run(&p, "undefined_output.js", "null").await),
         "null"
@@ -105,9 +103,7 @@ async fn undefined_is_null_and_plain_values_are_results() {
 #[tokio::test]
 async fn named_exports_can_be_called() {
     let script = fixture("echo.js");
-    let outcome = PALISADE
-        .call(&Policy::builtin_default(), &script, "named", "[true]")
-        .await;
+    let outcome = PALISADE.call(&roomy(), &script, "named", "[true]").await;
     assert_eq!(output(&outcome), r#"{"named":[true]}"#);
 }
 
@@ -122,7 +118,7 @@ async fn promise_jobs_drain_before_the_result() {
 #[tokio::test]
 async fn console_lines_keep_their_level() {
     use palisade::Level::*;
-    let outcome = run(&Policy::builtin_default(), "console_levels.js", "null").await;
+    let outcome = run(&roomy(), "console_levels.js", "null").await;
     let lines: Vec<_> = outcome
         .logs
         .iter()

@@ -5,7 +5,7 @@ use palisade::Policy;
 
 #[tokio::test]
 async fn globals_clocks_and_randomness_do_not_carry_over() {
-    let p = Policy::builtin_default();
+    let p = roomy();
     let mut randoms = Vec::new();
     let mut times = Vec::new();
     for _ in 0..3 {

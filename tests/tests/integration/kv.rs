@@ -159,10 +159,7 @@ async fn quotas_and_modes_are_refused_with_their_rule() {
 #[tokio::test]
 async fn without_a_kv_table_kv_is_refused_with_the_fix() {
     // In the plain guest (no grant at all) and in the full guest (another grant).
-    for p in [
-        Policy::builtin_default(),
-        policy("[config]\nregion = \"eu\"\n"),
-    ] {
+    for p in [roomy(), policy("[config]\nregion = \"eu\"\n")] {
         assert_ungranted(
             &p,
             "kv.get('a')",
@@ -172,7 +169,7 @@ async fn without_a_kv_table_kv_is_refused_with_the_fix() {
         .await;
     }
     assert_ungranted(
-        &Policy::builtin_default(),
+        &roomy(),
         "kv.bucket('ref').set('a', '1')",
         "kv",
         "kv = { namespace = \"...\", buckets = { ref = \"rw\" } }",

@@ -60,9 +60,7 @@ async fn relative_imports_json_modules_and_dynamic_import_from_the_folder() {
         script.modules().collect::<Vec<_>>(),
         ["data.json", "lazy.js", "lib.js", "sub/twice.js"]
     );
-    let outcome = PALISADE
-        .run(&Policy::builtin_default(), &script, r#"{"a":2}"#)
-        .await;
+    let outcome = PALISADE.run(&roomy(), &script, r#"{"a":2}"#).await;
     assert_eq!(output(&outcome), APP_OUTPUT);
     // `Script::from_file` reads the folder the same way.
     let same = Script::from_file(dir.join("app.js")).unwrap();
@@ -82,9 +80,7 @@ async fn the_library_takes_named_modules() {
             ("lazy.js", "export const word = \"loaded\";\n"),
         ])
         .unwrap();
-    let outcome = PALISADE
-        .run(&Policy::builtin_default(), &script, r#"{"a":2}"#)
-        .await;
+    let outcome = PALISADE.run(&roomy(), &script, r#"{"a":2}"#).await;
     assert_eq!(output(&outcome), APP_OUTPUT);
     // The full guest (a policy that grants a capability) loads them the same way.
     let granting = policy("[config]\nregion = \"eu-west\"\n");
@@ -92,14 +88,9 @@ async fn the_library_takes_named_modules() {
     assert_eq!(output(&outcome), APP_OUTPUT);
     // `precompile` checks it, but it runs from source: bytecode would drop the attributes
     // of its imports (`with { type: "json" }`).
-    let precompiled = PALISADE
-        .precompile(&Policy::builtin_default(), &script)
-        .await
-        .unwrap();
+    let precompiled = PALISADE.precompile(&roomy(), &script).await.unwrap();
     assert!(!precompiled.is_precompiled());
-    let outcome = PALISADE
-        .run(&Policy::builtin_default(), &precompiled, r#"{"a":2}"#)
-        .await;
+    let outcome = PALISADE.run(&roomy(), &precompiled, r#"{"a":2}"#).await;
     assert_eq!(output(&outcome), APP_OUTPUT);
 
     // A TypeScript module, imported by TypeScript's convention as `./util.js`.
@@ -112,9 +103,7 @@ async fn the_library_takes_named_modules() {
         "export function half(n: number): number { return (n as number) / 2; }\n",
     )])
     .unwrap();
-    let outcome = PALISADE
-        .run(&Policy::builtin_default(), &script, r#"{"n":42}"#)
-        .await;
+    let outcome = PALISADE.run(&roomy(), &script, r#"{"n":42}"#).await;
     assert_eq!(output(&outcome), "21");
 
     // A cycle back to the script itself, and a JSON module loaded by `import()` with its type.
@@ -128,9 +117,7 @@ async fn the_library_takes_named_modules() {
         ("d.json", "[1, 2]"),
     ])
     .unwrap();
-    let outcome = PALISADE
-        .run(&Policy::builtin_default(), &script, "null")
-        .await;
+    let outcome = PALISADE.run(&roomy(), &script, "null").await;
     assert_eq!(output(&outcome), r#"["hi main",[1,2]]"#);
 }
 
@@ -150,9 +137,7 @@ export default async () => {
     let script = Script::new("dyn.js", source)
         .with_modules([("data.json", "[1]")])
         .unwrap();
-    let outcome = PALISADE
-        .run(&Policy::builtin_default(), &script, "null")
-        .await;
+    let outcome = PALISADE.run(&roomy(), &script, "null").await;
     let tried: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(output(&outcome)).unwrap();
     assert_eq!(tried.len(), 6);
@@ -312,7 +297,7 @@ async fn module_count_and_bytes_are_bounded() {
 async fn compiled_scripts_carry_their_modules() {
     let dir = folder("compiled", APP_FILES);
     let script = load(&dir.join("app.js")).unwrap();
-    let policy = Policy::builtin_default();
+    let policy = roomy();
     let wasm = PALISADE.compile(&policy, &script).await.unwrap();
     let compiled = Script::from_component(wasm).unwrap();
     for _ in 0..2 {
@@ -333,7 +318,7 @@ static AUTO: LazyLock<Palisade> = LazyLock::new(|| {
 
 #[tokio::test]
 async fn auto_compiled_scripts_keep_their_modules_apart() {
-    let policy = Policy::builtin_default();
+    let policy = roomy();
     let main = "import { v } from \"./lib.js\";\nexport default async () => [v, (await import(\"./late.js\")).w];\n";
     // One main module, two sets of modules: two scripts, compiled apart.
     let scripts: Vec<Script> = ["one", "two"]
@@ -390,7 +375,7 @@ async fn typescript_runs_with_errors_pointing_into_the_ts_source() {
     );
     let script = load(&dir.join("app.ts")).unwrap();
     assert_eq!(script.modules().collect::<Vec<_>>(), ["scale.ts"]);
-    let policy = Policy::builtin_default();
+    let policy = roomy();
     let outcome = PALISADE.run(&policy, &script, r#"{"x":1,"y":2}"#).await;
     assert_eq!(output(&outcome), r#"{"total":6}"#);
 

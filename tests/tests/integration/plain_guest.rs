@@ -62,9 +62,7 @@ const GLOBAL_NAMES: &str = "export default () => Object.getOwnPropertyNames(glob
 /// apart.
 async fn in_both_guests(source: &str) -> (String, String) {
     let script = Script::new("both.js", source);
-    let plain = PALISADE
-        .run(&Policy::builtin_default(), &script, "null")
-        .await;
+    let plain = PALISADE.run(&roomy(), &script, "null").await;
     let full = PALISADE
         .run(&policy("[config]\nregion = \"eu\"\n"), &script, "null")
         .await;
@@ -98,7 +96,7 @@ async fn fetch_without_http_is_refused_audited_and_replayed_by_the_host() {
         try { await fetch('http://127.0.0.1:9/data?x=1', { method: 'POST', body: 'hi' }); }\
         catch (e) { return [e.name, e instanceof PolicyDeniedError, e.rule, e.fix]; } };";
     let script = Script::new("fetch.js", source);
-    let default = Policy::builtin_default();
+    let default = roomy();
     let (outcome, transcript) = PALISADE.run_recorded(&default, &script, "null").await;
     let expected =
         r#"["PolicyDeniedError",true,"http","[[http.allow]] url = \"http://127.0.0.1:9/\""]"#;

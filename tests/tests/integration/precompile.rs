@@ -15,7 +15,7 @@ static UNCACHED: LazyLock<Palisade> = LazyLock::new(|| {
 
 #[tokio::test]
 async fn precompiled_scripts_give_the_same_results() {
-    let p = Policy::builtin_default();
+    let p = roomy();
     let script = fixture("echo.js");
     let compiled = PALISADE
         .precompile(&p, &script)
@@ -37,7 +37,7 @@ async fn precompiled_scripts_give_the_same_results() {
 
 #[tokio::test]
 async fn precompiled_scripts_keep_their_errors_and_limits() {
-    let p = Policy::builtin_default();
+    let p = roomy();
     let thrower = PALISADE
         .precompile(&p, &fixture("throws_type_error.js"))
         .await
@@ -59,7 +59,7 @@ async fn precompiled_scripts_keep_their_errors_and_limits() {
 
 #[tokio::test]
 async fn precompiling_a_syntax_error_is_guest_syntax() {
-    let p = Policy::builtin_default();
+    let p = roomy();
     let error = PALISADE
         .precompile(&p, &fixture("syntax_error.js"))
         .await
@@ -76,7 +76,7 @@ async fn precompiling_a_syntax_error_is_guest_syntax() {
 #[test]
 fn run_futures_are_send() {
     fn assert_send<T: Send>(_: &T) {}
-    let p = Policy::builtin_default();
+    let p = roomy();
     let script = Script::new("x.js", "export default 1");
     let future = PALISADE.run(&p, &script, "null");
     assert_send(&future);
@@ -86,7 +86,7 @@ fn run_futures_are_send() {
 
 #[tokio::test]
 async fn source_scripts_are_compiled_once_and_cached() {
-    let p = Policy::builtin_default();
+    let p = roomy();
     // A script no other test uses, so that the first call here is a cache miss.
     let script = Script::new(
         "cached.js",

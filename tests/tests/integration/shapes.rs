@@ -11,7 +11,7 @@ async fn a_module_without_a_default_export_runs_for_its_effects() {
     assert_eq!(outcome.logs.len(), 1);
     assert_eq!(outcome.logs[0].message, "hello from sandbox");
     // Named exports alone: the top level still runs, and the call is `null`.
-    let outcome = run(&Policy::builtin_default(), "no_default.js", "null").await;
+    let outcome = run(&roomy(), "no_default.js", "null").await;
     assert_eq!(output(&outcome), "null");
 }
 
@@ -24,7 +24,7 @@ async fn a_method_of_the_default_export_is_called_by_name() {
            async execute(payload) { return `${this.prefix} ${payload.name}`; },
          };",
     );
-    let p = Policy::builtin_default();
+    let p = roomy();
     let outcome = PALISADE
         .call(&p, &tool, "execute", r#"{"name":"Ada"}"#)
         .await;
