@@ -7,6 +7,11 @@ use std::time::{Duration, Instant};
 /// millisecond of QuickJS interpreting here), and the call's deadline is checked then.
 pub(crate) const FUEL_SLICE: u64 = 10_000_000;
 
+/// A shadow-stack overflow is an out-of-bounds access at the end of a deep recursion; an
+/// access that is out of bounds after fewer frames than this is some other fault. Engines keep
+/// this many frames of a trap's backtrace to tell them apart.
+pub(crate) const SHADOW_STACK_OVERFLOW_FRAMES: usize = 64;
+
 /// How fast the host is assumed to touch fresh guest memory (page faults and zeroing): 4 bytes
 /// a nanosecond, faster than measured on the 2-core machines Palisade is tested on (about 2.3),
 /// so that a growth is refused only when it cannot finish in time.

@@ -16,9 +16,7 @@ pub(super) fn internal(e: wasmtime::Error) -> Error {
     }
 }
 
-/// A shadow-stack overflow is an out-of-bounds access at the end of a deep recursion; an
-/// access that is out of bounds after fewer frames than this is some other fault.
-pub(super) const SHADOW_STACK_OVERFLOW_FRAMES: usize = 64;
+use crate::limits::SHADOW_STACK_OVERFLOW_FRAMES;
 
 /// Classify a trap by what tripped: the deadline marker, the trap code, the limiter's flag.
 pub(super) fn classify_trap(
@@ -96,10 +94,7 @@ pub(super) fn classify_guest(error: runner::Error, state: &CallState, policy: &P
     }
     // QuickJS's own stack check threw and nothing caught it: the recursion was too deep for
     // the policy's stack, as when a wasm stack runs out.
-    if let runner::Error::Exception(e) = &error
-        && e.name == "RangeError"
-        && e.message == "Maximum call stack size exceeded"
-    {
+    if crate::error::is_stack_exhausted(&error) {
         return Error::StackOverflow {
             limit: policy.limits().stack,
             shadow_stack: false,

@@ -545,6 +545,13 @@ impl Serialize for Error {
     }
 }
 
+/// Whether the guest's error is QuickJS's own stack check, uncaught: the recursion was too
+/// deep for the policy's stack (`stack_overflow`, as when a wasm stack runs out).
+pub(crate) fn is_stack_exhausted(error: &runner::Error) -> bool {
+    matches!(error, runner::Error::Exception(e)
+        if e.name == "RangeError" && e.message == "Maximum call stack size exceeded")
+}
+
 /// The host error for an error the guest returned.
 pub(crate) fn guest_error(error: runner::Error) -> Error {
     let location = |l: Option<runner::Location>| {

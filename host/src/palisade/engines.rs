@@ -285,7 +285,9 @@ pub(super) fn engine_config(s: &Builder, stack: usize) -> Config {
         .max_wasm_stack(stack)
         // A shadow-stack overflow is told apart from other out-of-bounds accesses by the depth
         // of the recursion it ends (`call::classify::classify_trap`), so a trap keeps that many frames.
-        .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(64))
+        .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(
+            crate::limits::SHADOW_STACK_OVERFLOW_FRAMES,
+        ))
         .async_stack_size(stack + HOST_STACK_ROOM)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     // For profiling (docs/bench.md): wasmtime writes /tmp/perf-PID.map so that `perf` names

@@ -279,6 +279,12 @@ pub async fn preinitialize(component: &[u8]) -> wasmtime::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The native wasm stack a top level is evaluated on: the largest a policy may give a call
+/// (`limits.stack`). QuickJS's own stack check, set from the policy's `limits.stack` as in a
+/// call, then throws before this runs out, as it does in a call; on wasmtime's default stack
+/// (512 KiB) a module with 1,000 nested parentheses, which a call parses, trapped instead.
+const PRELOAD_WASM_STACK: usize = crate::policy::bounds::STACK.1.0 as usize;
+
 /// The instrumented guest, compiled and linked once per process for every `preload`.
 struct Preloader {
     engine: Engine,
@@ -299,7 +305,13 @@ impl Preloader {
             .get_or_init(|| {
                 let build = || -> wasmtime::Result<Preloader> {
                     let mut config = Config::new();
-                    config.consume_fuel(true);
+                    config
+                        .consume_fuel(true)
+                        .max_wasm_stack(PRELOAD_WASM_STACK)
+                        .async_stack_size(PRELOAD_WASM_STACK + (1 << 20))
+                        .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(
+                            crate::limits::SHADOW_STACK_OVERFLOW_FRAMES,
+                        ));
                     let engine = Engine::new(&config)?;
                     let (context, instrumented) = wizer().instrument_component(guest.bytes())?;
                     let component =
@@ -378,26 +390,14 @@ pub(crate) async fn preload(
     }
     match preloaded {
         Ok(Ok(())) => {}
-        Ok(Err(error)) => return Err(crate::error::guest_error(error)),
-        Err(trap) => {
-            if trap.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel) {
-                return Err(Error::FuelExhausted { budget: fuel });
-            }
-            if let Some((interface, function)) = store.data().host_call {
-                return Err(Error::NotCompilable {
-                    detail: format!(
-                        "{top} called the host ({interface}#{function}) while being compiled; only the \
-                         exported function may log, fetch or use a capability"
-                    ),
-                });
-            }
-            return Err(Error::GuestException {
-                name: "RuntimeError".to_owned(),
-                message: format!("{trap:#}"),
-                stack: None,
-                location: None,
+        Ok(Err(error)) if crate::error::is_stack_exhausted(&error) => {
+            return Err(Error::StackOverflow {
+                limit: limits.stack,
+                shadow_stack: false,
             });
         }
+        Ok(Err(error)) => return Err(crate::error::guest_error(error)),
+        Err(trap) => return Err(classify_trap(trap, store.data(), limits, &top)),
     }
     let bytes = wizer()
         .snapshot_component(
@@ -429,6 +429,47 @@ pub(crate) async fn preload(
         });
     }
     Ok(bytes)
+}
+
+/// What a trap while the top level was evaluated means, by what tripped, as for a call's trap:
+/// fuel, a call to the host, the wasm or the shadow stack. Any other trap is `guest_trap`,
+/// named without wasm's backtrace.
+fn classify_trap(
+    trap: wasmtime::Error,
+    state: &SnapshotState,
+    limits: &Limits,
+    top: &str,
+) -> Error {
+    let frames = trap
+        .downcast_ref::<wasmtime::WasmBacktrace>()
+        .map_or(0, |trace| trace.frames().len());
+    let stack_overflow = |shadow_stack| Error::StackOverflow {
+        limit: limits.stack,
+        shadow_stack,
+    };
+    match (trap.downcast_ref::<Trap>(), state.host_call) {
+        (Some(Trap::OutOfFuel), _) => Error::FuelExhausted {
+            budget: limits.fuel,
+        },
+        (_, Some((interface, function))) => Error::NotCompilable {
+            detail: format!(
+                "{top} called the host ({interface}#{function}) while being compiled; only the \
+                 exported function may log, fetch or use a capability"
+            ),
+        },
+        (Some(Trap::StackOverflow), _) => stack_overflow(false),
+        (Some(Trap::MemoryOutOfBounds), _)
+            if frames >= crate::limits::SHADOW_STACK_OVERFLOW_FRAMES =>
+        {
+            stack_overflow(true)
+        }
+        (Some(trap), _) => Error::GuestTrap {
+            trap: trap.to_string(),
+        },
+        (None, _) => Error::Internal {
+            detail: format!("compiling a script: {trap:#}"),
+        },
+    }
 }
 
 /// Run `work` until `deadline`: `None` past it. The guest yields every fuel slice, so a top level

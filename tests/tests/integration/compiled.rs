@@ -387,3 +387,61 @@ async fn scripts_compiled_without_capabilities_do_not_run_under_a_policy_that_gr
         "invalid_component"
     );
 }
+
+/// Issue 38, item 10: `compile` (and so `palisade compile`, `palisade build` and an app's
+/// load) failed on a module `run` parses, 1,000 nested parentheses, with `guest_exception` and
+/// a raw wasm backtrace: the top level was evaluated on wasmtime's default 512 KiB stack, which
+/// ran out before QuickJS's own check. It is evaluated on a stack that holds what a call's
+/// does; a module too deep for either ends with the same code as its call, without a backtrace.
+#[tokio::test]
+async fn regression_38_10_compile_accepts_what_run_accepts() {
+    let p = roomy();
+    let deep = |depth: usize| {
+        let nested = format!("{}1{}", "(".repeat(depth), ")".repeat(depth));
+        Script::new("deep.js", format!("export default () => {nested};\n"))
+    };
+    let script = deep(1_000);
+    assert_eq!(output(&PALISADE.run(&p, &script, "null").await), "1");
+    let wasm = PALISADE.compile(&p, &script).await.expect("it compiles");
+    let compiled = Script::from_component(wasm).unwrap();
+    assert_eq!(output(&PALISADE.run(&p, &compiled, "null").await), "1");
+
+    // Past what a call parses: the same code from both, and no wasm backtrace.
+    let script = deep(20_000);
+    let ran = PALISADE.run(&p, &script, "null").await;
+    let error = PALISADE.compile(&p, &script).await.unwrap_err();
+    assert_eq!(error.code(), code(&ran), "{error}");
+    assert!(!error.to_string().contains("wasm backtrace"), "{error}");
+    assert_next_call_works().await;
+}
+
+/// Issue 38, item 10, through the CLI: `palisade compile` and `palisade build` of 1,000 nested
+/// parentheses succeed, and the compiled component runs.
+#[test]
+fn regression_38_10_the_cli_compiles_and_builds_deep_nesting() {
+    let dir = scratch_dir("compile-deep");
+    let script = dir.join("deep.js");
+    let nested = format!("{}1{}", "(".repeat(1_000), ")".repeat(1_000));
+    std::fs::write(&script, format!("export default () => {nested};\n")).unwrap();
+    let palisade = |args: &[&str]| {
+        std::process::Command::new(crate::cli::palisade_bin())
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &["compile", "deep.js", "-o", "deep.wasm"][..],
+        &["build", "deep.js", "-o", "standalone.wasm"][..],
+    ] {
+        let out = palisade(args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = palisade(&["run", "deep.wasm"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+}
