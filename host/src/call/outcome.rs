@@ -60,24 +60,33 @@ impl Outcome {
         self.result.as_ref().err()
     }
 
-    /// A call that failed before its sandbox was created.
-    pub(crate) fn failed(error: Error, policy: &Policy, started: Instant) -> Outcome {
+    /// A call that never started: its script, input or policy could not be read, or the
+    /// runtime could not be built (`palisade run --json` prints one for each such failure).
+    /// The receipt names the policy when one loaded, and counts nothing.
+    pub fn not_started(error: Error, policy: Option<&Policy>) -> Outcome {
         Outcome {
-            error_id: log_internal(&error, policy),
+            error_id: policy.and_then(|p| log_internal(&error, p)),
             result: Err(error),
             logs: Vec::new(),
             audit: Vec::new(),
             receipt: Receipt {
                 fuel_used: 0,
-                wall_time_us: micros(started.elapsed()),
+                wall_time_us: 0,
                 peak_memory_bytes: 0,
                 console_bytes_dropped: 0,
                 console_lines_dropped: 0,
                 audit_records_dropped: 0,
-                policy: policy.name().to_owned(),
-                policy_sha256: policy.sha256().to_owned(),
+                policy: policy.map_or_else(String::new, |p| p.name().to_owned()),
+                policy_sha256: policy.map_or_else(String::new, |p| p.sha256().to_owned()),
             },
         }
+    }
+
+    /// A call that failed before its sandbox was created.
+    pub(crate) fn failed(error: Error, policy: &Policy, started: Instant) -> Outcome {
+        let mut outcome = Self::not_started(error, Some(policy));
+        outcome.receipt.wall_time_us = micros(started.elapsed());
+        outcome
     }
 }
 

@@ -157,7 +157,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
                 println!("policy: {} ({guest} guest)\n", policy.name());
                 policy
             }
-            Err(code) => return code,
+            Err(stop) => return stop.report_human(),
         },
         None => bench_policy(),
     };

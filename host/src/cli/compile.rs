@@ -76,8 +76,8 @@ pub(super) fn inputs(
     file: &Path,
     output: Option<&Path>,
 ) -> Result<(palisade::Policy, Script, PathBuf), ExitCode> {
-    let policy = load_policy(policy)?;
-    let script = super::run::load_script(file)?;
+    let policy = load_policy(policy).map_err(super::run::Stop::report_human)?;
+    let script = super::run::load_script(file).map_err(super::run::Stop::report_human)?;
     let output = output.map_or_else(|| file.with_extension("wasm"), Path::to_path_buf);
     if output == file {
         return Err(usage_error(format!(

@@ -7,6 +7,8 @@ use palisade::{Error, Level, Outcome, Palisade, Policy, RunOptions, Script};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -80,9 +82,9 @@ pub struct RunArgs {
 }
 
 /// The policy file at `path`, or the built-in default.
-pub(super) fn load_policy(path: Option<&std::path::Path>) -> Result<Policy, ExitCode> {
+pub(super) fn load_policy(path: Option<&std::path::Path>) -> Result<Policy, Stop> {
     match path {
-        Some(path) => Policy::from_file(path).map_err(|e| report_error(&Error::InvalidPolicy(e))),
+        Some(path) => Policy::from_file(path).map_err(|e| Stop::Failed(Error::InvalidPolicy(e))),
         None => Ok(Policy::builtin_default()),
     }
 }
@@ -91,20 +93,20 @@ pub(super) fn load_policy(path: Option<&std::path::Path>) -> Result<Policy, Exit
 /// and bytes together (a `.wasm` that is not a component is `invalid_component`). Only a
 /// regular file of at most `MAX_SCRIPT_BYTES` is read. A `.ts`/`.mts` file is TypeScript; the
 /// files a module imports are read from its folder (a bad import is `invalid_input`).
-pub(super) fn load_script(path: &std::path::Path) -> Result<Script, ExitCode> {
+pub(super) fn load_script(path: &std::path::Path) -> Result<Script, Stop> {
     let bytes = if is_stdin(path) {
         Script::read_stream_bytes(std::io::stdin().lock())
     } else {
         Script::read_file_bytes(path)
     }
-    .map_err(|e| usage_error(format!("cannot read {}: {e}", path.display())))?;
+    .map_err(|e| Stop::Usage(format!("cannot read {}: {e}", path.display())))?;
     match Script::from_file_bytes(path, bytes) {
         Ok(Ok(script)) => Ok(script),
-        Ok(Err(e)) => Err(usage_error(format!(
+        Ok(Err(e)) => Err(Stop::Usage(format!(
             "cannot read {}: not valid UTF-8 text ({e})",
             path.display()
         ))),
-        Err(error) => Err(report_error(&error)),
+        Err(error) => Err(Stop::Failed(error)),
     }
 }
 
@@ -118,147 +120,223 @@ pub(super) fn usage_error(message: String) -> ExitCode {
     ExitCode::from(EXIT_USAGE)
 }
 
+/// Why `palisade run` stopped before its call could start.
+pub(super) enum Stop {
+    /// A usage error (exit 2): a file that cannot be read or written, a flag's bad value.
+    Usage(String),
+    /// An error with its own code and exit code (a policy that does not load, a damaged
+    /// component, an import out of the script's folder).
+    Failed(Error),
+}
+
+impl Stop {
+    /// Report it: on stderr, or with `--json` as one outcome on stdout, like a call's (a usage
+    /// error is `invalid_input` there), so that a caller that parses stdout always reads one.
+    /// The exit code is the same either way.
+    pub(super) fn report(self, json: bool, policy: Option<&Policy>) -> ExitCode {
+        if !json {
+            return self.report_human();
+        }
+        let (error, code) = match self {
+            Stop::Usage(detail) => (
+                Error::InvalidInput { detail, fix: None },
+                ExitCode::from(EXIT_USAGE),
+            ),
+            Stop::Failed(error) => {
+                let code = ExitCode::from(error.exit_code() as u8);
+                (error, code)
+            }
+        };
+        match serde_json::to_string(&Outcome::not_started(error, policy)) {
+            Ok(text) => print_line(&text),
+            Err(e) => eprintln!("error: cannot write the outcome as JSON: {e}"),
+        }
+        code
+    }
+
+    /// Report it on stderr.
+    pub(super) fn report_human(self) -> ExitCode {
+        match self {
+            Stop::Usage(message) => usage_error(message),
+            Stop::Failed(error) => report_error(&error),
+        }
+    }
+}
+
 pub fn run(args: RunArgs) -> ExitCode {
     let policy = match load_policy(args.policy.as_deref()) {
         Ok(policy) => policy,
-        Err(code) => return code,
+        Err(stop) => return stop.report(args.json, None),
     };
-    let script = match load_script(&args.file) {
-        Ok(script) => script,
-        Err(code) => return code,
-    };
-    let transcript: Option<Transcript> = match &args.replay {
-        Some(path) => match read_transcript(path, policy.limits().transcript.0) {
-            Ok(transcript) => Some(transcript),
-            Err(message) => return usage_error(message),
-        },
-        None => None,
-    };
-    let input = match (&transcript, &args.args) {
-        (Some(t), _) => t.input.clone(),
-        (None, Some(list)) => list.clone(),
-        (None, None) => match read_input(&args, policy.limits().input.0) {
-            Ok(input) => input,
-            Err(message) => return usage_error(message),
-        },
-    };
-    // The files the call's records go to are opened before the call, so that a path that
-    // cannot be written is reported before the script runs (and before it writes to the
-    // key-value store or sends a request).
-    let record_file = match &args.record {
-        Some(path) => match std::fs::File::create(path) {
-            Ok(file) => Some((path, file)),
-            Err(e) => {
-                return usage_error(format!(
-                    "cannot write the transcript {}: {e}",
-                    path.display()
-                ));
+    match Prepared::new(&args, &policy) {
+        Ok(prepared) => prepared.call(&args, &policy),
+        Err(stop) => stop.report(args.json, Some(&policy)),
+    }
+}
+
+/// Everything a call needs, read and opened before it starts: a file that cannot be read or
+/// written is reported before the script runs (and before it writes to the key-value store or
+/// sends a request).
+struct Prepared {
+    script: Script,
+    transcript: Option<Transcript>,
+    input: String,
+    /// `--record`'s path and file.
+    record: Option<(PathBuf, std::fs::File)>,
+    palisade: Palisade,
+    runtime: tokio::runtime::Runtime,
+    /// The options of a plain call (not a replay or a recorded call).
+    options: RunOptions,
+    /// Console lines already printed while the call ran.
+    streamed: Arc<AtomicUsize>,
+}
+
+impl Prepared {
+    fn new(args: &RunArgs, policy: &Policy) -> Result<Self, Stop> {
+        let script = load_script(&args.file)?;
+        let transcript = match &args.replay {
+            Some(path) => {
+                Some(read_transcript(path, policy.limits().transcript.0).map_err(Stop::Usage)?)
             }
-        },
-        None => None,
-    };
-    // The library appends to the audit log (with each HTTP record's resolved addresses); it is
-    // opened here first so that a path that cannot be written is a usage error.
-    let audit_file = match &args.audit_log {
-        Some(path) => match open_audit(path) {
-            Ok(file) => Some(file),
-            Err(e) => {
-                return usage_error(format!(
+            None => None,
+        };
+        let input = match (&transcript, &args.args) {
+            (Some(t), _) => t.input.clone(),
+            (None, Some(list)) => list.clone(),
+            (None, None) => read_input(args, policy.limits().input.0).map_err(Stop::Usage)?,
+        };
+        let record = match &args.record {
+            Some(path) => {
+                let file = std::fs::File::create(path).map_err(|e| {
+                    Stop::Usage(format!(
+                        "cannot write the transcript {}: {e}",
+                        path.display()
+                    ))
+                })?;
+                Some((path.clone(), file))
+            }
+            None => None,
+        };
+        let streamed = Arc::new(AtomicUsize::new(0));
+        let options = plain_options(args, policy, &streamed)?;
+        let mut builder = Palisade::builder()
+            .max_concurrency(1)
+            .on_compile(super::compile_notice);
+        if let Some(path) = &args.audit_log {
+            // The library appends to the audit log (with each HTTP record's resolved
+            // addresses); it is opened here first so that a path that cannot be written is a
+            // usage error.
+            open_audit(path).map_err(|e| {
+                Stop::Usage(format!(
                     "cannot write the audit log {}: {e}",
                     path.display()
-                ));
-            }
-        },
-        None => None,
-    };
-    drop(audit_file);
-    let mut builder = Palisade::builder()
-        .max_concurrency(1)
-        .on_compile(super::compile_notice);
-    if let Some(path) = &args.audit_log {
-        builder = builder.audit_log(path);
-    }
-    let palisade = match builder.build() {
-        Ok(palisade) => palisade,
-        Err(error) => return report_error(&error),
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build();
-    let Ok(runtime) = runtime else {
-        return report_error(&Error::Internal {
-            detail: "cannot start the async runtime".into(),
-        });
-    };
-    // A write that fails after the call does not drop its outcome: the outcome is printed,
-    // then the failure.
-    let mut failed_writes = Vec::new();
-    // Console lines already printed while the call ran.
-    let streamed = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let outcome = match (&transcript, record_file) {
-        (Some(transcript), _) => runtime.block_on(palisade.replay(&policy, &script, transcript)),
-        (None, Some((path, file))) => {
-            let (outcome, transcript) =
-                runtime.block_on(palisade.run_recorded(&policy, &script, &input));
-            if let Err(e) = write_transcript(file, &transcript) {
-                failed_writes.push(format!(
-                    "cannot write the transcript {}: {e}",
-                    path.display()
-                ));
-            }
-            if let Some(why) = &transcript.truncated {
-                eprintln!(
-                    "warning: the transcript {} is incomplete: {why}; it cannot be replayed",
-                    path.display()
-                );
-            }
-            outcome
+                ))
+            })?;
+            builder = builder.audit_log(path);
         }
-        (None, None) => {
-            let mut options = RunOptions::default();
-            options.export = args.export.clone();
-            options.spread_args = args.args.is_some();
-            options.timeout = args.timeout.map(|t| t.0);
-            options.fuel = args.fuel;
-            options.memory = args.memory;
-            if let Some(text) = &args.metadata {
-                match serde_json::from_str(text) {
-                    Ok(metadata) => options = options.metadata(metadata),
-                    Err(e) => return usage_error(format!("--metadata is not JSON: {e}")),
+        let palisade = builder.build().map_err(Stop::Failed)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                Stop::Failed(Error::Internal {
+                    detail: format!("cannot start the async runtime: {e}"),
+                })
+            })?;
+        Ok(Self {
+            script,
+            transcript,
+            input,
+            record,
+            palisade,
+            runtime,
+            options,
+            streamed,
+        })
+    }
+
+    fn call(self, args: &RunArgs, policy: &Policy) -> ExitCode {
+        let Self {
+            script,
+            transcript,
+            input,
+            record,
+            palisade,
+            runtime,
+            options,
+            streamed,
+        } = self;
+        // A write that fails after the call does not drop its outcome: the outcome is printed,
+        // then the failure.
+        let mut failed_writes = Vec::new();
+        let outcome = match (&transcript, record) {
+            (Some(transcript), _) => runtime.block_on(palisade.replay(policy, &script, transcript)),
+            (None, Some((path, file))) => {
+                let (outcome, transcript) =
+                    runtime.block_on(palisade.run_recorded(policy, &script, &input));
+                if let Err(e) = write_transcript(file, &transcript) {
+                    failed_writes.push(format!(
+                        "cannot write the transcript {}: {e}",
+                        path.display()
+                    ));
                 }
+                if let Some(why) = &transcript.truncated {
+                    eprintln!(
+                        "warning: the transcript {} is incomplete: {why}; it cannot be replayed",
+                        path.display()
+                    );
+                }
+                outcome
             }
-            options = match call_options(&args, options, &policy) {
-                Ok(options) => options,
-                Err(message) => return usage_error(message),
-            };
-            if !args.json {
-                // Console lines go to stderr as the script writes them.
-                let counted = streamed.clone();
-                options = options.on_event(move |event| {
-                    if let palisade::Event::Console(line) = event {
-                        print_log(&line);
-                        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    }
-                });
-            }
-            runtime.block_on(palisade.run_with(&policy, &script, &input, &options))
+            (None, None) => runtime.block_on(palisade.run_with(policy, &script, &input, &options)),
+        };
+        // A blocking file operation that outlived its call (which ended at its deadline) must
+        // not keep the process from exiting, as dropping the runtime would wait for it.
+        runtime.shutdown_background();
+        if let Some(failure) = palisade.audit_log_failure() {
+            failed_writes.push(failure);
         }
-    };
-    // A blocking file operation that outlived its call (which ended at its deadline) must not
-    // keep the process from exiting, as dropping the runtime would wait for it.
-    runtime.shutdown_background();
-    if let Some(failure) = palisade.audit_log_failure() {
-        failed_writes.push(failure);
+        let printed = streamed.load(Ordering::SeqCst);
+        let code = print_outcome(&outcome, args.json, printed);
+        for message in &failed_writes {
+            eprintln!("error: {message}");
+        }
+        match outcome.result {
+            Ok(_) if !failed_writes.is_empty() => ExitCode::from(EXIT_USAGE),
+            _ => code,
+        }
     }
-    let printed = streamed.load(std::sync::atomic::Ordering::SeqCst);
-    let code = print_outcome(&outcome, args.json, printed);
-    for message in &failed_writes {
-        eprintln!("error: {message}");
+}
+
+/// The options of a plain call, from the flags; without `--json`, console lines go to stderr
+/// as the script writes them, counted in `streamed`.
+fn plain_options(
+    args: &RunArgs,
+    policy: &Policy,
+    streamed: &Arc<AtomicUsize>,
+) -> Result<RunOptions, Stop> {
+    let mut options = RunOptions::default();
+    options.export = args.export.clone();
+    options.spread_args = args.args.is_some();
+    options.timeout = args.timeout.map(|t| t.0);
+    options.fuel = args.fuel;
+    options.memory = args.memory;
+    if let Some(text) = &args.metadata {
+        let metadata = serde_json::from_str(text)
+            .map_err(|e| Stop::Usage(format!("--metadata is not JSON: {e}")))?;
+        options = options.metadata(metadata);
     }
-    match outcome.result {
-        Ok(_) if !failed_writes.is_empty() => ExitCode::from(EXIT_USAGE),
-        _ => code,
+    options = call_options(args, options, policy).map_err(Stop::Usage)?;
+    if !args.json {
+        let counted = streamed.clone();
+        options = options.on_event(move |event| {
+            if let palisade::Event::Console(line) = event {
+                print_log(&line);
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        });
     }
+    Ok(options)
 }
 
 /// A transcript written by `--record`, read up to the policy's `limits.transcript`.

@@ -166,6 +166,67 @@ fn usage_errors_exit_2() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// Issue 38, item 22: under `--json`, a failure before the call (a script file that is not
+/// there, a policy that does not load, a damaged `.wasm`) printed nothing on stdout. Each is one
+/// JSON outcome there now, with its code, and the same exit code as without `--json`.
+#[test]
+fn regression_38_22_every_failure_under_json_is_one_outcome_on_stdout() {
+    let dir = std::env::temp_dir().join(format!("palisade-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let damaged = dir.join("damaged.wasm");
+    std::fs::write(&damaged, b"\0asm\x0d\0\x01\0garbage").unwrap();
+    let damaged = damaged.to_str().unwrap();
+    let bad_policy = "tests/fixtures/policies/bad/unknown_key.toml";
+    for (args, code, exit) in [
+        (
+            vec!["run", "does/not/exist.js", "--json"],
+            "invalid_input",
+            2,
+        ),
+        (
+            vec!["run", "examples/hello.js", "--json", "--policy", bad_policy],
+            "invalid_policy",
+            30,
+        ),
+        (vec!["run", damaged, "--json"], "invalid_component", 18),
+        (
+            vec![
+                "run",
+                "examples/hello.js",
+                "--json",
+                "--input-file",
+                "does/not/exist.json",
+            ],
+            "invalid_input",
+            2,
+        ),
+    ] {
+        let o = palisade(&args, None);
+        assert_eq!(o.status.code(), Some(exit), "{args:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert_eq!(out.lines().count(), 1, "{args:?}: {out}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["ok"], false, "{args:?}");
+        assert_eq!(v["error"]["code"], code, "{args:?}: {out}");
+        assert_eq!(v["logs"], serde_json::json!([]), "{args:?}");
+    }
+    // The receipt names the policy when it loaded.
+    let o = palisade(&["run", "does/not/exist.js", "--json"], None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["receipt"]["policy"], "default");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does/not/exist.js")
+    );
+    // And a normal run after.
+    let o = palisade(&["run", "examples/hello.js", "--json"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["ok"], true);
+}
+
 #[test]
 fn a_bad_policy_file_is_refused_before_running() {
     let o = palisade(
