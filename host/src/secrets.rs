@@ -13,6 +13,12 @@ use crate::policy::Policy;
 /// What replaces a secret value wherever it shows up.
 pub(crate) const REDACTED: &str = "[redacted]";
 
+/// The shortest secret a policy may inject, in bytes. A shorter one (`"42"`, `"x"`) occurs by
+/// chance in ordinary text: redacting it would garble every output, error and console line
+/// that holds those characters ("Une[redacted]pected"), and turn unrelated output into
+/// `bad_output`. It is also the length from which a cut form counts as the secret.
+pub(crate) const MIN_SECRET_BYTES: usize = 8;
+
 /// Layers of JSON escaping matched (upstream body, `JSON.stringify`, the output's own JSON).
 const JSON_LAYERS: usize = 3;
 
@@ -120,6 +126,56 @@ impl Secrets {
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
     }
 
+    /// A JSON document with every secret replaced and its structure kept: a secret in a string
+    /// (or a key) is replaced inside it, and a number or literal that holds one becomes the
+    /// string `"[redacted]"`. `Ok(None)` when it holds none; `bad_output` when a secret spans
+    /// the document's structure (split across strings by the script), which no replacement
+    /// inside a value removes.
+    pub fn redact_json(&self, json: &str) -> Result<Option<String>, Error> {
+        if !self.contains(json.as_bytes()) {
+            return Ok(None);
+        }
+        let bytes = json.as_bytes();
+        let mut out = String::with_capacity(json.len());
+        let mut at = 0;
+        while at < bytes.len() {
+            let end = token_end(bytes, at);
+            let token = &json[at..end];
+            match bytes[at] {
+                b'"' => out.push_str(&self.redact_string_token(token)),
+                _ if self.contains(token.as_bytes()) => {
+                    out.push('"');
+                    out.push_str(REDACTED);
+                    out.push('"');
+                }
+                _ => out.push_str(token),
+            }
+            at = end;
+        }
+        if self.contains(out.as_bytes()) {
+            return Err(Error::BadOutput {
+                detail: "the result held a secret value split across its JSON structure, which \
+                         cannot be redacted"
+                    .into(),
+            });
+        }
+        Ok(Some(out))
+    }
+
+    /// A JSON string token (with its quotes), its text redacted, written as a JSON string.
+    fn redact_string_token(&self, token: &str) -> String {
+        match serde_json::from_str::<String>(token) {
+            Ok(text) => match self.redact(&text) {
+                Some(clean) => serde_json::to_string(&clean).unwrap_or_default(),
+                None => token.to_owned(),
+            },
+            // A lone surrogate's escape (`"\ud800"`), which a Rust string cannot hold: the
+            // whole string goes.
+            Err(_) if self.contains(token.as_bytes()) => format!("\"{REDACTED}\""),
+            Err(_) => token.to_owned(),
+        }
+    }
+
     /// `text`, redacted in place.
     pub fn scrub(&self, text: &mut String) {
         if let Some(clean) = self.redact(text) {
@@ -192,6 +248,31 @@ impl Secrets {
             },
             other => other,
         }
+    }
+}
+
+/// Where the JSON token starting at `json[at]` ends: a string with its quotes, a run of a
+/// number's or literal's characters, or one byte of structure or whitespace. `json` is a valid
+/// document, so everything outside its strings is ASCII.
+fn token_end(json: &[u8], at: usize) -> usize {
+    let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.');
+    if json[at] == b'"' {
+        let mut i = at + 1;
+        while i < json.len() {
+            match json[i] {
+                b'\\' => i += 2,
+                b'"' => return i + 1,
+                _ => i += 1,
+            }
+        }
+        json.len()
+    } else if word(json[at]) {
+        json[at..]
+            .iter()
+            .position(|&b| !word(b))
+            .map_or(json.len(), |n| at + n)
+    } else {
+        at + 1
     }
 }
 
@@ -315,6 +396,29 @@ mod tests {
         assert_eq!(value["b"][0], "x[redacted]y");
         assert_eq!(s.redact("to\"k\\en 4 and %zz and +"), None);
         assert!(Secrets::new(&[]).redact(SECRET).is_none());
+    }
+
+    /// Issue 38, item 24: redaction never changes a JSON document's structure.
+    #[test]
+    fn json_keeps_its_structure_when_redacted() {
+        let s = Secrets::new(&["12345678".to_owned(), "ab\"cd,ef".to_owned()]);
+        // A number that holds a secret becomes a string; a key and a string are redacted
+        // inside; a secret JSON-escaped in a string (its quote) too.
+        let output = r#"{"n":12345678,"k12345678":[1,2.5e3,"x12345678y"],"q":"ab\"cd,ef"}"#;
+        let clean = s.redact_json(output).unwrap().unwrap();
+        assert_eq!(
+            clean,
+            r#"{"n":"[redacted]","k[redacted]":[1,2.5e3,"x[redacted]y"],"q":"[redacted]"}"#
+        );
+        serde_json::from_str::<serde_json::Value>(&clean).unwrap();
+        assert_eq!(
+            s.redact_json(r#"{"n":1234567,"s":"1234 5678"}"#).unwrap(),
+            None
+        );
+        // A secret split across two strings cannot be replaced inside a value.
+        let split = Secrets::new(&["abcd\",\"efgh".to_owned()]);
+        let error = split.redact_json(r#"["abcd","efgh"]"#).unwrap_err();
+        assert_eq!(error.code(), "bad_output");
     }
 
     #[test]

@@ -149,16 +149,17 @@ pub(super) fn accept_output(policy: &Policy, json: String) -> Result<Box<RawValu
     })
 }
 
-/// Replace secret values, in every form they can take there, in the output and in every text
-/// of an error (a secret can only reach the script through a response that echoes it; the
-/// script can put it into names, URLs and messages). Audit records are redacted as they are
+/// Replace secret values, in every form they can take there, in the output (keeping its JSON
+/// structure: [`Secrets::redact_json`]) and in every text of an error (a secret can only reach
+/// the script through a response that echoes it; the script can put it into names, URLs and
+/// messages). Audit records are redacted as they are
 /// made (`AuditLog`).
 pub(super) fn redact_result(
     result: Result<Box<RawValue>, Error>,
     secrets: &Secrets,
 ) -> Result<Box<RawValue>, Error> {
     match result {
-        Ok(output) => match secrets.redact(output.get()) {
+        Ok(output) => match secrets.redact_json(output.get())? {
             None => Ok(output),
             Some(clean) => RawValue::from_string(clean).map_err(|_| Error::BadOutput {
                 detail: "the result held a secret value and could not be redacted".into(),

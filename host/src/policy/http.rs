@@ -273,6 +273,19 @@ pub(super) fn resolve_secrets(
         if value.is_empty() {
             return Err(source.error(&key, span, "the secret is empty"));
         }
+        if value.len() < crate::secrets::MIN_SECRET_BYTES {
+            return Err(source.error(
+                &key,
+                span,
+                format!(
+                    "the secret is {} bytes; one shorter than {} bytes occurs by chance in \
+                     ordinary text, so it cannot be redacted from outputs and messages without \
+                     garbling them: use a longer secret",
+                    value.len(),
+                    crate::secrets::MIN_SECRET_BYTES
+                ),
+            ));
+        }
         if value.chars().any(|c| c.is_control()) {
             return Err(source.error(
                 &key,

@@ -452,6 +452,59 @@ headers = {{ Authorization = "Bearer ${{secret:TOKEN}}" }}
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Issue 38, item 24: a short secret (`"42"`) garbled every output and message holding those
+/// characters and turned output into `bad_output`. The policy refuses a secret under 8 bytes
+/// (`invalid_policy`, with the reason), and redaction keeps the output's JSON structure: a
+/// secret echoed back and returned as a number was `{"n":[redacted]}`, not JSON.
+#[tokio::test]
+async fn regression_38_24_short_secrets_are_refused_and_redaction_keeps_json() {
+    let up = Upstream::start().await;
+    let port = up.port();
+    let dir = scratch_dir("secret-json");
+    let with_secret = |value: &str| {
+        std::fs::write(dir.join("token"), format!("{value}\n")).unwrap();
+        Policy::from_toml(
+            &format!(
+                r#"
+[limits]
+timeout = "10s"
+[secrets]
+TOKEN = {{ file = "{}" }}
+[http]
+allow_private = ["127.0.0.1/32", "::1/128"]
+[[http.allow]]
+url = "http://localhost:{port}/api/"
+headers = {{ Authorization = "Bearer ${{secret:TOKEN}}" }}
+"#,
+                dir.join("token").display()
+            ),
+            None,
+        )
+    };
+    for short in ["42", "x", "1234567"] {
+        let error = palisade::Error::InvalidPolicy(with_secret(short).unwrap_err());
+        assert_eq!(error.code(), "invalid_policy", "{short}");
+        assert!(
+            error.to_string().contains("shorter than 8 bytes"),
+            "{error}"
+        );
+    }
+    let p = with_secret("12345678").unwrap();
+    let source = format!(
+        r#"export default async () => {{
+          const auth = (await (await fetch("http://localhost:{port}/api/echo-auth")).json()).authorization;
+          const secret = auth.split(" ")[1];
+          return {{ n: Number(secret), auth, ["k" + secret]: true, list: [1, 2] }};
+        }};"#
+    );
+    let outcome = run_js(&p, &source).await;
+    assert_eq!(
+        output(&outcome),
+        r#"{"n":"[redacted]","auth":"Bearer [redacted]","k[redacted]":true,"list":[1,2]}"#
+    );
+    assert_next_call_works().await;
+}
+
 #[tokio::test]
 async fn ten_fetches_overlap_in_the_event_loop() {
     let up = Upstream::start().await;
