@@ -4,10 +4,10 @@
 
 use crate::support::*;
 use crate::upstream::Upstream;
+use palisade::Script;
 use palisade::record::{
     CapabilityEvent, CapabilityOutcome, HttpEvent, HttpOutcome, TRANSCRIPT_VERSION, Transcript,
 };
-use palisade::{Policy, Script};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -200,7 +200,7 @@ async fn an_input_that_timed_out_under_a_stopped_fuzzer_is_invalid_input() {
     .unwrap();
     let input = std::str::from_utf8(&input).unwrap();
     let palisade = palisade::Palisade::new().unwrap();
-    let policy = palisade::roomy();
+    let policy = crate::support::roomy();
     let script = palisade::Script::new("echo.js", "export default (input) => input");
     let outcome = palisade.run(&policy, &script, input).await;
     assert_eq!(outcome.result.unwrap_err().code(), "invalid_input");

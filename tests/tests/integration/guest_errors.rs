@@ -2,7 +2,7 @@
 //! deadlocks, missing exports, results without a JSON form.
 
 use crate::support::*;
-use palisade::{Error, Policy, Script};
+use palisade::{Error, Script};
 
 #[tokio::test]
 async fn syntax_errors_carry_line_and_column() {

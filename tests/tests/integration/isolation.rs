@@ -1,7 +1,6 @@
 //! Nothing of one call is visible to the next; each call gets fresh randomness and real time.
 
 use crate::support::*;
-use palisade::Policy;
 
 #[tokio::test]
 async fn globals_clocks_and_randomness_do_not_carry_over() {

@@ -5,7 +5,7 @@
 
 use crate::cli::palisade_bin;
 use crate::support::*;
-use palisade::{AutoCompileStatus, MAX_BUNDLE_BYTES, MAX_MODULES, Palisade, Policy, Script};
+use palisade::{AutoCompileStatus, MAX_BUNDLE_BYTES, MAX_MODULES, Palisade, Script};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::LazyLock;

@@ -3,7 +3,7 @@
 //! calls), with the same globals and the same refusals as the full guest.
 
 use crate::support::*;
-use palisade::{Decision, Policy, Script};
+use palisade::{Decision, Script};
 
 /// The interfaces a guest component imports, by name.
 fn imports(path: &str) -> Vec<String> {

@@ -87,7 +87,7 @@ fn every_table(dir: &Path) -> Every {
     let seed = dir.join("seed.txt");
     std::fs::write(&seed, "seed").unwrap();
     let secret = dir.join("token");
-    std::fs::write(&secret, "s3cret").unwrap();
+    std::fs::write(&secret, "s3cret-token").unwrap();
     let (mount, seed, secret) = (
         mount.canonicalize().unwrap(),
         seed.canonicalize().unwrap(),

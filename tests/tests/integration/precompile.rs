@@ -1,7 +1,7 @@
 //! Scripts compiled once to QuickJS bytecode run like their source; compile errors are typed.
 
 use crate::support::*;
-use palisade::{Error, Palisade, Policy, Script};
+use palisade::{Error, Palisade, Script};
 use std::sync::LazyLock;
 
 /// A Palisade without the bytecode cache: every source script is parsed at each call.

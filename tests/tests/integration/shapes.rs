@@ -2,7 +2,7 @@
 //! object of methods (a tool), named exports.
 
 use crate::support::*;
-use palisade::{Policy, Script};
+use palisade::Script;
 
 #[tokio::test]
 async fn a_module_without_a_default_export_runs_for_its_effects() {
