@@ -81,6 +81,8 @@ pub(crate) struct Extras {
     pub events: Option<crate::EventSink>,
     pub cancel: Option<crate::palisade::Cancel>,
     pub files: Arc<[(String, bytes::Bytes)]>,
+    /// Hold the call's key-value writes ([`crate::RunOptions::kv_transaction`]).
+    pub kv_transaction: bool,
 }
 
 impl FsState for CallState {
