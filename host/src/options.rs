@@ -45,6 +45,9 @@ pub struct RunOptions {
     /// Fields added to each line this call writes to the operator's audit log
     /// ([`Builder::audit_log`](crate::Builder::audit_log)), such as a tenant and a session.
     pub audit_tags: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
+    /// Hold the call's key-value writes instead of storing them
+    /// ([`RunOptions::kv_transaction`]).
+    pub kv_transaction: bool,
 }
 
 impl RunOptions {
@@ -119,6 +122,21 @@ impl RunOptions {
     /// Call `sink` with each console line and audit record while the call runs.
     pub fn on_event(mut self, sink: impl Fn(crate::Event) + Send + Sync + 'static) -> Self {
         self.events = Some(crate::EventSink(Arc::new(sink)));
+        self
+    }
+
+    /// Run the call in a key-value transaction: its reads see its own writes (sets, deletes,
+    /// increments, swaps; `list` and the `max_keys` quota count them as made), but nothing
+    /// reaches the store while it runs. Its [`Outcome::kv_writes`](crate::Outcome::kv_writes)
+    /// then holds the writes, which the embedder applies in one transaction
+    /// ([`Palisade::apply_kv`](crate::Palisade::apply_kv)) to commit the call, or drops to
+    /// discard it (a dry run, a preview, a failed call). How the apply treats another writer's
+    /// changes since the call is documented on [`KvWrites`](crate::kv::KvWrites): increments
+    /// add as deltas, compare-and-swaps are checked again (a moved value fails the apply with
+    /// [`KvError::Conflict`](crate::kv::KvError::Conflict), writing nothing). The pending
+    /// writes may hold up to [`MAX_TRANSACTION_BYTES`](crate::kv::MAX_TRANSACTION_BYTES).
+    pub fn kv_transaction(mut self) -> Self {
+        self.kv_transaction = true;
         self
     }
 

@@ -51,6 +51,8 @@ mod input;
 mod isolation;
 #[path = "integration/kv.rs"]
 mod kv;
+#[path = "integration/kv_transaction.rs"]
+mod kv_transaction;
 #[path = "integration/limits.rs"]
 mod limits;
 #[path = "integration/modules.rs"]

@@ -47,6 +47,12 @@ pub struct Outcome {
     pub audit: Vec<AuditRecord>,
     /// What the call used: fuel, time, memory, and what was dropped over a cap.
     pub receipt: Receipt,
+    /// For a call made with [`RunOptions::kv_transaction`](crate::RunOptions::kv_transaction):
+    /// its key-value writes, none of which has reached the store (empty when it wrote nothing
+    /// or ended before it ran, and held for a failed call too). Apply them with
+    /// [`Palisade::apply_kv`](crate::Palisade::apply_kv) or drop them. `None` for any other
+    /// call. Not part of the serialised outcome: they hold the store's data, not the caller's.
+    pub kv_writes: Option<crate::kv::KvWrites>,
 }
 
 impl Outcome {
@@ -79,6 +85,7 @@ impl Outcome {
                 policy: policy.map_or_else(String::new, |p| p.name().to_owned()),
                 policy_sha256: policy.map_or_else(String::new, |p| p.sha256().to_owned()),
             },
+            kv_writes: None,
         }
     }
 
@@ -287,5 +294,6 @@ pub(super) fn finish(
         logs,
         audit: audit.records,
         receipt,
+        kv_writes: None,
     }
 }

@@ -86,6 +86,8 @@ pub(crate) struct Extras {
     pub cancel: Option<crate::palisade::Cancel>,
     pub files: Arc<[(String, bytes::Bytes)]>,
     pub audit_tags: Arc<crate::audit_file::Tags>,
+    /// Hold the call's key-value writes ([`crate::RunOptions::kv_transaction`]).
+    pub kv_transaction: bool,
 }
 
 impl FsState for CallState {

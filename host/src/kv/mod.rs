@@ -6,16 +6,21 @@
 //! Backends see the three parts separately, never a joined string, so no key — `../x`, `a/b`,
 //! one with NUL bytes — can reach another namespace or bucket.
 
+mod overlay;
 mod redb;
 mod sqlite;
+mod writes;
 
+pub(crate) use self::overlay::KvOverlay;
 pub use self::redb::RedbBackend;
 pub(crate) use self::sqlite::SharedRates;
 pub use self::sqlite::SqliteBackend;
+pub use self::writes::{KvOp, KvTransaction, KvWrite, KvWrites, MAX_TRANSACTION_BYTES};
 use std::path::Path;
 
 /// Why a store operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum KvError {
     /// The namespace already holds its maximum number of keys.
     #[error("the namespace holds {limit} keys, its maximum")]
@@ -31,6 +36,23 @@ pub enum KvError {
         key: String,
         /// What is wrong with its value.
         reason: &'static str,
+    },
+    /// Applying a call's [`KvWrites`]: another writer moved the value of `key` since the call,
+    /// so that a compare-and-swap of the call would now answer otherwise. Nothing was applied.
+    #[error(
+        "another writer changed `{bucket}/{key}` since the call compared it; nothing was applied"
+    )]
+    Conflict {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+    },
+    /// A call under a key-value transaction wrote more than [`MAX_TRANSACTION_BYTES`].
+    #[error("the call's pending key-value writes hold over {limit} bytes, their maximum")]
+    TransactionTooLarge {
+        /// [`MAX_TRANSACTION_BYTES`], in bytes.
+        limit: u64,
     },
     /// The storage itself failed.
     #[error("the key-value store failed: {0}")]
@@ -101,6 +123,13 @@ pub trait KvBackend: Send + Sync + 'static {
         })?;
         Ok(value)
     }
+    /// Keys `namespace` holds, all buckets together (what `max_keys` is checked against).
+    fn key_count(&self, namespace: &str) -> Result<u64, KvError>;
+    /// Apply a call's writes ([`crate::RunOptions::kv_transaction`]) in one transaction: all of
+    /// them, or none and the first error. Open a transaction of the store, wrap it in a type
+    /// implementing [`KvTransaction`], call [`KvWrites::apply_in`], and commit only when it
+    /// returns `Ok`. The built-in backends do so in one SQLite or redb write transaction.
+    fn apply(&self, writes: &KvWrites) -> Result<(), KvError>;
     /// Set `key` to `new` only when its value is `expected` (`None`: only when it is missing),
     /// in one atomic step; returns whether it swapped.
     fn compare_and_swap(
@@ -172,7 +201,7 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
-    fn dir(name: &str) -> PathBuf {
+    pub(super) fn dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("palisade-kv-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir

@@ -1,14 +1,14 @@
 //! The redb backend: one file, open in one process at a time.
 
-use super::{Decide, Entry, KvBackend, KvError, backend};
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use super::{Decide, Entry, KvBackend, KvError, KvTransaction, KvWrites, backend};
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 use std::path::Path;
 
 const DATA: TableDefinition<(&str, &str, &str), &[u8]> = TableDefinition::new("data");
 const COUNTS: TableDefinition<&str, u64> = TableDefinition::new("key_counts");
 
 /// Keys the namespace holds.
-fn count(counts: &redb::Table<&str, u64>, namespace: &str) -> Result<u64, KvError> {
+fn count(counts: &impl ReadableTable<&'static str, u64>, namespace: &str) -> Result<u64, KvError> {
     Ok(counts
         .get(namespace)
         .map_err(backend)?
@@ -56,6 +56,72 @@ impl RedbBackend {
     }
 }
 
+impl RedbBackend {
+    /// Run `f` in one write transaction, committed when it returns `Ok` (dropped, so aborted,
+    /// otherwise).
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&mut InTransaction<'_>) -> Result<T, KvError>,
+    ) -> Result<T, KvError> {
+        let txn = self.db.begin_write().map_err(backend)?;
+        let out = f(&mut InTransaction(&txn))?;
+        txn.commit().map_err(backend)?;
+        Ok(out)
+    }
+}
+
+/// The writes of one redb transaction.
+struct InTransaction<'a>(&'a WriteTransaction);
+
+impl KvTransaction for InTransaction<'_> {
+    fn update(
+        &mut self,
+        namespace: &str,
+        bucket: &str,
+        key: &str,
+        max_keys: u64,
+        decide: &mut Decide<'_>,
+    ) -> Result<(), KvError> {
+        let txn = self.0;
+        let mut data = txn.open_table(DATA).map_err(backend)?;
+        let current = data
+            .get((namespace, bucket, key))
+            .map_err(backend)?
+            .map(|v| v.value().to_vec());
+        let Some(next) = decide(current.as_deref())? else {
+            return Ok(());
+        };
+        if current.is_none() {
+            let mut counts = txn.open_table(COUNTS).map_err(backend)?;
+            let count = count(&counts, namespace)?;
+            if count >= max_keys {
+                return Err(KvError::TooManyKeys { limit: max_keys });
+            }
+            counts.insert(namespace, count + 1).map_err(backend)?;
+        }
+        data.insert((namespace, bucket, key), next.as_slice())
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    fn delete(&mut self, namespace: &str, bucket: &str, key: &str) -> Result<(), KvError> {
+        let txn = self.0;
+        let mut data = txn.open_table(DATA).map_err(backend)?;
+        let removed = data
+            .remove((namespace, bucket, key))
+            .map_err(backend)?
+            .is_some();
+        if removed {
+            let mut counts = txn.open_table(COUNTS).map_err(backend)?;
+            let count = count(&counts, namespace)?;
+            counts
+                .insert(namespace, count.saturating_sub(1))
+                .map_err(backend)?;
+        }
+        Ok(())
+    }
+}
+
 impl KvBackend for RedbBackend {
     fn update(
         &self,
@@ -65,28 +131,16 @@ impl KvBackend for RedbBackend {
         max_keys: u64,
         decide: &mut Decide<'_>,
     ) -> Result<(), KvError> {
-        let txn = self.db.begin_write().map_err(backend)?;
-        {
-            let mut data = txn.open_table(DATA).map_err(backend)?;
-            let current = data
-                .get((namespace, bucket, key))
-                .map_err(backend)?
-                .map(|v| v.value().to_vec());
-            let next = decide(current.as_deref())?;
-            if let Some(next) = next {
-                if current.is_none() {
-                    let mut counts = txn.open_table(COUNTS).map_err(backend)?;
-                    let count = count(&counts, namespace)?;
-                    if count >= max_keys {
-                        return Err(KvError::TooManyKeys { limit: max_keys });
-                    }
-                    counts.insert(namespace, count + 1).map_err(backend)?;
-                }
-                data.insert((namespace, bucket, key), next.as_slice())
-                    .map_err(backend)?;
-            }
-        }
-        txn.commit().map_err(backend)
+        self.write(|txn| txn.update(namespace, bucket, key, max_keys, decide))
+    }
+
+    fn apply(&self, writes: &KvWrites) -> Result<(), KvError> {
+        self.write(|txn| writes.apply_in(txn))
+    }
+
+    fn key_count(&self, namespace: &str) -> Result<u64, KvError> {
+        let txn = self.db.begin_read().map_err(backend)?;
+        count(&txn.open_table(COUNTS).map_err(backend)?, namespace)
     }
 
     fn get(&self, namespace: &str, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, KvError> {
@@ -97,22 +151,7 @@ impl KvBackend for RedbBackend {
     }
 
     fn delete(&self, namespace: &str, bucket: &str, key: &str) -> Result<(), KvError> {
-        let txn = self.db.begin_write().map_err(backend)?;
-        {
-            let mut data = txn.open_table(DATA).map_err(backend)?;
-            let removed = data
-                .remove((namespace, bucket, key))
-                .map_err(backend)?
-                .is_some();
-            if removed {
-                let mut counts = txn.open_table(COUNTS).map_err(backend)?;
-                let count = count(&counts, namespace)?;
-                counts
-                    .insert(namespace, count.saturating_sub(1))
-                    .map_err(backend)?;
-            }
-        }
-        txn.commit().map_err(backend)
+        self.write(|txn| txn.delete(namespace, bucket, key))
     }
 
     fn list(

@@ -3,7 +3,7 @@
 //! the start of their transaction (`BEGIN IMMEDIATE`), so a read-modify-write never interleaves
 //! with another process's; readers never wait for writers.
 
-use super::{Decide, Entry, KvBackend, KvError, backend};
+use super::{Decide, Entry, KvBackend, KvError, KvTransaction, KvWrites, backend};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -172,27 +172,82 @@ fn read(
         .map_err(backend)
 }
 
-/// Count one more key in `namespace`, or refuse it at `max_keys`.
-fn count_new_key(txn: &Transaction, namespace: &str, max_keys: u64) -> Result<(), KvError> {
-    let count: i64 = txn
-        .query_row(
-            "SELECT count FROM key_counts WHERE namespace = ?1",
-            [namespace.as_bytes()],
-            |row| row.get(0),
-        )
-        .optional()
+/// Keys `namespace` holds.
+fn held_keys(conn: &Connection, namespace: &str) -> Result<u64, KvError> {
+    let count: Option<i64> = conn
+        .prepare_cached("SELECT count FROM key_counts WHERE namespace = ?1")
         .map_err(backend)?
-        .unwrap_or(0);
-    if u64::try_from(count).unwrap_or(0) >= max_keys {
+        .query_row([namespace.as_bytes()], |row| row.get(0))
+        .optional()
+        .map_err(backend)?;
+    Ok(count.map_or(0, |c| u64::try_from(c).unwrap_or(0)))
+}
+
+/// Count one more key in `namespace`, or refuse it at `max_keys`.
+fn count_new_key(conn: &Connection, namespace: &str, max_keys: u64) -> Result<(), KvError> {
+    if held_keys(conn, namespace)? >= max_keys {
         return Err(KvError::TooManyKeys { limit: max_keys });
     }
-    txn.execute(
+    conn.execute(
         "INSERT INTO key_counts VALUES (?1, 1)
          ON CONFLICT (namespace) DO UPDATE SET count = count + 1",
         [namespace.as_bytes()],
     )
     .map_err(backend)?;
     Ok(())
+}
+
+/// The writes of one SQLite transaction: [`KvBackend::update`] and [`KvBackend::delete`] run
+/// each in its own, [`KvBackend::apply`] a whole batch in one.
+struct InTransaction<'a>(&'a Connection);
+
+impl KvTransaction for InTransaction<'_> {
+    fn update(
+        &mut self,
+        namespace: &str,
+        bucket: &str,
+        key: &str,
+        max_keys: u64,
+        decide: &mut Decide<'_>,
+    ) -> Result<(), KvError> {
+        let txn = self.0;
+        let current = read(txn, namespace, bucket, key)?;
+        let next = decide(current.as_deref())?;
+        if let Some(next) = next {
+            if current.is_none() {
+                count_new_key(txn, namespace, max_keys)?;
+            }
+            txn.execute(
+                "INSERT OR REPLACE INTO data VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    namespace.as_bytes(),
+                    bucket.as_bytes(),
+                    key.as_bytes(),
+                    next
+                ],
+            )
+            .map_err(backend)?;
+        }
+        Ok(())
+    }
+
+    fn delete(&mut self, namespace: &str, bucket: &str, key: &str) -> Result<(), KvError> {
+        let txn = self.0;
+        let removed = txn
+            .execute(
+                "DELETE FROM data WHERE namespace = ?1 AND bucket = ?2 AND key = ?3",
+                params![namespace.as_bytes(), bucket.as_bytes(), key.as_bytes()],
+            )
+            .map_err(backend)?;
+        if removed > 0 {
+            txn.execute(
+                "UPDATE key_counts SET count = max(count - 1, 0) WHERE namespace = ?1",
+                [namespace.as_bytes()],
+            )
+            .map_err(backend)?;
+        }
+        Ok(())
+    }
 }
 
 impl KvBackend for SqliteBackend {
@@ -204,26 +259,15 @@ impl KvBackend for SqliteBackend {
         max_keys: u64,
         decide: &mut Decide<'_>,
     ) -> Result<(), KvError> {
-        self.write(|txn| {
-            let current = read(txn, namespace, bucket, key)?;
-            let next = decide(current.as_deref())?;
-            if let Some(next) = next {
-                if current.is_none() {
-                    count_new_key(txn, namespace, max_keys)?;
-                }
-                txn.execute(
-                    "INSERT OR REPLACE INTO data VALUES (?1, ?2, ?3, ?4)",
-                    params![
-                        namespace.as_bytes(),
-                        bucket.as_bytes(),
-                        key.as_bytes(),
-                        next
-                    ],
-                )
-                .map_err(backend)?;
-            }
-            Ok(())
-        })
+        self.write(|txn| InTransaction(txn).update(namespace, bucket, key, max_keys, decide))
+    }
+
+    fn apply(&self, writes: &KvWrites) -> Result<(), KvError> {
+        self.write(|txn| writes.apply_in(&mut InTransaction(txn)))
+    }
+
+    fn key_count(&self, namespace: &str) -> Result<u64, KvError> {
+        held_keys(&self.conn(), namespace)
     }
 
     fn get(&self, namespace: &str, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, KvError> {
@@ -231,22 +275,7 @@ impl KvBackend for SqliteBackend {
     }
 
     fn delete(&self, namespace: &str, bucket: &str, key: &str) -> Result<(), KvError> {
-        self.write(|txn| {
-            let removed = txn
-                .execute(
-                    "DELETE FROM data WHERE namespace = ?1 AND bucket = ?2 AND key = ?3",
-                    params![namespace.as_bytes(), bucket.as_bytes(), key.as_bytes()],
-                )
-                .map_err(backend)?;
-            if removed > 0 {
-                txn.execute(
-                    "UPDATE key_counts SET count = max(count - 1, 0) WHERE namespace = ?1",
-                    [namespace.as_bytes()],
-                )
-                .map_err(backend)?;
-            }
-            Ok(())
-        })
+        self.write(|txn| InTransaction(txn).delete(namespace, bucket, key))
     }
 
     fn list(

@@ -17,7 +17,7 @@ use crate::call::{self, Outcome};
 use crate::caps::capability::Handler;
 use crate::caps::http::{RateLimiter, rate_limiter};
 use crate::guest::Guest;
-use crate::kv::KvBackend;
+use crate::kv::{KvBackend, KvError, KvOverlay, KvWrites};
 use crate::policy::Policy;
 use crate::record::{Recorder, Replay, TRANSCRIPT_VERSION, Tape, Transcript};
 use crate::secrets::Secrets;
@@ -185,9 +185,31 @@ impl Palisade {
             cancel,
             files: options.files.clone().into(),
             audit_tags: options.audit_tags.clone().unwrap_or_default(),
+            kv_transaction: options.kv_transaction,
         };
-        self.call_taped_with(&policy, script, invoke, input, Tape::Off, extras)
+        let mut outcome = self
+            .call_taped_with(&policy, script, invoke, input, Tape::Off, extras)
+            .await;
+        if options.kv_transaction {
+            outcome.kv_writes.get_or_insert_with(KvWrites::default);
+        }
+        outcome
+    }
+
+    /// Apply the key-value writes of a call made with [`RunOptions::kv_transaction`]
+    /// ([`Outcome::kv_writes`]) to this Palisade's store, in one transaction: all of them, or
+    /// none and the error. A compare-and-swap whose value another writer moved since the call
+    /// fails it with [`KvError::Conflict`]; increments add as deltas to the stored counter; a
+    /// new key past `max_keys` fails it with [`KvError::TooManyKeys`] ([`KvWrites`] has the
+    /// whole rule). Runs on tokio's blocking pool: the commit waits for its fsync.
+    pub async fn apply_kv(&self, writes: KvWrites) -> Result<(), KvError> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let store = self.kv_backend().map_err(KvError::Backend)?;
+        tokio::task::spawn_blocking(move || writes.apply(store.as_ref()))
             .await
+            .map_err(|e| KvError::Backend(e.to_string()))?
     }
 
     /// Like [`Palisade::call`], with several arguments: `args` is a JSON array whose elements
@@ -348,10 +370,18 @@ impl Palisade {
             Ok(plan) => plan,
             Err(error) => return Outcome::failed(error, policy, started),
         };
+        // Under a transaction the call sees the store through a view that keeps its writes.
+        let overlay = match (&plan.kv, extras.kv_transaction) {
+            (Some(store), true) => Some(Arc::new(KvOverlay::new(store.clone()))),
+            _ => None,
+        };
         let shared = call::Shared {
             handlers: self.inner.handlers.clone(),
             rate: self.rate_limiter(policy),
-            kv: plan.kv,
+            kv: match &overlay {
+                Some(view) => Some(view.clone() as Arc<dyn KvBackend>),
+                None => plan.kv,
+            },
             tape,
             context,
             events: extras.events,
@@ -365,7 +395,7 @@ impl Palisade {
             deadline: plan.deadline,
             fuel_spent: plan.fuel_spent,
         };
-        let outcome = call::run(
+        let mut outcome = call::run(
             &plan.runtime,
             policy,
             shared,
@@ -376,6 +406,7 @@ impl Palisade {
         )
         .await;
         drop(plan.permit);
+        outcome.kv_writes = overlay.map(|view| view.finish());
         outcome
     }
 

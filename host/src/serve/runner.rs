@@ -81,6 +81,17 @@ impl Runner {
         self.admission.enter(&self.metrics).await
     }
 
+    /// Apply the key-value writes a call held ([`RunOptions::kv_transaction`]) in one
+    /// transaction: all of them, or none and `internal` (another writer moved a value a
+    /// compare-and-swap read, or the store failed).
+    pub async fn apply_kv(&self, writes: crate::kv::KvWrites) -> Result<(), ApiError> {
+        self.palisade.apply_kv(writes).await.map_err(|e| {
+            ApiError::from(Error::Internal {
+                detail: format!("a call's key-value writes were not applied: {e}"),
+            })
+        })
+    }
+
     /// The calls running now.
     pub fn running(&self) -> usize {
         self.admission.running()

@@ -4,7 +4,7 @@
 //! Faults covered elsewhere are listed in docs/reliability.md (item 25).
 
 use crate::support::*;
-use palisade::kv::{Decide, KvBackend, KvError};
+use palisade::kv::{Decide, KvBackend, KvError, KvTransaction, KvWrites};
 use palisade::{Palisade, Policy, Script};
 use serde_json::{Value, json};
 use std::sync::{Arc, LazyLock};
@@ -49,6 +49,29 @@ impl KvBackend for FaultyKv {
     }
     fn list(&self, _: &str, _: &str, _: u64, _: usize) -> Result<Vec<String>, KvError> {
         Ok(Vec::new())
+    }
+    fn key_count(&self, _: &str) -> Result<u64, KvError> {
+        Ok(0)
+    }
+    fn apply(&self, writes: &KvWrites) -> Result<(), KvError> {
+        writes.apply_in(&mut FaultyKv)
+    }
+}
+
+/// The faulty backend's transaction: each write fails as its key says.
+impl KvTransaction for FaultyKv {
+    fn update(
+        &mut self,
+        namespace: &str,
+        bucket: &str,
+        key: &str,
+        max_keys: u64,
+        decide: &mut Decide<'_>,
+    ) -> Result<(), KvError> {
+        KvBackend::update(self, namespace, bucket, key, max_keys, decide)
+    }
+    fn delete(&mut self, namespace: &str, bucket: &str, key: &str) -> Result<(), KvError> {
+        KvBackend::delete(self, namespace, bucket, key)
     }
 }
 

@@ -449,3 +449,52 @@ async fn serve_app_sessions_are_bounded() {
     assert_eq!(view.body["value"], 0, "s3 was never kept");
     server.assert_fine(None).await;
 }
+
+/// A dry run persists nothing, its key-value writes included: two dry runs of an action that
+/// increments a counter both answer 1; commits then answer 1 and 2, and a view keeps nothing.
+#[tokio::test]
+async fn serve_a_dry_run_keeps_no_key_value_writes() {
+    let config = config("contracts-dry-kv", false);
+    std::fs::write(
+        config.policies.as_ref().unwrap().join("kvapp.toml"),
+        "name = \"kvapp\"\n[kv]\nnamespace = \"app\"\n[kv.buckets]\nstate = \"rw\"\n",
+    )
+    .unwrap();
+    let server = start(config);
+    let app = r#"export const manifest = { name: "visits" };
+export function init() { return {}; }
+export async function view(state) { await kv.increment("views"); return { type: "x" }; }
+export const actions = {
+  async visit(state) { const n = await kv.increment("visits"); return { state, result: { n } }; },
+};
+"#;
+    assert_eq!(
+        load(&server, "visits", app, "kvapp").await.status,
+        StatusCode::CREATED
+    );
+    let act = |dry: bool| {
+        server.call(
+            "POST",
+            "/v1/apps/visits/actions",
+            None,
+            json!({"action": "visit", "dry_run": dry}),
+        )
+    };
+    for _ in 0..2 {
+        let dry = act(true).await;
+        assert_eq!(dry.status, StatusCode::OK, "{}", dry.body);
+        assert_eq!(
+            dry.body["result"]["n"], 1,
+            "a dry run sees the store as it is"
+        );
+    }
+    assert_eq!(act(false).await.body["result"]["n"], 1);
+    assert_eq!(act(false).await.body["result"]["n"], 2);
+    let dry = act(true).await;
+    assert_eq!(
+        dry.body["result"]["n"], 3,
+        "the commits' writes, and not the dry runs'"
+    );
+    assert_eq!(act(false).await.body["result"]["n"], 3);
+    server.assert_fine(None).await;
+}

@@ -189,7 +189,11 @@ impl KvState {
                 }
                 // Replayed as `KvError::Backend` with the same text: the script sees the same
                 // `StoreError::Other`.
-                Err(error @ KvError::NotACounter { .. }) => {
+                Err(
+                    error @ (KvError::NotACounter { .. }
+                    | KvError::TransactionTooLarge { .. }
+                    | KvError::Conflict { .. }),
+                ) => {
                     event.outcome = KvOutcome::Other;
                     event.message = error.to_string();
                 }
@@ -245,7 +249,9 @@ impl KvState {
     fn store_error(&self, bucket: &Bucket, error: KvError) -> StoreError {
         match error {
             KvError::TooManyKeys { limit } => self.deny(decide::too_many_keys(&bucket.name, limit)),
-            KvError::NotACounter { .. } => StoreError::Other(error.to_string()),
+            KvError::NotACounter { .. }
+            | KvError::TransactionTooLarge { .. }
+            | KvError::Conflict { .. } => StoreError::Other(error.to_string()),
             KvError::Backend(message) => StoreError::Other(message),
         }
     }

@@ -112,16 +112,17 @@ pub fn session_key(tenant: &str, app: &str, session: &str) -> String {
 
 /// What one sandbox call of the driver gave.
 pub enum Ran {
-    /// Its JSON result.
-    Value(Value),
-    /// The error that ended it.
+    /// Its JSON result, and its key-value writes, held (not yet in the store).
+    Value(Value, crate::kv::KvWrites),
+    /// The error that ended it (its writes are dropped).
     Failed(Error),
 }
 
 impl Apps {
-    /// Call the driver's `export` with `input` (written as JSON) under `policy` for `who`. A
-    /// result the host cannot read back (nested past serde's 128 levels) is the script's
-    /// `bad_output`, not the server's fault.
+    /// Call the driver's `export` with `input` (written as JSON) under `policy` for `who`, in a
+    /// key-value transaction: the call's key-value writes are held in its answer, and reach
+    /// the store only when a commit applies them. A result the host cannot read back (nested
+    /// past serde's 128 levels) is the script's `bad_output`, not the server's fault.
     pub(super) async fn call(
         &self,
         loaded: &Loaded,
@@ -132,6 +133,7 @@ impl Apps {
     ) -> Result<Ran, ApiError> {
         let options = RunOptions::default()
             .export(export)
+            .kv_transaction()
             .metadata(json!({"tenant": who.tenant, "session": who.session, "app": who.app}));
         let input = serde_json::to_string(input).map_err(|e| Error::Internal {
             detail: format!("an app's input cannot be written as JSON: {e}"),
@@ -141,9 +143,10 @@ impl Apps {
             .runner
             .run(policy, &loaded.script, &input, options, who)
             .await?;
+        let writes = outcome.kv_writes.unwrap_or_default();
         Ok(match outcome.result {
             Ok(raw) => match serde_json::from_str(raw.get()) {
-                Ok(value) => Ran::Value(value),
+                Ok(value) => Ran::Value(value, writes),
                 Err(e) => Ran::Failed(Error::BadOutput {
                     detail: format!("the app's answer cannot be read back: {e}"),
                 }),
@@ -385,6 +388,8 @@ struct Called {
     out: Value,
     previous: Value,
     standing: Standing,
+    /// The call's key-value writes: applied by a commit, dropped by anything else.
+    kv: crate::kv::KvWrites,
 }
 
 impl Apps {
@@ -498,10 +503,11 @@ impl ActionTurn<'_> {
             .call(self.loaded, &standing.policy, "act", &input, &who)
             .await?;
         Ok(match ran {
-            Ran::Value(out) => Ok(Called {
+            Ran::Value(out, kv) => Ok(Called {
                 out,
                 previous,
                 standing,
+                kv,
             }),
             Ran::Failed(error) => {
                 self.line(None, error.code(), standing.seq + 1);
@@ -653,6 +659,9 @@ impl ActionTurn<'_> {
         };
         let has_events = !commit.events.is_empty();
         drop(ran.previous);
+        // The call's key-value writes first, then its state, events and key record: a failed
+        // apply keeps nothing.
+        self.apps.parts.runner.apply_kv(ran.kv).await?;
         self.apps.commit(commit).await?;
         if has_events {
             self.apps.notify();

@@ -161,7 +161,8 @@ impl Apps {
             .call(&loaded, &standing.view_policy, "view", &input, &who)
             .await?
         {
-            Ran::Value(v) => Ok(v["view"].clone()),
+            // A view keeps nothing: its key-value writes are dropped.
+            Ran::Value(v, _) => Ok(v["view"].clone()),
             Ran::Failed(error) => Err(error.into()),
         }
     }

@@ -118,7 +118,10 @@ impl Apps {
                     .call(&loaded, &standing.view_policy, "view", &input, &who)
                     .await?
                 {
-                    actions::Ran::Value(v) => v["state"].clone(),
+                    actions::Ran::Value(v, kv) => {
+                        self.parts.runner.apply_kv(kv).await?;
+                        v["state"].clone()
+                    }
                     actions::Ran::Failed(error) => return Err(ApiError::from(error)),
                 };
                 let next = SessionState {
