@@ -45,7 +45,12 @@ fn with_runtime<R>(f: impl FnOnce(&Runtime) -> R) -> R {
 
 /// Create the runtime. Called once, before the snapshot is taken.
 pub fn init() {
-    with_runtime(|rt| rt.context().with(|cx| crate::stringify::init(&cx)));
+    with_runtime(|rt| {
+        rt.context().with(|cx| {
+            crate::stringify::init(&cx);
+            settle::watch_memory(&cx).expect("the out-of-memory watch is installed");
+        })
+    });
     // fastrand's thread-local generator seeds itself from the monotonic clock when first
     // touched; touch it here (the snapshot's clock reads zero), so that no later seeding reads
     // a clock. Every call seeds it again.
@@ -295,10 +300,16 @@ fn to_json<'js>(cx: &Ctx<'js>, value: Value<'js>) -> Result<String, Error> {
     if let Some(text) = crate::stringify::plain(cx, &value) {
         return Ok(text);
     }
-    let text = cx
-        .json_stringify(value)
-        .catch(cx)
-        .map_err(|e| Error::BadOutput(exception(cx, e).message))?;
+    let text = cx.json_stringify(value).catch(cx).map_err(|e| {
+        let e = exception(cx, e);
+        // A result nested deeper than QuickJS's `JSON_MAX_DEPTH` (2,048 objects; vendor/README.md)
+        // or than the stack allows is the recursion's error, as the host reports it for any call.
+        if e.name == "RangeError" && e.message == "Maximum call stack size exceeded" {
+            Error::Exception(e)
+        } else {
+            Error::BadOutput(e.message)
+        }
+    })?;
     match text {
         Some(text) => text
             .to_string()

@@ -19,6 +19,8 @@ mod capabilities;
 mod cli;
 #[path = "integration/compiled.rs"]
 mod compiled;
+#[path = "integration/compression.rs"]
+mod compression;
 #[path = "integration/concurrency.rs"]
 mod concurrency;
 #[path = "integration/config.rs"]

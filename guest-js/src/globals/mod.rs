@@ -1,11 +1,12 @@
 //! The JS globals Palisade adds to QuickJS, one module per global: a folder `name/` with its
 //! Rust (`mod.rs`, the natives and `register`) and its JS (`name.js`, evaluated once before the
-//! snapshot), or a single `name.rs` for a global made in Rust alone (`console`, `config`).
+//! snapshot), or a single `name.rs` for a global made in Rust alone (`config`).
 
 mod abort;
 mod base64;
 mod blob;
 pub mod bridge;
+mod compression;
 pub mod config;
 mod console;
 mod crypto;
@@ -18,7 +19,7 @@ pub mod io;
 pub mod kv;
 mod messaging;
 mod navigator;
-mod performance;
+pub(crate) mod performance;
 mod promises;
 mod streams;
 mod structured_clone;
@@ -109,7 +110,8 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     performance::register(cx)?;
     navigator::register(cx)?;
     let transform = streams::register(cx)?;
-    text::register_streams(cx, transform)?;
+    text::register_streams(cx, transform.clone())?;
+    compression::register(cx, transform)?;
     blob::register(cx)?;
     form_data::register(cx)?;
     let (wait, cancel) = io::register(cx)?;

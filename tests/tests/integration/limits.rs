@@ -1,7 +1,7 @@
 //! Every limit ends the call with its own code, carries its fix, and the next call works.
 
 use crate::support::*;
-use palisade::{Error, Palisade, Policy};
+use palisade::{Error, Palisade, Policy, Script};
 
 #[tokio::test]
 async fn fuel_budget_ends_an_infinite_loop() {
@@ -199,4 +199,60 @@ async fn a_memory_limit_over_the_instance_maximum_is_an_invalid_policy() {
     let p = policy("[limits]\nmemory = \"4GiB\"\n");
     let outcome = run(&p, "echo.js", "1").await;
     assert_eq!(code(&outcome), "invalid_policy");
+}
+
+/// Issue 38, item 20: a chain of promise jobs that runs out of memory stops where a job could not
+/// run or be queued; the event loop then has nothing left, and that is the memory's doing. It
+/// ends as `memory_limit`, not `guest_deadlock`.
+#[tokio::test]
+async fn regression_38_20_an_endless_microtask_chain_out_of_memory_is_memory_limit() {
+    let p = policy("[limits]\nmemory = \"16MiB\"\nfuel = 10_000_000_000\ntimeout = \"10s\"\n");
+    for chain in ["Promise.resolve().then(step)", "queueMicrotask(step)"] {
+        let source = format!(
+            "export default () => new Promise(() => {{
+               const held = [];
+               const step = () => {{ held.push(new Array(4096).fill(held.length)); {chain}; }};
+               step();
+             }});"
+        );
+        let outcome = PALISADE
+            .run(&p, &Script::new("chain.js", source), "null")
+            .await;
+        assert_eq!(code(&outcome), "memory_limit", "{chain}");
+        assert!(outcome.receipt.peak_memory_bytes <= 16 << 20, "{chain}");
+    }
+    // A chain that just stops, with memory to spare, is still a deadlock.
+    let stops = "export default () => new Promise(() => { Promise.resolve().then(() => {}); });";
+    let outcome = PALISADE
+        .run(&p, &Script::new("stops.js", stops), "null")
+        .await;
+    assert_eq!(code(&outcome), "guest_deadlock");
+    assert_next_call_works().await;
+}
+
+/// Issue 38, item 21: a `toJSON` that returns a fresh object pointing back at its owner nests the
+/// result for ever (no cycle to find). It ends at once as `stack_overflow`, with a sliver of the
+/// fuel budget, where it used to run to the deadline; a plain result 1,000 levels deep still
+/// comes out.
+#[tokio::test]
+async fn regression_38_21_a_to_json_that_nests_for_ever_is_a_stack_overflow_at_once() {
+    let p = Policy::builtin_default();
+    let owner = "export default () => ({ toJSON() { return { owner: this }; } });";
+    let outcome = PALISADE
+        .run(&p, &Script::new("owner.js", owner), "null")
+        .await;
+    assert_eq!(code(&outcome), "stack_overflow");
+    assert!(
+        outcome.receipt.fuel_used < p.limits().fuel / 30,
+        "{:?}",
+        outcome.receipt
+    );
+    let deep = "export default () => { let v = new Date(0); \
+                for (let i = 0; i < 1000; i++) v = [v]; return v; };";
+    let outcome = PALISADE
+        .run(&p, &Script::new("deep.js", deep), "null")
+        .await;
+    let text = output(&outcome);
+    assert!(text.starts_with(&"[".repeat(1000)) && text.contains("1970-01-01T00:00:00.000Z"));
+    assert_next_call_works().await;
 }

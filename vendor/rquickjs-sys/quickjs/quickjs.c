@@ -50236,9 +50236,16 @@ static JSValue js_json_rawJSON(JSContext *ctx, JSValueConst this_val,
     return JS_EXCEPTION;
 }
 
+/* Palisade: the most objects JSON.stringify nests. Each level searches the objects open above
+   it for a cycle, so the cost of an unbounded result grows with the square of its depth: a
+   toJSON that returns a fresh object pointing back at its owner nested until the native stack
+   ran out and ran to the call's deadline. Deeper is a stack overflow (RangeError) at once. */
+#define JSON_MAX_DEPTH 2048
+
 typedef struct JSONStringifyContext {
     JSValueConst replacer_func;
     JSValue stack;
+    int depth; /* Palisade: the objects open in `stack` */
     JSValue property_list;
     JSValue gap;
     JSValue empty;
@@ -50354,6 +50361,10 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
             val = val1;
             goto concat_value;
         }
+        if (jsc->depth >= JSON_MAX_DEPTH) {
+            JS_ThrowStackOverflow(ctx);
+            goto exception;
+        }
         v = js_array_includes(ctx, jsc->stack, 1, vc(&val));
         if (JS_IsException(v))
             goto exception;
@@ -50378,6 +50389,7 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
         v = js_array_push(ctx, jsc->stack, 1, vc(&val), 0);
         if (check_exception_free(ctx, v))
             goto exception;
+        jsc->depth++;
         ret = js_is_array(ctx, val);
         if (ret < 0)
             goto exception;
@@ -50457,6 +50469,7 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
             }
             string_buffer_putc8(jsc->b, '}');
         }
+        jsc->depth--;
         if (check_exception_free(ctx, js_array_pop(ctx, jsc->stack, 0, NULL, 0)))
             goto exception;
         JS_FreeValue(ctx, val);
@@ -50515,6 +50528,7 @@ JSValue JS_JSONStringify(JSContext *ctx, JSValueConst obj,
 
     jsc->replacer_func = JS_UNDEFINED;
     jsc->stack = JS_UNDEFINED;
+    jsc->depth = 0;
     jsc->property_list = JS_UNDEFINED;
     jsc->gap = JS_UNDEFINED;
     jsc->b = &b_s;

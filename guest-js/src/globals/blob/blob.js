@@ -19,10 +19,9 @@
   const toLowerCase = uncurry(String.prototype.toLowerCase);
   const { fromCharCode } = String;
   const stringReplace = uncurry(String.prototype.replace);
-  const { trunc } = Math;
+  const { floor, trunc } = Math;
   const { now } = Date;
   const NumberCtor = Number;
-  const { isFinite } = Number;
   const Uint8ArrayCtor = Uint8Array;
   const { isView } = ArrayBuffer;
   const getter = (proto, key) => uncurry(getOwnPropertyDescriptor(proto, key).get);
@@ -113,19 +112,20 @@
     }
     const method = parts[iterator];
     if (typeof method !== "function") throw new TypeErrorCtor(concat(what, ": the parts are not iterable"));
+    // Web IDL converts each part as the sequence is read (a part's `toString` runs before the
+    // next part is asked for); a buffer's bytes are read once every part is converted.
     const items = [];
-    for (const item of { [iterator]: () => apply(method, parts, []) }) own(items, item);
+    for (const item of { [iterator]: () => apply(method, parts, []) }) {
+      own(items, isBlob(item) || isArrayBuffer(item) || isView(item) ? item : concat("", item));
+    }
     const chunks = [];
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
-      if (isBlob(item)) own(chunks, slot(item).bytes);
+      if (typeof item === "string") {
+        own(chunks, encode(native_endings ? stringReplace(item, NEWLINES, "\n") : item));
+      } else if (isBlob(item)) own(chunks, slot(item).bytes);
       else if (isArrayBuffer(item)) own(chunks, copyBytes(item, 0, bufferLength(item)));
-      else if (isView(item)) own(chunks, viewBytes(item));
-      else {
-        let text = concat("", item);
-        if (native_endings) text = stringReplace(text, NEWLINES, "\n");
-        own(chunks, encode(text));
-      }
+      else own(chunks, viewBytes(item));
     }
     return join(chunks);
   }
@@ -143,11 +143,16 @@
     return [native_endings, type === undefined ? "" : mediaType(type)];
   }
 
-  // A relative index as `slice` reads it: negative from the end, clamped to 0..size.
+  // A relative index as `slice` reads it: a `[Clamp] long long` (NaN is 0, a fraction is rounded
+  // to the nearest integer, a half to the even one), negative from the end, clamped to 0..size.
   const relative = (value, size) => {
-    let n = NumberCtor(value);
-    if (!isFinite(n)) n = n > 0 ? size : n < 0 ? 0 : 0;
-    n = trunc(n) || 0;
+    const x = NumberCtor(value);
+    let n = 0;
+    if (x === x) {
+      const whole = floor(x), fraction = x - whole;
+      // For ±Infinity the fraction is NaN and `n` stays infinite.
+      n = fraction < 0.5 || (fraction === 0.5 && whole % 2 === 0) ? whole : whole + 1;
+    }
     return n < 0 ? (size + n > 0 ? size + n : 0) : n < size ? n : size;
   };
 

@@ -2,7 +2,7 @@
 // request, and every redirect hop, goes through the host's gate; a refusal arrives here as a
 // `PolicyDeniedError` naming the rule and the fix, and upstream failures as typed errors.
 // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
-(function (native, wait, cancel) {
+(function (native, wait, cancel, mime) {
   "use strict";
 
   // Intrinsics and the other globals' internals, captured before the snapshot: nothing below
@@ -465,10 +465,10 @@
   };
 
   // A `data:` URL's response (Fetch, "data: URL processor"), made here without the network: its
-  // bytes are already in the script's memory, as the URL.
+  // bytes are already in the script's memory, as the URL. Its `Content-Type` is the URL's MIME
+  // type parsed and serialized (mime.js), `text/plain;charset=US-ASCII` when it is not one.
   const hexValue = (c) => (c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1);
   const BASE64_SUFFIX = /;[\x20]*base64$/i;
-  const MIME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\/[!#$%&'*+\-.^_`|~0-9A-Za-z]+[\t\x20]*(;.*)?$/s;
   // The bytes `data:` URL bodies have taken so far this call, held to the policy's
   // `http.max_response_body` (each call starts from the snapshot, at zero).
   let dataBytes = 0;
@@ -476,13 +476,13 @@
     const C = kinds["response-too-large"][0];
     return new C(concat("fetch of a data: URL: ", kinds["response-too-large"][1], " (http.max_response_body, ", StringCtor(dataLimit()), " bytes per call)"));
   };
-  function dataResponse(url) {
+  function dataResponse(url, head) {
     let rest = stringSlice(url, 5);
     const hash = indexOf(rest, "#");
     if (hash >= 0) rest = stringSlice(rest, 0, hash);
     const comma = indexOf(rest, ",");
     if (comma < 0) throw new TypeErrorCtor("fetch: a data: URL needs a comma before its data");
-    let mime = stringTrim(stringSlice(rest, 0, comma));
+    let type = stringTrim(stringSlice(rest, 0, comma));
     const data = stringSlice(rest, comma + 1);
     let bytes = new Uint8ArrayCtor(data.length);
     let n = 0;
@@ -496,9 +496,9 @@
       }
     }
     bytes = B.copy(bytes, 0, n);
-    const base64 = exec(BASE64_SUFFIX, mime);
+    const base64 = exec(BASE64_SUFFIX, type);
     if (base64 !== null) {
-      mime = stringSlice(mime, 0, mime.length - base64[0].length);
+      type = stringSlice(type, 0, type.length - base64[0].length);
       let binary;
       try {
         binary = atobIntrinsic(B.latin1(bytes));
@@ -508,15 +508,17 @@
       bytes = new Uint8ArrayCtor(binary.length);
       for (let i = 0; i < binary.length; i++) bytes[i] = charCodeAt(binary, i);
     }
-    if (dataBytes + bytes.length > dataLimit()) throw tooLarge();
-    dataBytes += bytes.length;
-    if (stringSlice(mime, 0, 1) === ";") mime = concat("text/plain", mime);
-    if (exec(MIME, mime) === null) mime = "text/plain;charset=US-ASCII";
-    const headers = H.fromPairs([["content-type", mime]]);
+    if (!head) {
+      if (dataBytes + bytes.length > dataLimit()) throw tooLarge();
+      dataBytes += bytes.length;
+    }
+    if (stringSlice(type, 0, 1) === ";") type = concat("text/plain", type);
+    const headers = H.fromPairs([["content-type", mime.serialize(type) ?? "text/plain;charset=US-ASCII"]]);
     H.guard(headers, "immutable");
     const response = new Response(null, { __proto__: null, status: 200 });
+    // A HEAD request's response has no body (Fetch, "main fetch").
     assign(slot(response), {
-      __proto__: null, statusText: "OK", headers, bytes, url, type: "basic",
+      __proto__: null, statusText: "OK", headers, bytes: head ? null : bytes, url, type: "basic",
     });
     return response;
   }
@@ -558,7 +560,7 @@
     const s = slot(request);
     const signal = s.signal;
     if (isAborted(signal)) throw reasonOf(signal);
-    if (stringSlice(s.url, 0, 5) === "data:") return dataResponse(s.url);
+    if (stringSlice(s.url, 0, 5) === "data:") return dataResponse(s.url, s.method === "HEAD");
     let url = s.url;
     let method = s.method;
     // A stream body is sent as it is read (`pump`); every other body with its length.

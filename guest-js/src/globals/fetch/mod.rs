@@ -62,6 +62,8 @@ fn data_limit() -> f64 {
 }
 
 const PRELUDE: &str = include_str!("fetch.js");
+/// MIME type parsing and serializing, for a `data:` URL's `Content-Type`.
+const MIME: &str = include_str!("mime.js");
 
 /// Install the fetch globals and hand the event loop its settle function. Runs once, before
 /// the snapshot; `Headers`, `URL`, `AbortController` and `PolicyDeniedError` exist already.
@@ -78,5 +80,6 @@ pub fn register<'js>(cx: &Ctx<'js>, wait: &Function<'js>, cancel: &Function<'js>
     native.set("decode", Func::from(utf8_decode))?;
     native.set("decodeKeepBom", Func::from(utf8_decode_keep_bom))?;
     native.set("dataLimit", Func::from(data_limit))?;
-    prelude.call((native, wait.clone(), cancel.clone()))
+    let mime: Object = cx.eval::<Function, _>(MIME)?.call(())?;
+    prelude.call((native, wait.clone(), cancel.clone(), mime))
 }

@@ -3,7 +3,8 @@
  * the DOM and HTML standards. Both ends of a channel are in the same sandbox: `postMessage`
  * clones the message (`structuredClone`, with its transfer list) and queues it on the other
  * port, which delivers its queue one message per task once it is started (`start()`, or
- * setting `onmessage`). A closed port neither sends nor receives. A port is transferable
+ * setting `onmessage`). A closed port neither sends nor receives, and is detached: it can no
+ * longer be transferred. A port is transferable
  * (`structuredClone(port, { transfer: [port] })`, or in a message's transfer list), after
  * HTML's transfer steps: the new port is entangled with the old one's other end and takes its
  * queued messages (delivered once the new port is started); the old one is detached, and
@@ -191,9 +192,11 @@
       this.#schedule();
     }
 
+    // HTML's close(): the port is detached (it can no longer be transferred) and disentangled.
     close() {
       if (!(#queue in this)) throw new TypeErrorCtor("Illegal invocation");
       this.#closed = true;
+      this.#detached = true;
       this.#queue = [];
       const other = this.#other;
       this.#other = null;

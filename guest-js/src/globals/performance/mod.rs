@@ -9,7 +9,7 @@ use javy::quickjs::{Ctx, Function, Result};
 
 /// The clock's reading in milliseconds, coarsened to 5 µs (the resolution browsers give
 /// cross-origin-isolated pages): a finer timer helps timing attacks more than it helps scripts.
-fn monotonic_ms() -> f64 {
+pub(crate) fn monotonic_ms() -> f64 {
     const GRAIN_NS: u64 = 5_000;
     let ns = monotonic_clock::now();
     (ns - ns % GRAIN_NS) as f64 / 1_000_000.0

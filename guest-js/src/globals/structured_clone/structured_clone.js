@@ -50,6 +50,8 @@
   const bufferDetached = getter(ArrayBuffer.prototype, "detached");
   const bufferResizable = getter(ArrayBuffer.prototype, "resizable");
   const bufferMaxLength = getter(ArrayBuffer.prototype, "maxByteLength");
+  const bufferResize = uncurry(ArrayBuffer.prototype.resize);
+  const typedArrayAt = uncurry(TypedArray.prototype.at);
   const mapSize = getter(Map.prototype, "size");
   const mapForEach = uncurry(Map.prototype.forEach);
   const mapSet = uncurry(Map.prototype.set);
@@ -122,6 +124,12 @@
     else target[key] = value;
   };
 
+  // The `length` bytes from `offset` of `buffer`, in a new ArrayBuffer.
+  const cloneBytes = (buffer, offset, length) => {
+    const copy = new ArrayBufferCtor(length);
+    typedArraySet(new Uint8ArrayCtor(copy), new Uint8ArrayCtor(buffer, offset, length));
+    return copy;
+  };
   const cloneBuffer = (buffer) => {
     if (bufferDetached(buffer)) throw dataCloneError("A detached ArrayBuffer could not be cloned.");
     const length = bufferLength(buffer);
@@ -130,6 +138,67 @@
       : new ArrayBufferCtor(length);
     typedArraySet(new Uint8ArrayCtor(copy), new Uint8ArrayCtor(buffer, 0, length));
     return copy;
+  };
+
+  // Whether a view over a resizable buffer tracks the buffer's length (it was made without a
+  // length, HTML's [[ArrayLength]] "auto"): the buffer is resized by `size` bytes (one element),
+  // the view's length read, and the buffer put back as it was, bytes included; no script code
+  // runs in between. Only a view that ends at the buffer's end can track it.
+  const tracksLength = (view, buffer, size, end, lengthOf) => {
+    const length = bufferLength(buffer);
+    if (end + size <= length) return false;
+    const grow = length + size <= bufferMaxLength(buffer);
+    if (!grow && length < size) return false;
+    const tail = grow ? null : new Uint8ArrayCtor(cloneBytes(buffer, length - size, size));
+    const before = lengthOf(view);
+    let after = before;
+    try {
+      bufferResize(buffer, grow ? length + size : length - size);
+      after = lengthOf(view);
+    } catch {
+      // A view that the shrink put out of bounds (its length getter or `validLength` threw),
+      // or a buffer that could not grow: not tracking.
+    } finally {
+      bufferResize(buffer, length);
+      if (tail !== null) typedArraySet(new Uint8ArrayCtor(buffer, length - size, size), tail);
+    }
+    return after !== before;
+  };
+  // A typed array's length, or a TypeError when it is out of bounds (which `length` reads as 0).
+  const validLength = (view) => {
+    typedArrayAt(view, 0);
+    return typedArrayLength(view);
+  };
+  const outOfBounds = () => dataCloneError("An ArrayBuffer view that is out of bounds could not be cloned.");
+  // A typed array or DataView: a DataCloneError when it is out of bounds of its (resized)
+  // buffer, as HTML's IsArrayBufferViewOutOfBounds check says; a length-tracking view clones as
+  // a length-tracking view of the clone of its buffer.
+  const cloneView = (value, clone) => {
+    const name = typedArrayName(value);
+    if (name === undefined) {
+      let offset, length;
+      try {
+        offset = dataViewOffset(value);
+        length = dataViewLength(value);
+      } catch {
+        // The getters throw for a view out of bounds of its buffer, or over a detached one.
+        throw outOfBounds();
+      }
+      const source = dataViewBuffer(value);
+      const tracks = bufferResizable(source) && tracksLength(value, source, 1, offset + length, dataViewLength);
+      const buffer = clone(source);
+      return tracks ? new DataViewCtor(buffer, offset) : new DataViewCtor(buffer, offset, length);
+    }
+    // `at` validates the typed array: a TypeError when it is out of bounds or detached.
+    if (!is(typedArrayAt, value)) throw outOfBounds();
+    const Type = TYPED_ARRAYS[name];
+    const source = typedArrayBuffer(value);
+    const offset = typedArrayOffset(value);
+    const length = typedArrayLength(value);
+    const size = Type.BYTES_PER_ELEMENT;
+    const tracks = bufferResizable(source) && tracksLength(value, source, size, offset + length * size, validLength);
+    const buffer = clone(source);
+    return tracks ? new Type(buffer, offset) : new Type(buffer, offset, length);
   };
 
   const cloneError = (error, Type, message, name) => {
@@ -145,14 +214,7 @@
   const cloneObject = (value, clone, frames) => {
     if (typeof value === "function") throw dataCloneError("A function could not be cloned.");
     if (value === globalThis) throw dataCloneError("The global object could not be cloned.");
-    if (isView(value)) {
-      const name = typedArrayName(value);
-      if (name === undefined) {
-        const buffer = clone(dataViewBuffer(value));
-        return new DataViewCtor(buffer, dataViewOffset(value), dataViewLength(value));
-      }
-      return new TYPED_ARRAYS[name](clone(typedArrayBuffer(value)), typedArrayOffset(value), typedArrayLength(value));
-    }
+    if (isView(value)) return cloneView(value, clone);
     if (isArray(value)) {
       const copy = new ArrayCtor(value.length);
       push(frames, { __proto__: null, kind: "object", source: value, target: copy, items: ownKeys(value), index: 0 });

@@ -1,10 +1,12 @@
 //! `crypto.subtle`: `digest` (SHA-1, SHA-256, SHA-384, SHA-512) and HMAC `importKey` (raw,
 //! jwk), `generateKey`, `exportKey` (raw, jwk), `sign` and `verify`, computed by the RustCrypto
-//! crates. The JS half (subtle.js) checks arguments as Web Crypto does and copies the bytes it
-//! is given into a fresh `ArrayBuffer` when called, so the natives below only see whole
-//! buffers. AES-GCM, ECDSA and Ed25519, the random bytes and key pairs of `generateKey` and
-//! the DER of `exportKey` are in ciphers.rs; ECDH, X25519, HKDF and PBKDF2 in derive.rs;
-//! AES-CBC, AES-CTR and AES-KW in aes.rs; RSASSA-PKCS1-v1_5, RSA-PSS and RSA-OAEP in rsa.rs.
+//! crates. The JS half checks arguments as Web Crypto does and copies the bytes it is given into
+//! a fresh `ArrayBuffer` when called, so the natives below only see whole buffers; it is split by
+//! algorithm family: subtle.js (what they share, and `digest`), keys.js, rsa.js, sign.js,
+//! ciphers.js, derive.js and wrap.js. AES-GCM, ECDSA and Ed25519, the random bytes and key pairs
+//! of `generateKey` and the DER of `exportKey` are in ciphers.rs; ECDH, X25519, HKDF and PBKDF2
+//! in derive.rs; AES-CBC, AES-CTR and AES-KW in aes.rs; RSASSA-PKCS1-v1_5, RSA-PSS and RSA-OAEP
+//! in rsa.rs.
 
 mod aes;
 mod ciphers;
@@ -104,6 +106,16 @@ fn hmac_verify<'js>(
 }
 
 const PRELUDE: &str = include_str!("subtle.js");
+/// The algorithm families, in the order they add their methods to `SubtleCrypto.prototype`
+/// (rsa.js before keys.js, which uses it).
+const FAMILIES: [&str; 6] = [
+    include_str!("rsa.js"),
+    include_str!("keys.js"),
+    include_str!("sign.js"),
+    include_str!("ciphers.js"),
+    include_str!("derive.js"),
+    include_str!("wrap.js"),
+];
 
 /// Install `crypto.subtle`, `SubtleCrypto` and `CryptoKey`. Runs once, before the snapshot,
 /// after `crypto` (which it extends) and `DOMException`.
@@ -131,10 +143,16 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     natives.set("rsaSign", Func::from(rsa::rsa_sign))?;
     natives.set("rsaVerify", Func::from(rsa::rsa_verify))?;
     natives.set("rsaOaep", Func::from(rsa::rsa_oaep))?;
-    prelude.call((
+    let internals: javy::quickjs::Object = prelude.call((
         Func::from(digest),
         Func::from(hmac_sign),
         Func::from(hmac_verify),
         natives,
-    ))
+    ))?;
+    for family in FAMILIES {
+        cx.eval::<Function, _>(family)?
+            .call::<_, ()>((internals.clone(),))?;
+    }
+    let install: Function = internals.get("install")?;
+    install.call(())
 }

@@ -1,12 +1,18 @@
-//! `console`: every line goes to the host's `console.log` import with its level.
+//! `console`: every line goes to the host's `console.log` import with its level. The five
+//! logging methods are made here; console.js shapes the namespace object around them and adds
+//! the counting and timing methods.
 
 use crate::palisade::sandbox::console::{Level, log};
+use javy::quickjs::prelude::Func;
 use javy::quickjs::{Ctx, Function, Object, Result, Value, prelude::MutFn};
 use javy::{Args, hold_and_release};
 
-/// Install `console.debug/info/log/warn/error`.
+const PRELUDE: &str = include_str!("console.js");
+
+/// Install `console`: `debug`, `info`, `log`, `warn`, `error`, `count`, `countReset`, `time`,
+/// `timeLog` and `timeEnd`.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
-    let console = Object::new(cx.clone())?;
+    let methods = Object::new(cx.clone())?;
     for (name, level) in [
         ("debug", Level::Debug),
         ("info", Level::Info),
@@ -22,9 +28,13 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
             }),
         )?
         .with_name(name)?;
-        console.set(name, function)?;
+        methods.set(name, function)?;
     }
-    cx.globals().set("console", console)
+    let prelude: Function = cx.eval(PRELUDE)?;
+    prelude.call((
+        methods,
+        Func::from(crate::globals::performance::monotonic_ms),
+    ))
 }
 
 /// Join the arguments with spaces: strings as they are, objects as JSON when they have a JSON

@@ -1,0 +1,6 @@
+const formats = [
+  "deflate",
+  "deflate-raw",
+  "gzip",
+  "brotli",
+]
