@@ -75,6 +75,8 @@ mod sandbox;
 mod serve;
 #[path = "integration/serve_cli.rs"]
 mod serve_cli;
+#[path = "integration/serve_files.rs"]
+mod serve_files;
 #[path = "integration/serve_limits.rs"]
 mod serve_limits;
 #[path = "integration/shapes.rs"]
