@@ -83,6 +83,8 @@ mod serve_cli;
 mod serve_connections;
 #[path = "integration/serve_contracts.rs"]
 mod serve_contracts;
+#[path = "integration/serve_files.rs"]
+mod serve_files;
 #[path = "integration/serve_limits.rs"]
 mod serve_limits;
 #[path = "integration/serve_openapi.rs"]

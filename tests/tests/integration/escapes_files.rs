@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 /// A FIFO at `path`; dropping it opens it for reading and writing once (which never blocks),
 /// so that an opener stuck on it is let go and the test ends whatever happened.
-struct Fifo(PathBuf);
+pub(crate) struct Fifo(pub(crate) PathBuf);
 
 impl Fifo {
-    fn new(path: PathBuf) -> Self {
+    pub(crate) fn new(path: PathBuf) -> Self {
         let made = Command::new("mkfifo").arg(&path).status().unwrap();
         assert!(made.success(), "mkfifo {}", path.display());
         Fifo(path)

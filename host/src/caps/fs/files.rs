@@ -9,7 +9,8 @@
 //! fails with `name-too-long`.
 
 use super::FsState;
-use super::quota::{Ask, Counted, Quota, Quotas, Traced};
+use super::account::Ask;
+use super::quota::{Counted, Quota, Quotas, Traced};
 use super::usage::Place;
 use std::sync::Arc;
 use std::time::Instant;

@@ -2,6 +2,7 @@
 //! WASI preopens, and the byte and file quotas of the writable ones, checked where
 //! `wasi:filesystem` adds or frees bytes and entries ([`files`]).
 
+mod account;
 mod files;
 mod quota;
 pub(crate) mod scratch;
@@ -9,12 +10,17 @@ mod usage;
 
 pub(crate) use files::add_to_linker;
 pub(crate) use quota::Quotas;
+// The session file operations of `palisade serve` meet the same account and depth limit.
+#[cfg(feature = "serve")]
+pub(crate) use account::{Account, Ask, Limits as AccountLimits};
+#[cfg(feature = "serve")]
+pub(crate) use usage::MAX_DEPTH;
 
 use crate::audit::AuditLog;
 use crate::caps::gate::{Capability, Refusal};
 use crate::policy::{MountMode, Policy};
 use crate::{Error, Fix, PolicyError};
-use quota::{Limits as QuotaLimits, Usage};
+use account::{Limits as QuotaLimits, Usage};
 use scratch::ScratchDir;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder, WasiView};
 
