@@ -9,6 +9,8 @@
 //! docs/apps.md). Leaves: [`reply`], [`store`], [`turns`], [`admission`], [`metrics`],
 //! [`errors`].
 
+#![warn(clippy::too_many_lines)]
+
 pub mod admission;
 pub mod apps;
 pub mod auth;

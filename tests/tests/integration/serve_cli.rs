@@ -602,23 +602,29 @@ fn serve_cli_recovers_when_its_disk_has_room_again() {
     );
     assert_eq!(created.status, 201, "{}", created.body);
     let id = created.body["session_id"].as_str().unwrap().to_owned();
-    let chunk = "x".repeat(1 << 20);
+    // Fill the disk to the last page: chunks of 1 MiB, then smaller ones, each until refused
+    // (a refused write leaves nothing: it goes to a temporary file first).
     let mut written = 0;
-    for i in 0..12 {
-        let path = format!("/scratch/f{i}");
-        let w = request(
-            a,
-            "POST",
-            &format!("/v1/sessions/{id}/fs/write"),
-            None,
-            Some(json!({"path": path, "content": chunk})),
-        );
-        if w.status != 200 {
-            break;
+    let mut refused_sizes = 0;
+    for size in [1 << 20, 64 << 10, 4 << 10, 512] {
+        let chunk = "x".repeat(size);
+        for _ in 0..64 {
+            let path = format!("/scratch/f{written}");
+            let w = request(
+                a,
+                "POST",
+                &format!("/v1/sessions/{id}/fs/write"),
+                None,
+                Some(json!({"path": path, "content": chunk})),
+            );
+            if w.status != 200 {
+                refused_sizes += 1;
+                break;
+            }
+            written += 1;
         }
-        written += 1;
     }
-    assert!(written < 12, "6 MiB held 12 MiB of files");
+    assert_eq!(refused_sizes, 4, "the disk filled at every chunk size");
     let keyed = |key: &str| {
         request_with(
             a,
