@@ -9,7 +9,7 @@
 # guest with it), and the wasm32-wasip2 Rust target.
 set -euo pipefail
 
-packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libc++-22-dev-wasm32 libc++abi-22-dev-wasm32 libclang-22-dev binaryen iproute2)
+packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libc++-22-dev-wasm32 libc++abi-22-dev-wasm32 libclang-22-dev binaryen iproute2 python3 python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -42,5 +42,34 @@ if ! wasmtime --version 2>/dev/null | grep -qx "wasmtime $WASMTIME_VERSION"; the
   echo "setup: installing wasmtime-cli $WASMTIME_VERSION (the stock CLI)"
   cargo install --locked "wasmtime-cli@$WASMTIME_VERSION" --no-default-features \
     --features run,serve,cranelift,component-model,component-model-async,wasi-http,wasi-config,wasi-keyvalue,parallel-compilation,pooling-allocator
+fi
+# The bindings (bindings/node, bindings/python). Node.js 20 or later with npm: Debian 12's
+# nodejs is 18, which napi-rs's CLI does not support, so it is installed only where no node is.
+if ! command -v node >/dev/null; then
+  echo "setup: installing nodejs and npm"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "setup: bindings/node needs Node.js 20 or later, found $(node --version)" >&2
+  exit 1
+fi
+# The addon's build and check tools (@napi-rs/cli, typescript), pinned by its package-lock.json.
+node_lock=bindings/node/package-lock.json
+if ! cmp -s "$node_lock" bindings/node/node_modules/.installed-lock.json 2>/dev/null; then
+  echo "setup: installing bindings/node's development packages"
+  (cd bindings/node && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$node_lock" bindings/node/node_modules/.installed-lock.json
+fi
+# maturin, pytest and mypy for the Python module, in a virtual environment under target/.
+venv=target/python-venv
+requirements=bindings/python/requirements-dev.txt
+if ! cmp -s "$requirements" "$venv/requirements-dev.txt" 2>/dev/null; then
+  echo "setup: installing $requirements into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q -r "$requirements"
+  cp "$requirements" "$venv/requirements-dev.txt"
 fi
 echo "setup: ready"
