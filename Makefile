@@ -1,5 +1,5 @@
 # Palisade's developer commands. `make check` is what CI runs (.ci/run).
-.PHONY: setup guest guest-check fmt lint package test fuzz-replay fuzz soak check bench
+.PHONY: setup guest guest-check fmt lint package test bindings bindings-node bindings-python fuzz-replay fuzz soak check bench
 
 CARGO ?= cargo
 SHELL := /bin/bash
@@ -86,9 +86,28 @@ soak:
 	$(CARGO) build --locked -q -p palisade --bin palisade
 	target/debug/palisade soak --duration $(SOAK) --concurrency 64 > target/soak.json
 
+# The Node.js addon and the Python module (docs/node.md, docs/python.md), built in the
+# workspace's dev profile on target/'s compiled dependencies, then their type checks and tests.
+# setup installs their tools (bindings/node/node_modules, target/python-venv).
+bindings: bindings-node bindings-python
+
+# The addon is the cdylib cargo builds (`napi build` would pass `--target`, which builds every
+# dependency again under target/x86_64-unknown-linux-gnu/).
+bindings-node: setup
+	$(CARGO) build --locked -p palisade-node
+	cp target/debug/libpalisade_node.so bindings/node/palisade.node
+	cd bindings/node && npx tsc -p tsconfig.json
+	cd bindings/node && node --test test/*.test.js
+
+PYTHON_VENV := $(CURDIR)/target/python-venv
+bindings-python: setup
+	cd bindings/python && VIRTUAL_ENV=$(PYTHON_VENV) $(PYTHON_VENV)/bin/maturin develop --locked -q
+	cd bindings/python && $(PYTHON_VENV)/bin/mypy
+	cd bindings/python && $(PYTHON_VENV)/bin/pytest -q
+
 # Everything: set-up, formatting, lints (host and guest), the committed guest, the packaged
-# crate and its docs, all tests, the soak.
-check: setup fmt lint guest-check package test soak
+# crate and its docs, all tests, the bindings' tests, the soak.
+check: setup fmt lint guest-check package test bindings soak
 
 # Benchmarks (release build): the peers' four workloads, fresh sandbox per call.
 bench:

@@ -10,9 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libc++-22-dev-wasm32 libc++abi-22-dev-wasm32 libclang-22-dev binaryen iproute2)
-# Node.js and npm for the OpenAPI checks, from Debian when the machine has none.
-command -v npm >/dev/null || packages+=(nodejs npm)
+packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libc++-22-dev-wasm32 libc++abi-22-dev-wasm32 libclang-22-dev binaryen iproute2 python3 python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -46,11 +44,41 @@ if ! wasmtime --version 2>/dev/null | grep -qx "wasmtime $WASMTIME_VERSION"; the
   cargo install --locked "wasmtime-cli@$WASMTIME_VERSION" --no-default-features \
     --features run,serve,cranelift,component-model,component-model-async,wasi-http,wasi-config,wasi-keyvalue,parallel-compilation,pooling-allocator
 fi
-# The OpenAPI checks (tests/tests/integration/serve_openapi.rs): a validator from PyPI, and a
-# generator and TypeScript from npm, pinned by tests/openapi/package-lock.json.
-if ! python3 -c "import openapi_spec_validator" 2>/dev/null; then
-  echo "setup: installing openapi-spec-validator (PyPI)"
-  python3 -m pip install -q --disable-pip-version-check "openapi-spec-validator==0.7.2"
+# The bindings (bindings/node, bindings/python). Node.js 20 or later with npm: Debian 12's
+# nodejs is 18, which napi-rs's CLI does not support, so it is installed only where no node is.
+if ! command -v node >/dev/null; then
+  echo "setup: installing nodejs and npm"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "setup: bindings/node needs Node.js 20 or later, found $(node --version)" >&2
+  exit 1
+fi
+# The addon's build and check tools (@napi-rs/cli, typescript), pinned by its package-lock.json.
+node_lock=bindings/node/package-lock.json
+if ! cmp -s "$node_lock" bindings/node/node_modules/.installed-lock.json 2>/dev/null; then
+  echo "setup: installing bindings/node's development packages"
+  (cd bindings/node && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$node_lock" bindings/node/node_modules/.installed-lock.json
+fi
+# maturin, pytest and mypy for the Python module, in a virtual environment under target/.
+venv=target/python-venv
+requirements=bindings/python/requirements-dev.txt
+if ! cmp -s "$requirements" "$venv/requirements-dev.txt" 2>/dev/null; then
+  echo "setup: installing $requirements into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q -r "$requirements"
+  cp "$requirements" "$venv/requirements-dev.txt"
+fi
+# The OpenAPI checks (tests/tests/integration/serve_openapi.rs): a validator from PyPI (in the
+# same virtual environment), and a generator and TypeScript from npm, pinned by
+# tests/openapi/package-lock.json.
+if ! "$venv/bin/python" -c "import openapi_spec_validator" 2>/dev/null; then
+  echo "setup: installing openapi-spec-validator into $venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "openapi-spec-validator==0.7.2"
 fi
 if [ ! -x tests/openapi/node_modules/.bin/openapi-typescript ] || [ tests/openapi/package-lock.json -nt tests/openapi/node_modules ]; then
   echo "setup: installing tests/openapi's npm packages"

@@ -1,5 +1,5 @@
 //! `/openapi.json` as users consume it: a real validator accepts it (Python's
-//! `openapi-spec-validator`), and a real generator (`openapi-typescript`) makes types from it
+//! `openapi-spec-validator`, in setup's `target/python-venv`), and a real generator (`openapi-typescript`) makes types from it
 //! that a request of each shape the server takes type-checks against (`tsc --strict`): a run's
 //! `input` is any JSON value (an array, a number, null), not only an object. The tools come
 //! from `scripts/setup.sh` (`tests/openapi/package-lock.json`); a machine without them fails

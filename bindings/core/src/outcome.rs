@@ -1,0 +1,128 @@
+//! The Outcome as both bindings return it: the JSON `palisade run --json` prints, with a
+//! `fix_note` on every error, which says how to recover when there is no mechanical `fix`.
+
+use palisade::{Error, ErrorCode, Outcome, Policy, Receipt};
+
+/// `{"ok": true, "output": …, "logs": […], "audit": […], "receipt": {…}}`, or `"ok": false`
+/// with `"error": {code, message, fix, fix_note, docs_url, retryable, …}` (and `error_id`
+/// for `internal`).
+pub fn outcome_json(outcome: &Outcome) -> String {
+    let Some(error) = outcome.error() else {
+        // The common case, written once without an intermediate tree.
+        return serde_json::to_string(outcome).expect("an Outcome serialises");
+    };
+    let mut value = serde_json::to_value(outcome).expect("an Outcome serialises");
+    value["error"] = error_json(error);
+    value.to_string()
+}
+
+/// An error as the Outcome holds it: `{code, message, fix, fix_note, docs_url, retryable, …}`.
+pub fn error_json(error: &Error) -> serde_json::Value {
+    let mut value = serde_json::to_value(error).expect("an Error serialises");
+    value["fix_note"] = fix_note(error).into();
+    value
+}
+
+/// How to recover from `error`: the policy change that would allow it, or what to do about
+/// its code.
+pub fn fix_note(error: &Error) -> String {
+    if let Some(fix) = error.fix() {
+        return format!("the policy change that would allow it: {fix}");
+    }
+    let note = match error.error_code() {
+        ErrorCode::GuestException
+        | ErrorCode::GuestSyntax
+        | ErrorCode::GuestDeadlock
+        | ErrorCode::MissingExport
+        | ErrorCode::BadOutput
+        | ErrorCode::GuestTrap => {
+            "the script itself failed: fix it (message, stack and location say where); the same \
+             call fails the same way again"
+        }
+        ErrorCode::FuelExhausted | ErrorCode::Timeout | ErrorCode::MemoryLimit => {
+            "the script needs more than the policy's limits allow: make it do less, or raise the \
+             limit in the policy"
+        }
+        ErrorCode::StackOverflow => "the script recursed too deeply: bound its recursion",
+        ErrorCode::OutputTooLarge => "return less, or raise limits.output in the policy",
+        ErrorCode::InvalidInput => "fix the call's input or options (the message says which)",
+        ErrorCode::InvalidPolicy => "fix the policy (the message names the key)",
+        ErrorCode::InvalidComponent | ErrorCode::NotCompilable => {
+            "compile the script again with this version of Palisade"
+        }
+        ErrorCode::PolicyDenied => "the policy does not grant this; see docs_url",
+        ErrorCode::Cancelled => "the call was cancelled by its caller; run it again if needed",
+        ErrorCode::CapacityExhausted => {
+            "every sandbox slot stayed busy: retry later, or raise maxConcurrency"
+        }
+        ErrorCode::Internal => "retry; if it persists, report the error_id with the host's log",
+        _ => "see docs_url",
+    };
+    note.to_owned()
+}
+
+/// The Outcome of a call refused before it ran (its policy, script or options): no logs, no
+/// audit, a receipt naming the policy when it was read.
+pub fn failed(error: Error, policy: Option<&Policy>) -> Outcome {
+    Outcome {
+        result: Err(error),
+        error_id: None,
+        logs: Vec::new(),
+        audit: Vec::new(),
+        receipt: Receipt {
+            fuel_used: 0,
+            wall_time_us: 0,
+            peak_memory_bytes: 0,
+            console_bytes_dropped: 0,
+            console_lines_dropped: 0,
+            audit_records_dropped: 0,
+            policy: policy.map_or_else(String::new, |p| p.name().to_owned()),
+            policy_sha256: policy.map_or_else(String::new, |p| p.sha256().to_owned()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_outcome_has_every_error_field() {
+        let error = Error::InvalidInput {
+            detail: "bad".into(),
+            fix: None,
+        };
+        let json: serde_json::Value =
+            serde_json::from_str(&outcome_json(&failed(error, None))).unwrap();
+        let error = &json["error"];
+        assert_eq!(json["ok"], false);
+        assert_eq!(error["code"], "invalid_input");
+        assert_eq!(error["message"], "invalid input: bad");
+        assert_eq!(error["fix"], serde_json::Value::Null);
+        assert_eq!(error["retryable"], false);
+        assert!(
+            error["docs_url"]
+                .as_str()
+                .unwrap()
+                .ends_with("#invalid_input")
+        );
+        assert!(error["fix_note"].as_str().unwrap().contains("options"));
+        assert_eq!(json["receipt"]["policy"], "");
+    }
+
+    #[test]
+    fn every_library_code_has_its_own_note() {
+        let fix = Error::InvalidInput {
+            detail: String::new(),
+            fix: Some(palisade::Fix {
+                key: "limits.timeout".into(),
+                value: "\"5s\"".into(),
+            }),
+        };
+        assert!(fix_note(&fix).contains("set `limits.timeout = \"5s\"`"));
+        assert_eq!(
+            fix_note(&Error::Cancelled),
+            "the call was cancelled by its caller; run it again if needed"
+        );
+    }
+}

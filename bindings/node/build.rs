@@ -1,0 +1,5 @@
+//! Link flags for a Node.js addon (undefined `napi_*` symbols resolved by the node process).
+
+fn main() {
+    napi_build::setup();
+}

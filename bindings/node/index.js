@@ -1,0 +1,196 @@
+'use strict'
+// Palisade in-process for Node.js (docs/node.md). The native addon (src/, built into
+// palisade.node by `make bindings-node`) runs every call on its own tokio runtime; this file turns its JSON into JavaScript values,
+// answers capability calls from JavaScript handlers, and wires AbortSignal and onEvent.
+
+const native = require('./palisade.node')
+
+/** What a report from the addon carries (src/palisade.rs). */
+const EVENT = 0
+const OUTCOME = 1
+
+/** The native object behind a Policy or Script, out of the caller's reach. */
+const NATIVE = Symbol('palisade.native')
+
+/** A failure a capability handler reports; the script catches it with the same fields. */
+class CapabilityError extends Error {
+  /**
+   * @param {string} code snake_case, [a-z0-9_], at most 64 bytes (any other becomes handler_error)
+   * @param {string} message
+   * @param {{ retryable?: boolean }} [options]
+   */
+  constructor (code, message, options = {}) {
+    super(message)
+    this.name = 'CapabilityError'
+    this.code = code
+    this.retryable = Boolean(options.retryable)
+  }
+}
+
+/** An error of the library thrown by a constructor (`new Palisade`, `new Policy`, `Script.*`). */
+class PalisadeError extends Error {
+  constructor (error) {
+    super(error.message)
+    this.name = 'PalisadeError'
+    this.code = error.code
+    this.fix = error.fix
+    this.fix_note = error.fix_note
+    this.docs_url = error.docs_url
+    this.retryable = error.retryable
+  }
+}
+
+/** Run `make` and rethrow what the addon throws as a TypeError or a PalisadeError. */
+function native_ (make) {
+  try {
+    return make()
+  } catch (e) {
+    let reason
+    try {
+      reason = JSON.parse(e.message)
+    } catch {
+      throw e
+    }
+    if (reason.type_error !== undefined) throw new TypeError(reason.type_error)
+    throw new PalisadeError(reason.error)
+  }
+}
+
+/** A policy read once (a file's path, TOML text, or an object) for many calls. */
+class Policy {
+  /** @param {string | object} spec */
+  constructor (spec) {
+    this[NATIVE] = native_(() => native.NativePolicy.read(JSON.stringify(spec)))
+  }
+
+  get name () { return this[NATIVE].name }
+  get sha256 () { return this[NATIVE].sha256 }
+}
+
+/** A script read once for many calls. */
+class Script {
+  constructor (handle) {
+    if (!(handle instanceof native.NativeScript)) {
+      throw new TypeError('use Script.fromSource, Script.fromFile or Script.fromComponent')
+    }
+    this[NATIVE] = handle
+  }
+
+  static fromSource (source, name = 'main.js') {
+    return new Script(native.NativeScript.fromSource(String(name), String(source)))
+  }
+
+  static fromFile (path) {
+    return new Script(native_(() => native.NativeScript.fromFile(String(path))))
+  }
+
+  static fromComponent (wasm) {
+    return new Script(native_(() => native.NativeScript.fromComponent(Buffer.from(wasm))))
+  }
+
+  get name () { return this[NATIVE].name }
+}
+
+/** A handler's failure as the script gets it: `{code, message, retryable}`. */
+function failure (e) {
+  try {
+    if (e instanceof CapabilityError) {
+      return { code: String(e.code), message: String(e.message), retryable: e.retryable }
+    }
+    return { code: 'handler_error', message: String(e && e.message !== undefined ? e.message : e), retryable: false }
+  } catch {
+    return { code: 'handler_error', message: 'the handler failed', retryable: false }
+  }
+}
+
+/**
+ * The dispatcher the addon calls for every capability call. It never throws: an exception of
+ * the handler, or an answer that is not JSON, becomes `{"error": …}`.
+ */
+function dispatcher (handlers) {
+  return async (payload, context) => {
+    try {
+      const ctx = JSON.parse(context)
+      const value = await handlers[ctx.capability](JSON.parse(payload), ctx)
+      return JSON.stringify({ ok: value === undefined ? null : value })
+    } catch (e) {
+      return JSON.stringify({ error: failure(e) })
+    }
+  }
+}
+
+/** The request's JSON: files' bytes as base64, a Date as RFC 3339 (its toJSON). */
+function requestJson (rest) {
+  if (rest.files !== undefined && rest.files !== null && typeof rest.files === 'object') {
+    const files = {}
+    for (const [name, contents] of Object.entries(rest.files)) {
+      files[name] = typeof contents === 'string'
+        ? contents
+        : { base64: Buffer.from(contents).toString('base64') }
+    }
+    rest = { ...rest, files }
+  }
+  return JSON.stringify(rest)
+}
+
+class Palisade {
+  #native
+
+  /**
+   * @param {{ capabilities?: Record<string, Function>, maxConcurrency?: number,
+   *   queueTimeout?: string, auditLog?: string, kvPath?: string }} [options]
+   */
+  constructor (options = {}) {
+    const { capabilities = {}, ...settings } = options
+    const handlers = Object.create(null)
+    for (const [name, handler] of Object.entries(capabilities)) {
+      if (typeof handler !== 'function') {
+        throw new TypeError(`capabilities.${name} is not a function`)
+      }
+      handlers[name] = handler
+    }
+    this.#native = native_(() => new native.NativePalisade(
+      JSON.stringify(settings), Object.keys(handlers), dispatcher(handlers)))
+  }
+
+  /**
+   * Run a script in a fresh sandbox; resolves to its Outcome (a failed call is an Outcome
+   * with `ok: false`, not a rejection). Rejects with a TypeError for a malformed request.
+   */
+  run (request) {
+    return new Promise((resolve, reject) => {
+      if (request === null || typeof request !== 'object') {
+        throw new TypeError('run() takes an object: { source | file | script, input, … }')
+      }
+      const { signal, onEvent, policy, script, ...rest } = request
+      let policyHandle = null
+      if (policy instanceof Policy) policyHandle = policy[NATIVE]
+      else if (policy !== undefined) rest.policy = policy
+      if (script !== undefined && !(script instanceof Script)) {
+        throw new TypeError('run(): `script` is a Script (Script.fromSource, fromFile, fromComponent)')
+      }
+      if (onEvent !== undefined && typeof onEvent !== 'function') {
+        throw new TypeError('run(): `onEvent` is a function')
+      }
+      const scriptHandle = script === undefined ? null : script[NATIVE]
+      const abort = () => call.cancel()
+      const report = (kind, json) => {
+        if (kind === EVENT) {
+          try { onEvent(JSON.parse(json)) } catch { /* a failing callback misses its event */ }
+          return
+        }
+        if (signal) signal.removeEventListener('abort', abort)
+        if (kind === OUTCOME) resolve(JSON.parse(json))
+        else reject(new TypeError(json))
+      }
+      const call = this.#native.start(
+        requestJson(rest), policyHandle, scriptHandle, onEvent !== undefined, report)
+      if (signal) {
+        if (signal.aborted) call.cancel()
+        else signal.addEventListener('abort', abort, { once: true })
+      }
+    })
+  }
+}
+
+module.exports = { Palisade, Policy, Script, CapabilityError, PalisadeError }

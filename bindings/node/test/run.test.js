@@ -1,0 +1,86 @@
+// @ts-check
+// Running scripts: the smallest call, the ways to give a policy and a script, per-call
+// options, and calls that never block the event loop.
+
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const path = require('node:path')
+const { Palisade, Policy, Script } = require('..')
+const { ROOT, GENEROUS, output, failure } = require('./support.js')
+
+const palisade = new Palisade()
+
+test('the smallest call runs under the built-in default policy', async () => {
+  const outcome = await new Palisade().run({ source: 'export default (x) => x.n * 2', input: { n: 21 } })
+  assert.equal(output(outcome), 42)
+  assert.equal(outcome.receipt.policy, 'default')
+  assert.ok(outcome.receipt.fuel_used > 0)
+  assert.deepEqual(outcome.logs, [])
+})
+
+test('a policy from a path, TOML text, a table or a Policy', async () => {
+  const source = 'export default () => 1'
+  const file = path.join(ROOT, 'policies/deterministic-action.toml')
+  const named = [
+    [file, 'deterministic-action'],
+    ['name = "toml"\n[limits]\ntimeout = "30s"', 'toml'],
+    [{ name: 'table', limits: { timeout: '30s' } }, 'table'],
+    [new Policy(file), 'deterministic-action']
+  ]
+  for (const [policy, name] of named) {
+    const outcome = await palisade.run({ policy, source })
+    assert.equal(output(outcome), 1)
+    assert.equal(outcome.receipt.policy, name)
+  }
+  assert.equal(new Policy({ name: 'p' }).name, 'p')
+  assert.match(new Policy({ name: 'p' }).sha256, /^[0-9a-f]{64}$/)
+})
+
+test('a script from source, a file or a Script; a named export; several arguments', async () => {
+  const hello = path.join(ROOT, 'examples/hello.js')
+  const fromFile = await palisade.run({ file: hello, input: { name: 'Ada' }, policy: GENEROUS })
+  const fromScript = await palisade.run({ script: Script.fromFile(hello), input: { name: 'Ada' }, policy: GENEROUS })
+  assert.deepEqual(output(fromScript), output(fromFile))
+  const module = 'export const add = (a, b) => a + b; export default () => 0'
+  const script = Script.fromSource(module, 'add.js')
+  assert.equal(script.name, 'add.js')
+  assert.equal(output(await palisade.run({ script, export: 'add', args: [2, 3], policy: GENEROUS })), 5)
+})
+
+test('options lower the limits; one above the policy is invalid_input with the fix', async () => {
+  const error = failure(await palisade.run({ source: 'export default () => 1', timeout: '5s' }))
+  assert.equal(error.code, 'invalid_input')
+  assert.deepEqual(error.fix, { key: 'limits.timeout', value: '"5s"' })
+  assert.match(error.fix_note, /limits\.timeout = "5s"/)
+  const clock = 'export default () => new Date().toISOString()'
+  const fixed = '[overrides]\nnow = true\n[limits]\ntimeout = "30s"'
+  const now = new Date('2030-01-02T03:04:05Z')
+  assert.equal(output(await palisade.run({ source: clock, policy: fixed, now })), '2030-01-02T03:04:05.000Z')
+})
+
+test('a malformed request rejects with a TypeError; the next call works', async () => {
+  // @ts-expect-error: an unknown key
+  await assert.rejects(palisade.run({ source: 'x', sauce: 1 }), TypeError)
+  await assert.rejects(palisade.run({ input: 1 }), /give the script/)
+  // @ts-expect-error: run() takes an object
+  await assert.rejects(palisade.run('export default 1'), TypeError)
+  assert.equal(output(await palisade.run({ source: 'export default () => 2', policy: GENEROUS })), 2)
+})
+
+test('100 calls at once never block the event loop', async () => {
+  // A timer counts its ticks while calls are still running; a loop blocked by the calls would
+  // count none before the last one ended.
+  let pending = 100
+  let ticksWhileRunning = 0
+  const timer = setInterval(() => { if (pending > 0) ticksWhileRunning++ }, 1)
+  const loop = 'export default (n) => { let s = 0; for (let i = 0; i < 200000; i++) s += i % 7; return n }'
+  const policy = new Policy(GENEROUS)
+  const outcomes = await Promise.all(Array.from({ length: 100 }, async (_, i) => {
+    const outcome = await palisade.run({ source: loop, input: i, policy })
+    pending--
+    return outcome
+  }))
+  clearInterval(timer)
+  outcomes.forEach((outcome, i) => assert.equal(output(outcome), i))
+  assert.ok(ticksWhileRunning >= 3, `the timer ticked ${ticksWhileRunning} times while calls ran`)
+})

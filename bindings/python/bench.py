@@ -1,0 +1,119 @@
+"""w1 and w2 from Python, measured as `palisade bench` measures the Rust library: the workload's
+module and input from bench/workloads/, a fresh sandbox per call, the output checked; the median
+of sequential `run` calls, then w1's throughput with many `run_async` calls in flight; and, for
+the `run_js` tool's comparison, w1 as a `palisade run` subprocess per call. One JSON line per
+measure (bench/bindings.sh puts them beside `palisade bench`).
+
+Usage: python bench.py [--calls N] [--concurrency N] [--palisade PATH] [--subprocess-calls N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import pathlib
+import subprocess
+import tempfile
+import time
+from typing import Any, Dict, List
+
+from palisade import Palisade, Policy, Script
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+WORKLOADS = ROOT / "bench/workloads"
+# The policy `palisade bench` runs the workloads under (host/src/cli/bench.rs).
+POLICY_TOML = 'name = "bench"\n[limits]\nfuel = 10_000_000_000\ntimeout = "10s"\nmemory = "64MiB"\n'
+
+
+def load(name: str) -> Dict[str, Any]:
+    source = (WORKLOADS / f"{name}.main.js").read_text() + "\nexport default (input) => main(input);\n"
+    return {
+        "name": name,
+        "source": source,
+        "script": Script.from_source(source, f"{name}.js"),
+        "input": json.loads((WORKLOADS / f"{name}.input.json").read_text()),
+        "expected": json.loads((WORKLOADS / f"{name}.expected.json").read_text()),
+    }
+
+
+def percentiles(times: List[float]) -> Dict[str, float]:
+    times.sort()
+    return {"median_us": times[len(times) // 2], "p99_us": times[int(len(times) * 0.99)]}
+
+
+def sequential(palisade: Palisade, policy: Policy, workload: Dict[str, Any], calls: int) -> Dict[str, float]:
+    warmup = max(calls // 10, 5)
+    times = []
+    for i in range(warmup + calls):
+        started = time.perf_counter()
+        outcome = palisade.run(policy=policy, script=workload["script"], input=workload["input"])
+        elapsed = (time.perf_counter() - started) * 1e6
+        if i == 0:
+            assert outcome.unwrap() == workload["expected"], outcome
+        if i >= warmup:
+            times.append(elapsed)
+    return percentiles(times)
+
+
+def throughput(palisade: Palisade, policy: Policy, workload: Dict[str, Any], calls: int, concurrency: int) -> float:
+    per_task = calls * 5 // concurrency
+
+    async def task() -> None:
+        for _ in range(per_task):
+            outcome = await palisade.run_async(policy=policy, script=workload["script"], input=workload["input"])
+            outcome.unwrap()
+
+    async def all_tasks() -> None:
+        await asyncio.gather(*(task() for _ in range(concurrency)))
+
+    started = time.perf_counter()
+    asyncio.run(all_tasks())
+    return per_task * concurrency / (time.perf_counter() - started)
+
+
+def subprocess_per_call(binary: str, workload: Dict[str, Any], calls: int) -> Dict[str, float]:
+    """w1 the way the run_js tool runs code today: a process per call (`palisade run`)."""
+    with tempfile.TemporaryDirectory() as folder:
+        script = pathlib.Path(folder) / "w1.js"
+        script.write_text(workload["source"])
+        policy = pathlib.Path(folder) / "bench.toml"
+        policy.write_text(POLICY_TOML)
+        input_text = json.dumps(workload["input"])
+        times = []
+        for i in range(calls + 2):
+            started = time.perf_counter()
+            done = subprocess.run([binary, "run", str(script), "--policy", str(policy), "--input", input_text],
+                                  capture_output=True, text=True, check=True)
+            elapsed = (time.perf_counter() - started) * 1e6
+            if i == 0:
+                assert json.loads(done.stdout) == workload["expected"], done.stdout
+            if i >= 2:
+                times.append(elapsed)
+    return percentiles(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--palisade", help="the palisade binary, for a subprocess per call")
+    parser.add_argument("--subprocess-calls", type=int, default=50)
+    args = parser.parse_args()
+    palisade = Palisade(max_concurrency=args.concurrency)
+    policy = Policy(POLICY_TOML)
+    for name in ["w1", "w2"]:
+        workload = load(name)
+        line: Dict[str, Any] = {"binding": "python", "workload": name, "calls": args.calls}
+        line.update(sequential(palisade, policy, workload, args.calls))
+        if name == "w1":
+            line["throughput_calls_per_s"] = throughput(palisade, policy, workload, args.calls, args.concurrency)
+        print(json.dumps(line), flush=True)
+        if name == "w1" and args.palisade:
+            measured = subprocess_per_call(args.palisade, workload, args.subprocess_calls)
+            print(json.dumps({"binding": "python-subprocess", "workload": name,
+                              "calls": args.subprocess_calls, **measured}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,312 @@
+"""Palisade, Policy and Script over the native module: requests written as JSON, capability
+handlers (sync or async) answered from Python, outcomes read back as typed objects."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import datetime
+import inspect
+import json
+import threading
+from typing import (
+    TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Mapping, Optional, TypedDict, Union,
+)
+
+from . import _native
+from ._outcome import Outcome, OutcomeError, PalisadeError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+#: What a report from the native module carries (src/palisade.rs).
+_EVENT = 0
+_OUTCOME = 1
+
+Json = Any
+#: A capability handler: `(payload, context) -> answer`, a plain or an async function.
+Handler = Callable[[Any, Dict[str, Any]], Union[Json, Awaitable[Json]]]
+#: A policy: a Policy, a policy file's path, TOML text, or the policy's tables as a dict.
+PolicySpec = Union["Policy", str, Mapping[str, Any]]
+#: A span of time: `"500ms"`, `"2s"`, or a timedelta.
+Duration = Union[str, datetime.timedelta]
+#: Called with each console line (`{"type": "console", "level", "message"}`) and audit record
+#: (`{"type": "audit", ...}`) of a call as it comes.
+OnEvent = Callable[[Dict[str, Any]], None]
+
+
+class RunRequest(TypedDict, total=False):
+    """One call: the script (`source`, `file` or `script`), its input and per-call options."""
+
+    #: A Policy, a policy file's path, TOML text, or a dict; the built-in default when absent.
+    policy: PolicySpec
+    #: The script's source (an ES module).
+    source: str
+    #: The module name of `source`, in stack traces (default `main.js`).
+    name: str
+    #: A script file: an ES module, TypeScript (`.ts`) or a compiled component (`.wasm`).
+    file: str
+    #: A script read once.
+    script: "Script"
+    #: The export's one argument (default None, JSON null).
+    input: Json
+    #: The export's arguments, one each (instead of `input`).
+    args: List[Json]
+    #: The export, or method of the default export, to call.
+    export: str
+    #: A shorter deadline than the policy's.
+    timeout: Duration
+    #: Less fuel than the policy's `limits.fuel`.
+    fuel: int
+    #: Less memory than the policy's, such as "32MiB".
+    memory: str
+    #: Handed to capability handlers as `context["metadata"]`.
+    metadata: Json
+    #: The instant the script's clock reads (the policy must set `overrides.now`).
+    now: Union[str, datetime.datetime]
+    #: The seed of `Math.random` (the policy must set `overrides.seed`).
+    seed: int
+    #: `[config]` values for this call (keys in `overrides.config`).
+    config: Dict[str, str]
+    #: Files placed in the policy's scratch directory, by name.
+    files: Dict[str, Union[str, bytes]]
+
+
+class CapabilityError(Exception):
+    """A failure a capability handler reports; the script catches a `CapabilityError` with the
+    same `code`, `message` and `retryable`."""
+
+    def __init__(self, code: str, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+
+
+def _native_call(make: Callable[[], Any]) -> Any:
+    """Run `make`, raising the library's errors as PalisadeError."""
+    try:
+        return make()
+    except _native.NativeError as e:
+        raise PalisadeError(OutcomeError.from_dict(json.loads(e.args[0]))) from None
+
+
+class Policy:
+    """A policy read once (a file's path, TOML text, or a dict of its tables) for many calls."""
+
+    def __init__(self, spec: Union[str, Mapping[str, Any]]) -> None:
+        text = json.dumps(spec)
+        self._native: _native.NativePolicy = _native_call(lambda: _native.NativePolicy.read(text))
+
+    @property
+    def name(self) -> str:
+        return self._native.name
+
+    @property
+    def sha256(self) -> str:
+        return self._native.sha256
+
+
+class Script:
+    """A script read once for many calls."""
+
+    def __init__(self, native: _native.NativeScript) -> None:
+        self._native = native
+
+    @staticmethod
+    def from_source(source: str, name: str = "main.js") -> "Script":
+        return Script(_native.NativeScript.from_source(name, source))
+
+    @staticmethod
+    def from_file(path: str) -> "Script":
+        return Script(_native_call(lambda: _native.NativeScript.from_file(str(path))))
+
+    @staticmethod
+    def from_component(wasm: bytes) -> "Script":
+        return Script(_native_call(lambda: _native.NativeScript.from_component(bytes(wasm))))
+
+    @property
+    def name(self) -> str:
+        return self._native.name
+
+
+def _failure(error: BaseException) -> Dict[str, Any]:
+    if isinstance(error, CapabilityError):
+        return {"code": str(error.code), "message": str(error.message), "retryable": bool(error.retryable)}
+    return {"code": "handler_error", "message": str(error), "retryable": False}
+
+
+def _answer_json(value: Any) -> str:
+    return json.dumps({"ok": value})
+
+
+_handler_loop: Optional[asyncio.AbstractEventLoop] = None
+_handler_loop_lock = threading.Lock()
+
+
+def _async_handler_loop() -> asyncio.AbstractEventLoop:
+    """The event loop async handlers run on: one daemon thread, started on first use."""
+    global _handler_loop
+    with _handler_loop_lock:
+        if _handler_loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="palisade-handlers", daemon=True).start()
+            _handler_loop = loop
+        return _handler_loop
+
+
+def _invoker(handlers: Dict[str, Handler]) -> Callable[[str, str, Callable[[str], None]], None]:
+    """The function the native module calls for every capability call, on a worker thread. It
+    answers with `{"ok": value}` or `{"error": {...}}`; a sync handler runs here, an async one
+    on the handlers' event loop."""
+
+    def invoke(payload: str, context: str, answer: Callable[[str], None]) -> None:
+        ctx = json.loads(context)
+        handler = handlers[ctx["capability"]]
+        try:
+            result = handler(json.loads(payload), ctx)
+        except Exception as e:
+            answer(json.dumps({"error": _failure(e)}))
+            return
+        if not inspect.isawaitable(result):
+            try:
+                answer(_answer_json(result))
+            except Exception as e:
+                answer(json.dumps({"error": _failure(e)}))
+            return
+
+        async def settle(awaitable: Awaitable[Any]) -> None:
+            try:
+                text = _answer_json(await awaitable)
+            except Exception as e:
+                text = json.dumps({"error": _failure(e)})
+            answer(text)
+
+        asyncio.run_coroutine_threadsafe(settle(result), _async_handler_loop())
+
+    return invoke
+
+
+def _duration(value: Duration) -> str:
+    if isinstance(value, datetime.timedelta):
+        micros = value // datetime.timedelta(microseconds=1)
+        return f"{micros}us"
+    return value
+
+
+def _instant(value: Union[str, datetime.datetime]) -> str:
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            raise TypeError("now: give an aware datetime (with tzinfo), such as one in UTC")
+        utc = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return utc.isoformat() + "Z"
+    return value
+
+
+class Palisade:
+    """Runs scripts in fresh sandboxes. Create one per process and share it: `run` may be
+    called from many threads, `run_async` from many tasks."""
+
+    def __init__(
+        self,
+        *,
+        capabilities: Optional[Mapping[str, Handler]] = None,
+        max_concurrency: Optional[int] = None,
+        queue_timeout: Optional[Duration] = None,
+        audit_log: Optional[str] = None,
+        kv_path: Optional[str] = None,
+    ) -> None:
+        handlers = dict(capabilities or {})
+        for name, handler in handlers.items():
+            if not callable(handler):
+                raise TypeError(f"capabilities[{name!r}] is not callable")
+        settings: Dict[str, Any] = {
+            "max_concurrency": max_concurrency,
+            "queue_timeout": None if queue_timeout is None else _duration(queue_timeout),
+            "audit_log": audit_log,
+            "kv_path": kv_path,
+        }
+        text = json.dumps({k: v for k, v in settings.items() if v is not None})
+        self._native: _native.NativePalisade = _native_call(
+            lambda: _native.NativePalisade(text, list(handlers), _invoker(handlers)))
+
+    def run(self, *, on_event: Optional[OnEvent] = None, **request: Unpack[RunRequest]) -> Outcome:
+        """Run a script in a fresh sandbox and return its Outcome (a failed call is an Outcome
+        with `ok` False, not an exception), with the GIL released while it runs. `on_event`
+        gets each console line and audit record on this thread as they come. Ctrl-C cancels
+        the call. Raises TypeError for a malformed request."""
+        text, policy, script = _request(dict(request))
+        events = None if on_event is None else _event_callback(on_event)
+        outcome = self._native.run(text, policy, script, events)
+        return Outcome.from_dict(json.loads(outcome))
+
+    async def run_async(
+        self, *, on_event: Optional[OnEvent] = None, **request: Unpack[RunRequest]
+    ) -> Outcome:
+        """`run` for asyncio: the call runs on Palisade's own threads; cancelling the awaiting
+        task cancels the call. `on_event` is called on the event loop's thread."""
+        text, policy, script = _request(dict(request))
+        loop = asyncio.get_running_loop()
+        done: "asyncio.Future[str]" = loop.create_future()
+
+        def settle(kind: int, json_text: str) -> None:
+            if kind == _EVENT:
+                if on_event is not None:
+                    on_event(json.loads(json_text))
+            elif done.done():
+                return
+            elif kind == _OUTCOME:
+                done.set_result(json_text)
+            else:
+                done.set_exception(TypeError(json_text))
+
+        def report(kind: int, json_text: str) -> None:
+            try:
+                loop.call_soon_threadsafe(settle, kind, json_text)
+            except RuntimeError:
+                pass  # the loop was closed after the awaiting task was cancelled: nobody waits
+
+        call = self._native.start(text, policy, script, on_event is not None, report)
+        try:
+            outcome = await asyncio.shield(done)
+        except asyncio.CancelledError:
+            call.cancel()
+            raise
+        return Outcome.from_dict(json.loads(outcome))
+
+
+def _event_callback(on_event: OnEvent) -> Callable[[str], None]:
+    return lambda text: on_event(json.loads(text))
+
+
+def _request(request: Dict[str, Any]) -> "tuple[str, Optional[_native.NativePolicy], Optional[_native.NativeScript]]":
+    """The request's JSON, and the policy and script given as objects."""
+    fields = {k: v for k, v in request.items() if v is not None or k == "input"}
+    policy = fields.pop("policy", None)
+    script = fields.pop("script", None)
+    if script is not None and not isinstance(script, Script):
+        raise TypeError("run(): `script` is a Script (Script.from_source, from_file, from_component)")
+    if isinstance(policy, Policy):
+        native_policy: Optional[_native.NativePolicy] = policy._native
+    else:
+        native_policy = None
+        if policy is not None:
+            fields["policy"] = policy
+    if "timeout" in fields:
+        fields["timeout"] = _duration(fields["timeout"])
+    if "now" in fields:
+        fields["now"] = _instant(fields["now"])
+    if "files" in fields:
+        fields["files"] = {
+            name: contents if isinstance(contents, str)
+            else {"base64": base64.b64encode(bytes(contents)).decode()}
+            for name, contents in fields["files"].items()
+        }
+    try:
+        text = json.dumps(fields)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"run(): {e}") from None
+    return text, native_policy, None if script is None else script._native
+
+
+__all__: List[str] = ["CapabilityError", "Handler", "Palisade", "Policy", "RunRequest", "Script"]

@@ -1,0 +1,24 @@
+//! Palisade in-process for Python: the native half (`palisade._native`) of the
+//! `palisade-sandbox` wheel. The package's `palisade/__init__.py` wraps these classes into its
+//! API (`Palisade`, `Policy`, `Script`, `Outcome`, `CapabilityError`); docs/python.md
+//! describes it.
+//!
+//! Every call goes through [`palisade::Palisade::start`] on the bindings' own tokio runtime
+//! (`palisade_bindings::runtime`); `run` waits for it with the GIL released. Capability
+//! handlers are answered in Python through one invoking function per `Palisade`.
+
+mod errors;
+mod handles;
+mod palisade;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("NativeError", m.py().get_type::<errors::NativeError>())?;
+    m.add_class::<handles::NativePolicy>()?;
+    m.add_class::<handles::NativeScript>()?;
+    m.add_class::<palisade::NativePalisade>()?;
+    m.add_class::<palisade::NativeCall>()?;
+    Ok(())
+}

@@ -1,0 +1,81 @@
+"""Cancelling a call from asyncio, and the live events of a call."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict, List
+
+import pytest
+
+from palisade import Palisade
+from support import GENEROUS, failure, output, assert_next_call_works
+
+palisade = Palisade()
+LOOP = "export default () => { for (;;) {} }"
+LONG = '[limits]\ntimeout = "60s"\nfuel = 1_000_000_000_000_000\n'
+
+
+def test_cancelling_the_awaiting_task_cancels_the_call() -> None:
+    events: List[Dict[str, Any]] = []
+
+    async def cancel() -> None:
+        task = asyncio.ensure_future(palisade.run_async(source=LOOP, policy=LONG, on_event=events.append))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            return
+        raise AssertionError("the task was not cancelled")
+
+    asyncio.run(cancel())
+    # The slot the loop held is free again: a call under a one-slot Palisade runs.
+    assert_next_call_works(palisade)
+
+
+def test_a_cancelled_call_ends_as_cancelled() -> None:
+    one = Palisade(max_concurrency=1, queue_timeout="30s")
+
+    async def cancel_then_run() -> str:
+        task = asyncio.ensure_future(one.run_async(source=LOOP, policy=LONG))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        # The one slot is free again only if the cancelled call ended.
+        after = await one.run_async(source="export default () => 'free'", policy=GENEROUS)
+        return str(output(after))
+
+    assert asyncio.run(cancel_then_run()) == "free"
+
+
+def test_on_event_gets_console_lines_and_audit_records_as_they_come() -> None:
+    source = """export default async () => {
+      console.log("one"); console.warn("two");
+      try { await fetch("https://example.com/") } catch (e) {}
+      return 3
+    }"""
+    for run in ("sync", "async"):
+        events: List[Dict[str, Any]] = []
+        if run == "sync":
+            outcome = palisade.run(source=source, policy=GENEROUS, on_event=events.append)
+        else:
+            outcome = asyncio.run(palisade.run_async(source=source, policy=GENEROUS, on_event=events.append))
+        assert output(outcome) == 3
+        assert events[:2] == [{"type": "console", "level": "log", "message": "one"},
+                              {"type": "console", "level": "warn", "message": "two"}]
+        record = dict(events[2])
+        assert record.pop("type") == "audit"
+        assert record == outcome.to_dict()["audit"][0]
+        assert record["decision"] == "deny"
+
+
+# The callback's exception is reported as unraisable (not raised into the call).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_an_on_event_callback_that_raises_misses_its_event() -> None:
+    def boom(event: Dict[str, Any]) -> None:
+        raise RuntimeError("boom")
+
+    outcome = palisade.run(source='export default () => { console.log("x"); return 1 }', on_event=boom)
+    assert output(outcome) == 1
+    assert failure(palisade.run(source=LOOP, policy='[limits]\nfuel = 100_000_000\ntimeout = "60s"')).code \
+        == "fuel_exhausted"

@@ -1,0 +1,97 @@
+"""Python capability handlers, sync and async: answers, typed failures the script catches, the
+call's context, and the policy's checks before any handler runs."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict, List
+
+import pytest
+
+from palisade import CapabilityError, Palisade
+from support import failure, output, assert_next_call_works
+
+POLICY = {
+    "name": "bridge",
+    "limits": {"timeout": "30s"},
+    "capabilities": {"global": "host", "allow": {"lookup": {"max_calls": 3}, "fail": {}, "sync": {}}},
+}
+
+contexts: List[Dict[str, Any]] = []
+
+
+async def lookup(actor: Any, context: Dict[str, Any]) -> Any:
+    contexts.append(context)
+    await asyncio.sleep(0.005)
+    if actor == "ada":
+        return {"id": actor, "tenant": context["metadata"]}
+    raise CapabilityError("not_found", f"no actor {actor}", retryable=True)
+
+
+def fail(payload: Any, context: Dict[str, Any]) -> Any:
+    raise RuntimeError("the database is down")
+
+
+palisade = Palisade(capabilities={
+    "lookup": lookup,
+    "fail": fail,
+    "sync": lambda payload, context: {"echoed": payload},
+    "ungranted": lambda payload, context: "never called",
+})
+
+
+def test_an_async_handler_answers_the_script_with_the_call_context() -> None:
+    outcome = palisade.run(source="export default async (id) => await host.lookup(id)", input="ada",
+                           policy=POLICY, metadata="acme")
+    assert output(outcome) == {"id": "ada", "tenant": "acme"}
+    context = contexts[-1]
+    assert (context["capability"], context["policy"]) == ("lookup", "bridge")
+    assert len(context["call_id"]) == 16
+    assert (outcome.audit[0].decision, outcome.audit[0].target) == ("allow", "lookup")
+
+
+def test_a_capability_error_reaches_the_script_with_its_code_and_retryable() -> None:
+    source = """export default async () => {
+      try { await host.lookup("bob") } catch (e) {
+        return { isCapabilityError: e instanceof CapabilityError, code: e.code, message: e.message, retryable: e.retryable }
+      }
+    }"""
+    outcome = palisade.run(source=source, policy=POLICY)
+    assert output(outcome) == {"isCapabilityError": True, "code": "not_found", "message": "no actor bob",
+                               "retryable": True}
+
+
+def test_any_other_exception_or_a_sync_handler_is_handled_too() -> None:
+    source = """export default async () => {
+      const sync = await host.sync([1, 2])
+      try { await host.fail() } catch (e) { return { sync, code: e.code, message: e.message } }
+    }"""
+    outcome = palisade.run(source=source, policy=POLICY)
+    assert output(outcome) == {"sync": {"echoed": [1, 2]}, "code": "handler_error",
+                               "message": "the database is down"}
+
+
+def test_the_policy_decides_before_any_handler_runs() -> None:
+    ungranted = palisade.run(source="export default () => host.ungranted()", policy=POLICY)
+    assert failure(ungranted).code == "policy_denied"
+    assert ungranted.audit[0].decision == "deny"
+    before = len(contexts)
+    source = 'export default async () => { for (let i = 0; i < 4; i++) await host.lookup("ada") }'
+    over_budget = palisade.run(source=source, policy=POLICY)
+    assert len(contexts) - before == 3, "the fourth call never reached the handler"
+    assert over_budget.audit[-1].rule == "capabilities.allow.lookup.max_calls"
+    assert_next_call_works(palisade)
+
+
+def test_handlers_answer_calls_made_with_run_async_too() -> None:
+    async def both() -> List[Any]:
+        calls = [palisade.run_async(source="export default async (id) => await host.lookup(id)",
+                                    input="ada", policy=POLICY, metadata=i) for i in range(8)]
+        return [output(outcome) for outcome in await asyncio.gather(*calls)]
+
+    assert asyncio.run(both()) == [{"id": "ada", "tenant": i} for i in range(8)]
+
+
+def test_a_handler_that_is_not_callable_is_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        Palisade(capabilities={"x": 1})  # type: ignore[dict-item]

@@ -1,0 +1,105 @@
+"""Running scripts from Python: the smallest call, the ways to give a policy and a script,
+per-call options, the GIL released while calls run, and the Outcome as an object and a dict."""
+
+from __future__ import annotations
+
+import datetime
+import threading
+import time
+from typing import Any, List, Tuple
+
+import pytest
+
+from palisade import Outcome, Palisade, Policy, Script
+from support import GENEROUS, ROOT, failure, output
+
+palisade = Palisade()
+
+
+def test_the_smallest_call_runs_under_the_default_policy() -> None:
+    outcome = Palisade().run(source="export default (x) => x.n * 2", input={"n": 21})
+    assert outcome.output == 42
+    assert outcome.receipt.policy == "default"
+    assert outcome.receipt.fuel_used > 0
+    assert outcome.logs == []
+
+
+def test_a_policy_from_a_path_toml_text_a_dict_or_a_policy() -> None:
+    file = str(ROOT / "policies/deterministic-action.toml")
+    named: List[Tuple[Any, str]] = [
+        (file, "deterministic-action"),
+        ('name = "toml"\n[limits]\ntimeout = "30s"', "toml"),
+        ({"name": "table", "limits": {"timeout": "30s"}}, "table"),
+        (Policy(file), "deterministic-action"),
+    ]
+    for policy, name in named:
+        outcome = palisade.run(policy=policy, source="export default () => 1")
+        assert output(outcome) == 1
+        assert outcome.receipt.policy == name
+    assert len(Policy({"name": "p"}).sha256) == 64
+
+
+def test_a_script_from_source_a_file_or_a_script_a_named_export_and_arguments() -> None:
+    hello = str(ROOT / "examples/hello.js")
+    from_file = palisade.run(file=hello, input={"name": "Ada"}, policy=GENEROUS)
+    from_script = palisade.run(script=Script.from_file(hello), input={"name": "Ada"}, policy=GENEROUS)
+    assert output(from_script) == output(from_file)
+    script = Script.from_source("export const add = (a, b) => a + b; export default () => 0", "add.js")
+    assert script.name == "add.js"
+    assert output(palisade.run(script=script, export="add", args=[2, 3], policy=GENEROUS)) == 5
+
+
+def test_options_lower_the_limits_and_one_above_is_invalid_input_with_the_fix() -> None:
+    error = failure(palisade.run(source="export default () => 1", timeout=datetime.timedelta(seconds=5)))
+    assert error.code == "invalid_input"
+    assert error.fix is not None and (error.fix.key, error.fix.value) == ("limits.timeout", '"5s"')
+    fixed = '[overrides]\nnow = true\n[limits]\ntimeout = "30s"'
+    now = datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    outcome = palisade.run(source="export default () => new Date().toISOString()", policy=fixed, now=now)
+    assert output(outcome) == "2030-01-02T03:04:05.000Z"
+
+
+def test_the_outcome_is_typed_and_a_dict() -> None:
+    outcome = palisade.run(source='export default () => { console.log("hi"); return [1] }', policy=GENEROUS)
+    assert isinstance(outcome, Outcome)
+    assert outcome.logs[0].level == "log" and outcome.logs[0].message == "hi"
+    as_dict = outcome.to_dict()
+    assert as_dict["ok"] is True and as_dict["output"] == [1]
+    assert as_dict["logs"] == [{"level": "log", "message": "hi"}]
+    assert outcome.unwrap() == [1]
+
+
+def test_a_malformed_request_is_a_type_error_and_the_next_call_works() -> None:
+    with pytest.raises(TypeError, match="unknown field"):
+        palisade.run(source="x", sauce=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="give the script"):
+        palisade.run(input=1)
+    with pytest.raises(TypeError):
+        palisade.run(source="export default () => 1", input=object())
+    assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
+
+
+def test_calls_from_many_threads_overlap_because_run_releases_the_gil() -> None:
+    # A run() that held the GIL would keep every other thread out of run() until it returned:
+    # no two calls would overlap.
+    loop = "export default (n) => { let s = 0; for (let i = 0; i < 200000; i++) s += i % 7; return n }"
+    policy = Policy(GENEROUS)
+    spans: dict[int, tuple[float, float]] = {}
+    results: dict[int, int] = {}
+
+    def call(i: int) -> None:
+        started = time.monotonic()
+        results[i] = output(palisade.run(source=loop, input=i, policy=policy))
+        spans[i] = (started, time.monotonic())
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(32)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {i: i for i in range(32)}
+    overlapping = [
+        (a, b) for a in spans for b in spans
+        if a < b and spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]
+    ]
+    assert overlapping, "no two calls were in flight at once"
