@@ -7,7 +7,7 @@
 use super::auth::Tenant;
 use super::catalog::Policies;
 use super::errors::ApiError;
-use super::fs::{FsRequest, Root};
+use super::fs::{FsRequest, Root, Stop};
 use super::journal::{Journal, Who};
 use super::metrics::Metrics;
 use super::reply::Stored;
@@ -140,6 +140,15 @@ impl Session {
     /// The key-value prefix of this session's namespace.
     fn kv_prefix(&self) -> String {
         format!("{}/{}/", self.record.tenant, self.record.session_id)
+    }
+}
+
+/// Sets its flag when dropped: a file operation whose request went away stops.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -571,8 +580,13 @@ impl Sessions {
         // A file operation takes a run slot, as a call does: a sed or a large read costs a CPU
         // and memory, and `--max-concurrency` bounds them together.
         let permit = self.parts.runner.admit().await?;
+        // The operation stops at its next check when the client goes (this future is dropped,
+        // and the guard with it) or after the policy's deadline.
+        let stop = Stop::after(policy.limits().timeout.0);
+        let _cancel_on_drop = CancelOnDrop(stop.cancelled.clone());
         let result = blocking(move || {
-            let root = Root::open(&dir, &guest, quota, max_files)?;
+            let mut root = Root::open(&dir, &guest, quota, max_files)?;
+            root.stop = stop;
             let result = root.op(&op, &request);
             drop(permit);
             result
