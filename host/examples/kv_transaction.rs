@@ -5,7 +5,7 @@
 //! affects both alike. docs/bench.md quotes the figures.
 //!
 //! ```sh
-//! cargo run --release -p palisade --example kv_transaction [ROUNDS]   # default 40
+//! cargo run -p palisade --example kv_transaction -- [ROUNDS]   # default 40
 //! ```
 
 use palisade::{Outcome, Palisade, Policy, RunOptions, Script};

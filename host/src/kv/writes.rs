@@ -17,13 +17,20 @@
 //!
 //! Reads (`get`, `has`, `list`) are not re-checked: a call under a transaction sees the store as
 //! a direct call would, each read at the moment it is made.
+//!
+//! Why this rule: it gives a committed call the guarantees of the same call made directly, no
+//! fewer and no more. Checking increments or reads as well would fail every commit that raced
+//! another writer on a counter or a key it only read, where a direct call succeeds; a script
+//! that needs a value to hold until its write says so with `compareAndSwap`, the one operation
+//! whose answer depends on it, and that answer is what the apply checks.
 
 use super::{Decide, KvBackend, KvError, add_to_counter};
 
-/// The most bytes (64 MiB) a call's pending writes may hold (keys, values, and 64 bytes per operation):
-/// they live in host memory until the call ends, so this bounds what one call can pin there.
-/// Repeated writes of one key fold into one operation ([`KvWrites::push`]), so a loop over a
-/// counter or one key stays small.
+/// The most bytes (64 MiB) a call's pending writes may hold (keys, values, and 64 bytes per
+/// operation): they live in host memory until the call ends, so this bounds what one call can
+/// pin there (its view also keeps the latest value of each key it wrote, at most as much
+/// again). Repeated writes of one key fold into one operation (see [`KvWrites::iter`]), so a loop
+/// over a counter or one key stays small.
 pub const MAX_TRANSACTION_BYTES: u64 = 64 << 20;
 
 /// Bytes counted for each operation besides its key and values.
@@ -149,7 +156,9 @@ impl KvWrites {
         self.writes.is_empty()
     }
 
-    /// The operations, in order (repeated writes of one key folded).
+    /// The operations, in order. A write right after another of the same key is folded into it
+    /// when the pair has the effect of one operation (two increments, a set after a set or
+    /// delete, …), so a loop over one key records one operation.
     pub fn iter(&self) -> std::slice::Iter<'_, KvWrite> {
         self.writes.iter()
     }

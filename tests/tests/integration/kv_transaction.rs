@@ -180,6 +180,7 @@ async fn an_apply_after_another_writer_adds_increments_and_refuses_a_moved_swap(
         })
     );
     assert_eq!(stored(&p).await, json!({ "lock": "theirs", "n": "16" }));
+    assert_next_call_works().await;
 }
 
 #[tokio::test]
