@@ -1,7 +1,7 @@
 //! The Outcome as both bindings return it: the JSON `palisade run --json` prints, with a
 //! `fix_note` on every error, which says how to recover when there is no mechanical `fix`.
 
-use palisade::{Error, ErrorCode, Outcome, Policy, Receipt};
+use palisade::{Error, ErrorCode, Outcome, Policy};
 
 /// `{"ok": true, "output": …, "logs": […], "audit": […], "receipt": {…}}`, or `"ok": false`
 /// with `"error": {code, message, fix, fix_note, docs_url, retryable, …}` (and `error_id`
@@ -64,22 +64,7 @@ pub fn fix_note(error: &Error) -> String {
 /// The Outcome of a call refused before it ran (its policy, script or options): no logs, no
 /// audit, a receipt naming the policy when it was read.
 pub fn failed(error: Error, policy: Option<&Policy>) -> Outcome {
-    Outcome {
-        result: Err(error),
-        error_id: None,
-        logs: Vec::new(),
-        audit: Vec::new(),
-        receipt: Receipt {
-            fuel_used: 0,
-            wall_time_us: 0,
-            peak_memory_bytes: 0,
-            console_bytes_dropped: 0,
-            console_lines_dropped: 0,
-            audit_records_dropped: 0,
-            policy: policy.map_or_else(String::new, |p| p.name().to_owned()),
-            policy_sha256: policy.map_or_else(String::new, |p| p.sha256().to_owned()),
-        },
-    }
+    Outcome::not_started(error, policy)
 }
 
 #[cfg(test)]
