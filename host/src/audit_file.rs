@@ -82,6 +82,7 @@ impl AuditFile {
     }
 
     /// Append lines the host made itself (an app action's record), in one synced write.
+    #[cfg(feature = "serve")]
     pub fn append_values<T: Serialize>(&self, values: &[T]) {
         let mut lines = String::new();
         for value in values {

@@ -90,6 +90,7 @@ impl Palisade {
     }
 
     /// The audit log's writer, for lines the server makes itself (one writer per file).
+    #[cfg(feature = "serve")]
     pub(crate) fn audit_file(&self) -> Option<Arc<crate::audit_file::AuditFile>> {
         self.inner.audit_file.clone()
     }
