@@ -5,7 +5,7 @@
 //! the script sees it (`/scratch/a.txt` is `a.txt`); `/` and `/scratch` name the directory
 //! itself.
 //!
-//! The operations meet the guest's own gate ([`crate::caps::fs::Account`]): one count of bytes
+//! The operations meet the guest's own gate (`caps::fs::Account`): one count of bytes
 //! and entries per session directory, shared with the scripts that write there, under the
 //! policy's `[fs.scratch]` quota and file limit, and one depth limit (128 levels). Only regular
 //! files and directories are opened: a FIFO would block the thread that reads it.
