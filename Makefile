@@ -23,7 +23,8 @@ fmt:
 
 lint: setup
 	$(CARGO) clippy --locked --workspace --exclude palisade-guest --all-targets -- -D warnings
-	$(CARGO) clippy --locked -p palisade --no-default-features --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p palisade --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p palisade-cli --no-default-features -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --no-default-features -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --features standalone -- -D warnings
@@ -42,7 +43,7 @@ PACKAGE_PROFILE := --config 'profile.dev.debug="line-tables-only"' \
 CRATE_LIMIT := 10485760
 
 package:
-	$(CARGO) publish --locked --dry-run --allow-dirty -p palisade $(PACKAGE_PROFILE)
+	$(CARGO) publish --locked --dry-run --allow-dirty -p palisade -p palisade-cli $(PACKAGE_PROFILE)
 	$(CARGO) package --locked --no-verify --allow-dirty -q -p palisade
 	@crate=target/package/palisade-$$($(CARGO) pkgid -p palisade | sed 's/.*[#@]//').crate; \
 	size=$$(stat -c %s $$crate); \
@@ -83,7 +84,7 @@ fuzz:
 # debug binary the tests build: a release build takes too long for CI. SOAK=1h for a long run.
 SOAK ?= 2m
 soak:
-	$(CARGO) build --locked -q -p palisade --bin palisade
+	$(CARGO) build --locked -q -p palisade-cli
 	target/debug/palisade soak --duration $(SOAK) --concurrency 64 > target/soak.json
 
 # The Node.js addon and the Python module (docs/node.md, docs/python.md), built in the

@@ -14,7 +14,7 @@ calls=${CALLS:-2000}
 venv=target/python-venv
 if [ "$profile" = release ]; then flag=--release; dir=release; else flag=; dir=debug; fi
 
-cargo build --locked $flag -q -p palisade --bin palisade -p palisade-node
+cargo build --locked $flag -q -p palisade-cli -p palisade-node
 cp "target/$dir/libpalisade_node.so" bindings/node/palisade.node
 (cd bindings/python && VIRTUAL_ENV="$PWD/../../$venv" "../../$venv/bin/maturin" develop --locked -q $flag >&2)
 

@@ -20,7 +20,7 @@ if [ ! -d "$PEERS_DIR/node_modules/isolated-vm" ]; then
       @jitl/quickjs-ng-wasmfile-release-sync@0.32.0 isolated-vm@5.0.4 >&2)
 fi
 
-cargo build --release --locked -q -p palisade
+cargo build --release --locked -q -p palisade-cli
 out=$(mktemp -d)
 echo "compare: palisade" >&2
 # The three forms of each workload run one after the other in every round (and w3 also without

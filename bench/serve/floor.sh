@@ -7,7 +7,7 @@
 # Pinned: every server and the in-process bench on CPU 0, wrk on CPU 1. Unpinned: nothing pinned
 # (no spin server there: a wall-clock spin does not slow down when the CPUs are shared, as real
 # work does). Run on a quiet machine from the repository's root, after
-#   cargo build --release -p palisade --bin palisade --example serve_floor
+#   cargo build --release -p palisade-cli -p palisade --features palisade/serve --example serve_floor
 # with:   bench/serve/floor.sh [ROUNDS]      (BIN and FLOOR name other binaries)
 set -euo pipefail
 shopt -s inherit_errexit

@@ -2,7 +2,7 @@
 //! policy built in code, per-call options and cancel.
 //!
 //! ```sh
-//! cargo run -p palisade --example embed_axum          # serves on 127.0.0.1:3000
+//! cargo run -p palisade --features serve --example embed_axum          # serves on 127.0.0.1:3000
 //! curl -s 127.0.0.1:3000/tenants/acme/run -H 'content-type: application/json' \
 //!   -d '{"source": "export default async (x) => host.lookup_actor(x.actor)", "input": {"actor": "ada"}}'
 //! ```

@@ -14,7 +14,7 @@ pub fn palisade_bin() -> PathBuf {
     BIN.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", "palisade", "--bin", "palisade"])
+            .args(["build", "--quiet", "-p", "palisade-cli"])
             .current_dir(root())
             .status()
             .expect("cargo runs");

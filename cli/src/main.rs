@@ -1,4 +1,4 @@
-//! Command-line parsing and dispatch.
+//! The `palisade` command line: a thin layer over the library (the `palisade` crate).
 
 mod bench;
 mod build;
@@ -64,7 +64,7 @@ pub(crate) fn docs_url_from_env() -> Option<String> {
         .filter(|b| !b.is_empty())
 }
 
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     // Diagnostics on stderr; `PALISADE_LOG=info` (or debug, trace) shows more.
     tracing_subscriber::fmt()
