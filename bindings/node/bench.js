@@ -19,7 +19,7 @@ const option = (name, fallback) => {
 const calls = option('calls', 2000)
 const concurrency = option('concurrency', 64)
 const dir = path.join(__dirname, '../../bench/workloads')
-// The policy `palisade bench` runs the workloads under (host/src/cli/bench.rs).
+// The policy `palisade bench` runs the workloads under (cli/src/bench.rs).
 const policy = new Policy('name = "bench"\n[limits]\nfuel = 10_000_000_000\ntimeout = "10s"\nmemory = "64MiB"\n')
 
 function load (name) {

@@ -22,7 +22,7 @@ from palisade import Palisade, Policy, Script
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 WORKLOADS = ROOT / "bench/workloads"
-# The policy `palisade bench` runs the workloads under (host/src/cli/bench.rs).
+# The policy `palisade bench` runs the workloads under (cli/src/bench.rs).
 POLICY_TOML = 'name = "bench"\n[limits]\nfuel = 10_000_000_000\ntimeout = "10s"\nmemory = "64MiB"\n'
 
 
