@@ -31,7 +31,8 @@ lint: setup
 
 # The `palisade` crate as crates.io would take it (nothing is uploaded): package it, build the
 # packaged copy on its own (the committed guests, wit/, LICENSE and the default policy inside it),
-# check that the .crate is under crates.io's 10 MiB limit, and build its docs with warnings as errors.
+# package the CLI (`palisade-cli`, which every other step builds) beside it, check that the
+# .crate is under crates.io's 10 MiB limit, and build its docs with warnings as errors.
 # A packaged crate carries no workspace profile: the --config flags repeat [profile.dev] of
 # Cargo.toml, so that the verify build reuses target/'s compiled dependencies (about 30 s
 # instead of a cold build).
@@ -43,8 +44,8 @@ PACKAGE_PROFILE := --config 'profile.dev.debug="line-tables-only"' \
 CRATE_LIMIT := 10485760
 
 package:
-	$(CARGO) publish --locked --dry-run --allow-dirty -p palisade -p palisade-cli $(PACKAGE_PROFILE)
-	$(CARGO) package --locked --no-verify --allow-dirty -q -p palisade
+	$(CARGO) publish --locked --dry-run --allow-dirty -p palisade $(PACKAGE_PROFILE)
+	$(CARGO) package --locked --no-verify --allow-dirty -q -p palisade -p palisade-cli
 	@crate=target/package/palisade-$$($(CARGO) pkgid -p palisade | sed 's/.*[#@]//').crate; \
 	size=$$(stat -c %s $$crate); \
 	echo "$$crate: $$size bytes (crates.io takes at most $(CRATE_LIMIT))"; \

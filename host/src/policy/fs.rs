@@ -200,7 +200,7 @@ pub(super) fn resolve(raw: &RawFs, source: &Source<'_>) -> Result<Fs, PolicyErro
                 seed.push(resolved);
             }
             // Every call copies the seed: what cannot be copied is said here, not per call.
-            crate::scratch::check_seed(&seed, max_files).map_err(|e| {
+            crate::seed::check_seed(&seed, max_files).map_err(|e| {
                 source.error(
                     &format!("fs.scratch.seed[{}]", e.index),
                     span.clone(),

@@ -12,6 +12,12 @@ use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 
+/// The shortest secret a policy may inject, in bytes. A shorter one (`"42"`, `"x"`) occurs by
+/// chance in ordinary text: redacting it would garble every output, error and console line
+/// that holds those characters ("Une[redacted]pected"), and turn unrelated output into
+/// `bad_output`. It is also the length from which a cut form counts as the secret.
+const MIN_SECRET_BYTES: usize = 8;
+
 /// Network access the policy grants. Absent from a policy means no network at all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Http {
@@ -273,7 +279,7 @@ pub(super) fn resolve_secrets(
         if value.is_empty() {
             return Err(source.error(&key, span, "the secret is empty"));
         }
-        if value.len() < crate::secrets::MIN_SECRET_BYTES {
+        if value.len() < MIN_SECRET_BYTES {
             return Err(source.error(
                 &key,
                 span,
@@ -282,7 +288,7 @@ pub(super) fn resolve_secrets(
                      ordinary text, so it cannot be redacted from outputs and messages without \
                      garbling them: use a longer secret",
                     value.len(),
-                    crate::secrets::MIN_SECRET_BYTES
+                    MIN_SECRET_BYTES
                 ),
             ));
         }

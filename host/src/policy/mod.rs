@@ -46,7 +46,6 @@ pub(crate) use overrides::CallSettings;
 pub use overrides::{CONFIG_VALUE_MAX, Overrides};
 use raw::RawPolicy;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
@@ -194,7 +193,7 @@ impl Policy {
         Ok(Policy {
             name,
             description: raw.description,
-            sha256: crate::record::hex(&Sha256::digest(text.as_bytes())),
+            sha256: crate::hex::sha256(text.as_bytes()),
             limits,
             http,
             kv,
@@ -279,6 +278,19 @@ impl fmt::Display for Policy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let text = toml::to_string_pretty(self).map_err(|_| fmt::Error)?;
         f.write_str(&text)
+    }
+}
+
+/// A TOML key segment: bare when it can be, quoted otherwise.
+pub(crate) fn toml_key(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        name.to_owned()
+    } else {
+        serde_json::to_string(name).unwrap_or_default()
     }
 }
 

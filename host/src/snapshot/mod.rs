@@ -332,6 +332,19 @@ impl Preloader {
     }
 }
 
+/// What [`preload`] snapshots: a guest, where its compiled form is cached, and the script's parts
+/// as the guest's `preload` export takes them.
+pub(crate) struct Preload<'a> {
+    pub guest: Guest,
+    pub cache_dir: Option<&'a std::path::Path>,
+    pub on_compile: &'a dyn Fn(),
+    pub name: &'a str,
+    pub source: &'a str,
+    pub modules: &'a [ModuleFile],
+    pub env: &'a Environment,
+    pub limits: &'a Limits,
+}
+
 /// Snapshot `guest` (the pre-initialized Palisade guest) again with the module `name`
 /// evaluated by its `preload` export, under the fuel, memory and time `limits` (a top level
 /// still running at `limits.timeout` ends the compile with `timeout`), with the globals a
@@ -339,18 +352,17 @@ impl Preloader {
 /// component whose calls skip loading and evaluating the module. The first call in a
 /// process loads the instrumented guest (compiled once per machine, cached in `cache_dir`);
 /// later ones only instantiate it.
-// The script's parts (name, source, modules) are passed as the guest's `preload` takes them.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn preload(
-    guest: Guest,
-    cache_dir: Option<&std::path::Path>,
-    on_compile: &dyn Fn(),
-    name: &str,
-    source: &str,
-    modules: &[ModuleFile],
-    env: &Environment,
-    limits: &Limits,
-) -> Result<Vec<u8>, Error> {
+pub(crate) async fn preload(job: Preload<'_>) -> Result<Vec<u8>, Error> {
+    let Preload {
+        guest,
+        cache_dir,
+        on_compile,
+        name,
+        source,
+        modules,
+        env,
+        limits,
+    } = job;
     let (fuel, memory) = (limits.fuel, limits.memory);
     let internal = |e: wasmtime::Error| Error::Internal {
         detail: format!("compiling a script: {e:#}"),

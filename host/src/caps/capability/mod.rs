@@ -6,12 +6,11 @@ mod decide;
 pub(crate) mod forward;
 mod handler;
 
-pub(crate) use decide::toml_key;
 pub(crate) use handler::Handler;
 pub use handler::{CallContext, CapabilityError, CapabilityFuture};
 
 use crate::Fix;
-use crate::audit::{AuditLog, Decision};
+use crate::audit::{AuditLog, Decision, Entry};
 use crate::bindings::palisade::sandbox::capability::{
     self, CallError, Denial, Failure as WitFailure, NetworkFailure,
 };
@@ -86,15 +85,15 @@ impl CapabilityState {
         bytes_in: u64,
         error: CapabilityError,
     ) -> CallError {
-        self.audit.record(
-            Capability::Host,
-            name,
+        self.audit.record(Entry {
+            capability: Capability::Host,
+            target: name,
             decision,
             rule,
             started,
-            (bytes_in, 0),
-            Some(error.message.clone()),
-        );
+            bytes: (bytes_in, 0),
+            error: Some(error.message.clone()),
+        });
         failed(error)
     }
 
@@ -211,15 +210,15 @@ impl CapabilityState {
                         Ok(text) => (text.len() as u64, None),
                         Err(error) => (0, Some(error.message.clone())),
                     };
-                    audit.record(
-                        Capability::Host,
-                        &name,
-                        Decision::Allow,
-                        &key,
+                    audit.record(Entry {
+                        capability: Capability::Host,
+                        target: &name,
+                        decision: Decision::Allow,
+                        rule: &key,
                         started,
-                        (bytes_in, bytes_out),
+                        bytes: (bytes_in, bytes_out),
                         error,
-                    );
+                    });
                     result.map_err(failed)
                 };
                 PendingCall {
