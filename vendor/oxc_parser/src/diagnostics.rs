@@ -98,6 +98,11 @@ parser_diagnostics! {
         OxcDiagnostic::error("Source length exceeds 4 GiB limit")
     };
 
+    // Palisade: the parse reached `ParseOptions::stack_limit`.
+    nesting_too_deep(span: Span) => {
+        OxcDiagnostic::error("The source is nested too deeply to parse").with_label(span)
+    };
+
     file_appears_to_be_binary() => {
         ts_error("1490", "File appears to be binary.")
     };

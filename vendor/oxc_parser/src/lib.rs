@@ -191,6 +191,10 @@ pub struct ParserReturn<'a> {
 
     /// Whether the file is [flow](https://flow.org).
     pub is_flow_language: bool,
+
+    /// Palisade: whether the parse stopped at [`ParseOptions::stack_limit`]. Then
+    /// [`panicked`](ParserReturn::panicked) is `true` and the one diagnostic says so.
+    pub nesting_too_deep: bool,
 }
 
 /// Parse options
@@ -245,6 +249,14 @@ pub struct ParseOptions {
     ///
     /// Default: `true`
     pub enable_ident_hashes: bool,
+
+    /// Palisade: at most this many bytes of stack below where [`Parser::parse`] is called may
+    /// the parse's recursion use; a source nested deeper stops with
+    /// [`ParserReturn::nesting_too_deep`] instead of overflowing the thread's stack. The caller
+    /// keeps this much, and a margin of some kilobytes for the frames between two checks, free.
+    ///
+    /// Default: `None` (no bound)
+    pub stack_limit: Option<usize>,
 }
 
 impl Default for ParseOptions {
@@ -256,6 +268,7 @@ impl Default for ParseOptions {
             preserve_parens: true,
             allow_v8_intrinsics: false,
             enable_ident_hashes: true,
+            stack_limit: None,
         }
     }
 }
@@ -686,6 +699,8 @@ impl<'a, C: ParserConfig> ParserImpl<'a, C> {
     /// Recoverable errors are stored inside `errors`.
     #[inline]
     pub fn parse(mut self) -> ParserReturn<'a> {
+        self.lexer.stack = lexer::StackBound::new(self.options.stack_limit);
+        self.lexer.stack.start();
         let mut program = self.parse_program();
         let mut panicked = false;
 
@@ -710,6 +725,17 @@ impl<'a, C: ParserConfig> ParserImpl<'a, C> {
             self.lexer.errors.clear();
             self.errors.clear();
             self.error(overlong_error);
+        }
+
+        let nesting_too_deep = self.lexer.stack.reached.is_some();
+        if let Some(at) = self.lexer.stack.reached {
+            panicked = true;
+            self.lexer.errors.clear();
+            self.errors.clear();
+            self.error(diagnostics::nesting_too_deep(Span::new(at, at)));
+            program = Program::dummy(self.allocator());
+            program.source_type = self.source_type;
+            program.source_text = self.source_text;
         }
 
         let mut is_flow_language = false;
@@ -767,6 +793,7 @@ impl<'a, C: ParserConfig> ParserImpl<'a, C> {
             tokens,
             panicked,
             is_flow_language,
+            nesting_too_deep,
         }
     }
 

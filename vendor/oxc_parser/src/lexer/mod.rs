@@ -109,6 +109,48 @@ pub struct Lexer<'a, C: Config> {
 
     /// Config
     pub(crate) config: C,
+
+    /// Palisade: the parse's stack bound (`ParseOptions::stack_limit`).
+    pub(crate) stack: StackBound,
+}
+
+/// Palisade: how far below where the parse started its recursion may reach on the stack.
+///
+/// Every cycle of the parser's recursion reads a token, so checking the stack as each token
+/// is finished stops any recursion within one cycle's frames of the limit. Once it trips, every
+/// later token is the end of the file (also after a rewind), so the parse unwinds at once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StackBound {
+    /// The address of a local of `ParserImpl::parse`; 0 until the parse starts.
+    base: usize,
+    /// Bytes of stack below `base` the parse may use.
+    limit: usize,
+    /// Where the parse was (a byte offset) when it reached `limit`.
+    pub(crate) reached: Option<u32>,
+}
+
+impl StackBound {
+    pub(crate) fn new(limit: Option<usize>) -> Self {
+        Self { base: 0, limit: limit.unwrap_or(usize::MAX), reached: None }
+    }
+
+    /// Start counting from the caller's frame.
+    #[inline(always)]
+    pub(crate) fn start(&mut self) {
+        self.base = stack_position();
+    }
+
+    #[inline(always)]
+    fn exceeded(&self) -> bool {
+        self.reached.is_some() || (self.base != 0 && self.base.abs_diff(stack_position()) > self.limit)
+    }
+}
+
+/// The address of a local in the caller's frame: where the stack is now.
+#[inline(always)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::ptr::addr_of!(marker) as usize
 }
 
 impl<'a, C: Config> Lexer<'a, C> {
@@ -157,6 +199,7 @@ impl<'a, C: Config> Lexer<'a, C> {
             multi_line_comment_end_finder: None,
             tokens,
             config,
+            stack: StackBound::new(None),
         }
     }
 
@@ -295,6 +338,7 @@ impl<'a, C: Config> Lexer<'a, C> {
     #[expect(clippy::inline_always)]
     #[inline(always)]
     fn finish_next_inner(&mut self, kind: Kind, mode: FinishTokenMode) -> Token {
+        let kind = if self.stack.exceeded() { self.stop_too_deep() } else { kind };
         self.token.set_kind(kind);
         self.token.set_end(self.offset());
         let token = self.token;
@@ -318,6 +362,17 @@ impl<'a, C: Config> Lexer<'a, C> {
         self.trivia_builder.handle_token(token);
         self.token = Token::default();
         token
+    }
+
+    /// Palisade: the parse reached its stack bound. Report it once and end the file here.
+    #[cold]
+    #[inline(never)]
+    fn stop_too_deep(&mut self) -> Kind {
+        if self.stack.reached.is_none() {
+            self.stack.reached = Some(self.token.start());
+        }
+        self.advance_to_end();
+        Kind::Eof
     }
 
     /// Finish a re-lexed token used only for parser disambiguation.
