@@ -7,7 +7,8 @@
 //! refused with `invalid_input`, naming it. Reading from a folder, the host follows a static
 //! import only to a regular file whose real path (symbolic links resolved) is inside the
 //! folder; a dynamic `import("…")` that cannot be bundled is left to fail, catchably, when it
-//! runs.
+//! runs. The imports of a module that does not parse are not checked: the guest reports its
+//! syntax error (`guest_syntax`, with its line) before it would resolve them.
 
 use crate::bindings::exports::palisade::sandbox::runner::ModuleFile;
 use crate::typescript::{self, Import};
@@ -98,7 +99,7 @@ fn is_json(name: &str) -> bool {
 /// A static import of a JSON module needs `with { type: "json" }`, and only a JSON module may
 /// be imported so (the guest checks dynamic imports the same way).
 fn check_json(import: &Import, base: &str, name: &str) -> Result<(), Error> {
-    if import.dynamic || import.json == is_json(name) {
+    if import.may_fail() || import.json == is_json(name) {
         return Ok(());
     }
     let specifier = &import.specifier;
@@ -171,7 +172,7 @@ pub(crate) fn from_named(
         files.insert(name, file);
     }
     for (base, found) in &imports {
-        for import in found.iter().filter(|i| !i.dynamic) {
+        for import in found.iter().filter(|i| !i.may_fail()) {
             let name = resolve(main, base, &import.specifier).map_err(invalid)?;
             let known = name == main
                 || files.contains_key(&name)
@@ -225,7 +226,7 @@ pub(crate) fn from_folder(
             let name = match resolved {
                 Ok(name) => name,
                 // A dynamic import that names no file of the folder fails when it runs.
-                Err(_) if import.dynamic => continue,
+                Err(_) if import.may_fail() => continue,
                 Err(reason) => return Err(invalid(reason)),
             };
             let found = [Some(name.clone()), typescript_alias(&name)]
@@ -233,7 +234,7 @@ pub(crate) fn from_folder(
                 .flatten()
                 .find(|n| n == main || files.contains_key(n) || root.join(n).exists());
             let Some(name) = found else {
-                if import.dynamic {
+                if import.may_fail() {
                     continue;
                 }
                 return Err(invalid(format!(
@@ -254,7 +255,7 @@ pub(crate) fn from_folder(
                 ))
             })?;
             if !real.starts_with(&root) {
-                if import.dynamic {
+                if import.may_fail() {
                     continue;
                 }
                 return Err(invalid(format!(

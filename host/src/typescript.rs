@@ -44,6 +44,18 @@ pub(crate) struct Import {
     pub dynamic: bool,
     /// Whether a static import asks for JSON (`with { type: "json" }`).
     pub json: bool,
+    /// Whether the module it is in does not parse: the guest reports that syntax error before
+    /// it resolves any import, so the host does not refuse the import first.
+    pub in_broken_module: bool,
+}
+
+impl Import {
+    /// Whether the import may name nothing the host can bundle, and is left to the guest: a
+    /// dynamic `import("x")` fails, catchably, when it runs; an import of a module that does
+    /// not parse is never resolved.
+    pub fn may_fail(&self) -> bool {
+        self.dynamic || self.in_broken_module
+    }
 }
 
 /// What the host read from a module.
@@ -125,7 +137,12 @@ fn scan_here(name: &str, source: &str, typescript: bool) -> Result<Scanned, Erro
             ),
         ));
     }
-    let imports = scan.imports;
+    let mut imports = scan.imports;
+    if first_error.is_some() {
+        for import in &mut imports {
+            import.in_broken_module = true;
+        }
+    }
     let source = if typescript {
         blank(source, scan.blanks)
     } else {
@@ -289,6 +306,7 @@ impl Scan<'_> {
             column,
             dynamic,
             json,
+            in_broken_module: false,
         });
     }
 
@@ -694,6 +712,16 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Issue 38, item 23: the imports of a module that does not parse are left to the guest.
+    #[test]
+    fn the_imports_of_a_module_that_does_not_parse_may_fail() {
+        let broken = scan("a.js", "import { s } from \"./x.js\";\nconst x;\n", false).unwrap();
+        assert_eq!(broken.imports.len(), 1);
+        assert!(broken.imports[0].in_broken_module && broken.imports[0].may_fail());
+        let fine = scan("a.js", "import { s } from \"./x.js\";\n", false).unwrap();
+        assert!(!fine.imports[0].may_fail());
     }
 
     /// Issue 38, item 1: nesting past the host's stack bound is `guest_syntax`, from the parse

@@ -588,3 +588,61 @@ fn regression_38_1_the_cli_refuses_a_bundle_nested_too_deeply() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
 }
+
+/// Issue 38, item 23: a module with a syntax error that also imports a missing file was
+/// `invalid_input` (the host resolved its imports before anything parsed it); it is
+/// `guest_syntax` at its line, as it is without the import, in the script or in a module it
+/// imports, read from a folder or given to `with_modules`. (Early errors that oxc's parser does
+/// not report, such as `break` outside a loop, still come after the missing import.)
+#[tokio::test]
+async fn regression_38_23_a_syntax_error_comes_before_a_missing_import() {
+    // A `const` without its initializer: oxc's parser reads past it, QuickJS refuses it.
+    let broken = "import { s } from \"./missing.js\";\nexport default () => s;\nconst x;\n";
+    let at_line_3 = |outcome: &palisade::Outcome, what: &str| {
+        assert_eq!(code(outcome), "guest_syntax", "{what}");
+        match outcome.error() {
+            Some(palisade::Error::GuestSyntax {
+                location: Some(location),
+                ..
+            }) => assert_eq!(location.line, 3, "{what}"),
+            other => panic!("{what}: {other:?}"),
+        }
+    };
+    let importer = "import { s } from \"./lib.js\";\nexport default () => s;\n";
+    let dir = folder(
+        "broken",
+        &[
+            ("app.js", broken),
+            ("main.js", importer),
+            ("lib.js", broken),
+        ],
+    );
+    for file in ["app.js", "main.js"] {
+        let script = load(&dir.join(file)).unwrap();
+        let outcome = PALISADE.run(&roomy(), &script, "null").await;
+        at_line_3(&outcome, file);
+    }
+    let script = Script::new("app.js", broken)
+        .with_modules::<&str, &str>([])
+        .unwrap();
+    at_line_3(
+        &PALISADE.run(&roomy(), &script, "null").await,
+        "with_modules, script",
+    );
+    let script = Script::new("main.js", importer)
+        .with_modules([("lib.js", broken)])
+        .unwrap();
+    at_line_3(
+        &PALISADE.run(&roomy(), &script, "null").await,
+        "with_modules, module",
+    );
+    // A module that parses still has its imports checked.
+    let error = Script::new(
+        "app.js",
+        "import { s } from \"./missing.js\";\nexport default () => s;\n",
+    )
+    .with_modules::<&str, &str>([])
+    .unwrap_err();
+    assert_eq!(error.code(), "invalid_input");
+    assert_next_call_works().await;
+}
