@@ -142,7 +142,8 @@ impl StackBound {
 
     #[inline(always)]
     fn exceeded(&self) -> bool {
-        self.reached.is_some() || (self.base != 0 && self.base.abs_diff(stack_position()) > self.limit)
+        self.reached.is_some()
+            || (self.base != 0 && self.base.abs_diff(stack_position()) > self.limit)
     }
 }
 
