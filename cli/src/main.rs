@@ -7,6 +7,7 @@ mod policy;
 mod run;
 #[cfg(feature = "serve")]
 mod serve;
+mod session;
 mod soak;
 
 use clap::{Parser, Subcommand};
@@ -40,6 +41,8 @@ enum Command {
     /// Serve runs and sandbox sessions over HTTP (docs/server.md).
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
+    /// Work with a running server's sessions: create, run, files, stop (docs/server.md).
+    Session(session::SessionArgs),
     /// Work with policy files.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -94,6 +97,7 @@ fn main() -> ExitCode {
         Command::Policy(command) => policy::run(command),
         Command::Bench(args) => bench::run(args),
         Command::Soak(args) => soak::run(args),
+        Command::Session(args) => session::run(args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(args),
     }

@@ -91,6 +91,8 @@ mod serve_limits;
 mod serve_openapi;
 #[path = "integration/serve_options.rs"]
 mod serve_options;
+#[path = "integration/session_cli.rs"]
+mod session_cli;
 #[path = "integration/shapes.rs"]
 mod shapes;
 #[path = "integration/soak.rs"]

@@ -28,9 +28,14 @@ pub fn palisade_bin() -> PathBuf {
 }
 
 fn palisade(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(palisade_bin())
-        .args(args)
-        .current_dir(root())
+    let mut command = Command::new(palisade_bin());
+    command.args(args).current_dir(root());
+    output_with(command, stdin)
+}
+
+/// Run `command` with `stdin` written to it (or none) and collect what it printed.
+pub(crate) fn output_with(mut command: Command, stdin: Option<&str>) -> Output {
+    let mut child = command
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
