@@ -642,7 +642,7 @@ fn per_call_limits_from_the_command_line() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["receipt"]["fuel_used"], 5_000_000);
     let o = palisade(&["run", looping, "--timeout", "10s", "--json"], None);
-    assert_eq!(o.status.code(), Some(15), "invalid_input");
+    assert_eq!(o.status.code(), Some(31), "policy_denied");
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["error"]["fix"]["key"], "limits.timeout");
     let o = palisade(
@@ -772,9 +772,9 @@ fn run_takes_the_call_options_the_policy_allows() {
         &["run", script, "--policy", policy, "--timeout", "11s"],
         None,
     );
-    assert_eq!(o.status.code(), Some(15), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(31), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("error[invalid_input]"),
+        stderr(&o).contains("error[policy_denied]"),
         "{}",
         stderr(&o)
     );
