@@ -1,5 +1,8 @@
 //! Palisade's integration tests: one binary, a module per concern.
 
+// A scenario test reads top to bottom; the screen rule is for production code.
+#![allow(clippy::too_many_lines)]
+
 #[path = "integration/support.rs"]
 mod support;
 #[path = "integration/upstream.rs"]

@@ -151,6 +151,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::too_many_lines)] // One table of cases, a row per global and name.
     fn each_global_is_refused_with_the_grant_it_lacks() {
         // global, name, the policy's bridge; then the label, the rule and the fix.
         type Case<'a> = (

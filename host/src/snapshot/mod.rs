@@ -16,7 +16,7 @@
 
 use crate::Error;
 use crate::bindings::Sandbox;
-use crate::bindings::exports::palisade::sandbox::runner::{Environment, ModuleFile};
+use crate::bindings::exports::palisade::sandbox::runner::{self, Environment, ModuleFile};
 use crate::guest::Guest;
 use crate::limits::MemoryLimiter;
 use crate::policy::Limits;
@@ -397,20 +397,7 @@ pub(crate) async fn preload(job: Preload<'_>) -> Result<Vec<u8>, Error> {
     .await
     .ok_or_else(timed_out)?;
     let top = format!("the top level of `{name}`");
-    if preloaded.as_ref().map_or(true, Result::is_err) && store.data().limits.denied() {
-        return Err(Error::MemoryLimit { limit: memory });
-    }
-    match preloaded {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) if crate::error::is_stack_exhausted(&error) => {
-            return Err(Error::StackOverflow {
-                limit: limits.stack,
-                shadow_stack: false,
-            });
-        }
-        Ok(Err(error)) => return Err(crate::error::guest_error(error)),
-        Err(trap) => return Err(classify_trap(trap, store.data(), limits, &top)),
-    }
+    top_level_outcome(preloaded, store.data(), limits, &top)?;
     let bytes = wizer()
         .snapshot_component(
             &preloader.context,
@@ -422,6 +409,38 @@ pub(crate) async fn preload(job: Preload<'_>) -> Result<Vec<u8>, Error> {
         .await
         .map_err(internal)?;
     let bytes = drop_spent_segments(&bytes).unwrap_or(bytes);
+    check_reads(&reads, &top)?;
+    Ok(bytes)
+}
+
+/// How the top level's evaluation ended: `Ok` when it ran to its end, else the compile's
+/// error: a refused memory growth first, then a stack overflow, the script's exception, or
+/// what the trap means.
+fn top_level_outcome(
+    preloaded: wasmtime::Result<Result<(), runner::Error>>,
+    state: &SnapshotState,
+    limits: &Limits,
+    top: &str,
+) -> Result<(), Error> {
+    if preloaded.as_ref().map_or(true, Result::is_err) && state.limits.denied() {
+        return Err(Error::MemoryLimit {
+            limit: limits.memory,
+        });
+    }
+    match preloaded {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) if crate::error::is_stack_exhausted(&error) => Err(Error::StackOverflow {
+            limit: limits.stack,
+            shadow_stack: false,
+        }),
+        Ok(Err(error)) => Err(crate::error::guest_error(error)),
+        Err(trap) => Err(classify_trap(trap, state, limits, top)),
+    }
+}
+
+/// A top level that read the clock or drew random bytes would give every call the same
+/// values: the script is not compilable.
+fn check_reads(reads: &Reads, top: &str) -> Result<(), Error> {
     let (wall, monotonic, random) = reads.counts();
     if wall > 0 || monotonic > 0 {
         return Err(Error::NotCompilable {
@@ -440,7 +459,7 @@ pub(crate) async fn preload(job: Preload<'_>) -> Result<Vec<u8>, Error> {
             ),
         });
     }
-    Ok(bytes)
+    Ok(())
 }
 
 /// What a trap while the top level was evaluated means, by what tripped, as for a call's trap:
