@@ -144,7 +144,9 @@ pub(crate) async fn run(
     if let Some(stderr) = &stderr {
         state.console = stderr.finish();
     }
-    outcome::finish(state, result, fuel_used, policy, times.started)
+    let mut outcome = outcome::finish(state, result, fuel_used, policy, times.started);
+    outcome.receipt.form = script.last_expression().then_some("last_expression");
+    outcome
 }
 
 /// Whether `script` is a standalone component: built by `palisade build` into the standalone
