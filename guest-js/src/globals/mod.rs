@@ -8,7 +8,7 @@ mod blob;
 pub mod bridge;
 mod compression;
 pub mod config;
-mod console;
+pub mod console;
 mod crypto;
 mod dom_exception;
 pub mod fetch;
