@@ -52,6 +52,7 @@ pub(crate) fn environment(policy: &Policy, random_seed: u64) -> Environment {
                 h.max_response_body
             })
             .0,
+        console_limit: policy.limits().console.0,
     }
 }
 
