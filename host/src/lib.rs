@@ -41,6 +41,8 @@ mod options;
 mod palisade;
 pub mod policy;
 pub mod record;
+#[cfg(feature = "redis")]
+mod redis_pool;
 mod script;
 mod secrets;
 #[cfg(feature = "serve")]

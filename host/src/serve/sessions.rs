@@ -291,7 +291,10 @@ fn full(what: &str) -> ApiError {
 impl Sessions {
     /// The sessions kept in the store (their idle clocks start now), over `parts`.
     pub fn open(parts: SessionParts) -> Result<Sessions, String> {
-        let records = parts.store.all::<SessionRecord>(Table::Sessions, "")?;
+        let records = parts
+            .store
+            .all::<SessionRecord>(Table::Sessions, "")
+            .map_err(|e| e.to_string())?;
         let mut map = HashMap::new();
         for (_, record) in records {
             let dir = parts.dir.join(&record.session_id).join("files");
@@ -452,7 +455,7 @@ impl Sessions {
             }
             store
                 .put(Table::Sessions, &s.record.session_id, &s.record)
-                .map_err(internal)
+                .map_err(ApiError::from)
         })
         .await
     }
@@ -465,7 +468,7 @@ impl Sessions {
             let _ = std::fs::remove_dir_all(s.dir.parent().unwrap_or(&s.dir));
             store
                 .remove(Table::Sessions, std::slice::from_ref(&s.record.session_id))
-                .map_err(internal)
+                .map_err(ApiError::from)
         })
         .await;
     }
@@ -503,7 +506,7 @@ impl Sessions {
                     Table::Sessions,
                     std::slice::from_ref(&session.record.session_id),
                 )
-                .map_err(internal)
+                .map_err(ApiError::from)
         })
         .await
     }

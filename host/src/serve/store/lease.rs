@@ -1,0 +1,114 @@
+//! Leases: how replicas sharing a store take turns on one session or one idempotency key. A
+//! lease is a record in the shared store naming its holder, with a time to live; it is
+//! renewed while held and given back when dropped, so a replica that dies (`kill -9`) holds
+//! it at most [`LEASE_TTL`]. Commits made under a lease carry its fence ([`Lease::fence`]):
+//! the store refuses the commit, writing nothing, when the lease has passed to another
+//! holder meanwhile. On a store that only one server uses (the embedded file), the process's
+//! own turns serialize everything and a lease is a no-op.
+
+use super::{Store, StoreError, Write, blocking_store};
+use std::time::{Duration, Instant};
+
+/// How long a lease lives unless renewed: how long a session stays blocked after its holder
+/// died. Renewed every third of it.
+pub const LEASE_TTL: Duration = Duration::from_secs(10);
+
+/// How long a request waits for a lease that another replica holds before `session_busy`.
+/// Longer than [`LEASE_TTL`], so that a lease left by a dead replica expires within it.
+pub const LEASE_WAIT: Duration = Duration::from_secs(30);
+
+/// How long to wait between two tries: short, because a turn usually takes milliseconds.
+const RETRY: Duration = Duration::from_millis(5);
+
+/// A lease held, given back when dropped.
+pub struct Lease {
+    held: Option<Held>,
+}
+
+struct Held {
+    store: Store,
+    name: String,
+    holder: String,
+    renew: tokio::task::JoinHandle<()>,
+}
+
+impl Lease {
+    /// The write that makes a batch fail unless this lease is still held (nothing on a store
+    /// of one server).
+    pub fn fence(&self) -> Option<Write> {
+        self.held.as_ref().map(|h| Write::Fence {
+            lease: h.name.clone(),
+            holder: h.holder.clone(),
+        })
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let Some(held) = self.held.take() else {
+            return;
+        };
+        held.renew.abort();
+        // Given back on a blocking thread; if that fails, it expires.
+        let Held {
+            store,
+            name,
+            holder,
+            ..
+        } = held;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn_blocking(move || store.backend().release(&name, &holder));
+        }
+    }
+}
+
+impl Store {
+    /// Take the lease `name` for this server (`replica`), waiting up to [`LEASE_WAIT`] while
+    /// another holds it: `Ok(None)` when it stayed held. On a store of one server, a no-op
+    /// lease at once.
+    pub async fn lease(&self, name: &str, replica: &str) -> Result<Option<Lease>, StoreError> {
+        if !self.backend().shared() {
+            return Ok(Some(Lease { held: None }));
+        }
+        let holder = format!("{replica}#{}", crate::serve::new_id());
+        let started = Instant::now();
+        loop {
+            let (store, n, h) = (self.clone(), name.to_owned(), holder.clone());
+            let taken =
+                blocking_store(move || store.backend().try_lease(&n, &h, LEASE_TTL)).await?;
+            if taken {
+                break;
+            }
+            if started.elapsed() >= LEASE_WAIT {
+                return Ok(None);
+            }
+            tokio::time::sleep(RETRY).await;
+        }
+        let renew = tokio::spawn(renew(self.clone(), name.to_owned(), holder.clone()));
+        Ok(Some(Lease {
+            held: Some(Held {
+                store: self.clone(),
+                name: name.to_owned(),
+                holder,
+                renew,
+            }),
+        }))
+    }
+}
+
+/// Extend the lease every third of its life until it is lost or the task is aborted.
+async fn renew(store: Store, name: String, holder: String) {
+    loop {
+        tokio::time::sleep(LEASE_TTL / 3).await;
+        let (s, n, h) = (store.clone(), name.clone(), holder.clone());
+        match blocking_store(move || s.backend().try_lease(&n, &h, LEASE_TTL)).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!("lost the lease on {name:?}: its commit will be refused");
+                return;
+            }
+            // The store is down: try again; a commit meanwhile fails anyway.
+            Err(_) => {}
+        }
+    }
+}
