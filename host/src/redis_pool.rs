@@ -116,6 +116,20 @@ impl Pool {
         self.on(conn, &mut f).map_err(|e| self.failure(&e))
     }
 
+    /// Run `f` once, on a pooled connection or a new one: for a step that is not safe to send
+    /// twice (a `MULTI` … `EXEC` whose reply may be lost after Redis applied it).
+    pub fn run_once<T>(
+        &self,
+        mut f: impl FnMut(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> Result<T, Failure> {
+        let pooled = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let conn = match pooled {
+            Some(conn) => conn,
+            None => self.connect().map_err(|e| self.failure(&e))?,
+        };
+        self.on(conn, &mut f).map_err(|e| self.failure(&e))
+    }
+
     /// Run `f` on `conn`, then keep or close it.
     fn on<T>(
         &self,

@@ -14,7 +14,7 @@ use super::reply::Stored;
 use super::runner::Runner;
 use super::runs::{NewFile, RunRequest};
 use super::store::{Store, Table};
-use crate::kv::SqliteBackend;
+use crate::kv::KvBackend;
 use crate::policy::{DEFAULT_MAX_FILES, DEFAULT_SCRATCH_QUOTA, HumanDuration};
 use crate::{Error, Policy};
 use axum::http::StatusCode;
@@ -166,7 +166,7 @@ pub struct SessionParts {
     /// Where session records are kept.
     pub store: Store,
     /// The key-value store the calls use (to clear a stopped session's keys).
-    pub kv: Arc<SqliteBackend>,
+    pub kv: Arc<dyn KvBackend>,
     /// The folder that holds each session's folder (`DATA/sessions`).
     pub dir: PathBuf,
     /// Its limits.
@@ -496,7 +496,7 @@ impl Sessions {
         let store = self.parts.store.clone();
         blocking(move || {
             if let Some(kv_policy) = kv_policy {
-                clear_keys(&kv, &session, &kv_policy)?;
+                clear_keys(&*kv, &session, &kv_policy)?;
             }
             if let Some(parent) = session.dir.parent() {
                 let _ = std::fs::remove_dir_all(parent);
@@ -636,11 +636,10 @@ impl Sessions {
 
 /// Remove a stopped session's keys from the key-value store.
 fn clear_keys(
-    kv: &SqliteBackend,
+    kv: &dyn KvBackend,
     session: &Session,
     kv_policy: &crate::policy::Kv,
 ) -> Result<(), ApiError> {
-    use crate::kv::KvBackend;
     let namespace = format!("{}{}", session.kv_prefix(), kv_policy.namespace);
     for bucket in kv_policy.buckets.keys() {
         while let Ok(keys) = kv.list(&namespace, bucket, 0, 1000) {

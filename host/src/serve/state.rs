@@ -148,9 +148,7 @@ impl AppState {
             None => None,
         };
         let store = Store::open_at(config.store.as_deref(), &config.data.join("server.redb"))?;
-        let kv = Arc::new(
-            crate::kv::open_default(&config.data.join("kv.sqlite3")).map_err(|e| e.to_string())?,
-        );
+        let kv = kv_store(&config)?;
         let palisade = engine(&config, kv.clone())?;
         let metrics = Arc::new(Metrics::new());
         metrics.pool_slots.set(i64::from(palisade.pool_slots()));
@@ -223,7 +221,17 @@ impl AppState {
 
 /// The library, sized by the flags: the pool holds a slot per call the server admits, and
 /// the audit log is the library's writer.
-fn engine(config: &Config, kv: Arc<crate::kv::SqliteBackend>) -> Result<Palisade, String> {
+/// The key-value store: in the shared Redis of `--store`, else the SQLite file in the data folder.
+fn kv_store(config: &Config) -> Result<Arc<dyn crate::kv::KvBackend>, String> {
+    Ok(match &config.store {
+        Some(url) => Arc::new(crate::kv::RedisKv::open(url).map_err(|e| e.to_string())?),
+        None => Arc::new(
+            crate::kv::open_default(&config.data.join("kv.sqlite3")).map_err(|e| e.to_string())?,
+        ),
+    })
+}
+
+fn engine(config: &Config, kv: Arc<dyn crate::kv::KvBackend>) -> Result<Palisade, String> {
     let mut builder = Palisade::builder()
         .max_concurrency(u32::try_from(config.max_concurrency.max(1)).unwrap_or(u32::MAX))
         .queue_timeout(config.admission_wait)
