@@ -41,6 +41,47 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// GCRA (the generic cell rate algorithm) on Redis's own clock, so that every replica reads
+/// one time: `KEYS[1]` holds the theoretical arrival time in microseconds; `ARGV` are the
+/// interval and the burst's tolerance in microseconds. Answers -1 when the request is taken,
+/// else the microseconds until one is.
+const GCRA_SCRIPT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local wait = tat - tonumber(ARGV[2]) - now
+if wait > 0 then return wait end
+local next_tat = tat + tonumber(ARGV[1])
+redis.call('SET', KEYS[1], string.format('%d', next_tat), 'PX', math.ceil((next_tat - now) / 1000) + 1)
+return -1
+";
+
+/// A rate shared by every process on one Redis, taken by [`GCRA_SCRIPT`].
+pub struct Gcra(redis::Script);
+
+impl Gcra {
+    /// The script, loaded into Redis on first use.
+    pub fn new() -> Gcra {
+        Gcra(redis::Script::new(GCRA_SCRIPT))
+    }
+
+    /// Take one request from the rate at `key` (one every `interval`, `burst` at once): `None`
+    /// when taken, else how long until one is free.
+    pub fn take(
+        &self,
+        pool: &Pool,
+        key: &str,
+        interval: Duration,
+        burst: u32,
+    ) -> Result<Option<Duration>, Failure> {
+        let every = interval.as_micros().max(1) as u64;
+        let tolerance = every.saturating_mul(u64::from(burst.saturating_sub(1)));
+        let wait: i64 = pool.run(|c| self.0.key(key).arg(every).arg(tolerance).invoke(c))?;
+        Ok(u64::try_from(wait).ok().map(Duration::from_micros))
+    }
+}
+
 /// Whether `e` says that Redis could not be reached or could not take the command now.
 pub fn is_unavailable(e: &redis::RedisError) -> bool {
     use redis::{ErrorKind, ServerErrorKind};
@@ -99,8 +140,10 @@ impl Pool {
     /// it), and so are the idle ones, which were opened before the failure (after a restart of
     /// Redis every one of them is dead); one that worked, or got an error reply, goes back to
     /// the pool. When a pooled connection fails so, `f` runs once more on a new connection:
-    /// every operation the stores send is idempotent (the same values set, the same keys
-    /// removed, a lease taken by the same holder), so running one twice changes nothing.
+    /// for operations that are idempotent (the same values set, the same keys removed, a lease
+    /// taken by the same holder) or harmless to repeat (a rate's request counted twice, which
+    /// errs on the side of refusing). A dead pooled connection fails on sending, before Redis
+    /// ran anything; only a Redis that ran the step and restarted before its reply sees it twice.
     pub fn run<T>(
         &self,
         mut f: impl FnMut(&mut redis::Connection) -> redis::RedisResult<T>,

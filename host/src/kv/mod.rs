@@ -64,6 +64,14 @@ pub enum KvError {
     Backend(String),
 }
 
+/// Token buckets for a policy's `[http] rate` that every process on one store shares: the
+/// SQLite file's `rate.sqlite3` ([`SqliteBackend`]'s data directory) or [`RedisKv`]'s Redis.
+pub trait SharedRate: Send + Sync {
+    /// Take one request from `policy`'s bucket, which holds at most `count` and refills
+    /// `count` every `per`; whether there was one.
+    fn take(&self, policy: &str, count: u32, per: std::time::Duration) -> Result<bool, KvError>;
+}
+
 /// One stored entry: namespace, bucket, key and value (for copying a store elsewhere).
 pub type Entry = (String, String, String, Vec<u8>);
 
@@ -130,6 +138,11 @@ pub trait KvBackend: Send + Sync + 'static {
     }
     /// Keys `namespace` holds, all buckets together (what `max_keys` is checked against).
     fn key_count(&self, namespace: &str) -> Result<u64, KvError>;
+    /// The policies' `[http] rate` buckets this store shares between its processes, if it
+    /// keeps any; otherwise each process keeps its own.
+    fn shared_rate(self: std::sync::Arc<Self>) -> Option<std::sync::Arc<dyn SharedRate>> {
+        None
+    }
     /// Apply a call's writes ([`crate::RunOptions::kv_transaction`]) in one transaction: all of
     /// them, or none and the first error. Open a transaction of the store, wrap it in a type
     /// implementing [`KvTransaction`], call [`KvWrites::apply_in`], and commit only when it
@@ -360,6 +373,28 @@ mod tests {
         assert_eq!(store.key_count("t").unwrap(), 1);
         drop(server);
         assert!(matches!(store.get("t", "b", "n"), Err(KvError::Backend(_))));
+    }
+
+    /// A policy's `[http] rate` of 3 a minute holds for two clients of one Redis together
+    /// (two processes, as replicas are), and per policy.
+    #[cfg(feature = "redis")]
+    #[test]
+    fn redis_shares_http_rates_between_clients() {
+        let server = crate::redis_pool::TestRedis::start("kv-rate");
+        let one: std::sync::Arc<dyn KvBackend> =
+            std::sync::Arc::new(RedisKv::open(&server.url).unwrap());
+        let two: std::sync::Arc<dyn KvBackend> =
+            std::sync::Arc::new(RedisKv::open(&server.url).unwrap());
+        let (one, two) = (one.shared_rate().unwrap(), two.shared_rate().unwrap());
+        let minute = std::time::Duration::from_secs(60);
+        let taken: Vec<bool> = (0..4)
+            .map(|i| {
+                let store = if i % 2 == 0 { &one } else { &two };
+                store.take("p", 3, minute).unwrap()
+            })
+            .collect();
+        assert_eq!(taken, [true, true, true, false]);
+        assert!(two.take("other", 3, minute).unwrap(), "each policy its own");
     }
 
     /// Eight threads, each with its own connection pool, add 1 to one counter 50 times: no

@@ -16,8 +16,8 @@
 //! the server store's idempotent steps, a failed write is not sent again on its own: an increment
 //! whose reply was lost might have been applied.
 
-use super::{Decide, KvBackend, KvError, KvTransaction, KvWrites};
-use crate::redis_pool::Pool;
+use super::{Decide, KvBackend, KvError, KvTransaction, KvWrites, SharedRate};
+use crate::redis_pool::{Gcra, Pool};
 use redis::Connection;
 use std::collections::HashMap;
 
@@ -28,6 +28,7 @@ pub const ATTEMPTS: usize = 64;
 /// The key-value store in one Redis.
 pub struct RedisKv {
     pool: Pool,
+    gcra: Gcra,
 }
 
 fn name(kind: &str, namespace: &str, bucket: &str) -> String {
@@ -60,7 +61,10 @@ impl RedisKv {
         let pool = Pool::open(url).map_err(KvError::Backend)?;
         pool.run(|c| redis::cmd("PING").query::<String>(c))
             .map_err(backend)?;
-        Ok(RedisKv { pool })
+        Ok(RedisKv {
+            pool,
+            gcra: Gcra::new(),
+        })
     }
 
     /// Run `body` in an optimistic transaction until Redis commits it (or [`ATTEMPTS`] runs).
@@ -289,5 +293,23 @@ impl KvBackend for RedisKv {
 
     fn apply(&self, writes: &KvWrites) -> Result<(), KvError> {
         self.transaction(|txn| writes.apply_in(txn))
+    }
+
+    fn shared_rate(self: std::sync::Arc<Self>) -> Option<std::sync::Arc<dyn SharedRate>> {
+        Some(self)
+    }
+}
+
+/// A policy's `[http] rate` in Redis: GCRA on Redis's clock, which every process reads, with
+/// the bucket's refill as its pace (`count` per `per`, up to `count` at once).
+impl SharedRate for RedisKv {
+    fn take(&self, policy: &str, count: u32, per: std::time::Duration) -> Result<bool, KvError> {
+        let key = format!("palisade:kv:rate:{policy}");
+        let interval = per / count.max(1);
+        let wait = self
+            .gcra
+            .take(&self.pool, &key, interval, count)
+            .map_err(backend)?;
+        Ok(wait.is_none())
     }
 }

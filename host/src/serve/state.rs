@@ -186,6 +186,7 @@ impl AppState {
             runner: runner.clone(),
             journal: journal.clone(),
             policies: policies.clone(),
+            replica: config.replica_name(),
         })?);
         let apps = Arc::new(Apps::new(AppParts {
             store: store.clone(),
@@ -200,7 +201,7 @@ impl AppState {
             replica: config.replica_name(),
         }));
         Ok(Arc::new(AppState {
-            tenants: Arc::new(Tenants::new(keys)),
+            tenants: Arc::new(Tenants::new(keys, &store)),
             policies,
             runner,
             ledger,

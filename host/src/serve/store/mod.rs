@@ -208,6 +208,17 @@ pub trait Backend: Send + Sync {
     fn release(&self, _name: &str, _holder: &str) -> Result<(), StoreError> {
         Ok(())
     }
+    /// Take one request from the rate `name` (one every `interval`, `burst` at once), shared by
+    /// every server on the store (GCRA): `None` when taken, else how long until one is free. A
+    /// store of one server keeps no rates (the server's own limiter does): always taken.
+    fn take_rate(
+        &self,
+        _name: &str,
+        _interval: Duration,
+        _burst: u32,
+    ) -> Result<Option<Duration>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// The server's durable records: a typed handle over a [`Backend`], cheap to clone.

@@ -13,7 +13,7 @@
 //! Redis Cluster is not supported.
 
 use super::{Backend, Scan, StoreError, Table, Write};
-use crate::redis_pool::{Failure, Pool};
+use crate::redis_pool::{Failure, Gcra, Pool};
 use redis::Script;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -113,6 +113,7 @@ pub struct RedisBackend {
     remove_if: Script,
     lease: Script,
     release: Script,
+    gcra: Gcra,
 }
 
 fn keys(table: Table) -> (String, String) {
@@ -144,6 +145,7 @@ impl RedisBackend {
             remove_if: Script::new(REMOVE_IF),
             lease: Script::new(LEASE),
             release: Script::new(RELEASE),
+            gcra: Gcra::new(),
         };
         let fsync: Vec<String> = backend
             .pool
@@ -338,5 +340,15 @@ impl Backend for RedisBackend {
         self.pool
             .run(|c| self.release.key(&key).arg(holder).invoke::<i64>(c))?;
         Ok(())
+    }
+
+    fn take_rate(
+        &self,
+        name: &str,
+        interval: Duration,
+        burst: u32,
+    ) -> Result<Option<Duration>, StoreError> {
+        let key = format!("{PREFIX}rate:{name}");
+        self.read(self.gcra.take(&self.pool, &key, interval, burst))
     }
 }
