@@ -237,9 +237,9 @@ pub enum Error {
         name: String,
     },
     /// `palisade serve --store redis://…`: the shared store is down or did not answer in time.
-    /// Nothing of the request was kept; the same request may succeed once it is back. Details
-    /// go to the log, not the caller.
-    #[error("the server's store is unavailable; nothing was kept")]
+    /// The same request may succeed once it is back (with its `Idempotency-Key`, a commit whose
+    /// answer was lost is replayed, not repeated). Details go to the log, not the caller.
+    #[error("the server's store is unavailable; retry after Retry-After seconds")]
     StoreUnavailable,
     /// `palisade serve`, replicas: the session's files live on another replica, which alone
     /// can serve it; send the request there.
