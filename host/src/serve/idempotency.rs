@@ -173,6 +173,7 @@ impl Ledger {
             if let Seen::Replay(stored) =
                 self.judge(found, key, &hash, crate::audit::now_unix_ms())?
             {
+                lease.release().await;
                 return Ok(Answer {
                     stored,
                     replayed: true,
@@ -191,6 +192,7 @@ impl Ledger {
             });
             let store = self.store.clone();
             blocking(move || store.apply(&writes)).await?;
+            lease.release().await;
             Ok(Answer {
                 stored,
                 replayed: false,

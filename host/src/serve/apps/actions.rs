@@ -420,17 +420,21 @@ impl Apps {
         let skey = session_key(&tenant.name, app, &session);
         let hash = Ledger::hash(body);
         // This server's turn on the session, then the store's lease on it (replicas sharing
-        // a store take turns through it; one server alone holds it at once).
+        // a store take turns through it; one server alone holds it at once). A dry run writes
+        // nothing and takes no lease.
         self.turns
             .run(&skey, async {
-                let lease = self
-                    .parts
-                    .store
-                    .lease(&format!("app\n{skey}"), &self.parts.replica)
-                    .await?
-                    .ok_or_else(|| Error::SessionBusy {
-                        id: session.clone(),
-                    })?;
+                let lease = if request.dry_run {
+                    Lease::none()
+                } else {
+                    self.parts
+                        .store
+                        .lease(&format!("app\n{skey}"), &self.parts.replica)
+                        .await?
+                        .ok_or_else(|| Error::SessionBusy {
+                            id: session.clone(),
+                        })?
+                };
                 let turn = ActionTurn {
                     apps: self,
                     loaded: &loaded,
@@ -442,7 +446,9 @@ impl Apps {
                     hash,
                     lease: &lease,
                 };
-                turn.take().await
+                let reply = turn.take().await;
+                lease.release().await;
+                reply
             })
             .await
     }

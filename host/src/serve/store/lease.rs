@@ -29,10 +29,34 @@ struct Held {
     store: Store,
     name: String,
     holder: String,
-    renew: tokio::task::JoinHandle<()>,
+    /// Its renewal, once taken.
+    renew: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Lease {
+    /// No lease: for what writes nothing (a dry run), and on a store of one server.
+    pub fn none() -> Lease {
+        Lease { held: None }
+    }
+
+    /// Give the lease back now, before this server's next turn on the same name tries to take
+    /// it (dropping it gives it back too, but later, on a blocking thread).
+    pub async fn release(mut self) {
+        let Some(held) = self.held.take() else {
+            return;
+        };
+        if let Some(renew) = &held.renew {
+            renew.abort();
+        }
+        let Held {
+            store,
+            name,
+            holder,
+            ..
+        } = held;
+        let _ = blocking_store(move || store.backend().release(&name, &holder)).await;
+    }
+
     /// The write that makes a batch fail unless this lease is still held (nothing on a store
     /// of one server).
     pub fn fence(&self) -> Option<Write> {
@@ -48,7 +72,9 @@ impl Drop for Lease {
         let Some(held) = self.held.take() else {
             return;
         };
-        held.renew.abort();
+        if let Some(renew) = &held.renew {
+            renew.abort();
+        }
         // Given back on a blocking thread; if that fails, it expires.
         let Held {
             store,
@@ -68,9 +94,20 @@ impl Store {
     /// lease at once.
     pub async fn lease(&self, name: &str, replica: &str) -> Result<Option<Lease>, StoreError> {
         if !self.backend().shared() {
-            return Ok(Some(Lease { held: None }));
+            return Ok(Some(Lease::none()));
         }
         let holder = format!("{replica}#{}", crate::serve::new_id());
+        // Made before the first try, so that a request dropped while a try is on its blocking
+        // thread (its client went away) gives back what that try took, instead of leaving it
+        // held until it expires.
+        let mut lease = Lease {
+            held: Some(Held {
+                store: self.clone(),
+                name: name.to_owned(),
+                holder: holder.clone(),
+                renew: None,
+            }),
+        };
         let started = Instant::now();
         loop {
             let (store, n, h) = (self.clone(), name.to_owned(), holder.clone());
@@ -84,15 +121,10 @@ impl Store {
             }
             tokio::time::sleep(RETRY).await;
         }
-        let renew = tokio::spawn(renew(self.clone(), name.to_owned(), holder.clone()));
-        Ok(Some(Lease {
-            held: Some(Held {
-                store: self.clone(),
-                name: name.to_owned(),
-                holder,
-                renew,
-            }),
-        }))
+        if let Some(held) = &mut lease.held {
+            held.renew = Some(tokio::spawn(renew(self.clone(), name.to_owned(), holder)));
+        }
+        Ok(Some(lease))
     }
 }
 

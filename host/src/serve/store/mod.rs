@@ -436,6 +436,17 @@ mod tests {
         assert!(b.try_lease("s", "a", ttl).unwrap());
         assert!(b.try_lease("s", "a", ttl).unwrap(), "its holder extends it");
         assert!(!b.try_lease("s", "b", ttl).unwrap(), "held by a");
+        // Replica r gives its lease back while replica q waits: q takes it next, not r.
+        assert!(b.try_lease("t", "r#1", ttl).unwrap());
+        assert!(!b.try_lease("t", "q#1", ttl).unwrap(), "q waits");
+        b.release("t", "r#1").unwrap();
+        assert!(!b.try_lease("t", "r#2", ttl).unwrap(), "r yields to q");
+        assert!(b.try_lease("t", "q#1", ttl).unwrap());
+        b.release("t", "q#1").unwrap();
+        assert!(
+            b.try_lease("t", "r#2", ttl).unwrap(),
+            "nobody waits: r takes it"
+        );
         let fenced = |holder: &str| {
             b.apply(&[
                 Write::Fence {

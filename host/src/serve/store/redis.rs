@@ -85,13 +85,25 @@ end
 return n
 ";
 
-/// Take or extend the lease `KEYS[1]` for `ARGV[1]` for `ARGV[2]` ms, if it is free or already
-/// its own.
+/// Take or extend the lease `KEYS[1]` for the holder `ARGV[1]` (of the replica `ARGV[3]`) for
+/// `ARGV[2]` ms. A free lease goes to the replica that announced it is waiting (`KEYS[2]`,
+/// refreshed by its every try, gone 50 ms after its last), if another did: a replica giving
+/// a lease back cannot take it again at once while another waits, so replicas alternate on a
+/// busy session instead of one starving.
 const LEASE: &str = r"
 local holder = redis.call('GET', KEYS[1])
-if holder == false or holder == ARGV[1] then
+if holder == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return 1
+end
+local waiting = redis.call('GET', KEYS[2])
+if holder == false and (waiting == false or waiting == ARGV[3]) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  if waiting then redis.call('DEL', KEYS[2]) end
+  return 1
+end
+if waiting == false or waiting == ARGV[3] then
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', 50)
 end
 return 0
 ";
@@ -327,11 +339,21 @@ impl Backend for RedisBackend {
 
     fn try_lease(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
         let key = format!("{PREFIX}lease:{name}");
+        let waiting = format!("{PREFIX}waiting:{name}");
         let ms = ttl.as_millis().max(1) as u64;
-        let taken: i64 = self.read(
-            self.pool
-                .run(|c| self.lease.key(&key).arg(holder).arg(ms).invoke(c)),
-        )?;
+        // A holder is `REPLICA#ID` (`Store::lease`).
+        let replica = holder
+            .rsplit_once('#')
+            .map_or(holder, |(replica, _)| replica);
+        let taken: i64 = self.read(self.pool.run(|c| {
+            self.lease
+                .key(&key)
+                .key(&waiting)
+                .arg(holder)
+                .arg(ms)
+                .arg(replica)
+                .invoke(c)
+        }))?;
         Ok(taken == 1)
     }
 
