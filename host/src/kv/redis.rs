@@ -60,7 +60,7 @@ impl RedisKv {
     pub fn open(url: &str) -> Result<RedisKv, KvError> {
         let pool = Pool::open(url).map_err(KvError::Backend)?;
         pool.run(|c| redis::cmd("PING").query::<String>(c))
-            .map_err(backend)?;
+            .map_err(|e| KvError::Backend(format!("cannot reach {}: {e}", pool.shown())))?;
         Ok(RedisKv {
             pool,
             gcra: Gcra::new(),

@@ -42,19 +42,18 @@ impl Lease {
     /// Give the lease back now, before this server's next turn on the same name tries to take
     /// it (dropping it gives it back too, but later, on a blocking thread).
     pub async fn release(mut self) {
-        let Some(held) = self.held.take() else {
-            return;
-        };
+        if let Some((store, name, holder)) = self.give_up() {
+            let _ = blocking_store(move || store.backend().release(&name, &holder)).await;
+        }
+    }
+
+    /// Stop renewing; what to give back, if anything is held.
+    fn give_up(&mut self) -> Option<(Store, String, String)> {
+        let held = self.held.take()?;
         if let Some(renew) = &held.renew {
             renew.abort();
         }
-        let Held {
-            store,
-            name,
-            holder,
-            ..
-        } = held;
-        let _ = blocking_store(move || store.backend().release(&name, &holder)).await;
+        Some((held.store, held.name, held.holder))
     }
 
     /// The write that makes a batch fail unless this lease is still held (nothing on a store
@@ -69,19 +68,10 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        let Some(held) = self.held.take() else {
+        let Some((store, name, holder)) = self.give_up() else {
             return;
         };
-        if let Some(renew) = &held.renew {
-            renew.abort();
-        }
         // Given back on a blocking thread; if that fails, it expires.
-        let Held {
-            store,
-            name,
-            holder,
-            ..
-        } = held;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn_blocking(move || store.backend().release(&name, &holder));
         }
