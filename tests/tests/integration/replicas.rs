@@ -116,6 +116,11 @@ struct Cluster {
 const KV_POLICY: &str =
     "name = \"kvq\"\n[kv]\nnamespace = \"app\"\nmax_keys = 2\n[kv.buckets]\nstate = \"rw\"\n";
 
+/// The folder `scratch_dir(name)` made, without clearing it.
+fn scratch_dir_of(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("palisade-test-{}-{name}", std::process::id()))
+}
+
 fn cluster(name: &str, keys: bool) -> Cluster {
     let root = scratch_dir(name);
     let policies = crate::serve::policies_dir(name);
@@ -384,6 +389,59 @@ fn a_tenants_rate_holds_across_replicas() {
         );
     }
     assert_eq!(run_as(c.b.addr, "beta-key", source).status, 200);
+}
+
+/// A policy's `[http] rate` of 3 a minute holds across both replicas together: two requests
+/// through A and one through B reach the upstream, the fourth (through either) is refused by
+/// the rule `http.rate`, and the upstream saw exactly three.
+#[test]
+fn a_policys_http_rate_holds_across_replicas() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let up = runtime.block_on(crate::upstream::Upstream::start());
+    let url = format!("http://localhost:{}/api/hello", up.port());
+    let c = cluster("replicas-http-rate", false);
+    // Written into the watched policies folder: both replicas load it.
+    let policies = scratch_dir_of("replicas-http-rate").join("policies");
+    std::fs::write(
+        policies.join("net.toml"),
+        format!(
+            "name = \"net\"\n[http]\nallow_private = [\"127.0.0.1/32\", \"::1/128\"]\n\
+             rate = \"3/min\"\n[[http.allow]]\nurl = \"http://localhost:{}/api/\"\n",
+            up.port()
+        ),
+    )
+    .unwrap();
+    for at in [c.a.addr, c.b.addr] {
+        let started = Instant::now();
+        while !request(at, "GET", "/v1/policies", None, None)
+            .body
+            .to_string()
+            .contains("\"net\"")
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "net.toml is loaded"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let source = format!(
+        "export default async () => {{ try {{ return (await fetch({url:?})).status }} \
+         catch (e) {{ return e.rule ?? e.name }} }}"
+    );
+    let fetch = |at: SocketAddr| {
+        let body = json!({"policy": "net", "source": source});
+        request(at, "POST", "/v1/run", None, Some(body)).body["output"].clone()
+    };
+    let (a, b) = (c.a.addr, c.b.addr);
+    let answers = [fetch(a), fetch(b), fetch(a), fetch(b)];
+    assert_eq!(
+        answers,
+        [json!(200), json!(200), json!(200), json!("http.rate")]
+    );
+    assert_eq!(fetch(a), "http.rate");
+    assert_eq!(up.seen().len(), 3, "the upstream saw three requests in all");
+    assert_eq!(request(b, "GET", "/healthz", None, None).status, 200);
 }
 
 /// A sandbox session's files live on the replica that created it: another replica answers
