@@ -482,6 +482,40 @@ mod tests {
         );
     }
 
+    /// `Store::lease`: a lease given back is free at once for another replica, whose commit
+    /// then carries its own fence; on the embedded store a lease is a no-op without a fence.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn leases_are_given_back_and_fence_commits() {
+        let redis = crate::redis_pool::TestRedis::start("lease");
+        let store = super::Store::new(std::sync::Arc::new(RedisBackend::open(&redis.url).unwrap()));
+        let first = store.lease("app\ns", "a").await.unwrap().unwrap();
+        let fence = first.fence().unwrap();
+        first.release().await;
+        let ttl = Duration::from_secs(10);
+        assert!(
+            store.backend().try_lease("app\ns", "b#0", ttl).unwrap(),
+            "free at once, not when it expires"
+        );
+        store.backend().release("app\ns", "b#0").unwrap();
+        let second = store.lease("app\ns", "b").await.unwrap().unwrap();
+        let stale = store.apply(&[fence, put(Table::Apps, "k", "1")]);
+        assert_eq!(stale, Err(StoreError::Fenced), "a's fence no longer holds");
+        let fresh = second.fence().unwrap();
+        store.apply(&[fresh, put(Table::Apps, "k", "2")]).unwrap();
+        assert_eq!(
+            store.backend().get(Table::Apps, "k").unwrap().as_deref(),
+            Some("2")
+        );
+        drop(second);
+        let dir = std::env::temp_dir().join(format!("palisade-lease-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let embedded = super::Store::open(&dir.join("server.redb")).unwrap();
+        let lease = embedded.lease("app\ns", "a").await.unwrap().unwrap();
+        assert!(lease.fence().is_none());
+        drop(embedded);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     #[test]
     fn the_embedded_backend_keeps_the_contract() {
         let dir = std::env::temp_dir().join(format!("palisade-store-{}", std::process::id()));
