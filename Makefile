@@ -26,6 +26,7 @@ fmt:
 lint: setup
 	$(CARGO) clippy --locked --workspace --exclude palisade-guest --exclude palisade-oxc-parser --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p palisade --features redis --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade-cli --no-default-features -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --no-default-features -- -D warnings

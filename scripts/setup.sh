@@ -6,11 +6,12 @@
 # also needs Debian's clang-22 and wasi-libc headers (rquickjs-sys builds QuickJS with them, see
 # .cargo/config.toml), Debian's libc++ for wasm32 (the guest's URL parser, ada, is C++; see
 # guest-js/wasi-sdk), libclang for javy's bindgen, Binaryen's wasm-opt (xtask optimizes the
-# guest with it), and the wasm32-wasip2 Rust target.
+# guest with it), and the wasm32-wasip2 Rust target. The replica tests start Debian's
+# redis-server (tests/tests/integration/replicas.rs) on a loopback port of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libc++-22-dev-wasm32 libc++abi-22-dev-wasm32 libclang-22-dev binaryen iproute2 python3 python3-venv)
+packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libc++-22-dev-wasm32 libc++abi-22-dev-wasm32 libclang-22-dev binaryen iproute2 python3 python3-venv redis-server)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -18,6 +18,15 @@ pub struct ServeArgs {
     /// Where sessions, idempotency records and the key-value store are kept.
     #[arg(long)]
     data: Option<PathBuf>,
+    /// Keep the server's records (sessions, apps' states and events, idempotency records) and
+    /// the key-value store in this Redis, `redis://HOST:PORT/DB`, which replicas share
+    /// (docs/scaling.md). Default: in --data.
+    #[arg(long, value_name = "redis://HOST:PORT/DB")]
+    store: Option<String>,
+    /// This server's name among replicas sharing --store: it names the replica that holds a
+    /// session in `session_elsewhere`. Default: the address it listens on.
+    #[arg(long, value_name = "NAME")]
+    replica: Option<String>,
     /// Tenants and the SHA-256 of their keys (TOML). Without it, no authentication, and only
     /// a loopback address is served.
     #[arg(long)]
@@ -72,6 +81,8 @@ pub fn run(args: ServeArgs) -> ExitCode {
         local.is_dir().then_some(local)
     });
     config.keys = args.keys;
+    config.store = args.store;
+    config.replica = args.replica;
     config.audit_log = args.audit_log;
     config.max_sessions = args.max_sessions;
     config.max_concurrency = args.max_concurrency.max(1);

@@ -42,6 +42,8 @@ mod options;
 mod palisade;
 pub mod policy;
 pub mod record;
+#[cfg(feature = "redis")]
+mod redis_pool;
 mod script;
 mod secrets;
 mod seed;

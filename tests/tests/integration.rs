@@ -76,6 +76,8 @@ mod policy_files;
 mod precompile;
 #[path = "integration/replay.rs"]
 mod replay;
+#[path = "integration/replicas.rs"]
+mod replicas;
 #[path = "integration/sandbox.rs"]
 mod sandbox;
 #[path = "integration/serve.rs"]

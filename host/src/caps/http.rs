@@ -104,11 +104,11 @@ pub fn decide_offline(
 }
 
 /// A policy's request rate, shared by every call under that policy: in this process, or, with
-/// a data directory, by every process on it (`kv::SharedRates`).
+/// a data directory or a shared key-value store, by every process on it (`kv::SharedRate`).
 pub(crate) enum RateLimiter {
     Local(DefaultDirectRateLimiter),
     Shared {
-        store: Arc<crate::kv::SharedRates>,
+        store: Arc<dyn crate::kv::SharedRate>,
         policy: String,
         rate: crate::policy::Rate,
     },
@@ -141,7 +141,7 @@ impl RateLimiter {
 pub(crate) fn rate_limiter(
     http: &Http,
     policy: &str,
-    store: Option<Arc<crate::kv::SharedRates>>,
+    store: Option<Arc<dyn crate::kv::SharedRate>>,
 ) -> Option<Arc<RateLimiter>> {
     let rate = http.rate?;
     let count = NonZeroU32::new(rate.count)?;

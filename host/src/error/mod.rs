@@ -244,6 +244,20 @@ pub enum Error {
         /// The name asked for.
         name: String,
     },
+    /// `palisade serve --store redis://…`: the shared store is down or did not answer in time.
+    /// The same request may succeed once it is back (with its `Idempotency-Key`, a commit whose
+    /// answer was lost is replayed, not repeated). Details go to the log, not the caller.
+    #[error("the server's store is unavailable; retry after Retry-After seconds")]
+    StoreUnavailable,
+    /// `palisade serve`, replicas: the session's files live on another replica, which alone
+    /// can serve it; send the request there.
+    #[error("session `{id}` is held by replica `{replica}`")]
+    SessionElsewhere {
+        /// The session's id.
+        id: String,
+        /// The replica that holds it (its `--replica` name).
+        replica: String,
+    },
     /// A bug or an environment failure in Palisade itself. Details go to the log, not the caller.
     #[error("internal error")]
     Internal {
@@ -355,8 +369,12 @@ error_codes! {
     FileConflict = ("file_conflict", 56, 409, false),
     /// `palisade serve`: no such app (never loaded, unloaded, or another tenant's).
     AppNotFound = ("app_not_found", 57, 404, false),
+    /// `palisade serve --store redis://…`: the shared store is down or did not answer in time.
+    StoreUnavailable = ("store_unavailable", 58, 503, true),
+    /// `palisade serve`, replicas: the session is held by another replica.
+    SessionElsewhere = ("session_elsewhere", 59, 421, true),
     /// `palisade serve`: a call's held key-value writes met another writer's.
-    KvConflict = ("kv_conflict", 58, 409, true),
+    KvConflict = ("kv_conflict", 60, 409, true),
 }
 
 impl ErrorCode {
@@ -423,6 +441,8 @@ impl Error {
             Error::FileNotFound { .. } => ErrorCode::FileNotFound,
             Error::FileConflict { .. } => ErrorCode::FileConflict,
             Error::AppNotFound { .. } => ErrorCode::AppNotFound,
+            Error::StoreUnavailable => ErrorCode::StoreUnavailable,
+            Error::SessionElsewhere { .. } => ErrorCode::SessionElsewhere,
             Error::KvConflict { .. } => ErrorCode::KvConflict,
         }
     }
@@ -433,8 +453,10 @@ impl Error {
     }
 
     /// Whether the same call may succeed if tried again later, unchanged: no slot or compile
-    /// budget was free (`capacity_exhausted`), the session was busy (`session_busy`), or
-    /// Palisade itself failed (`internal`). Every other code comes from the script, its input
+    /// budget was free (`capacity_exhausted`), the session was busy (`session_busy`), the
+    /// server's shared store did not answer (`store_unavailable`), the session is held by
+    /// another replica (`session_elsewhere`: retry there), or Palisade itself failed
+    /// (`internal`). Every other code comes from the script, its input
     /// or its policy, and ends the same way again.
     pub fn retryable(&self) -> bool {
         self.error_code().retryable()

@@ -59,6 +59,8 @@ fn errors_take_their_facts_from_their_code() {
             &ErrorCode::CapacityExhausted,
             &ErrorCode::Internal,
             &ErrorCode::SessionBusy,
+            &ErrorCode::StoreUnavailable,
+            &ErrorCode::SessionElsewhere,
             &ErrorCode::KvConflict
         ]
     );

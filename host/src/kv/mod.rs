@@ -1,6 +1,7 @@
 //! Key-value storage behind the `wasi:keyvalue` capability: the [`KvBackend`] trait, the
-//! embedded, durable default on SQLite ([`SqliteBackend`], one file that many processes share)
-//! and [`RedbBackend`] for a store that one process owns.
+//! embedded, durable default on SQLite ([`SqliteBackend`], one file that many processes share),
+//! [`RedbBackend`] for a store that one process owns, and, with the `redis` feature,
+//! [`RedisKv`] for processes on several machines that share one Redis.
 //!
 //! Every key lives under a namespace (from the policy; the script cannot name it) and a bucket.
 //! Backends see the three parts separately, never a joined string, so no key — `../x`, `a/b`,
@@ -8,11 +9,15 @@
 
 mod overlay;
 mod redb;
+#[cfg(feature = "redis")]
+mod redis;
 mod sqlite;
 mod writes;
 
 pub(crate) use self::overlay::KvOverlay;
 pub use self::redb::RedbBackend;
+#[cfg(feature = "redis")]
+pub use self::redis::RedisKv;
 pub(crate) use self::sqlite::SharedRates;
 pub use self::sqlite::SqliteBackend;
 pub use self::writes::{KvOp, KvTransaction, KvWrite, KvWrites, MAX_TRANSACTION_BYTES};
@@ -57,6 +62,14 @@ pub enum KvError {
     /// The storage itself failed.
     #[error("the key-value store failed: {0}")]
     Backend(String),
+}
+
+/// Token buckets for a policy's `[http] rate` that every process on one store shares: the
+/// SQLite file's `rate.sqlite3` ([`SqliteBackend`]'s data directory) or [`RedisKv`]'s Redis.
+pub trait SharedRate: Send + Sync {
+    /// Take one request from `policy`'s bucket, which holds at most `count` and refills
+    /// `count` every `per`; whether there was one.
+    fn take(&self, policy: &str, count: u32, per: std::time::Duration) -> Result<bool, KvError>;
 }
 
 /// One stored entry: namespace, bucket, key and value (for copying a store elsewhere).
@@ -125,6 +138,11 @@ pub trait KvBackend: Send + Sync + 'static {
     }
     /// Keys `namespace` holds, all buckets together (what `max_keys` is checked against).
     fn key_count(&self, namespace: &str) -> Result<u64, KvError>;
+    /// The policies' `[http] rate` buckets this store shares between its processes, if it
+    /// keeps any; otherwise each process keeps its own.
+    fn shared_rate(self: std::sync::Arc<Self>) -> Option<std::sync::Arc<dyn SharedRate>> {
+        None
+    }
     /// Apply a call's writes ([`crate::RunOptions::kv_transaction`]) in one transaction: all of
     /// them, or none and the first error. Open a transaction of the store, wrap it in a type
     /// implementing [`KvTransaction`], call [`KvWrites::apply_in`], and commit only when it
@@ -301,6 +319,109 @@ mod tests {
         counters_and_swaps(&store);
         drop(store);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The same contract on a real Redis, and a call's transaction applied whole: a quota
+    /// past its limit, or a compare-and-swap that another writer moved, writes nothing.
+    #[cfg(feature = "redis")]
+    #[test]
+    fn redis_keeps_namespaces_counts_counters_swaps_and_transactions() {
+        let server = crate::redis_pool::TestRedis::start("kv");
+        let store = RedisKv::open(&server.url).unwrap();
+        namespaces_and_buckets_are_separate_and_counted(&store);
+        counters_and_swaps(&store);
+        let write = |key: &str, op: KvOp| KvWrite {
+            namespace: "t".into(),
+            bucket: "b".into(),
+            key: key.into(),
+            max_keys: 2,
+            op,
+        };
+        let mut batch = KvWrites::default();
+        batch.push(write("a", KvOp::Set(b"1".to_vec()))).unwrap();
+        batch.push(write("n", KvOp::Increment(2))).unwrap();
+        store.apply(&batch).unwrap();
+        assert_eq!(store.list("t", "b", 0, 9).unwrap(), ["a", "n"]);
+        let mut past_quota = KvWrites::default();
+        past_quota.push(write("n", KvOp::Increment(1))).unwrap();
+        past_quota
+            .push(write("c", KvOp::Set(b"3".to_vec())))
+            .unwrap();
+        assert_eq!(
+            store.apply(&past_quota),
+            Err(KvError::TooManyKeys { limit: 2 })
+        );
+        assert_eq!(
+            store.get("t", "b", "n").unwrap().as_deref(),
+            Some(&b"2"[..])
+        );
+        let mut moved = KvWrites::default();
+        moved.push(write("n", KvOp::Increment(1))).unwrap();
+        let swap = KvOp::CompareAndSwap {
+            expected: Some(b"1".to_vec()),
+            new: b"x".to_vec(),
+            swapped: true,
+        };
+        moved.push(write("a", swap)).unwrap();
+        store.set("t", "b", "a", b"9", 2).unwrap();
+        assert!(matches!(store.apply(&moved), Err(KvError::Conflict { .. })));
+        assert_eq!(
+            store.get("t", "b", "n").unwrap().as_deref(),
+            Some(&b"2"[..])
+        );
+        store.delete("t", "b", "a").unwrap();
+        assert_eq!(store.key_count("t").unwrap(), 1);
+        drop(server);
+        assert!(matches!(store.get("t", "b", "n"), Err(KvError::Backend(_))));
+    }
+
+    /// A policy's `[http] rate` of 3 a minute holds for two clients of one Redis together
+    /// (two processes, as replicas are), and per policy.
+    #[cfg(feature = "redis")]
+    #[test]
+    fn redis_shares_http_rates_between_clients() {
+        let server = crate::redis_pool::TestRedis::start("kv-rate");
+        let one: std::sync::Arc<dyn KvBackend> =
+            std::sync::Arc::new(RedisKv::open(&server.url).unwrap());
+        let two: std::sync::Arc<dyn KvBackend> =
+            std::sync::Arc::new(RedisKv::open(&server.url).unwrap());
+        let (one, two) = (one.shared_rate().unwrap(), two.shared_rate().unwrap());
+        let minute = std::time::Duration::from_secs(60);
+        let taken: Vec<bool> = (0..4)
+            .map(|i| {
+                let store = if i % 2 == 0 { &one } else { &two };
+                store.take("p", 3, minute).unwrap()
+            })
+            .collect();
+        assert_eq!(taken, [true, true, true, false]);
+        assert!(two.take("other", 3, minute).unwrap(), "each policy its own");
+    }
+
+    /// Eight threads, each with its own connection pool, add 1 to one counter 50 times: no
+    /// update is lost to the optimistic transactions' races.
+    #[cfg(feature = "redis")]
+    #[test]
+    fn redis_counters_hold_across_clients() {
+        let server = crate::redis_pool::TestRedis::start("kv-shared");
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let url = server.url.clone();
+                std::thread::spawn(move || {
+                    let store = RedisKv::open(&url).unwrap();
+                    for _ in 0..50 {
+                        store.increment("ns", "b", "n", 1, 10).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let store = RedisKv::open(&server.url).unwrap();
+        assert_eq!(
+            store.get("ns", "b", "n").unwrap().as_deref(),
+            Some(&b"400"[..])
+        );
     }
 
     #[test]

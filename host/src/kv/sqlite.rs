@@ -307,6 +307,7 @@ impl KvBackend for SqliteBackend {
         .collect()
     }
 }
+
 /// Token buckets that processes sharing a data directory share (`[http] rate`): one row per
 /// policy in a SQLite file beside the key-value store (`rate.sqlite3`), taken from in one
 /// write transaction, so that the rate holds for every `palisade run` and embedder on that
@@ -331,10 +332,11 @@ impl SharedRates {
             conn: Mutex::new(conn),
         })
     }
+}
 
-    /// Take one token from `policy`'s bucket, which holds at most `count` and refills `count`
-    /// every `per`; whether there was one.
-    pub fn take(&self, policy: &str, count: u32, per: Duration) -> Result<bool, KvError> {
+/// One token from `policy`'s bucket, in one write transaction.
+impl super::SharedRate for SharedRates {
+    fn take(&self, policy: &str, count: u32, per: Duration) -> Result<bool, KvError> {
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()

@@ -56,7 +56,7 @@ struct Inner {
     kv: std::sync::OnceLock<Result<Arc<dyn KvBackend>, String>>,
     /// The `[http] rate` buckets processes on the data directory share, opened on first use;
     /// `None` with an embedder's own key-value backend, or when the file cannot be opened.
-    shared_rates: std::sync::OnceLock<Option<Arc<crate::kv::SharedRates>>>,
+    shared_rates: std::sync::OnceLock<Option<Arc<dyn crate::kv::SharedRate>>>,
     /// Scripts compiled in the background once called often ([`Builder::auto_compile`]).
     auto: Option<AutoCompiler>,
     /// Cranelift compiles of compiled scripts' components: one at a time, within a budget.
@@ -540,13 +540,15 @@ impl Palisade {
             .clone()
     }
 
-    /// The shared rate buckets: `rate.sqlite3` beside the key-value store's file.
-    fn shared_rates(&self) -> Option<Arc<crate::kv::SharedRates>> {
+    /// The shared rate buckets: `rate.sqlite3` beside the key-value store's file, or those of
+    /// a key-value store that keeps its own (Redis).
+    fn shared_rates(&self) -> Option<Arc<dyn crate::kv::SharedRate>> {
         self.inner
             .shared_rates
             .get_or_init(|| {
-                let KvSetting::Path(kv) = &self.inner.settings.kv else {
-                    return None;
+                let kv = match &self.inner.settings.kv {
+                    KvSetting::Path(kv) => kv,
+                    KvSetting::Backend(backend) => return backend.clone().shared_rate(),
                 };
                 let path = kv.with_file_name("rate.sqlite3");
                 match crate::kv::SharedRates::open(&path) {

@@ -4,6 +4,7 @@
 //! use every policy, and it is only started on a loopback address.
 
 use super::errors::ApiError;
+use super::store::{Store, blocking};
 use crate::Error;
 use axum::http::HeaderMap;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
@@ -24,6 +25,17 @@ pub struct Tenant {
     /// The most live sessions this tenant may hold.
     pub max_sessions: Option<usize>,
     rate: Option<DefaultDirectRateLimiter>,
+    /// The same rate as a pace, for replicas that share it through their store.
+    pace: Option<Pace>,
+}
+
+/// A rate as GCRA sees it: one request every `interval`, with up to `burst` at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pace {
+    /// The time one request uses up (the period over the count).
+    pub interval: Duration,
+    /// How many requests may come at once.
+    pub burst: u32,
 }
 
 impl Tenant {
@@ -34,6 +46,7 @@ impl Tenant {
             policies: None,
             max_sessions: None,
             rate: None,
+            pace: None,
         }
     }
 
@@ -122,8 +135,8 @@ fn bearer_hash(headers: &HeaderMap) -> Result<String, ApiError> {
     Ok(crate::hex::sha256(key.as_bytes()))
 }
 
-/// `"100/s"`, `"20/min"`, `"1000/h"`.
-fn parse_rate(text: &str) -> Option<Quota> {
+/// `"100/s"`, `"20/min"`, `"1000/h"`: the local limiter's quota and the shared pace.
+fn parse_rate(text: &str) -> Option<(Quota, Pace)> {
     let (count, per) = text.split_once('/')?;
     let count = NonZeroU32::new(count.trim().parse().ok()?)?;
     let period = match per.trim() {
@@ -132,7 +145,12 @@ fn parse_rate(text: &str) -> Option<Quota> {
         "h" => Duration::from_secs(3600),
         _ => return None,
     };
-    Some(Quota::with_period(period / count.get())?.allow_burst(count))
+    let interval = period / count.get();
+    let pace = Pace {
+        interval,
+        burst: count.get(),
+    };
+    Some((Quota::with_period(interval)?.allow_burst(count), pace))
 }
 
 impl Keys {
@@ -165,17 +183,21 @@ impl Keys {
                 return Err(format!("{at}.name: `{}` is listed twice", t.name));
             }
             let hash = check_hash(&at, &t.key_sha256)?;
-            let rate = match &t.rate {
-                None => None,
-                Some(text) => Some(RateLimiter::direct(parse_rate(text).ok_or_else(|| {
-                    format!("{at}.rate: `{text}` is not a rate such as \"100/s\", \"20/min\"")
-                })?)),
+            let (rate, pace) = match &t.rate {
+                None => (None, None),
+                Some(text) => {
+                    let (quota, pace) = parse_rate(text).ok_or_else(|| {
+                        format!("{at}.rate: `{text}` is not a rate such as \"100/s\", \"20/min\"")
+                    })?;
+                    (Some(RateLimiter::direct(quota)), Some(pace))
+                }
             };
             let tenant = Tenant {
                 name: t.name,
                 policies: Some(t.policies),
                 max_sessions: t.max_sessions,
                 rate,
+                pace,
             };
             if by_hash.insert(hash, Arc::new(tenant)).is_some() {
                 return Err(format!("{at}.key_sha256: two tenants share one key"));
@@ -210,14 +232,18 @@ impl Keys {
 pub struct Tenants {
     keys: Option<Keys>,
     local: Arc<Tenant>,
+    /// A store that replicas share: the tenants' rates are taken there, for all of them.
+    shared: Option<Store>,
 }
 
 impl Tenants {
-    /// The tenants of `keys`; without keys, the local tenant only.
-    pub fn new(keys: Option<Keys>) -> Tenants {
+    /// The tenants of `keys`; without keys, the local tenant only. Their rates are taken in
+    /// `store` when replicas share it, else in this server's memory.
+    pub fn new(keys: Option<Keys>, store: &Store) -> Tenants {
         Tenants {
             keys,
             local: Arc::new(Tenant::local()),
+            shared: store.shared().then(|| store.clone()),
         }
     }
 
@@ -239,12 +265,21 @@ impl Tenants {
     }
 
     /// The caller's tenant, after its rate.
-    pub fn admit(&self, headers: &HeaderMap) -> Result<Arc<Tenant>, ApiError> {
+    pub async fn admit(&self, headers: &HeaderMap) -> Result<Arc<Tenant>, ApiError> {
         let tenant = match &self.keys {
             Some(keys) => keys.authenticate(headers)?,
             None => self.local.clone(),
         };
-        tenant.admit().map_err(|retry| {
+        let taken = match (&self.shared, tenant.pace) {
+            (Some(store), Some(pace)) => {
+                let (store, name) = (store.clone(), format!("tenant\n{}", tenant.name));
+                blocking(move || store.backend().take_rate(&name, pace.interval, pace.burst))
+                    .await?
+                    .map_or(Ok(()), |wait| Err(wait.as_secs().max(1)))
+            }
+            _ => tenant.admit(),
+        };
+        taken.map_err(|retry| {
             ApiError::capacity(
                 axum::http::StatusCode::TOO_MANY_REQUESTS,
                 0,
@@ -272,7 +307,7 @@ where
         state: &S,
     ) -> Result<Self, Self::Rejection> {
         let tenants = <Arc<Tenants> as axum::extract::FromRef<S>>::from_ref(state);
-        tenants.admit(&parts.headers).map(Authed)
+        tenants.admit(&parts.headers).await.map(Authed)
     }
 }
 

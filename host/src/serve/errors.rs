@@ -65,6 +65,13 @@ impl ApiError {
         e
     }
 
+    /// `error` with a `Retry-After` of `seconds`.
+    pub fn retry_after(error: Error, seconds: u64) -> Self {
+        let mut e = ApiError::from(error);
+        e.0.retry_after = Some(seconds);
+        e
+    }
+
     /// Answer with `status` instead of the code's.
     pub fn with_status(mut self, status: StatusCode) -> Self {
         self.0.status = Some(status);
@@ -142,6 +149,9 @@ impl ApiError {
         if let Some(id) = error_id {
             body["error_id"] = Value::String(id);
         }
+        if let Error::SessionElsewhere { replica, .. } = &self.0.error {
+            body["replica"] = Value::String(replica.clone());
+        }
         if let Error::GuestSyntax {
             location: Some(l), ..
         }
@@ -176,6 +186,7 @@ pub fn class(code: ErrorCode) -> &'static str {
         | ErrorCode::CapacityExhausted
         | ErrorCode::SessionBusy
         | ErrorCode::KvConflict => "limit",
+        ErrorCode::StoreUnavailable | ErrorCode::SessionElsewhere => "server",
         ErrorCode::GuestException
         | ErrorCode::GuestSyntax
         | ErrorCode::GuestDeadlock
@@ -203,7 +214,12 @@ pub fn default_note(code: ErrorCode) -> &'static str {
         ErrorCode::FileNotFound => "check the path with fs/ls; create parents with `parents: true`",
         ErrorCode::FileConflict => "pick another path, or remove what is there first",
         ErrorCode::AppNotFound => "load the app first (POST /v1/apps); GET /v1/apps lists yours",
-        ErrorCode::CapacityExhausted => "retry after the number of seconds in Retry-After",
+        ErrorCode::CapacityExhausted | ErrorCode::StoreUnavailable => {
+            "retry after the number of seconds in Retry-After"
+        }
+        ErrorCode::SessionElsewhere => {
+            "send the request to the replica named in `replica`, which holds the session's files"
+        }
         ErrorCode::Internal => "retry; if it persists, report the error_id to the operator",
         ErrorCode::GuestException
         | ErrorCode::GuestSyntax

@@ -10,7 +10,7 @@
 
 use super::errors::ApiError;
 use super::reply::Stored;
-use super::store::{Scan, Store, Table, blocking};
+use super::store::{Scan, Store, StoreError, Table, Write, blocking};
 use super::turns::Turns;
 use crate::Error;
 use axum::http::HeaderMap;
@@ -26,6 +26,7 @@ pub const MAX_KEY_BYTES: usize = 255;
 /// pass starts in each table.
 pub struct Ledger {
     store: Store,
+    replica: String,
     ttl: Duration,
     tables: Vec<Table>,
     turns: Turns,
@@ -67,11 +68,18 @@ impl Ledger {
         let purge_from = Mutex::new(vec![None; tables.len()]);
         Ledger {
             store,
+            replica: String::new(),
             ttl,
             tables,
             turns: Turns::default(),
             purge_from,
         }
+    }
+
+    /// The ledger of the replica named `replica` (the holder of its leases on a shared store).
+    pub fn for_replica(mut self, replica: String) -> Ledger {
+        self.replica = replica;
+        self
     }
 
     /// The request's `Idempotency-Key`, if any: visible ASCII, 1 to [`MAX_KEY_BYTES`] bytes.
@@ -152,12 +160,19 @@ impl Ledger {
         let hash = Ledger::hash(body);
         let turn = id.clone();
         self.in_turn(&turn, async {
+            // Replicas sharing the store take turns on the key through its lease.
+            let lease = self
+                .store
+                .lease(&format!("run\n{id}"), &self.replica)
+                .await?
+                .ok_or_else(|| busy(key))?;
             let store = self.store.clone();
             let lookup = id.clone();
             let found = blocking(move || store.get(Table::RunKeys, &lookup)).await?;
             if let Seen::Replay(stored) =
                 self.judge(found, key, &hash, crate::audit::now_unix_ms())?
             {
+                lease.release().await;
                 return Ok(Answer {
                     stored,
                     replayed: true,
@@ -165,8 +180,18 @@ impl Ledger {
             }
             let stored = run().await?;
             let record = Ledger::record(hash, &stored);
+            let value = serde_json::to_string(&record).map_err(|e| Error::Internal {
+                detail: format!("an idempotency record cannot be written as JSON: {e}"),
+            })?;
+            let mut writes: Vec<Write> = lease.fence().into_iter().collect();
+            writes.push(Write::Put {
+                table: Table::RunKeys,
+                key: id,
+                value,
+            });
             let store = self.store.clone();
-            blocking(move || store.put(Table::RunKeys, &id, &record)).await?;
+            blocking(move || store.apply(&writes)).await?;
+            lease.release().await;
             Ok(Answer {
                 stored,
                 replayed: false,
@@ -174,6 +199,13 @@ impl Ledger {
         })
         .await
     }
+}
+
+/// 409 `session_busy` for a key whose lease another replica held past the wait.
+fn busy(key: &str) -> ApiError {
+    ApiError::from(Error::SessionBusy { id: key.to_owned() }).note(
+        "another replica is running a request with this Idempotency-Key: retry to get its response",
+    )
 }
 
 /// Most records one purge pass reads from each table. A pass reads them in a read transaction
@@ -190,7 +222,7 @@ struct Written {
     created_unix_ms: u64,
 }
 
-fn store_err<E: std::fmt::Display>(e: E) -> String {
+fn store_err(e: StoreError) -> String {
     format!("idempotency purge: {e}")
 }
 
@@ -210,15 +242,17 @@ fn purge_table(
     (now, ttl): (u64, u64),
     scan: usize,
 ) -> Result<(usize, Option<String>), String> {
-    let read = store.scan(
-        table,
-        Scan {
-            prefix: "",
-            after: from,
-            limit: scan,
-            max_bytes: usize::MAX,
-        },
-    )?;
+    let read = store
+        .scan(
+            table,
+            Scan {
+                prefix: "",
+                after: from,
+                limit: scan,
+                max_bytes: usize::MAX,
+            },
+        )
+        .map_err(store_err)?;
     let last = (read.len() >= scan)
         .then(|| read.last().map(|(k, _)| k.clone()))
         .flatten();

@@ -137,7 +137,7 @@ async fn terminated() {
 /// Serve until SIGTERM (or Ctrl-C): then stop accepting, let requests in flight finish within
 /// the drain grace, and return. `on_listen` is told the bound address.
 pub async fn serve(
-    config: Config,
+    mut config: Config,
     on_listen: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), String> {
     check(&config)?;
@@ -146,6 +146,8 @@ pub async fn serve(
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let grace = config.drain_grace;
+    // Replicas on `--listen …:0` are told apart by the port they got.
+    config.replica.get_or_insert_with(|| addr.to_string());
     let state = AppState::open(config)?;
     let _watcher = watch(&state.policies);
     tokio::spawn(reaper(state.clone()));

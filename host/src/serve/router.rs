@@ -292,7 +292,7 @@ pub async fn get_session(
     Authed(tenant): Authed,
     Path(id): Path<String>,
 ) -> AppResult {
-    let session = sessions.get(&tenant.name, &id)?;
+    let session = sessions.get(&tenant.name, &id).await?;
     Ok(json_response(StatusCode::OK, session.view()))
 }
 
@@ -305,7 +305,7 @@ pub async fn stop_session(
     Authed(tenant): Authed,
     Path(id): Path<String>,
 ) -> AppResult {
-    let session = sessions.get(&tenant.name, &id)?;
+    let session = sessions.get(&tenant.name, &id).await?;
     sessions.stop(session).await?;
     Ok(json_response(
         StatusCode::OK,

@@ -14,7 +14,7 @@ use super::reply::Stored;
 use super::runner::Runner;
 use super::runs::{NewFile, RunRequest};
 use super::store::{Store, Table};
-use crate::kv::SqliteBackend;
+use crate::kv::KvBackend;
 use crate::policy::{DEFAULT_MAX_FILES, DEFAULT_SCRATCH_QUOTA, HumanDuration};
 use crate::{Error, Policy};
 use axum::http::StatusCode;
@@ -89,6 +89,9 @@ pub struct SessionRecord {
     /// The memory of its runs that set none, in MiB (the sandbox daemon's `memory_mb`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u64>,
+    /// The replica that holds its files, on a store that replicas share (`--replica`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<String>,
 }
 
 /// A live session.
@@ -166,7 +169,7 @@ pub struct SessionParts {
     /// Where session records are kept.
     pub store: Store,
     /// The key-value store the calls use (to clear a stopped session's keys).
-    pub kv: Arc<SqliteBackend>,
+    pub kv: Arc<dyn KvBackend>,
     /// The folder that holds each session's folder (`DATA/sessions`).
     pub dir: PathBuf,
     /// Its limits.
@@ -179,6 +182,8 @@ pub struct SessionParts {
     pub journal: Journal,
     /// The policies sessions run under.
     pub policies: Arc<Policies>,
+    /// This server's name among replicas sharing the store: it holds the sessions it creates.
+    pub replica: String,
 }
 
 /// The live sessions, by id, and what they are built on.
@@ -291,9 +296,17 @@ fn full(what: &str) -> ApiError {
 impl Sessions {
     /// The sessions kept in the store (their idle clocks start now), over `parts`.
     pub fn open(parts: SessionParts) -> Result<Sessions, String> {
-        let records = parts.store.all::<SessionRecord>(Table::Sessions, "")?;
+        let records = parts
+            .store
+            .all::<SessionRecord>(Table::Sessions, "")
+            .map_err(|e| e.to_string())?;
         let mut map = HashMap::new();
+        // On a shared store, each replica serves the sessions whose files it holds.
+        let shared = parts.store.shared();
         for (_, record) in records {
+            if shared && record.replica.as_deref() != Some(&parts.replica) {
+                continue;
+            }
             let dir = parts.dir.join(&record.session_id).join("files");
             map.insert(
                 record.session_id.clone(),
@@ -311,13 +324,35 @@ impl Sessions {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The tenant's session `id`; another tenant's is not found.
-    pub fn get(&self, tenant: &str, id: &str) -> Result<Arc<Session>, ApiError> {
-        self.lock()
+    /// The tenant's session `id`; another tenant's is not found. On a shared store, one that
+    /// another replica holds is `session_elsewhere`, naming it, never an empty session.
+    pub async fn get(&self, tenant: &str, id: &str) -> Result<Arc<Session>, ApiError> {
+        let found = self
+            .lock()
             .get(id)
             .filter(|s| s.record.tenant == tenant && !s.stopped.load(Ordering::Relaxed))
-            .cloned()
-            .ok_or_else(|| Error::SessionNotFound { id: id.to_owned() }.into())
+            .cloned();
+        if let Some(session) = found {
+            return Ok(session);
+        }
+        let not_found = || Error::SessionNotFound { id: id.to_owned() }.into();
+        if !self.parts.store.shared() {
+            return Err(not_found());
+        }
+        let (store, key) = (self.parts.store.clone(), id.to_owned());
+        let record: Option<SessionRecord> =
+            super::store::blocking(move || store.get(Table::Sessions, &key)).await?;
+        match record
+            .filter(|r| r.tenant == tenant)
+            .and_then(|r| r.replica)
+        {
+            Some(replica) if replica != self.parts.replica => Err(Error::SessionElsewhere {
+                id: id.to_owned(),
+                replica,
+            }
+            .into()),
+            _ => Err(not_found()),
+        }
     }
 
     /// The tenant's sessions, oldest first.
@@ -403,6 +438,11 @@ impl Sessions {
             idle_timeout_ms: idle.as_millis() as u64,
             config,
             memory_mb: body.memory_mb,
+            replica: self
+                .parts
+                .store
+                .shared()
+                .then(|| self.parts.replica.clone()),
         };
         let session = Arc::new(Session::new(record, self.parts.dir.join(&id).join("files")));
         let made = self
@@ -452,7 +492,7 @@ impl Sessions {
             }
             store
                 .put(Table::Sessions, &s.record.session_id, &s.record)
-                .map_err(internal)
+                .map_err(ApiError::from)
         })
         .await
     }
@@ -465,7 +505,7 @@ impl Sessions {
             let _ = std::fs::remove_dir_all(s.dir.parent().unwrap_or(&s.dir));
             store
                 .remove(Table::Sessions, std::slice::from_ref(&s.record.session_id))
-                .map_err(internal)
+                .map_err(ApiError::from)
         })
         .await;
     }
@@ -493,7 +533,7 @@ impl Sessions {
         let store = self.parts.store.clone();
         blocking(move || {
             if let Some(kv_policy) = kv_policy {
-                clear_keys(&kv, &session, &kv_policy)?;
+                clear_keys(&*kv, &session, &kv_policy)?;
             }
             if let Some(parent) = session.dir.parent() {
                 let _ = std::fs::remove_dir_all(parent);
@@ -503,7 +543,7 @@ impl Sessions {
                     Table::Sessions,
                     std::slice::from_ref(&session.record.session_id),
                 )
-                .map_err(internal)
+                .map_err(ApiError::from)
         })
         .await
     }
@@ -515,7 +555,7 @@ impl Sessions {
         id: &str,
         mut request: RunRequest,
     ) -> Result<Stored, ApiError> {
-        let session = self.get(&tenant.name, id)?;
+        let session = self.get(&tenant.name, id).await?;
         if request.memory.is_none() && request.memory_mb.is_none() {
             request.memory_mb = session.record.memory_mb;
         }
@@ -560,7 +600,7 @@ impl Sessions {
         op: String,
         request: FsRequest,
     ) -> Result<serde_json::Value, ApiError> {
-        let session = self.get(&tenant.name, id)?;
+        let session = self.get(&tenant.name, id).await?;
         session.touch();
         let policy = self
             .parts
@@ -633,11 +673,10 @@ impl Sessions {
 
 /// Remove a stopped session's keys from the key-value store.
 fn clear_keys(
-    kv: &SqliteBackend,
+    kv: &dyn KvBackend,
     session: &Session,
     kv_policy: &crate::policy::Kv,
 ) -> Result<(), ApiError> {
-    use crate::kv::KvBackend;
     let namespace = format!("{}{}", session.kv_prefix(), kv_policy.namespace);
     for bucket in kv_policy.buckets.keys() {
         while let Ok(keys) = kv.list(&namespace, bucket, 0, 1000) {
@@ -680,6 +719,7 @@ mod tests {
             runner,
             journal: Journal::default(),
             policies: Arc::new(Policies::open(None, metrics)),
+            replica: "test".into(),
         })
         .unwrap()
     }
@@ -713,7 +753,7 @@ mod tests {
         let unknown = sessions.create(&local, create("nope")).await.unwrap_err();
         assert_eq!(unknown.code(), "policy_not_found");
         let id = first["session_id"].as_str().unwrap();
-        let session = sessions.get("local", id).unwrap();
+        let session = sessions.get("local", id).await.unwrap();
         sessions.stop(session).await.unwrap();
         sessions.create(&local, create("default")).await.unwrap();
         drop(sessions);

@@ -29,6 +29,12 @@ pub struct Config {
     pub policies: Option<PathBuf>,
     /// Where sessions, idempotency records and the key-value store live.
     pub data: PathBuf,
+    /// `--store redis://HOST:PORT/DB`: keep the server's records and the key-value store in
+    /// that Redis, which replicas share (docs/scaling.md); `None`: in `data`.
+    pub store: Option<String>,
+    /// This server's name among replicas sharing a store (`--replica`): it holds the leases it
+    /// takes and the sessions it creates. `None`: its listening address.
+    pub replica: Option<String>,
     /// The keys file; `None` means no authentication (loopback only).
     pub keys: Option<PathBuf>,
     /// Where audit records are appended (JSON lines); `None` keeps none.
@@ -66,12 +72,21 @@ pub struct Config {
 }
 
 impl Config {
+    /// This server's name among replicas: `--replica`, else its listening address.
+    pub fn replica_name(&self) -> String {
+        self.replica
+            .clone()
+            .unwrap_or_else(|| self.listen.to_string())
+    }
+
     /// The defaults of `palisade serve` with no flags, keeping data in `data`.
     pub fn new(data: PathBuf) -> Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8787)),
             policies: None,
             data,
+            store: None,
+            replica: None,
             keys: None,
             audit_log: None,
             max_sessions: 1000,
@@ -132,10 +147,8 @@ impl AppState {
             Some(path) => Some(Keys::from_file(path)?),
             None => None,
         };
-        let store = Store::open(&config.data.join("server.redb"))?;
-        let kv = Arc::new(
-            crate::kv::open_default(&config.data.join("kv.sqlite3")).map_err(|e| e.to_string())?,
-        );
+        let store = Store::open_at(config.store.as_deref(), &config.data.join("server.redb"))?;
+        let kv = kv_store(&config)?;
         let palisade = engine(&config, kv.clone())?;
         let metrics = Arc::new(Metrics::new());
         metrics.pool_slots.set(i64::from(palisade.pool_slots()));
@@ -153,11 +166,14 @@ impl AppState {
         }
         let admission = Admission::new(config.max_concurrency, config.admission_wait);
         let runner = Arc::new(Runner::new(palisade, admission, metrics.clone()));
-        let ledger = Arc::new(Ledger::new(
-            store.clone(),
-            config.idempotency_ttl,
-            vec![Table::RunKeys, Table::AppKeys],
-        ));
+        let ledger = Arc::new(
+            Ledger::new(
+                store.clone(),
+                config.idempotency_ttl,
+                vec![Table::RunKeys, Table::AppKeys],
+            )
+            .for_replica(config.replica_name()),
+        );
         let sessions = Arc::new(Sessions::open(SessionParts {
             store: store.clone(),
             kv,
@@ -170,6 +186,7 @@ impl AppState {
             runner: runner.clone(),
             journal: journal.clone(),
             policies: policies.clone(),
+            replica: config.replica_name(),
         })?);
         let apps = Arc::new(Apps::new(AppParts {
             store: store.clone(),
@@ -181,9 +198,10 @@ impl AppState {
             stream_caps: config.event_streams,
             seed_file: config.app.clone(),
             max_sessions: config.max_sessions,
+            replica: config.replica_name(),
         }));
         Ok(Arc::new(AppState {
-            tenants: Arc::new(Tenants::new(keys)),
+            tenants: Arc::new(Tenants::new(keys, &store)),
             policies,
             runner,
             ledger,
@@ -204,7 +222,17 @@ impl AppState {
 
 /// The library, sized by the flags: the pool holds a slot per call the server admits, and
 /// the audit log is the library's writer.
-fn engine(config: &Config, kv: Arc<crate::kv::SqliteBackend>) -> Result<Palisade, String> {
+/// The key-value store: in the shared Redis of `--store`, else the SQLite file in the data folder.
+fn kv_store(config: &Config) -> Result<Arc<dyn crate::kv::KvBackend>, String> {
+    Ok(match &config.store {
+        Some(url) => Arc::new(crate::kv::RedisKv::open(url).map_err(|e| e.to_string())?),
+        None => Arc::new(
+            crate::kv::open_default(&config.data.join("kv.sqlite3")).map_err(|e| e.to_string())?,
+        ),
+    })
+}
+
+fn engine(config: &Config, kv: Arc<dyn crate::kv::KvBackend>) -> Result<Palisade, String> {
     let mut builder = Palisade::builder()
         .max_concurrency(u32::try_from(config.max_concurrency.max(1)).unwrap_or(u32::MAX))
         .queue_timeout(config.admission_wait)

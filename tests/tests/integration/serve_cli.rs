@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 pub(crate) struct Running {
-    child: Child,
+    pub(crate) child: Child,
     pub(crate) addr: SocketAddr,
     stderr: mpsc::Receiver<String>,
 }
@@ -86,14 +86,14 @@ impl Running {
     }
 }
 
-struct Reply {
-    status: u16,
-    headers: String,
-    body: Value,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: String,
+    pub(crate) body: Value,
 }
 
 /// One HTTP/1.1 request on a fresh connection.
-fn request(
+pub(crate) fn request(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -103,7 +103,7 @@ fn request(
     request_with(addr, method, path, key, &[], body)
 }
 
-fn request_with(
+pub(crate) fn request_with(
     addr: SocketAddr,
     method: &str,
     path: &str,

@@ -178,6 +178,14 @@ fn redb_applies_as_documented_against_another_writer() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+#[cfg(feature = "redis")]
+#[test]
+fn redis_applies_as_documented_against_another_writer() {
+    let server = crate::redis_pool::TestRedis::start("overlay-apply");
+    let base = Arc::new(crate::kv::RedisKv::open(&server.url).unwrap());
+    apply_meets_another_writer(base);
+}
+
 #[test]
 fn repeated_writes_of_one_key_fold() {
     let (base, dir) = store("fold");

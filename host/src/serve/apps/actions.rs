@@ -11,7 +11,7 @@ use super::super::errors::{ApiError, docs_url, status_of};
 use super::super::idempotency::{Ledger, Seen};
 use super::super::journal::Who;
 use super::super::reply::Stored;
-use super::super::store::{Scan, Table};
+use super::super::store::{Lease, Scan, StoreError, Table};
 use super::abi::Loaded;
 use super::events::MAX_EVENT_BYTES;
 use super::records::{self, Commit, EventRecord, SessionState};
@@ -381,6 +381,8 @@ struct ActionTurn<'a> {
     skey: &'a str,
     request: ActionRequest,
     hash: String,
+    /// The session's lease: its fence goes with the commit.
+    lease: &'a Lease,
 }
 
 /// What a call of an action gave, with where the session stood before it.
@@ -416,17 +418,39 @@ impl Apps {
             .is_some_and(|v| v == true);
         request.dry_run = request.dry_run || env_dry;
         let skey = session_key(&tenant.name, app, &session);
-        let turn = ActionTurn {
-            apps: self,
-            loaded: &loaded,
-            tenant,
-            key,
-            session: &session,
-            skey: &skey,
-            request,
-            hash: Ledger::hash(body),
-        };
-        self.turns.run(&skey, turn.take()).await
+        let hash = Ledger::hash(body);
+        // This server's turn on the session, then the store's lease on it (replicas sharing
+        // a store take turns through it; one server alone holds it at once). A dry run writes
+        // nothing and takes no lease.
+        self.turns
+            .run(&skey, async {
+                let lease = if request.dry_run {
+                    Lease::none()
+                } else {
+                    self.parts
+                        .store
+                        .lease(&format!("app\n{skey}"), &self.parts.replica)
+                        .await?
+                        .ok_or_else(|| Error::SessionBusy {
+                            id: session.clone(),
+                        })?
+                };
+                let turn = ActionTurn {
+                    apps: self,
+                    loaded: &loaded,
+                    tenant,
+                    key,
+                    session: &session,
+                    skey: &skey,
+                    request,
+                    hash,
+                    lease: &lease,
+                };
+                let reply = turn.take().await;
+                lease.release().await;
+                reply
+            })
+            .await
     }
 }
 
@@ -656,6 +680,7 @@ impl ActionTurn<'_> {
                     Ledger::record(self.hash.clone(), stored),
                 )
             }),
+            fence: self.lease.fence(),
         };
         let has_events = !commit.events.is_empty();
         drop(ran.previous);
@@ -683,7 +708,7 @@ impl ActionTurn<'_> {
                 limit: max,
                 ..Scan::prefix(&prefix)
             };
-            Ok(store.scan(Table::AppSessions, scan)?.len())
+            Ok::<_, StoreError>(store.scan(Table::AppSessions, scan)?.len())
         })
         .await?;
         if held >= max {

@@ -152,6 +152,19 @@ impl futures_core::Stream for EventStream {
     }
 }
 
+/// How often a stream reads the log of a shared store for other replicas' commits: an event
+/// reaches a stream on another replica within this. Bounds the reads: one small range read per
+/// open stream per period (at most `StreamCaps::per_server` streams).
+pub const SHARED_POLL: Duration = Duration::from_millis(250);
+
+/// Wait `period`, or for ever when there is none.
+async fn tick(period: Option<Duration>) {
+    match period {
+        Some(period) => tokio::time::sleep(period).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// The stream of `tenant`'s `session_key`'s events after the id `after`, or 429
 /// `capacity_exhausted` past a cap.
 pub fn stream(
@@ -168,6 +181,9 @@ pub fn stream(
     )?;
     let (tx, rx) = tokio::sync::mpsc::channel(BUFFER);
     let store = apps.parts.store.clone();
+    // Other replicas' commits wake nothing here: on a shared store the log is read again
+    // every `SHARED_POLL` too.
+    let poll = store.shared().then_some(SHARED_POLL);
     let mut committed = apps.subscribe();
     tokio::spawn(async move {
         let mut last = after;
@@ -202,6 +218,7 @@ pub fn stream(
                     }
                 }
                 () = tx.closed() => return,
+                () = tick(poll) => {}
             }
         }
     });

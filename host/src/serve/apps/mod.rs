@@ -51,6 +51,8 @@ pub struct AppParts {
     /// The most app sessions (with a kept state) a tenant holds over all its apps, unless its
     /// key sets `max_sessions` (`--max-sessions`).
     pub max_sessions: usize,
+    /// This server's name among replicas (the holder of its leases).
+    pub replica: String,
 }
 
 /// The apps' service: compiled apps, the turn of each session, the signal that wakes event
@@ -127,6 +129,19 @@ impl Apps {
             .get(&key)
             .cloned();
         let record = match cached {
+            // Another replica may have loaded the app again, or unloaded it: on a shared store
+            // the record is read each time, and a copy of another source is compiled again.
+            Some(loaded) if self.parts.store.shared() => {
+                let record = self.record(&tenant.name, name).await?;
+                let policy = self.parts.policies.policy_for(tenant, &record.policy)?;
+                if record.sha256 == loaded.record.sha256
+                    && record.policy == loaded.record.policy
+                    && policy.sha256() == loaded.policy_sha256
+                {
+                    return Ok(loaded);
+                }
+                record
+            }
             Some(loaded) => {
                 let policy = self
                     .parts
@@ -178,26 +193,27 @@ impl Apps {
             .remove(&app_key(tenant, name));
     }
 
-    /// Write `commit` durably (group commit, started on first use).
+    /// Write `commit` durably: by group commit (started on first use) into the embedded file;
+    /// alone into a shared store, which groups concurrent writes itself (Redis fsyncs once for
+    /// the writes that arrive together) and whose fence then refuses this commit alone.
     async fn commit(&self, commit: records::Commit) -> Result<(), ApiError> {
+        if self.parts.store.shared() {
+            let store = self.parts.store.clone();
+            return records::blocking(move || records::write(&store, std::iter::once(&commit)))
+                .await;
+        }
         let committer = {
             let mut slot = self.committer.lock().unwrap_or_else(|e| e.into_inner());
             match &*slot {
                 Some(c) => c.clone(),
                 None => {
-                    let c = Arc::new(
-                        records::Committer::start(self.parts.store.clone())
-                            .map_err(|detail| Error::Internal { detail })?,
-                    );
+                    let c = Arc::new(records::Committer::start(self.parts.store.clone())?);
                     *slot = Some(c.clone());
                     c
                 }
             }
         };
-        committer
-            .commit(commit)
-            .await
-            .map_err(|detail| Error::Internal { detail }.into())
+        Ok(committer.commit(commit).await?)
     }
 
     /// Wake the event streams: a commit wrote events.

@@ -4,7 +4,7 @@
 //! idempotency record in one atomic step (durable before the response is sent).
 
 pub use super::super::idempotency::KeyRecord;
-use super::super::store::{Scan, Store, Table, Write};
+use super::super::store::{Scan, Store, StoreError, Table, Write};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -49,19 +49,19 @@ pub struct EventRecord {
     pub event: Value,
 }
 
-fn err<E: std::fmt::Display>(e: E) -> String {
-    format!("app store: {e}")
+fn err<E: std::fmt::Display>(e: E) -> StoreError {
+    StoreError::Failed(format!("app store: {e}"))
 }
 
 pub use super::super::store::blocking;
 
 /// The app under `key` (`tenant\napp\n`).
-pub fn app(store: &Store, key: &str) -> Result<Option<AppRecord>, String> {
+pub fn app(store: &Store, key: &str) -> Result<Option<AppRecord>, StoreError> {
     store.get(Table::Apps, key)
 }
 
 /// Every app of `tenant`.
-pub fn apps(store: &Store, tenant: &str) -> Result<Vec<AppRecord>, String> {
+pub fn apps(store: &Store, tenant: &str) -> Result<Vec<AppRecord>, StoreError> {
     Ok(store
         .all(Table::Apps, &format!("{tenant}\n"))?
         .into_iter()
@@ -70,13 +70,13 @@ pub fn apps(store: &Store, tenant: &str) -> Result<Vec<AppRecord>, String> {
 }
 
 /// Write an app (loading it again replaces it and keeps its sessions).
-pub fn put_app(store: &Store, key: &str, record: &AppRecord) -> Result<(), String> {
+pub fn put_app(store: &Store, key: &str, record: &AppRecord) -> Result<(), StoreError> {
     store.put(Table::Apps, key, record)
 }
 
 /// Remove an app with its sessions, events and idempotency records, in one step; whether it
 /// existed.
-pub fn remove_app(store: &Store, key: &str) -> Result<bool, String> {
+pub fn remove_app(store: &Store, key: &str) -> Result<bool, StoreError> {
     let existed = store.backend().get(Table::Apps, key)?.is_some();
     let mut writes = vec![Write::Remove {
         table: Table::Apps,
@@ -93,17 +93,17 @@ pub fn remove_app(store: &Store, key: &str) -> Result<bool, String> {
 }
 
 /// A session's state, if it has committed anything.
-pub fn session(store: &Store, key: &str) -> Result<Option<SessionState>, String> {
+pub fn session(store: &Store, key: &str) -> Result<Option<SessionState>, StoreError> {
     store.get(Table::AppSessions, key)
 }
 
 /// Write a session's state (`/init` of `palisade serve --app`: the counters go on).
-pub fn put_session(store: &Store, key: &str, session: &SessionState) -> Result<(), String> {
+pub fn put_session(store: &Store, key: &str, session: &SessionState) -> Result<(), StoreError> {
     store.put(Table::AppSessions, key, session)
 }
 
 /// An idempotency record.
-pub fn key_record(store: &Store, key: &str) -> Result<Option<KeyRecord>, String> {
+pub fn key_record(store: &Store, key: &str) -> Result<Option<KeyRecord>, StoreError> {
     store.get(Table::AppKeys, key)
 }
 
@@ -117,12 +117,14 @@ pub struct Commit {
     pub events: Vec<EventRecord>,
     /// The idempotency record, under its key.
     pub key: Option<(String, KeyRecord)>,
+    /// The fence of the session's lease, on a shared store ([`Write::Fence`]).
+    pub fence: Option<Write>,
 }
 
 /// Most commits written in one transaction by the [`Committer`].
 const GROUP: usize = 256;
 
-type Waiting = (Commit, tokio::sync::oneshot::Sender<Result<(), String>>);
+type Waiting = (Commit, tokio::sync::oneshot::Sender<Result<(), StoreError>>);
 
 /// Group commit: one thread writes the commits that arrive while it is busy in one
 /// transaction (one fsync for all), and answers each when that transaction is durable. A
@@ -145,7 +147,7 @@ impl Drop for Committer {
 
 impl Committer {
     /// Start the thread; it ends when the committer is dropped.
-    pub fn start(store: Store) -> Result<Committer, String> {
+    pub fn start(store: Store) -> Result<Committer, StoreError> {
         let (queue, commits) = std::sync::mpsc::channel::<Waiting>();
         let thread = std::thread::Builder::new()
             .name("palisade-app-commits".into())
@@ -172,7 +174,7 @@ impl Committer {
     }
 
     /// Write `commit` durably, in the next group.
-    pub async fn commit(&self, commit: Commit) -> Result<(), String> {
+    pub async fn commit(&self, commit: Commit) -> Result<(), StoreError> {
         let (done, wait) = tokio::sync::oneshot::channel();
         self.queue
             .as_ref()
@@ -185,9 +187,13 @@ impl Committer {
 }
 
 /// Write commits in one atomic step.
-fn write<'a>(store: &Store, commits: impl Iterator<Item = &'a Commit>) -> Result<(), String> {
+pub fn write<'a>(
+    store: &Store,
+    commits: impl Iterator<Item = &'a Commit>,
+) -> Result<(), StoreError> {
     let mut writes = Vec::new();
     for commit in commits {
+        writes.extend(commit.fence.clone());
         writes.push(Write::Put {
             table: Table::AppSessions,
             key: commit.session_key.clone(),
@@ -233,7 +239,7 @@ pub fn events_after(
     session_key: &str,
     after: u64,
     (limit, max_bytes): (usize, usize),
-) -> Result<Vec<EventText>, String> {
+) -> Result<Vec<EventText>, StoreError> {
     let start = format!("{session_key}{:020}", after);
     let scan = Scan {
         prefix: session_key,

@@ -1,0 +1,136 @@
+//! Leases: how replicas sharing a store take turns on one session or one idempotency key. A
+//! lease is a record in the shared store naming its holder, with a time to live; it is
+//! renewed while held and given back when dropped, so a replica that dies (`kill -9`) holds
+//! it at most [`LEASE_TTL`]. Commits made under a lease carry its fence ([`Lease::fence`]):
+//! the store refuses the commit, writing nothing, when the lease has passed to another
+//! holder meanwhile. On a store that only one server uses (the embedded file), the process's
+//! own turns serialize everything and a lease is a no-op.
+
+use super::{Store, StoreError, Write, blocking_store};
+use std::time::{Duration, Instant};
+
+/// How long a lease lives unless renewed: how long a session stays blocked after its holder
+/// died. Renewed every third of it.
+pub const LEASE_TTL: Duration = Duration::from_secs(10);
+
+/// How long a request waits for a lease that another replica holds before `session_busy`.
+/// Longer than [`LEASE_TTL`], so that a lease left by a dead replica expires within it.
+pub const LEASE_WAIT: Duration = Duration::from_secs(30);
+
+/// How long to wait between two tries: short, because a turn usually takes milliseconds.
+const RETRY: Duration = Duration::from_millis(5);
+
+/// A lease held, given back when dropped.
+pub struct Lease {
+    held: Option<Held>,
+}
+
+struct Held {
+    store: Store,
+    name: String,
+    holder: String,
+    /// Its renewal, once taken.
+    renew: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Lease {
+    /// No lease: for what writes nothing (a dry run), and on a store of one server.
+    pub fn none() -> Lease {
+        Lease { held: None }
+    }
+
+    /// Give the lease back now, before this server's next turn on the same name tries to take
+    /// it (dropping it gives it back too, but later, on a blocking thread).
+    pub async fn release(mut self) {
+        if let Some((store, name, holder)) = self.give_up() {
+            let _ = blocking_store(move || store.backend().release(&name, &holder)).await;
+        }
+    }
+
+    /// Stop renewing; what to give back, if anything is held.
+    fn give_up(&mut self) -> Option<(Store, String, String)> {
+        let held = self.held.take()?;
+        if let Some(renew) = &held.renew {
+            renew.abort();
+        }
+        Some((held.store, held.name, held.holder))
+    }
+
+    /// The write that makes a batch fail unless this lease is still held (nothing on a store
+    /// of one server).
+    pub fn fence(&self) -> Option<Write> {
+        self.held.as_ref().map(|h| Write::Fence {
+            lease: h.name.clone(),
+            holder: h.holder.clone(),
+        })
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let Some((store, name, holder)) = self.give_up() else {
+            return;
+        };
+        // Given back on a blocking thread; if that fails, it expires.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn_blocking(move || store.backend().release(&name, &holder));
+        }
+    }
+}
+
+impl Store {
+    /// Take the lease `name` for this server (`replica`), waiting up to [`LEASE_WAIT`] while
+    /// another holds it: `Ok(None)` when it stayed held. On a store of one server, a no-op
+    /// lease at once.
+    pub async fn lease(&self, name: &str, replica: &str) -> Result<Option<Lease>, StoreError> {
+        if !self.backend().shared() {
+            return Ok(Some(Lease::none()));
+        }
+        let holder = format!("{replica}#{}", crate::serve::new_id());
+        // Made before the first try, so that a request dropped while a try is on its blocking
+        // thread (its client went away) gives back what that try took, instead of leaving it
+        // held until it expires.
+        let mut lease = Lease {
+            held: Some(Held {
+                store: self.clone(),
+                name: name.to_owned(),
+                holder: holder.clone(),
+                renew: None,
+            }),
+        };
+        let started = Instant::now();
+        loop {
+            let (store, n, h) = (self.clone(), name.to_owned(), holder.clone());
+            let taken =
+                blocking_store(move || store.backend().try_lease(&n, &h, LEASE_TTL)).await?;
+            if taken {
+                break;
+            }
+            if started.elapsed() >= LEASE_WAIT {
+                return Ok(None);
+            }
+            tokio::time::sleep(RETRY).await;
+        }
+        if let Some(held) = &mut lease.held {
+            held.renew = Some(tokio::spawn(renew(self.clone(), name.to_owned(), holder)));
+        }
+        Ok(Some(lease))
+    }
+}
+
+/// Extend the lease every third of its life until it is lost or the task is aborted.
+async fn renew(store: Store, name: String, holder: String) {
+    loop {
+        tokio::time::sleep(LEASE_TTL / 3).await;
+        let (s, n, h) = (store.clone(), name.clone(), holder.clone());
+        match blocking_store(move || s.backend().try_lease(&n, &h, LEASE_TTL)).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!("lost the lease on {name:?}: its commit will be refused");
+                return;
+            }
+            // The store is down: try again; a commit meanwhile fails anyway.
+            Err(_) => {}
+        }
+    }
+}
