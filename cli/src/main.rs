@@ -8,6 +8,7 @@ mod run;
 #[cfg(feature = "serve")]
 mod serve;
 mod soak;
+mod types;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -43,6 +44,9 @@ enum Command {
     /// Work with policy files.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// Print the TypeScript declarations of what a script may use under a policy (a `.d.ts`
+    /// to type-check scripts against: docs/agents.md).
+    Types(types::TypesArgs),
 }
 
 /// Exit code for usage errors (bad flags, unreadable files), as clap uses.
@@ -92,6 +96,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => compile::run(args),
         Command::Build(args) => build::run(args),
         Command::Policy(command) => policy::run(command),
+        Command::Types(args) => types::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Soak(args) => soak::run(args),
         #[cfg(feature = "serve")]

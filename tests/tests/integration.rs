@@ -107,6 +107,8 @@ mod test262;
 mod timers;
 #[path = "integration/tls.rs"]
 mod tls;
+#[path = "integration/types.rs"]
+mod types;
 #[path = "integration/web_globals.rs"]
 mod web_globals;
 #[path = "integration/web_platform_globals.rs"]

@@ -36,6 +36,7 @@ pub fn routes(state: &Arc<AppState>) -> Router<AppState> {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/v1/policies", get(policies))
+        .route("/v1/policies/{name}/types", get(policy_types))
         .route("/v1/run", post(run))
         .route("/v1/sessions", post(create_session).get(list_sessions))
         .route("/v1/sessions/{id}", get(get_session).delete(stop_session))
@@ -212,6 +213,27 @@ pub async fn policies(State(policies): State<Arc<Policies>>, Authed(tenant): Aut
         })
         .collect();
     Ok(json_response(StatusCode::OK, Value::Array(list)))
+}
+
+/// The TypeScript declarations of what a script may use under a policy (`Policy::typescript`,
+/// as `palisade types` prints them): a `.d.ts` to type-check scripts against.
+#[utoipa::path(get, path = "/v1/policies/{name}/types", tag = "policies",
+    params(("name" = String, Path, description = "the policy's name")),
+    responses((status = 200, description = "the declarations, `application/typescript`"),
+        (status = 401, description = "unauthorized"),
+        (status = 404, description = "policy_not_found")))]
+pub async fn policy_types(
+    State(policies): State<Arc<Policies>>,
+    Authed(tenant): Authed,
+    Path(name): Path<String>,
+) -> AppResult {
+    let policy = policies.policy_for(&tenant, &name)?;
+    let mut response = policy.typescript().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/typescript; charset=utf-8"),
+    );
+    Ok(response)
 }
 
 /// Run a script once, in a fresh sandbox.
