@@ -3,6 +3,8 @@
 mod bench;
 mod build;
 mod compile;
+#[cfg(feature = "serve")]
+mod mcp;
 mod policy;
 mod run;
 #[cfg(feature = "serve")]
@@ -41,6 +43,10 @@ enum Command {
     /// Serve runs and sandbox sessions over HTTP (docs/server.md).
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
+    /// Serve the Model Context Protocol over stdio: tools to run scripts and drive sessions
+    /// and apps, each policy's TypeScript declarations in their descriptions (docs/agents.md).
+    #[cfg(feature = "serve")]
+    Mcp(mcp::McpArgs),
     /// Work with policy files.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -101,5 +107,7 @@ fn main() -> ExitCode {
         Command::Soak(args) => soak::run(args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(args),
+        #[cfg(feature = "serve")]
+        Command::Mcp(args) => mcp::run(args),
     }
 }

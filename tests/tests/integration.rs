@@ -57,6 +57,8 @@ mod kv;
 mod kv_transaction;
 #[path = "integration/limits.rs"]
 mod limits;
+#[path = "integration/mcp.rs"]
+mod mcp;
 #[path = "integration/modules.rs"]
 mod modules;
 #[path = "integration/network.rs"]

@@ -166,6 +166,15 @@ impl Policy {
         let mut out = String::with_capacity(WEB.len() + 4096);
         header(&mut out, self);
         out.push_str(WEB);
+        out.push_str(&self.typescript_grants());
+        out
+    }
+
+    /// The part of [`Policy::typescript`] that depends on the policy: `Sandbox.Main`, `fetch`
+    /// and what the policy grants, without the ECMAScript and web globals every script has
+    /// (what an MCP tool's description carries).
+    pub fn typescript_grants(&self) -> String {
+        let mut out = String::with_capacity(4096);
         main(&mut out);
         fetch(&mut out, self.http().map(|h| &**h));
         if let Some(capabilities) = self.capabilities() {

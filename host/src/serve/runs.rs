@@ -3,6 +3,8 @@
 //! for a result and the error table's status for a failed call (its `error` then also has
 //! `type`, `docs_url` and `fix_note`).
 
+use super::auth::Tenant;
+use super::catalog::Policies;
 use super::daemon::DaemonFields;
 use super::errors::{ApiError, docs_url, status_of};
 use super::journal::Who;
@@ -12,6 +14,7 @@ use crate::policy::{ByteSize, HumanDuration};
 use crate::{Policy, RunOptions, Script};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use utoipa::ToSchema;
 
 /// A file to put in a new session's directory.
@@ -226,6 +229,30 @@ impl RunRequest {
             ),
         }
     }
+}
+
+/// Run `request` for `tenant` under the policy it names (`POST /v1/run`, the MCP tool
+/// `run_js`): `invalid_input` without one, `policy_not_found` for one the tenant may not use;
+/// a policy with `[kv]` gets the tenant's namespace prefix.
+pub async fn run_named(
+    runner: &Runner,
+    policies: &Policies,
+    tenant: &Tenant,
+    request: &RunRequest,
+) -> Result<Stored, ApiError> {
+    let Some(name) = &request.policy else {
+        return Err(
+            ApiError::invalid("a run needs `policy`").fix(serde_json::json!({"policy": "default"}))
+        );
+    };
+    let policy = policies.policy_for(tenant, name)?;
+    // Only a policy with [kv] changes for the tenant; any other runs as loaded, not copied for
+    // every request.
+    let derived = match policy.kv() {
+        Some(_) => Cow::Owned(policy.with_kv_namespace_prefix(&format!("{}/", tenant.name))),
+        None => Cow::Borrowed(&*policy),
+    };
+    execute(runner, &derived, request, &Who::tenant(&tenant.name)).await
 }
 
 /// Run `request` under `policy` (already derived for the caller) for `who`, and make the

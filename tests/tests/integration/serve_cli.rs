@@ -11,9 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-struct Running {
+pub struct Running {
     child: Child,
-    addr: SocketAddr,
+    pub addr: SocketAddr,
     stderr: mpsc::Receiver<String>,
 }
 
@@ -24,7 +24,7 @@ impl Drop for Running {
     }
 }
 
-fn serve(args: &[&str]) -> Running {
+pub fn serve(args: &[&str]) -> Running {
     let mut command = Command::new(palisade_bin());
     command.arg("serve").args(args);
     serve_with(command)
