@@ -315,10 +315,11 @@ fn bridge(out: &mut String, capabilities: &Capabilities) {
         };
         let _ = writeln!(
             out,
-            "  /** `capabilities.allow.{}`: at most {} calls per run, payloads up to {}; {what}. */\n  \
+            "  /** `capabilities.allow.{}`: at most {} call{} per run, payloads up to {}; {what}. */\n  \
              {}({params}): Promise<unknown>;",
             comment(name),
             rule.max_calls,
+            if rule.max_calls == 1 { "" } else { "s" },
             rule.max_payload,
             key(name),
         );

@@ -204,3 +204,65 @@ async fn serve_answers_a_policys_declarations_to_its_tenants() {
     assert_error(&unknown, 404, "policy_not_found");
     server.assert_fine(Some("acme-key")).await;
 }
+
+/// docs/agents.md's worked example: `examples/agents/escalate.ts` type-checks against the
+/// declarations of `examples/agents/support.toml`, and runs both granted capabilities in one
+/// call, each once; the audit has one allowed record per capability.
+#[tokio::test]
+async fn the_worked_example_calls_two_capabilities_in_one_run() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let examples = root().join("examples/agents");
+    let policy = Policy::from_file(examples.join("support.toml")).unwrap();
+    let dir = scratch_dir("types-example");
+    std::fs::write(dir.join("sandbox.d.ts"), policy.typescript()).unwrap();
+    std::fs::copy(examples.join("escalate.ts"), dir.join("escalate.ts")).unwrap();
+    let diagnostics = check(&dir, &["sandbox.d.ts", "escalate.ts"]);
+    assert_eq!(diagnostics, "", "{diagnostics}");
+    // The declarations docs/agents.md shows are the ones `palisade types` writes.
+    let docs = std::fs::read_to_string(root().join("docs/agents.md")).unwrap();
+    let start = docs.find("declare var crm").unwrap();
+    let end = start + docs[start..].find("};").unwrap() + 2;
+    assert!(policy.typescript().contains(&docs[start..end]));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (found, opened) = (calls.clone(), calls.clone());
+    let palisade = palisade::Palisade::builder()
+        .capability("findCustomer", move |payload: serde_json::Value| {
+            found.fetch_add(1, Ordering::SeqCst);
+            let known = payload["email"] == "ada@example.com";
+            async move {
+                Ok(if known {
+                    serde_json::json!({"id": "c-1", "plan": "pro"})
+                } else {
+                    serde_json::Value::Null
+                })
+            }
+        })
+        .capability("openTicket", move |payload: serde_json::Value| {
+            opened.fetch_add(1, Ordering::SeqCst);
+            let urgent = payload["priority"] == "urgent" && payload["customerId"] == "c-1";
+            async move { Ok(serde_json::json!({"ticket": if urgent { "T-1" } else { "T-wrong" }})) }
+        })
+        .build()
+        .unwrap();
+    let script = Script::from_file(examples.join("escalate.ts")).unwrap();
+    let input = r#"{"email": "ada@example.com", "complaint": "the export button does nothing"}"#;
+    let outcome = palisade.run(&policy, &script, input).await;
+    assert_eq!(
+        output(&outcome),
+        r#"{"opened":true,"ticket":"T-1","customer":"c-1"}"#
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    let allowed: Vec<&str> = outcome
+        .audit
+        .iter()
+        .filter(|r| r.decision == palisade::Decision::Allow)
+        .map(|r| r.target.as_str())
+        .collect();
+    assert_eq!(
+        allowed,
+        ["findCustomer", "openTicket"],
+        "{:?}",
+        outcome.audit
+    );
+}
