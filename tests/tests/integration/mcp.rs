@@ -279,3 +279,28 @@ async fn mcp_app_act_previews_with_dry_run_and_commits_without() {
     assert_eq!(refused(&missing), "app_not_found");
     normal_run(&server, "acme-key").await;
 }
+
+/// A catalog of many policies does not make `tools/list` unbounded: past 64 KiB of
+/// declarations a description names the policies left and where their declarations are.
+#[tokio::test]
+async fn mcp_tool_descriptions_stay_bounded_with_many_policies() {
+    let config = config("mcp-many", false);
+    let dir = config.policies.clone().unwrap();
+    for i in 0..200 {
+        std::fs::write(
+            dir.join(format!("p{i:03}.toml")),
+            "[config]\nregion = \"eu\"\n",
+        )
+        .unwrap();
+    }
+    let server = start(config);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let answer = rpc(&server, "any", list).await;
+    let tools = answer.body["result"]["tools"].as_array().unwrap().clone();
+    let run_js = tools.iter().find(|t| t["name"] == "run_js").unwrap();
+    let text = run_js["description"].as_str().unwrap();
+    assert!(text.len() < 80 << 10, "{}", text.len());
+    assert!(text.contains("## policy `p000`"));
+    assert!(text.contains("p199: their declarations are `palisade://policies/NAME/types`"));
+    normal_run(&server, "any").await;
+}

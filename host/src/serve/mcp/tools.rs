@@ -231,27 +231,38 @@ pub fn list(catalog: &Catalog, tenant: &Tenant) -> Vec<Tool> {
     tools
 }
 
+/// The most bytes of declarations one tool's description carries: a catalog of many policies
+/// would otherwise make every `tools/list` answer megabytes. Past it, the description names the
+/// policies left, whose declarations are resources.
+const MAX_DECLARATION_BYTES: usize = 64 << 10;
+
 /// Each policy's declarations, for a run and for a run in a session.
 fn declarations(catalog: &Catalog, tenant: &Tenant) -> (String, String) {
     let (mut runs, mut sessions) = (String::new(), String::new());
-    for policy in catalog
+    let mut left = Vec::new();
+    let usable = catalog
         .policies
         .values()
-        .filter(|p| tenant.may_use(p.name()))
-    {
-        let about = policy.description().unwrap_or("");
+        .filter(|p| tenant.may_use(p.name()));
+    for policy in usable {
         let name = policy.name();
-        let _ = write!(
-            runs,
-            "\n## policy `{name}`: {about}\n```ts{}```\n",
-            policy.typescript_grants()
+        if runs.len().max(sessions.len()) > MAX_DECLARATION_BYTES {
+            left.push(name);
+            continue;
+        }
+        let about = policy.description().unwrap_or("");
+        let grants = policy.typescript_grants();
+        let _ = write!(runs, "\n## policy `{name}`: {about}\n```ts{grants}```\n");
+        let session = session_policy(policy, std::path::Path::new("/")).typescript_grants();
+        let _ = write!(sessions, "\n## policy `{name}`\n```ts{session}```\n");
+    }
+    if !left.is_empty() {
+        let more = format!(
+            "\nAnd the policies {}: their declarations are `palisade://policies/NAME/types`.\n",
+            left.join(", ")
         );
-        let session = session_policy(policy, std::path::Path::new("/"));
-        let _ = write!(
-            sessions,
-            "\n## policy `{name}`\n```ts{}```\n",
-            session.typescript_grants()
-        );
+        runs.push_str(&more);
+        sessions.push_str(&more);
     }
     (runs, sessions)
 }
