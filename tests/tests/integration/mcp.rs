@@ -224,6 +224,26 @@ async fn mcp_refuses_what_the_caller_may_not_do_and_goes_on() {
     let hidden = rpc(&server, "nobody-key", read).await;
     assert_eq!(hidden.body["error"]["code"], -32002, "{}", hidden.body);
     normal_run(&server, "acme-key").await;
+    // A refusal inside a run is the policy's, audited with the caller's tenant as any other.
+    let denied = tool(
+        &server,
+        "acme-key",
+        "run_js",
+        json!({"policy": "default", "source": "export default async () => await kv.get('x')"}),
+    )
+    .await;
+    assert_eq!(refused(&denied), "policy_denied");
+    let log = server.state.config.audit_log.clone().unwrap();
+    let audited = std::fs::read_to_string(log).unwrap();
+    let line = audited
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["capability"] == "kv")
+        .unwrap_or_else(|| panic!("no audit line for the refusal: {audited}"));
+    assert_eq!(
+        (&line["tenant"], &line["decision"]),
+        (&json!("acme"), &json!("deny"))
+    );
     server.assert_fine(Some("acme-key")).await;
 }
 
