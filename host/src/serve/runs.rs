@@ -72,9 +72,14 @@ pub struct RunRequest {
     /// The script's source (named `request.js`), or use `script`.
     #[serde(default)]
     pub source: Option<String>,
-    /// The script with a name.
+    /// The script with a name; a name ending in `.ts` or `.mts` is TypeScript.
     #[serde(default)]
     pub script: Option<NamedScript>,
+    /// The modules the script imports, by the relative path it imports them by
+    /// (`{"lib.js": "export const add = …"}` for `import { add } from "./lib.js"`): JavaScript,
+    /// TypeScript (`.ts`) or JSON (`.json`), bundled on the host (`Script::with_modules`).
+    #[serde(default)]
+    pub modules: std::collections::BTreeMap<String, String>,
     /// The export (or method of the default export) to call.
     #[serde(default)]
     pub export: Option<String>,
@@ -219,15 +224,30 @@ impl RunRequest {
     }
 
     fn script(&self) -> Result<Script, ApiError> {
-        match (&self.source, &self.script) {
-            (Some(source), None) => Ok(Script::new("request.js", source.as_str())),
-            (None, Some(s)) => Ok(Script::new(s.name.as_str(), s.source.as_str())),
-            _ => Err(
-                ApiError::invalid("give exactly one of `source` and `script`")
-                    .fix(serde_json::json!({"script": null}))
-                    .note("send the script as `source` or as `script: {name, source}`, not both"),
-            ),
+        let typescript = matches!(self.lang.as_deref(), Some("ts" | "typescript"));
+        let (name, source) = match (&self.source, &self.script) {
+            (Some(source), None) if typescript => ("request.ts", source.as_str()),
+            (Some(source), None) => ("request.js", source.as_str()),
+            (None, Some(s)) => (s.name.as_str(), s.source.as_str()),
+            _ => {
+                return Err(Self::one_script());
+            }
+        };
+        let script = if crate::typescript::is_typescript(name) {
+            Script::typescript(name, source)?
+        } else {
+            Script::new(name, source)
+        };
+        if self.modules.is_empty() {
+            return Ok(script);
         }
+        Ok(script.with_modules(self.modules.clone())?)
+    }
+
+    fn one_script() -> ApiError {
+        ApiError::invalid("give exactly one of `source` and `script`")
+            .fix(serde_json::json!({"script": null}))
+            .note("send the script as `source` or as `script: {name, source}`, not both")
     }
 }
 

@@ -324,3 +324,32 @@ async fn mcp_tool_descriptions_stay_bounded_with_many_policies() {
     assert!(text.contains("p199: their declarations are `palisade://policies/NAME/types`"));
     normal_run(&server, "any").await;
 }
+
+/// A script in several files, in TypeScript: `run_js` with `modules`, and `POST /v1/run` with
+/// the same fields, give the same output; a module name that leads out of the folder is
+/// `invalid_input` on both, and a normal call follows.
+#[tokio::test]
+async fn mcp_and_the_route_run_typescript_with_its_modules() {
+    let server = start(config("mcp-modules", true));
+    let source = "import { add } from './lib.js';\nimport data from './data.json' with { type: 'json' };\n\
+        type In = { a: number };\nexport default (input: In): number => add(input.a, data.b);\n";
+    let modules = json!({"lib.ts": "export const add = (a: number, b: number): number => a + b;",
+        "data.json": "{\"b\": 40}"});
+    let args = json!({"policy": "default", "name": "main.ts", "source": source,
+        "modules": modules, "input": {"a": 2}});
+    let ran = tool(&server, "acme-key", "run_js", args).await;
+    assert_eq!(ran["structuredContent"]["output"], 42, "{ran}");
+    let body = json!({"policy": "default", "script": {"name": "main.ts", "source": source},
+        "modules": modules, "input": {"a": 2}});
+    let routed = server.call("POST", "/v1/run", Some("acme-key"), body).await;
+    assert_eq!(routed.body["output"], 42, "{}", routed.body);
+    let escape = json!({"policy": "default", "source": "import x from '../x.js'; export default x",
+        "modules": {"../x.js": "export default 1"}});
+    let refused_tool = tool(&server, "acme-key", "run_js", escape.clone()).await;
+    assert_eq!(refused(&refused_tool), "invalid_input");
+    let refused_route = server
+        .call("POST", "/v1/run", Some("acme-key"), escape)
+        .await;
+    assert_error(&refused_route, 400, "invalid_input");
+    normal_run(&server, "acme-key").await;
+}

@@ -58,6 +58,10 @@ pub struct RunJs {
     pub name: Option<String>,
     /// The policy to run under (see the declarations above).
     pub policy: Option<String>,
+    /// The modules the script imports, by the relative path it imports them by
+    /// (`{"lib.js": "export const add = (a, b) => a + b;"}` for `import { add } from
+    /// "./lib.js"`); `.ts` ones are TypeScript, `.json` ones JSON.
+    pub modules: Option<BTreeMap<String, String>>,
     #[serde(flatten)]
     pub options: CallOptions,
 }
@@ -117,6 +121,8 @@ pub struct SessionRun {
     pub source: String,
     /// The script's name; `.ts` runs it as TypeScript.
     pub name: Option<String>,
+    /// The modules the script imports, as for `run_js`.
+    pub modules: Option<BTreeMap<String, String>>,
     #[serde(flatten)]
     pub options: CallOptions,
 }
@@ -320,17 +326,26 @@ fn arguments<T: DeserializeOwned + JsonSchema>(
         .map_err(|e| ApiError::invalid(format!("the arguments do not fit `{tool}`: {e}")))
 }
 
-/// The `POST /v1/run` body for a script and its options.
-fn run_request(
+/// A script as a tool takes it.
+struct Source {
     policy: Option<String>,
     name: Option<String>,
     source: String,
-    options: CallOptions,
-) -> Result<RunRequest, ApiError> {
+    modules: Option<BTreeMap<String, String>>,
+}
+
+/// The `POST /v1/run` body for a script and its options.
+fn run_request(script: Source, options: CallOptions) -> Result<RunRequest, ApiError> {
     let mut body = Map::new();
-    body.insert("policy".into(), json!(policy));
-    let name = name.unwrap_or_else(|| "main.js".to_owned());
-    body.insert("script".into(), json!({"name": name, "source": source}));
+    body.insert("policy".into(), json!(script.policy));
+    let name = script.name.unwrap_or_else(|| "main.js".to_owned());
+    body.insert(
+        "script".into(),
+        json!({"name": name, "source": script.source}),
+    );
+    if let Some(modules) = script.modules {
+        body.insert("modules".into(), json!(modules));
+    }
     let fields = [
         ("input", options.input),
         ("export", options.export.map(Value::from)),
@@ -354,7 +369,13 @@ async fn run_js(
     args: JsonObject,
 ) -> Result<CallToolResult, ApiError> {
     let call: RunJs = arguments("run_js", args)?;
-    let request = run_request(call.policy, call.name, call.source, call.options)?;
+    let script = Source {
+        policy: call.policy,
+        name: call.name,
+        source: call.source,
+        modules: call.modules,
+    };
+    let request = run_request(script, call.options)?;
     let stored =
         crate::serve::runs::run_named(&state.runner, &state.policies, tenant, &request).await?;
     Ok(reply::stored(&stored))
@@ -384,7 +405,13 @@ async fn session_run(
     args: JsonObject,
 ) -> Result<CallToolResult, ApiError> {
     let call: SessionRun = arguments("session_run", args)?;
-    let request = run_request(None, call.name, call.source, call.options)?;
+    let script = Source {
+        policy: None,
+        name: call.name,
+        source: call.source,
+        modules: call.modules,
+    };
+    let request = run_request(script, call.options)?;
     let stored = state
         .sessions
         .run(tenant, &call.session_id, request)
