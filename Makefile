@@ -21,8 +21,10 @@ guest-check: setup
 fmt:
 	$(CARGO) fmt --all --check
 
+# The vendored oxc_parser (vendor/README.md) is oxc's code, checked by oxc's own CI: its tests are
+# not built here, and its manifest turns clippy's defaults off; its formatting is checked.
 lint: setup
-	$(CARGO) clippy --locked --workspace --exclude palisade-guest --all-targets -- -D warnings
+	$(CARGO) clippy --locked --workspace --exclude palisade-guest --exclude palisade-oxc-parser --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade-cli --no-default-features -- -D warnings
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 -- -D warnings
@@ -30,8 +32,9 @@ lint: setup
 	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --features standalone -- -D warnings
 
 # The `palisade` crate as crates.io would take it (nothing is uploaded): package it, build the
-# packaged copy on its own (the committed guests, wit/, LICENSE and the default policy inside it),
-# check that the .crate is under crates.io's 10 MiB limit, and build its docs with warnings as errors.
+# packaged copy on its own (the committed guests, wit/, LICENSE and the default policy inside it,
+# beside its copy of oxc_parser, vendor/README.md), package the CLI (`palisade-cli`, which every other step builds) beside it, check that the
+# .crate is under crates.io's 10 MiB limit, and build its docs with warnings as errors.
 # A packaged crate carries no workspace profile: the --config flags repeat [profile.dev] of
 # Cargo.toml, so that the verify build reuses target/'s compiled dependencies (about 30 s
 # instead of a cold build).
@@ -43,8 +46,8 @@ PACKAGE_PROFILE := --config 'profile.dev.debug="line-tables-only"' \
 CRATE_LIMIT := 10485760
 
 package:
-	$(CARGO) publish --locked --dry-run --allow-dirty -p palisade -p palisade-cli $(PACKAGE_PROFILE)
-	$(CARGO) package --locked --no-verify --allow-dirty -q -p palisade
+	$(CARGO) publish --locked --dry-run --allow-dirty -p palisade-oxc-parser -p palisade $(PACKAGE_PROFILE)
+	$(CARGO) package --locked --no-verify --allow-dirty -q -p palisade-oxc-parser -p palisade -p palisade-cli
 	@crate=target/package/palisade-$$($(CARGO) pkgid -p palisade | sed 's/.*[#@]//').crate; \
 	size=$$(stat -c %s $$crate); \
 	echo "$$crate: $$size bytes (crates.io takes at most $(CRATE_LIMIT))"; \

@@ -5,7 +5,7 @@ mod report;
 
 use clap::Args;
 use measure::{Measured, calls_for, in_flight_memory, measure, ms, one_shot, throughput};
-use palisade::{AutoCompileStatus, Error, Palisade, Policy, Script};
+use palisade::{AutoCompileStatus, Builder, Error, Palisade, Policy, Script};
 use report::{FuelOverhead, Summary, print_side_by_side, print_table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -108,113 +108,206 @@ fn bench_policy() -> Policy {
 }
 
 pub fn run(args: BenchArgs) -> ExitCode {
-    let names: Vec<String> = if args.only.is_empty() {
-        ["w1", "w2", "w3", "w4"].map(String::from).to_vec()
-    } else {
-        args.only.clone()
-    };
-    let workloads: Result<Vec<_>, _> = names.iter().map(|n| load(&args.workloads, n)).collect();
-    let workloads = match workloads {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(super::EXIT_USAGE);
-        }
-    };
-    // The engines measured differ only in fuel metering (and the main one's concurrency, which
-    // sizes its pool unless --pool-slots is larger).
-    let configured = |fuel: bool| {
-        let mut builder = Palisade::builder()
-            .fuel_metering(fuel)
-            .bytecode_cache(if args.no_bytecode_cache { 0 } else { 1024 });
-        if let Some(slots) = args.pool_slots {
-            builder = builder.pool_slots(slots);
-        }
-        match args.keep_resident {
-            Some(size) => builder.keep_resident(size),
-            None => builder,
-        }
-    };
-    let palisade = match configured(!args.no_fuel)
-        .max_concurrency(args.concurrency.max(1) as u32)
-        .on_compile(super::compile_notice)
-        .build()
-    {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error[{}]: {e}", e.code());
-            return ExitCode::from(e.exit_code() as u8);
-        }
-    };
-    let policy = match &args.policy {
-        Some(path) => match super::run::load_policy(Some(path)) {
-            Ok(policy) => {
-                let guest = if policy.grants_imports() {
-                    "full"
-                } else {
-                    "plain"
-                };
-                println!("policy: {} ({guest} guest)\n", policy.name());
-                policy
-            }
-            Err(stop) => return stop.report_human(),
-        },
-        None => bench_policy(),
-    };
+    match bench(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
+}
+
+/// Measure, print each table and the summary; a failure has been reported when it returns
+/// the exit code.
+fn bench(args: &BenchArgs) -> Result<(), ExitCode> {
+    let workloads = load_workloads(args)?;
+    let palisade = built(
+        configured(args, !args.no_fuel)
+            .max_concurrency(args.concurrency.max(1) as u32)
+            .on_compile(super::compile_notice)
+            .build(),
+    )?;
+    let policy = chosen_policy(args)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_time()
         .build()
         .expect("tokio starts");
-    let mut variants: Vec<(Variant, Vec<Workload>)> = Vec::new();
-    // The Palisade each variant is measured on: the auto-compiled form has one of its own, so
-    // that the other forms of the same scripts stay as they are.
-    let mut engines: Vec<Arc<Palisade>> = Vec::new();
-    for kind in args.variant_list() {
-        let engine = match kind {
-            Variant::Auto => match configured(!args.no_fuel)
-                .max_concurrency(args.concurrency.max(1) as u32)
-                .auto_compile(AUTO_COMPILE_AFTER)
-                .build()
-            {
-                Ok(p) => p,
-                Err(e) => {
-                    eprintln!("error[{}]: {e}", e.code());
-                    return ExitCode::from(e.exit_code() as u8);
-                }
-            },
-            _ => palisade.clone(),
-        };
-        let engine = Arc::new(engine);
-        match prepare(&rt, &engine, &policy, &workloads, kind) {
-            Ok(prepared) => {
-                variants.push((kind, prepared));
-                engines.push(engine);
-            }
-            Err(message) => {
-                eprintln!("error: {message}");
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-
+    let (variants, engines) = prepare_variants(args, &rt, &palisade, &policy, &workloads)?;
     // What fuel metering costs is measured on w3 against an engine without it, in the same
     // rounds, each unmetered run right after the metered one: the machine's speed drifts too
     // much between minutes for runs made apart to be compared.
     let unmetered = if args.no_fuel || !workloads.iter().any(|w| w.name == "w3") {
         None
     } else {
-        match configured(false).max_concurrency(4).build() {
-            Ok(p) => Some(p),
-            Err(e) => {
-                eprintln!("error[{}]: {e}", e.code());
-                return ExitCode::from(e.exit_code() as u8);
+        Some(built(configured(args, false).max_concurrency(4).build())?)
+    };
+    let bench = Bench {
+        args,
+        rt,
+        policy,
+        workloads,
+        variants,
+        engines,
+    };
+    let measured = measure_rounds(&bench, unmetered.as_ref())?;
+    let several = bench.variants.len() > 1;
+    for (v, (kind, prepared)) in bench.variants.iter().enumerate() {
+        if several {
+            println!("{}{}:\n", if v == 0 { "" } else { "\n" }, kind.label());
+        }
+        print_table(prepared, &measured.fastest[v], &measured.rounds[v], args);
+    }
+    if several {
+        print_side_by_side(&bench.variants, &measured.fastest);
+    }
+    let mut summary = Summary {
+        medians: bench
+            .workloads
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let by_form = bench
+                    .variants
+                    .iter()
+                    .zip(&measured.fastest)
+                    .map(|((kind, _), f)| (kind.label(), f[i].as_ref().expect("measured").median))
+                    .collect();
+                (w.name.clone(), by_form)
+            })
+            .collect(),
+        ..Summary::default()
+    };
+    throughput_of_w1(&bench, &mut summary);
+    in_flight(&bench, &mut summary)?;
+    print_fuel_rounds(&measured.paired, &mut summary);
+    one_shot_wall(args, &mut summary)?;
+    summary.print();
+    Ok(())
+}
+
+/// The workloads `--only` names (all four by default).
+fn load_workloads(args: &BenchArgs) -> Result<Vec<Workload>, ExitCode> {
+    let names: Vec<String> = if args.only.is_empty() {
+        ["w1", "w2", "w3", "w4"].map(String::from).to_vec()
+    } else {
+        args.only.clone()
+    };
+    names
+        .iter()
+        .map(|n| load(&args.workloads, n))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::from(super::EXIT_USAGE)
+        })
+}
+
+/// The engines measured differ only in fuel metering (and the main one's concurrency, which
+/// sizes its pool unless --pool-slots is larger).
+fn configured(args: &BenchArgs, fuel: bool) -> Builder {
+    let mut builder = Palisade::builder()
+        .fuel_metering(fuel)
+        .bytecode_cache(if args.no_bytecode_cache { 0 } else { 1024 });
+    if let Some(slots) = args.pool_slots {
+        builder = builder.pool_slots(slots);
+    }
+    match args.keep_resident {
+        Some(size) => builder.keep_resident(size),
+        None => builder,
+    }
+}
+
+/// A built Palisade, or the reported error's exit code.
+fn built(result: Result<Palisade, Error>) -> Result<Palisade, ExitCode> {
+    result.map_err(|e| {
+        eprintln!("error[{}]: {e}", e.code());
+        ExitCode::from(e.exit_code() as u8)
+    })
+}
+
+/// The policy the workloads run under: `--policy` (named, with the guest it selects) or the
+/// bench's own.
+fn chosen_policy(args: &BenchArgs) -> Result<Policy, ExitCode> {
+    let Some(path) = &args.policy else {
+        return Ok(bench_policy());
+    };
+    match super::run::load_policy(Some(path)) {
+        Ok(policy) => {
+            let guest = if policy.grants_imports() {
+                "full"
+            } else {
+                "plain"
+            };
+            println!("policy: {} ({guest} guest)\n", policy.name());
+            Ok(policy)
+        }
+        Err(stop) => Err(stop.report_human()),
+    }
+}
+
+/// Each variant's workloads, prepared, and the Palisade each variant is measured on: the
+/// auto-compiled form has one of its own, so that the other forms of the same scripts stay
+/// as they are.
+fn prepare_variants(
+    args: &BenchArgs,
+    rt: &tokio::runtime::Runtime,
+    palisade: &Palisade,
+    policy: &Policy,
+    workloads: &[Workload],
+) -> Result<(Variants, Vec<Arc<Palisade>>), ExitCode> {
+    let mut variants: Variants = Vec::new();
+    let mut engines: Vec<Arc<Palisade>> = Vec::new();
+    for kind in args.variant_list() {
+        let engine = match kind {
+            Variant::Auto => built(
+                configured(args, !args.no_fuel)
+                    .max_concurrency(args.concurrency.max(1) as u32)
+                    .auto_compile(AUTO_COMPILE_AFTER)
+                    .build(),
+            )?,
+            _ => palisade.clone(),
+        };
+        let engine = Arc::new(engine);
+        match prepare(rt, &engine, policy, workloads, kind) {
+            Ok(prepared) => {
+                variants.push((kind, prepared));
+                engines.push(engine);
+            }
+            Err(message) => {
+                eprintln!("error: {message}");
+                return Err(ExitCode::FAILURE);
             }
         }
-    };
-    let mut paired: Vec<(Duration, Duration)> = Vec::new();
+    }
+    Ok((variants, engines))
+}
 
-    // Round by round, every workload in turn, each variant of it right after the other; each
-    // one's fastest round is reported.
+/// Each variant measured, with its workloads prepared in that form.
+type Variants = Vec<(Variant, Vec<Workload>)>;
+
+/// What a bench run measures with: its arguments, runtime, policy and workloads, and each
+/// variant measured with its prepared workloads and its Palisade.
+struct Bench<'a> {
+    args: &'a BenchArgs,
+    rt: tokio::runtime::Runtime,
+    policy: Policy,
+    workloads: Vec<Workload>,
+    variants: Variants,
+    engines: Vec<Arc<Palisade>>,
+}
+
+/// The rounds' figures, by variant and workload.
+struct Rounds {
+    /// Each one's fastest round.
+    fastest: Vec<Vec<Option<Measured>>>,
+    /// Each round's median.
+    rounds: Vec<Vec<Vec<Duration>>>,
+    /// w3's medians with and without fuel metering, round by round.
+    paired: Vec<(Duration, Duration)>,
+}
+
+/// Round by round, every workload in turn, each variant of it right after the other; each
+/// one's fastest round is reported. w3 runs on `unmetered` too, right after the first variant.
+fn measure_rounds(bench: &Bench<'_>, unmetered: Option<&Palisade>) -> Result<Rounds, ExitCode> {
+    let (args, variants, workloads) = (bench.args, &bench.variants, &bench.workloads);
+    let mut paired: Vec<(Duration, Duration)> = Vec::new();
     let mut fastest: Vec<Vec<Option<Measured>>> = variants
         .iter()
         .map(|_| workloads.iter().map(|_| None).collect())
@@ -231,20 +324,20 @@ pub fn run(args: BenchArgs) -> ExitCode {
             for (v, (_, prepared)) in variants.iter().enumerate() {
                 let w = &prepared[i];
                 let calls = calls_for(w, args.calls);
-                let m = match measure(&rt, &engines[v], &policy, w, calls) {
+                let m = match measure(&bench.rt, &bench.engines[v], &bench.policy, w, calls) {
                     Ok(m) => m,
                     Err(message) => {
                         eprintln!("error: {message}");
-                        return ExitCode::FAILURE;
+                        return Err(ExitCode::FAILURE);
                     }
                 };
                 rounds[v][i].push(m.median);
-                if let (0, Some(p), "w3") = (v, &unmetered, w.name.as_str()) {
-                    match measure(&rt, p, &policy, w, calls) {
+                if let (0, Some(p), "w3") = (v, unmetered, w.name.as_str()) {
+                    match measure(&bench.rt, p, &bench.policy, w, calls) {
                         Ok(u) => paired.push((m.median, u.median)),
                         Err(message) => {
                             eprintln!("error: w3 without fuel metering: {message}");
-                            return ExitCode::FAILURE;
+                            return Err(ExitCode::FAILURE);
                         }
                     }
                 }
@@ -254,119 +347,131 @@ pub fn run(args: BenchArgs) -> ExitCode {
             }
         }
     }
-    let several = variants.len() > 1;
-    for (v, (kind, prepared)) in variants.iter().enumerate() {
-        if several {
-            println!("{}{}:\n", if v == 0 { "" } else { "\n" }, kind.label());
-        }
-        print_table(prepared, &fastest[v], &rounds[v], &args);
-    }
-    if several {
-        print_side_by_side(&variants, &fastest);
-    }
-    let mut summary = Summary {
-        medians: workloads
-            .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                let by_form = variants
-                    .iter()
-                    .zip(&fastest)
-                    .map(|((kind, _), f)| (kind.label(), f[i].as_ref().expect("measured").median))
-                    .collect();
-                (w.name.clone(), by_form)
-            })
-            .collect(),
-        ..Summary::default()
-    };
+    Ok(Rounds {
+        fastest,
+        rounds,
+        paired,
+    })
+}
 
-    if let Some(i) = workloads.iter().position(|w| w.name == "w1") {
-        let mut best = vec![0.0f64; variants.len()];
-        for _ in 0..args.rounds {
-            for (v, (_, prepared)) in variants.iter().enumerate() {
-                best[v] = best[v].max(throughput(&rt, &engines[v], &policy, &prepared[i], &args));
-            }
+/// w1's throughput at `--concurrency` tasks, each variant's fastest of the rounds.
+fn throughput_of_w1(bench: &Bench<'_>, summary: &mut Summary) {
+    let (args, variants) = (bench.args, &bench.variants);
+    let Some(i) = bench.workloads.iter().position(|w| w.name == "w1") else {
+        return;
+    };
+    let several = variants.len() > 1;
+    let mut best = vec![0.0f64; variants.len()];
+    for _ in 0..args.rounds {
+        for (v, (_, prepared)) in variants.iter().enumerate() {
+            let measured = throughput(
+                &bench.rt,
+                &bench.engines[v],
+                &bench.policy,
+                &prepared[i],
+                args,
+            );
+            best[v] = best[v].max(measured);
         }
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let rounds = if args.rounds > 1 {
-            format!(", fastest of {} rounds", args.rounds)
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let rounds = if args.rounds > 1 {
+        format!(", fastest of {} rounds", args.rounds)
+    } else {
+        String::new()
+    };
+    for ((kind, _), best) in variants.iter().zip(&best) {
+        let form = if several {
+            format!(" ({})", kind.label())
         } else {
             String::new()
         };
-        for ((kind, _), best) in variants.iter().zip(&best) {
-            let form = if several {
-                format!(" ({})", kind.label())
-            } else {
-                String::new()
-            };
-            println!(
-                "{}throughput: w1{form}, {} tasks on {threads} threads: {best:.0} calls/s{rounds}",
-                if form.is_empty() || kind == &variants[0].0 {
-                    "\n"
-                } else {
-                    ""
-                },
-                args.concurrency,
-            );
-        }
-        summary.throughput = variants
-            .iter()
-            .zip(&best)
-            .map(|((kind, _), best)| (kind.label(), *best))
-            .collect();
-    }
-    if args.in_flight > 0 {
-        match in_flight_memory(&rt, args.in_flight) {
-            Ok((per_call, base, peak)) => {
-                println!(
-                    "memory: {} calls each awaiting a 1 s host capability: {:.2} MiB resident \
-                     per in-flight call ({:.0} MiB before, {:.0} MiB at the peak)",
-                    args.in_flight,
-                    per_call / (1 << 20) as f64,
-                    base as f64 / (1 << 20) as f64,
-                    peak as f64 / (1 << 20) as f64,
-                );
-                summary.memory_per_call = Some(per_call);
-            }
-            Err(e) => {
-                eprintln!("error: the in-flight memory measurement failed: {e}");
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-    if !paired.is_empty() {
-        let each: Vec<String> = paired
-            .iter()
-            .map(|(m, u)| format!("{:.2}/{:.2}", ms(*m), ms(*u)))
-            .collect();
         println!(
-            "w3 with and without fuel metering, ms, round by round: {}",
-            each.join(" · ")
+            "{}throughput: w1{form}, {} tasks on {threads} threads: {best:.0} calls/s{rounds}",
+            if form.is_empty() || kind == &variants[0].0 {
+                "\n"
+            } else {
+                ""
+            },
+            args.concurrency,
         );
-        summary.fuel_overhead = Some(FuelOverhead::from_rounds(&paired));
     }
-    if args.one_shot_runs > 0 && !Path::new("examples/hello.js").is_file() {
-        eprintln!("note: no examples/hello.js here; the one-shot measurement is skipped");
-    } else if args.one_shot_runs > 0 {
-        match one_shot(args.one_shot_runs) {
-            Ok((median, mean)) => {
-                println!(
-                    "one-shot: `palisade run examples/hello.js`, {} runs: median {:.1} ms, mean \
-                     {:.1} ms",
-                    args.one_shot_runs,
-                    ms(median),
-                    ms(mean)
-                );
-                summary.one_shot = Some(median);
-            }
-            Err(message) => {
-                eprintln!("error: the one-shot measurement failed: {message}");
-                return ExitCode::FAILURE;
-            }
+    summary.throughput = variants
+        .iter()
+        .zip(&best)
+        .map(|((kind, _), best)| (kind.label(), *best))
+        .collect();
+}
+
+/// The resident memory per in-flight call (`--in-flight`, 0 skips it).
+fn in_flight(bench: &Bench<'_>, summary: &mut Summary) -> Result<(), ExitCode> {
+    let args = bench.args;
+    if args.in_flight == 0 {
+        return Ok(());
+    }
+    match in_flight_memory(&bench.rt, args.in_flight) {
+        Ok((per_call, base, peak)) => {
+            println!(
+                "memory: {} calls each awaiting a 1 s host capability: {:.2} MiB resident \
+                 per in-flight call ({:.0} MiB before, {:.0} MiB at the peak)",
+                args.in_flight,
+                per_call / (1 << 20) as f64,
+                base as f64 / (1 << 20) as f64,
+                peak as f64 / (1 << 20) as f64,
+            );
+            summary.memory_per_call = Some(per_call);
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("error: the in-flight memory measurement failed: {e}");
+            Err(ExitCode::FAILURE)
         }
     }
-    summary.print();
-    ExitCode::SUCCESS
+}
+
+/// w3 with and without fuel metering, round by round, when measured.
+fn print_fuel_rounds(paired: &[(Duration, Duration)], summary: &mut Summary) {
+    if paired.is_empty() {
+        return;
+    }
+    let each: Vec<String> = paired
+        .iter()
+        .map(|(m, u)| format!("{:.2}/{:.2}", ms(*m), ms(*u)))
+        .collect();
+    println!(
+        "w3 with and without fuel metering, ms, round by round: {}",
+        each.join(" · ")
+    );
+    summary.fuel_overhead = Some(FuelOverhead::from_rounds(paired));
+}
+
+/// The one-shot wall time of `palisade run examples/hello.js` (`--one-shot-runs`, 0 skips
+/// it; skipped with a note where there is no examples/hello.js).
+fn one_shot_wall(args: &BenchArgs, summary: &mut Summary) -> Result<(), ExitCode> {
+    if args.one_shot_runs == 0 {
+        return Ok(());
+    }
+    if !Path::new("examples/hello.js").is_file() {
+        eprintln!("note: no examples/hello.js here; the one-shot measurement is skipped");
+        return Ok(());
+    }
+    match one_shot(args.one_shot_runs) {
+        Ok((median, mean)) => {
+            println!(
+                "one-shot: `palisade run examples/hello.js`, {} runs: median {:.1} ms, mean \
+                 {:.1} ms",
+                args.one_shot_runs,
+                ms(median),
+                ms(mean)
+            );
+            summary.one_shot = Some(median);
+            Ok(())
+        }
+        Err(message) => {
+            eprintln!("error: the one-shot measurement failed: {message}");
+            Err(ExitCode::FAILURE)
+        }
+    }
 }
 
 /// A form in which the workloads are handed to `Palisade::run`.

@@ -9,6 +9,7 @@ mod policy;
 mod run;
 #[cfg(feature = "serve")]
 mod serve;
+mod session;
 mod soak;
 mod types;
 
@@ -47,6 +48,8 @@ enum Command {
     /// and apps, each policy's TypeScript declarations in their descriptions (docs/agents.md).
     #[cfg(feature = "serve")]
     Mcp(mcp::McpArgs),
+    /// Work with a running server's sessions: create, run, files, stop (docs/server.md).
+    Session(session::SessionArgs),
     /// Work with policy files.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -105,6 +108,7 @@ fn main() -> ExitCode {
         Command::Types(args) => types::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Soak(args) => soak::run(args),
+        Command::Session(args) => session::run(args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(args),
         #[cfg(feature = "serve")]

@@ -479,7 +479,7 @@ fn print_outcome(outcome: &Outcome, json: bool, printed: usize) -> ExitCode {
 }
 
 /// Print a line on stdout; a closed stdout (`| head`) is not worth a panic.
-fn print_line(text: &str) {
+pub(super) fn print_line(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}");
@@ -488,14 +488,14 @@ fn print_line(text: &str) {
 /// Script-controlled text with control and bidirectional-formatting characters escaped, so
 /// that a script cannot send terminal escape sequences to the operator's terminal or reorder
 /// what it shows. Newlines and tabs stay (console lines may span lines).
-fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     escaped(text, |c| c == '\n' || c == '\t')
 }
 
 /// Script-controlled text on one line: newlines and tabs escaped too. Everything a script
 /// controls in an error report goes through this, so that no text of it can start a line of
 /// its own (a forged `fix:` or `docs:` line).
-fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
     escaped(text, |_| false)
 }
 

@@ -70,16 +70,136 @@ fn numbers(w: u64, i: u64) -> String {
     format!("{{\"w\":{w},\"i\":{i}}}")
 }
 
+/// The mix: the sandbox's limits, its grants, and fetches from the local upstream at `port`.
 fn kinds(port: u16) -> Result<Vec<Kind>, String> {
-    let policy = |name: &str, toml: &str| {
-        Policy::from_toml(&format!("name = \"soak-{name}\"\n{toml}"), None)
-            .map_err(|e| format!("the {name} policy: {e}"))
-    };
-    let limits = "[limits]\nmemory = \"16MiB\"\nfuel = 200_000_000\ntimeout = \"60s\"\n";
+    let mut list = limit_kinds()?;
+    list.extend(grant_kinds()?);
+    list.extend(fetch_kinds(port)?);
+    Ok(list)
+}
+
+/// The limits of the soak's plain calls.
+const LIMITS: &str = "[limits]\nmemory = \"16MiB\"\nfuel = 200_000_000\ntimeout = \"60s\"\n";
+
+/// The policy `soak-NAME`.
+fn soak_policy(name: &str, toml: &str) -> Result<Policy, String> {
+    Policy::from_toml(&format!("name = \"soak-{name}\"\n{toml}"), None)
+        .map_err(|e| format!("the {name} policy: {e}"))
+}
+
+/// A kind whose input is the worker and iteration numbers.
+fn kind(name: &'static str, policy: &Policy, source: &str, expect: Expect) -> Kind {
+    Kind {
+        name,
+        policy: policy.clone(),
+        script: Script::new(format!("{name}.js"), source),
+        input: Box::new(numbers),
+        expect,
+        check: None,
+        cancel: false,
+    }
+}
+
+/// A normal call, and one past each limit: fuel, time, memory, stack, console.
+fn limit_kinds() -> Result<Vec<Kind>, String> {
+    let plain = soak_policy("plain", LIMITS)?;
+    Ok(vec![
+        kind(
+            "normal",
+            &plain,
+            "export default (x) => [x.w * 2, x.i * 2, 'ok'];",
+            Expect::Output(|w, i| format!("[{},{},\"ok\"]", w * 2, i * 2)),
+        ),
+        kind(
+            "endless_loop",
+            &plain,
+            "export default () => { for (;;) {} };",
+            Expect::Code("fuel_exhausted"),
+        ),
+        kind(
+            "sleep_past_deadline",
+            &soak_policy("deadline", "[limits]\ntimeout = \"200ms\"\n")?,
+            "export default () => new Promise((r) => setTimeout(r, 60000));",
+            Expect::Code("timeout"),
+        ),
+        kind(
+            "memory_bomb",
+            &plain,
+            "export default () => { const kept = []; for (;;) kept.push(new ArrayBuffer(1 << 20)); };",
+            Expect::Code("memory_limit"),
+        ),
+        kind(
+            "deep_recursion",
+            &soak_policy(
+                "recursion",
+                "[limits]\nstack = \"1MiB\"\nfuel = 1_000_000_000\ntimeout = \"60s\"\n",
+            )?,
+            "const f = (n) => n === 0 ? 0 : 1 + f(n - 1); export default () => f(1e7);",
+            Expect::Code("stack_overflow"),
+        ),
+        Kind {
+            check: Some((
+                |o| o.receipt.console_lines_dropped > 0,
+                "console lines over the cap dropped",
+            )),
+            ..kind(
+                "console_flood",
+                &soak_policy(
+                    "console",
+                    "[limits]\nconsole = \"16KiB\"\nfuel = 5_000_000_000\ntimeout = \"60s\"\n",
+                )?,
+                "export default () => { for (let i = 0; i < 5000; i++) console.log('x'.repeat(100), i); return 'flooded'; };",
+                Expect::Fixed("\"flooded\""),
+            )
+        },
+    ])
+}
+
+/// Calls that use a grant (a key-value bucket, a capability), and one cancelled.
+fn grant_kinds() -> Result<Vec<Kind>, String> {
+    Ok(vec![
+        kind(
+            "kv_write",
+            &soak_policy(
+                "kv",
+                &format!("{LIMITS}[kv]\nnamespace = \"soak\"\n[kv.buckets]\napp = \"rw\"\n"),
+            )?,
+            "export default async (x) => {
+               await kv.set('worker/' + x.w, x.i);
+               return (await kv.getJSON('worker/' + x.w)) === x.i ? 'stored' : 'lost';
+             };",
+            Expect::Fixed("\"stored\""),
+        ),
+        kind(
+            "capability",
+            &soak_policy(
+                "capability",
+                &format!("{LIMITS}[capabilities.allow.echo]\n"),
+            )?,
+            "export default async (x) => (await host.echo({ i: x.i })).i === x.i ? 'echoed' : 'wrong';",
+            Expect::Fixed("\"echoed\""),
+        ),
+        Kind {
+            cancel: true,
+            ..kind(
+                "cancelled",
+                &soak_policy(
+                    "cancel",
+                    "[limits]\nfuel = 1_000_000_000_000\ntimeout = \"30s\"\n",
+                )?,
+                "export default () => { for (;;) {} };",
+                Expect::Code("cancelled"),
+            )
+        },
+    ])
+}
+
+/// Fetches from the local upstream at `port`: answered, reset, stalled.
+fn fetch_kinds(port: u16) -> Result<Vec<Kind>, String> {
     // Generous deadlines, so that a loaded machine cannot turn an answer or a reset into a
     // timeout; only the stalled request, which is never answered, has a short one.
     let fetch_policy = |name, timeout| {
-        policy(
+        soak_policy(
             name,
             &format!(
                 "[limits]\nmemory = \"16MiB\"\ntimeout = \"60s\"\n[http]\n\
@@ -99,100 +219,7 @@ fn kinds(port: u16) -> Result<Vec<Kind>, String> {
         Box::new(move |_: u64, _: u64| format!("\"http://127.0.0.1:{port}/api/{path}\""))
             as Box<dyn Fn(u64, u64) -> String + Send + Sync>
     };
-    let plain = policy("plain", limits)?;
-    let numbered = || Box::new(numbers) as Box<dyn Fn(u64, u64) -> String + Send + Sync>;
-    let kind = |name, policy: &Policy, source: &str, expect| Kind {
-        name,
-        policy: policy.clone(),
-        script: Script::new(format!("{name}.js"), source),
-        input: numbered(),
-        expect,
-        check: None,
-        cancel: false,
-    };
-    let mut list = vec![
-        kind(
-            "normal",
-            &plain,
-            "export default (x) => [x.w * 2, x.i * 2, 'ok'];",
-            Expect::Output(|w, i| format!("[{},{},\"ok\"]", w * 2, i * 2)),
-        ),
-        kind(
-            "endless_loop",
-            &plain,
-            "export default () => { for (;;) {} };",
-            Expect::Code("fuel_exhausted"),
-        ),
-        kind(
-            "sleep_past_deadline",
-            &policy("deadline", "[limits]\ntimeout = \"200ms\"\n")?,
-            "export default () => new Promise((r) => setTimeout(r, 60000));",
-            Expect::Code("timeout"),
-        ),
-        kind(
-            "memory_bomb",
-            &plain,
-            "export default () => { const kept = []; for (;;) kept.push(new ArrayBuffer(1 << 20)); };",
-            Expect::Code("memory_limit"),
-        ),
-        kind(
-            "deep_recursion",
-            &policy(
-                "recursion",
-                "[limits]\nstack = \"1MiB\"\nfuel = 1_000_000_000\ntimeout = \"60s\"\n",
-            )?,
-            "const f = (n) => n === 0 ? 0 : 1 + f(n - 1); export default () => f(1e7);",
-            Expect::Code("stack_overflow"),
-        ),
-        Kind {
-            check: Some((
-                |o| o.receipt.console_lines_dropped > 0,
-                "console lines over the cap dropped",
-            )),
-            ..kind(
-                "console_flood",
-                &policy(
-                    "console",
-                    "[limits]\nconsole = \"16KiB\"\nfuel = 5_000_000_000\ntimeout = \"60s\"\n",
-                )?,
-                "export default () => { for (let i = 0; i < 5000; i++) console.log('x'.repeat(100), i); return 'flooded'; };",
-                Expect::Fixed("\"flooded\""),
-            )
-        },
-        kind(
-            "kv_write",
-            &policy(
-                "kv",
-                &format!("{limits}[kv]\nnamespace = \"soak\"\n[kv.buckets]\napp = \"rw\"\n"),
-            )?,
-            "export default async (x) => {
-               await kv.set('worker/' + x.w, x.i);
-               return (await kv.getJSON('worker/' + x.w)) === x.i ? 'stored' : 'lost';
-             };",
-            Expect::Fixed("\"stored\""),
-        ),
-        kind(
-            "capability",
-            &policy(
-                "capability",
-                &format!("{limits}[capabilities.allow.echo]\n"),
-            )?,
-            "export default async (x) => (await host.echo({ i: x.i })).i === x.i ? 'echoed' : 'wrong';",
-            Expect::Fixed("\"echoed\""),
-        ),
-        Kind {
-            cancel: true,
-            ..kind(
-                "cancelled",
-                &policy(
-                    "cancel",
-                    "[limits]\nfuel = 1_000_000_000_000\ntimeout = \"30s\"\n",
-                )?,
-                "export default () => { for (;;) {} };",
-                Expect::Code("cancelled"),
-            )
-        },
-    ];
+    let mut list = Vec::new();
     for (name, path, expect, timeout) in [
         ("fetch_ok", "ok", "\"pong\"", "30s"),
         ("fetch_reset", "reset", "\"error:reset\"", "30s"),
@@ -326,6 +353,25 @@ struct Tally {
     wrong_examples: Vec<String>,
 }
 
+impl Tally {
+    /// Count one outcome of the kind `name`, with its code and what was wrong with it.
+    fn record(&mut self, name: &'static str, code: String, wrong: Option<String>) {
+        self.calls += 1;
+        *self.codes.entry(code.clone()).or_default() += 1;
+        let entry = self.by_kind.entry(name).or_default();
+        entry.0 += 1;
+        *entry.2.entry(code).or_default() += 1;
+        if let Some(wrong) = wrong {
+            entry.1 += 1;
+            // The first three of each kind.
+            if entry.1 <= 3 {
+                self.wrong_examples.push(wrong);
+            }
+            self.wrong += 1;
+        }
+    }
+}
+
 /// Classify one outcome: its code (`ok` on success) and whether it is what `kind` expects.
 fn judge(kind: &Kind, outcome: &Outcome, w: u64, i: u64) -> (String, Option<String>) {
     let code = match &outcome.result {
@@ -385,6 +431,87 @@ async fn soak(
     sample_every: Duration,
     data_dir: &std::path::Path,
 ) -> ExitCode {
+    let palisade = match build(args, data_dir) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let (port, open) = match start_upstream().await {
+        Ok(upstream) => upstream,
+        Err(code) => return code,
+    };
+    let kinds = match kinds(port) {
+        Ok(k) => Arc::new(k),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    eprintln!(
+        "palisade: soak for {:?} at {} calls in flight, {} kinds of script, upstream on 127.0.0.1:{port}",
+        duration,
+        args.concurrency,
+        kinds.len()
+    );
+    let shared = Shared {
+        palisade,
+        kinds: kinds.clone(),
+        // Calls hold this shared; a sample takes it exclusively, so that every sample is taken
+        // with no call in flight (sockets, stores and scratch files of calls in flight would
+        // otherwise make the figures noise).
+        gate: Arc::new(tokio::sync::RwLock::new(())),
+        tally: Arc::new(Mutex::new(Tally::default())),
+    };
+    let started = Instant::now();
+    let end = started + duration;
+    let workers: Vec<_> = (0..u64::from(args.concurrency))
+        .map(|w| tokio::spawn(work(w, shared.clone(), end)))
+        .collect();
+    let every = Every {
+        started,
+        end,
+        sample_every,
+    };
+    let mut samples = sample_while_running(every, &shared, &open).await;
+    let mut crashes = 0u64;
+    for worker in workers {
+        if worker.await.is_err() {
+            crashes += 1;
+        }
+    }
+    let elapsed = started.elapsed();
+    // The last sample, with every call ended.
+    settle(&open).await;
+    samples.push(Sample::take(elapsed));
+    let warm_up = duration.mul_f64(WARM_UP);
+    let run = Run {
+        tally: std::mem::take(&mut *shared.tally.lock().unwrap()),
+        crashes,
+        elapsed,
+        warm_up,
+        drift: Drift::measure(&samples, warm_up),
+        samples,
+    };
+    let failures = failures(&run, &kinds);
+    let report = report(args, &kinds, &run, &failures);
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&report).expect("serialises")
+    );
+    print_summary(&run);
+    if failures.is_empty() {
+        eprintln!("palisade: soak passed");
+        ExitCode::SUCCESS
+    } else {
+        for f in &failures {
+            eprintln!("palisade: soak failed: {f}");
+        }
+        ExitCode::FAILURE
+    }
+}
+
+/// The library as the soak uses it: `--concurrency` calls at once, the key-value store in
+/// `data_dir`, the `echo` capability, `--pool-slots`.
+fn build(args: &SoakArgs, data_dir: &std::path::Path) -> Result<Palisade, ExitCode> {
     let mut builder = Palisade::builder()
         .max_concurrency(args.concurrency)
         .queue_timeout(Duration::from_secs(60))
@@ -394,20 +521,19 @@ async fn soak(
     if let Some(slots) = args.pool_slots {
         builder = builder.pool_slots(slots);
     }
-    let palisade = match builder.build() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error[{}]: {e}", e.code());
-            return ExitCode::from(e.exit_code() as u8);
-        }
-    };
-    let listener = match TcpListener::bind("127.0.0.1:0").await {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: cannot listen on 127.0.0.1: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    builder.build().map_err(|e| {
+        eprintln!("error[{}]: {e}", e.code());
+        ExitCode::from(e.exit_code() as u8)
+    })
+}
+
+/// Start the local [`upstream`] on a free port of 127.0.0.1: its port, and the count of its
+/// open connections.
+async fn start_upstream() -> Result<(u16, Arc<AtomicUsize>), ExitCode> {
+    let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|e| {
+        eprintln!("error: cannot listen on 127.0.0.1: {e}");
+        ExitCode::FAILURE
+    })?;
     let port = listener.local_addr().expect("bound").port();
     // The upstream runs on a thread and runtime of its own, as another process would, so that
     // the calls' busy workers cannot starve it.
@@ -426,82 +552,72 @@ async fn soak(
             })
         });
     }
-    let kinds = match kinds(port) {
-        Ok(k) => Arc::new(k),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    eprintln!(
-        "palisade: soak for {:?} at {} calls in flight, {} kinds of script, upstream on 127.0.0.1:{port}",
-        duration,
-        args.concurrency,
-        kinds.len()
-    );
-    // Calls hold this shared; a sample takes it exclusively, so that every sample is taken with
-    // no call in flight (sockets, stores and scratch files of calls in flight would otherwise
-    // make the figures noise).
-    let gate = Arc::new(tokio::sync::RwLock::new(()));
-    let tally = Arc::new(Mutex::new(Tally::default()));
-    let started = Instant::now();
-    let end = started + duration;
-    let mut workers = Vec::new();
-    for w in 0..u64::from(args.concurrency) {
-        let (palisade, kinds, gate, tally) =
-            (palisade.clone(), kinds.clone(), gate.clone(), tally.clone());
-        workers.push(tokio::spawn(async move {
-            let mut i = 0u64;
-            while Instant::now() < end {
-                let kind = &kinds[((w + i) % kinds.len() as u64) as usize];
-                let input = (kind.input)(w, i);
-                let outcome = {
-                    let _held = gate.read().await;
-                    if kind.cancel {
-                        let handle = palisade.start(
-                            &kind.policy,
-                            &kind.script,
-                            &input,
-                            RunOptions::default(),
-                        );
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                        handle.cancel();
-                        handle.outcome().await
-                    } else {
-                        palisade.run(&kind.policy, &kind.script, &input).await
-                    }
-                };
-                let (code, wrong) = judge(kind, &outcome, w, i);
-                let mut t = tally.lock().unwrap();
-                t.calls += 1;
-                *t.codes.entry(code.clone()).or_default() += 1;
-                let t = &mut *t;
-                let entry = t.by_kind.entry(kind.name).or_default();
-                entry.0 += 1;
-                *entry.2.entry(code).or_default() += 1;
-                if let Some(wrong) = wrong {
-                    entry.1 += 1;
-                    // The first three of each kind.
-                    if entry.1 <= 3 {
-                        t.wrong_examples.push(wrong);
-                    }
-                    t.wrong += 1;
-                }
-                i += 1;
+    Ok((port, open))
+}
+
+/// What every worker shares: the library, the mix, the sampling gate and the tally.
+#[derive(Clone)]
+struct Shared {
+    palisade: Palisade,
+    kinds: Arc<Vec<Kind>>,
+    gate: Arc<tokio::sync::RwLock<()>>,
+    tally: Arc<Mutex<Tally>>,
+}
+
+/// Worker `w`: the kinds in turn until `end`, each call under the gate, each outcome judged
+/// and counted.
+async fn work(w: u64, shared: Shared, end: Instant) {
+    let mut i = 0u64;
+    while Instant::now() < end {
+        let kind = &shared.kinds[((w + i) % shared.kinds.len() as u64) as usize];
+        let input = (kind.input)(w, i);
+        let outcome = {
+            let _held = shared.gate.read().await;
+            if kind.cancel {
+                let handle = shared.palisade.start(
+                    &kind.policy,
+                    &kind.script,
+                    &input,
+                    RunOptions::default(),
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                handle.cancel();
+                handle.outcome().await
+            } else {
+                shared
+                    .palisade
+                    .run(&kind.policy, &kind.script, &input)
+                    .await
             }
-        }));
+        };
+        let (code, wrong) = judge(kind, &outcome, w, i);
+        shared.tally.lock().unwrap().record(kind.name, code, wrong);
+        i += 1;
     }
+}
+
+/// When the soak samples: from `started`, every `sample_every`, until `end`.
+#[derive(Clone, Copy)]
+struct Every {
+    started: Instant,
+    end: Instant,
+    sample_every: Duration,
+}
+
+/// Sample the process while the workers run, each sample with no call in flight (the gate
+/// held exclusively), and print each with the tally so far.
+async fn sample_while_running(every: Every, shared: &Shared, open: &AtomicUsize) -> Vec<Sample> {
     let mut samples = vec![Sample::take(Duration::ZERO)];
-    let mut next = started + sample_every;
-    while next < end {
+    let mut next = every.started + every.sample_every;
+    while next < every.end {
         tokio::time::sleep_until(next.into()).await;
         let sample = {
-            let _quiet = gate.write().await;
-            settle(&open).await;
-            Sample::take(started.elapsed())
+            let _quiet = shared.gate.write().await;
+            settle(open).await;
+            Sample::take(every.started.elapsed())
         };
         let (calls, wrong) = {
-            let t = tally.lock().unwrap();
+            let t = shared.tally.lock().unwrap();
             (t.calls, t.wrong)
         };
         eprintln!(
@@ -512,46 +628,71 @@ async fn soak(
             sample.threads
         );
         samples.push(sample);
-        next += sample_every;
+        next += every.sample_every;
     }
-    let mut crashes = 0u64;
-    for worker in workers {
-        if worker.await.is_err() {
-            crashes += 1;
-        }
-    }
-    let elapsed = started.elapsed();
-    // The last sample, with every call ended.
-    settle(&open).await;
-    samples.push(Sample::take(elapsed));
+    samples
+}
 
-    let tally = std::mem::take(&mut *tally.lock().unwrap());
-    let warm_up = duration.mul_f64(WARM_UP);
-    let after: Vec<&Sample> = samples.iter().filter(|s| s.at >= warm_up).collect();
-    let (base, last) = (after.first().copied(), samples.last().copied());
-    let drift = |f: fn(&Sample) -> u64| match (base, last) {
-        (Some(b), Some(l)) if f(b) > 0 && after.len() >= 2 => {
-            Some((f(&l) as f64 - f(b) as f64) / f(b) as f64)
+/// What a soak ended with.
+struct Run {
+    tally: Tally,
+    crashes: u64,
+    elapsed: Duration,
+    warm_up: Duration,
+    samples: Vec<Sample>,
+    drift: Drift,
+}
+
+/// How the process moved after the warm-up.
+struct Drift {
+    /// RSS and open file descriptors, from the first sample after the warm-up to the last.
+    rss: Option<f64>,
+    fds: Option<f64>,
+    /// The most threads up to that first sample, and the threads at the end.
+    threads_warm: u64,
+    threads_last: u64,
+    /// When that first sample was taken.
+    base_at: Option<Duration>,
+}
+
+impl Drift {
+    /// The drift in `samples` after the first `warm_up` of the run.
+    fn measure(samples: &[Sample], warm_up: Duration) -> Drift {
+        let after: Vec<&Sample> = samples.iter().filter(|s| s.at >= warm_up).collect();
+        let (base, last) = (after.first().copied(), samples.last().copied());
+        let drift = |f: fn(&Sample) -> u64| match (base, last) {
+            (Some(b), Some(l)) if f(b) > 0 && after.len() >= 2 => {
+                Some((f(&l) as f64 - f(b) as f64) / f(b) as f64)
+            }
+            _ => None,
+        };
+        let threads_warm = samples
+            .iter()
+            .filter(|s| s.at <= base.map_or(Duration::ZERO, |b| b.at))
+            .map(|s| s.threads)
+            .max()
+            .unwrap_or(0);
+        Drift {
+            rss: drift(|s| s.rss_kib),
+            fds: drift(|s| s.fds),
+            threads_warm,
+            threads_last: last.map_or(0, |l| l.threads),
+            base_at: base.map(|b| b.at),
         }
-        _ => None,
-    };
-    let rss_drift = drift(|s| s.rss_kib);
-    let fd_drift = drift(|s| s.fds);
-    let threads_warm = samples
-        .iter()
-        .filter(|s| s.at <= base.map_or(Duration::ZERO, |b| b.at))
-        .map(|s| s.threads)
-        .max()
-        .unwrap_or(0);
-    let threads_last = last.map_or(0, |l| l.threads);
+    }
+}
+
+/// Why the soak failed: wrong outcomes, panicked workers, drift, a kind that never ran.
+fn failures(run: &Run, kinds: &[Kind]) -> Vec<String> {
+    let (tally, drift) = (&run.tally, &run.drift);
     let mut failures = Vec::new();
     if tally.wrong > 0 {
         failures.push(format!("{} calls ended with a wrong outcome", tally.wrong));
     }
-    if crashes > 0 {
-        failures.push(format!("{crashes} workers panicked"));
+    if run.crashes > 0 {
+        failures.push(format!("{} workers panicked", run.crashes));
     }
-    for (name, d) in [("RSS", rss_drift), ("open fds", fd_drift)] {
+    for (name, d) in [("RSS", drift.rss), ("open fds", drift.fds)] {
         match d {
             Some(d) if d > MAX_DRIFT => failures.push(format!(
                 "{name} drifted {:+.1}% after the warm-up (at most {:.0}%)",
@@ -564,18 +705,25 @@ async fn soak(
             )),
         }
     }
+    let (threads_warm, threads_last) = (drift.threads_warm, drift.threads_last);
     if threads_last > threads_warm {
         failures.push(format!(
             "threads grew from {threads_warm} (most during the warm-up) to {threads_last}"
         ));
     }
-    for kind in kinds.iter() {
+    for kind in kinds {
         if !tally.by_kind.contains_key(kind.name) {
             failures.push(format!("{} never ran", kind.name));
         }
     }
+    failures
+}
+
+/// The soak's JSON report (standard output).
+fn report(args: &SoakArgs, kinds: &[Kind], run: &Run, failures: &[String]) -> Value {
+    let (tally, drift, elapsed) = (&run.tally, &run.drift, run.elapsed);
     let pct = |d: Option<f64>| d.map(|d| (d * 10000.0).round() / 100.0);
-    let report = json!({
+    json!({
         "duration_s": elapsed.as_secs_f64(),
         "concurrency": args.concurrency,
         "calls": tally.calls,
@@ -591,30 +739,31 @@ async fn soak(
         }).collect::<BTreeMap<_, _>>(),
         "wrong": tally.wrong,
         "wrong_examples": tally.wrong_examples,
-        "crashes": crashes,
-        "warm_up_s": warm_up.as_secs_f64(),
-        "samples": samples.iter().map(Sample::json).collect::<Vec<_>>(),
+        "crashes": run.crashes,
+        "warm_up_s": run.warm_up.as_secs_f64(),
+        "samples": run.samples.iter().map(Sample::json).collect::<Vec<_>>(),
         "drift": {
-            "rss_pct": pct(rss_drift),
-            "fds_pct": pct(fd_drift),
-            "threads_warm_up_max": threads_warm,
-            "threads_last": threads_last,
-            "baseline_at_s": base.map(|b| b.at.as_secs_f64()),
+            "rss_pct": pct(drift.rss),
+            "fds_pct": pct(drift.fds),
+            "threads_warm_up_max": drift.threads_warm,
+            "threads_last": drift.threads_last,
+            "baseline_at_s": drift.base_at.map(|at| at.as_secs_f64()),
         },
         "failures": failures,
         "pass": failures.is_empty(),
-    });
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&report).expect("serialises")
-    );
+    })
+}
+
+/// The soak's summary for people (standard error): totals, each kind, wrong examples, drift.
+fn print_summary(run: &Run) {
+    let (tally, drift, elapsed) = (&run.tally, &run.drift, run.elapsed);
     eprintln!(
         "palisade: {} calls in {:.1} s ({:.0}/s), {} wrong, {} crashed workers",
         tally.calls,
         elapsed.as_secs_f64(),
         tally.calls as f64 / elapsed.as_secs_f64(),
         tally.wrong,
-        crashes
+        run.crashes
     );
     for (name, (calls, wrong, codes)) in &tally.by_kind {
         let codes: Vec<String> = codes.iter().map(|(c, n)| format!("{c} {n}")).collect();
@@ -626,19 +775,15 @@ async fn soak(
     for example in &tally.wrong_examples {
         eprintln!("  wrong: {example}");
     }
+    let (threads_warm, threads_last) = (drift.threads_warm, drift.threads_last);
     eprintln!(
         "  drift after the warm-up ({:.0} s): RSS {}, fds {}, threads {threads_warm} → {threads_last}",
-        warm_up.as_secs_f64(),
-        rss_drift.map_or("n/a".into(), |d| format!("{:+.1}%", d * 100.0)),
-        fd_drift.map_or("n/a".into(), |d| format!("{:+.1}%", d * 100.0)),
+        run.warm_up.as_secs_f64(),
+        drift
+            .rss
+            .map_or("n/a".into(), |d| format!("{:+.1}%", d * 100.0)),
+        drift
+            .fds
+            .map_or("n/a".into(), |d| format!("{:+.1}%", d * 100.0)),
     );
-    if failures.is_empty() {
-        eprintln!("palisade: soak passed");
-        ExitCode::SUCCESS
-    } else {
-        for f in &failures {
-            eprintln!("palisade: soak failed: {f}");
-        }
-        ExitCode::FAILURE
-    }
 }

@@ -372,11 +372,16 @@ const SCHEMES: &[&str] = &["https", "http", "HTTPS", "ftp", "ws"];
 /// The model's decision: `Ok((rule index, host, port))` or `Err(refusing rule)`.
 type Decision = Result<(String, String, u16), String>;
 
-pub fn check(data: &[u8]) {
-    let Ok(input) = Input::arbitrary_take_rest(Unstructured::new(data)) else {
-        return;
-    };
-    // The policy, in the file format.
+/// The policy an input writes, in the file format, and what the model knows of it.
+struct WrittenPolicy {
+    toml: String,
+    nets: Vec<(IpAddr, u8)>,
+    private_hosts: Vec<String>,
+    rules: Vec<ModelRule>,
+}
+
+/// Write the input's policy: at most 3 private networks, 2 private hosts and 4 rules.
+fn write_policy(input: &Input) -> WrittenPolicy {
     let mut toml = String::from("[http]\n");
     let nets: Vec<(IpAddr, u8)> = input
         .allow_private
@@ -413,6 +418,25 @@ pub fn check(data: &[u8]) {
         ));
         rules.push(model);
     }
+    WrittenPolicy {
+        toml,
+        nets,
+        private_hosts,
+        rules,
+    }
+}
+
+pub fn check(data: &[u8]) {
+    let Ok(input) = Input::arbitrary_take_rest(Unstructured::new(data)) else {
+        return;
+    };
+    // The policy, in the file format.
+    let WrittenPolicy {
+        toml,
+        nets,
+        private_hosts,
+        rules,
+    } = write_policy(&input);
     let policy = match palisade::Policy::from_toml(&toml, None) {
         Ok(policy) => policy,
         // A rule the policy refuses (`http://*`, a network whose host bits are set, …) is not

@@ -117,6 +117,19 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     format!("{}…", &text[..cut])
 }
 
+/// One record as the capability that made it knows it, when its operation ends.
+pub struct Entry<'a> {
+    pub capability: Capability,
+    pub target: &'a str,
+    pub decision: Decision,
+    pub rule: &'a str,
+    /// When the operation began: the record keeps how long it took.
+    pub started: Instant,
+    /// Bytes in (to the host) and out (to the script).
+    pub bytes: (u64, u64),
+    pub error: Option<String>,
+}
+
 impl AuditLog {
     pub fn new(policy: &Policy) -> Self {
         Self(Arc::new(Mutex::new(Records {
@@ -138,17 +151,16 @@ impl AuditLog {
     }
 
     /// Append a record; its index, when it was kept.
-    #[allow(clippy::too_many_arguments)]
-    pub fn record(
-        &self,
-        capability: Capability,
-        target: &str,
-        decision: Decision,
-        rule: &str,
-        started: Instant,
-        bytes: (u64, u64),
-        error: Option<String>,
-    ) -> Option<usize> {
+    pub fn record(&self, entry: Entry<'_>) -> Option<usize> {
+        let Entry {
+            capability,
+            target,
+            decision,
+            rule,
+            started,
+            bytes,
+            error,
+        } = entry;
         let mut records = self.lock();
         if records.records.len() >= MAX_AUDIT_RECORDS {
             records.dropped += 1;
@@ -230,15 +242,15 @@ impl AuditLog {
             Origin::Policy => refusal.rule.to_string(),
             Origin::Transcript => format!("replay:{}", refusal.rule),
         };
-        self.record(
-            refusal.capability,
-            &refusal.target,
-            Decision::Deny,
-            &reported_rule,
+        self.record(Entry {
+            capability: refusal.capability,
+            target: &refusal.target,
+            decision: Decision::Deny,
+            rule: &reported_rule,
             started,
-            (bytes_in, 0),
-            None,
-        );
+            bytes: (bytes_in, 0),
+            error: None,
+        });
         let label = truncate(refusal.label(), MAX_TARGET_BYTES);
         let denial = refusal.denial(label.clone());
         let fix = match origin {
@@ -282,27 +294,6 @@ impl AuditLog {
         if records.refusals.len() < MAX_AUDIT_RECORDS || records.refusals.contains_key(&key) {
             records.refusals.insert(key, denial);
         }
-    }
-
-    /// Record a network request that was let through.
-    pub fn record_http(
-        &self,
-        target: &str,
-        decision: Decision,
-        rule: &str,
-        started: Instant,
-        bytes: (u64, u64),
-        error: Option<String>,
-    ) -> Option<usize> {
-        self.record(
-            Capability::Http,
-            target,
-            decision,
-            rule,
-            started,
-            bytes,
-            error,
-        )
     }
 
     /// The latest refusal recorded for `target`.

@@ -47,10 +47,7 @@ impl Guest {
     /// The guest's SHA-256, in hex: compiled scripts name the guest they extend.
     pub(crate) fn sha256(self) -> &'static str {
         static SHAS: [std::sync::OnceLock<String>; 3] = [const { std::sync::OnceLock::new() }; 3];
-        SHAS[self as usize].get_or_init(|| {
-            use sha2::Digest;
-            crate::record::hex(&sha2::Sha256::digest(self.bytes()))
-        })
+        SHAS[self as usize].get_or_init(|| crate::hex::sha256(self.bytes()))
     }
 
     /// The guest whose SHA-256 is `sha256`, if it is one of this build's.

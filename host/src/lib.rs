@@ -33,6 +33,7 @@ mod call;
 mod caps;
 mod error;
 mod guest;
+mod hex;
 mod hostfile;
 pub mod kv;
 mod limits;
@@ -43,14 +44,12 @@ pub mod policy;
 pub mod record;
 mod script;
 mod secrets;
+mod seed;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod snapshot;
 pub mod standalone;
 mod typescript;
-
-/// Scratch directories live with the file-system gate; the policy checks seeds through here.
-use caps::fs::scratch;
 
 /// Entry points for the fuzz targets in `fuzz/`: pure parts of the host, without I/O. Not part
 /// of the API.

@@ -7,7 +7,8 @@
 //! refused with `invalid_input`, naming it. Reading from a folder, the host follows a static
 //! import only to a regular file whose real path (symbolic links resolved) is inside the
 //! folder; a dynamic `import("…")` that cannot be bundled is left to fail, catchably, when it
-//! runs.
+//! runs. The imports of a module that does not parse are not checked: the guest reports its
+//! syntax error (`guest_syntax`, with its line) before it would resolve them.
 
 use crate::bindings::exports::palisade::sandbox::runner::ModuleFile;
 use crate::typescript::{self, Import};
@@ -98,7 +99,7 @@ fn is_json(name: &str) -> bool {
 /// A static import of a JSON module needs `with { type: "json" }`, and only a JSON module may
 /// be imported so (the guest checks dynamic imports the same way).
 fn check_json(import: &Import, base: &str, name: &str) -> Result<(), Error> {
-    if import.dynamic || import.json == is_json(name) {
+    if import.may_fail() || import.json == is_json(name) {
         return Ok(());
     }
     let specifier = &import.specifier;
@@ -171,7 +172,7 @@ pub(crate) fn from_named(
         files.insert(name, file);
     }
     for (base, found) in &imports {
-        for import in found.iter().filter(|i| !i.dynamic) {
+        for import in found.iter().filter(|i| !i.may_fail()) {
             let name = resolve(main, base, &import.specifier).map_err(invalid)?;
             let known = name == main
                 || files.contains_key(&name)
@@ -221,65 +222,19 @@ pub(crate) fn from_folder(
     queue.push_back((main.to_owned(), main_imports.to_vec()));
     while let Some((base, imports)) = queue.pop_front() {
         for import in imports {
-            let resolved = resolve(main, &base, &import.specifier);
-            let name = match resolved {
-                Ok(name) => name,
-                // A dynamic import that names no file of the folder fails when it runs.
-                Err(_) if import.dynamic => continue,
-                Err(reason) => return Err(invalid(reason)),
-            };
-            let found = [Some(name.clone()), typescript_alias(&name)]
-                .into_iter()
-                .flatten()
-                .find(|n| n == main || files.contains_key(n) || root.join(n).exists());
-            let Some(name) = found else {
-                if import.dynamic {
-                    continue;
-                }
-                return Err(invalid(format!(
-                    "`{}` (imported by `{base}`, line {}): there is no file `{name}` in the \
-                     script's folder",
-                    import.specifier, import.line
-                )));
-            };
-            check_json(&import, &base, &name)?;
-            if name == main || files.contains_key(&name) {
+            let Some(name) = locate(&root, main, &files, &base, &import)? else {
                 continue;
-            }
-            let file = root.join(&name);
-            let real = file.canonicalize().map_err(|e| {
-                invalid(format!(
-                    "`{}` (imported by `{base}`): {e}",
-                    import.specifier
-                ))
-            })?;
-            if !real.starts_with(&root) {
-                if import.dynamic {
-                    continue;
-                }
-                return Err(invalid(format!(
-                    "`{}` (imported by `{base}`) is a symbolic link to a file outside the \
-                     script's folder",
-                    import.specifier
-                )));
-            }
+            };
+            let Some(real) = real_path(&root, &name, &base, &import)? else {
+                continue;
+            };
             if files.len() == MAX_MODULES {
                 return Err(invalid(format!(
                     "the script imports more than {MAX_MODULES} modules"
                 )));
             }
             let left = MAX_BUNDLE_BYTES.saturating_sub(total);
-            let source = crate::hostfile::read_text(&real, left).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::InvalidInput && e.to_string().contains("larger")
-                {
-                    too_large()
-                } else {
-                    invalid(format!(
-                        "`{}` (imported by `{base}`): {e}",
-                        import.specifier
-                    ))
-                }
-            })?;
+            let source = read_source(&real, left, &base, &import)?;
             total += source.len() as u64;
             let (module, found) = prepare(&name, source)?;
             files.insert(name.clone(), module);
@@ -287,6 +242,85 @@ pub(crate) fn from_folder(
         }
     }
     Ok(files.into_values().collect())
+}
+
+/// The folder's file that an import by `base` names (or its TypeScript alias), when it is
+/// one still to read; `None` when it was read already, or for an import left to the guest
+/// (`Import::may_fail`) that names no file of the folder.
+fn locate(
+    root: &Path,
+    main: &str,
+    files: &BTreeMap<String, ModuleFile>,
+    base: &str,
+    import: &Import,
+) -> Result<Option<String>, Error> {
+    let name = match resolve(main, base, &import.specifier) {
+        Ok(name) => name,
+        // A dynamic import that names no file of the folder fails when it runs.
+        Err(_) if import.may_fail() => return Ok(None),
+        Err(reason) => return Err(invalid(reason)),
+    };
+    let found = [Some(name.clone()), typescript_alias(&name)]
+        .into_iter()
+        .flatten()
+        .find(|n| n == main || files.contains_key(n) || root.join(n).exists());
+    let Some(name) = found else {
+        if import.may_fail() {
+            return Ok(None);
+        }
+        return Err(invalid(format!(
+            "`{}` (imported by `{base}`, line {}): there is no file `{name}` in the \
+             script's folder",
+            import.specifier, import.line
+        )));
+    };
+    check_json(import, base, &name)?;
+    if name == main || files.contains_key(&name) {
+        return Ok(None);
+    }
+    Ok(Some(name))
+}
+
+/// Where the module file `name` really is, which must be inside the script's folder; `None`
+/// for an import left to the guest (`Import::may_fail`) of a link that leads outside.
+fn real_path(
+    root: &Path,
+    name: &str,
+    base: &str,
+    import: &Import,
+) -> Result<Option<PathBuf>, Error> {
+    let file = root.join(name);
+    let real = file.canonicalize().map_err(|e| {
+        invalid(format!(
+            "`{}` (imported by `{base}`): {e}",
+            import.specifier
+        ))
+    })?;
+    if !real.starts_with(root) {
+        if import.may_fail() {
+            return Ok(None);
+        }
+        return Err(invalid(format!(
+            "`{}` (imported by `{base}`) is a symbolic link to a file outside the \
+             script's folder",
+            import.specifier
+        )));
+    }
+    Ok(Some(real))
+}
+
+/// A module's source, if it fits in the `left` bytes of the bundle.
+fn read_source(real: &Path, left: u64, base: &str, import: &Import) -> Result<String, Error> {
+    crate::hostfile::read_text(real, left).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidInput && e.to_string().contains("larger") {
+            too_large()
+        } else {
+            invalid(format!(
+                "`{}` (imported by `{base}`): {e}",
+                import.specifier
+            ))
+        }
+    })
 }
 
 #[cfg(test)]

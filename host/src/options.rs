@@ -170,8 +170,10 @@ impl RunOptions {
         policy
             .for_call(asked)
             .map(Cow::Owned)
-            .map_err(|refused| Error::InvalidInput {
-                detail: refused.detail,
+            .map_err(|refused| Error::PolicyDenied {
+                capability: "call options".into(),
+                rule: refused.key.clone(),
+                reason: refused.detail,
                 fix: Some(Fix {
                     key: refused.key,
                     value: refused.value,
@@ -186,13 +188,23 @@ impl RunOptions {
             return Ok(());
         }
         let refuse = |detail: String, fix: Option<Fix>| Err(Error::InvalidInput { detail, fix });
-        let Some(scratch) = policy.fs().and_then(|fs| fs.scratch.as_ref()) else {
-            return refuse(
-                "the call places files in the scratch directory, and the policy has none".into(),
-                Some(Fix {
-                    key: "fs.scratch.guest".into(),
-                    value: "\"/scratch\"".into(),
+        // What the policy does not allow the call's files is the policy's refusal.
+        let deny = |reason: String, key: &str, value: String| {
+            Err(Error::PolicyDenied {
+                capability: "call options".into(),
+                rule: key.to_owned(),
+                reason,
+                fix: Some(Fix {
+                    key: key.to_owned(),
+                    value,
                 }),
+            })
+        };
+        let Some(scratch) = policy.fs().and_then(|fs| fs.scratch.as_ref()) else {
+            return deny(
+                "the call places files in the scratch directory, and the policy has none".into(),
+                "fs.scratch.guest",
+                "\"/scratch\"".into(),
             );
         };
         let mut names = std::collections::BTreeSet::new();
@@ -214,28 +226,24 @@ impl RunOptions {
         }
         let bytes: u64 = self.files.iter().map(|(_, b)| b.len() as u64).sum();
         if bytes > scratch.quota.0 {
-            return refuse(
+            return deny(
                 format!(
                     "the call's files hold {bytes} bytes, over the scratch quota of {}",
                     scratch.quota
                 ),
-                Some(Fix {
-                    key: "fs.scratch.quota".into(),
-                    value: format!("\"{}\"", ByteSize(bytes)),
-                }),
+                "fs.scratch.quota",
+                format!("\"{}\"", ByteSize(bytes)),
             );
         }
         if self.files.len() as u64 > scratch.max_files {
-            return refuse(
+            return deny(
                 format!(
                     "the call places {} files, over the scratch directory's max_files of {}",
                     self.files.len(),
                     scratch.max_files
                 ),
-                Some(Fix {
-                    key: "fs.scratch.max_files".into(),
-                    value: self.files.len().to_string(),
-                }),
+                "fs.scratch.max_files",
+                self.files.len().to_string(),
             );
         }
         Ok(())
@@ -258,8 +266,10 @@ impl RunOptions {
                     "the policy's limit, which it has no [overrides] ceiling to raise past",
                 )
             };
-            Error::InvalidInput {
-                detail: format!("the call asks for {name} = {asked}, over {why} {key} = {allowed}"),
+            Error::PolicyDenied {
+                capability: "call options".into(),
+                rule: key.clone(),
+                reason: format!("the call asks for {name} = {asked}, over {why} {key} = {allowed}"),
                 fix: Some(Fix { key, value: fix }),
             }
         }
@@ -325,7 +335,7 @@ mod tests {
         assert_eq!(limits.stack, policy.limits().stack);
         let higher = RunOptions::default().timeout(Duration::from_secs(5));
         let error = higher.limits(&policy).unwrap_err();
-        assert_eq!(error.code(), "invalid_input");
+        assert_eq!(error.code(), "policy_denied");
         assert_eq!(error.fix().unwrap().key, "limits.timeout");
         assert_eq!(error.fix().unwrap().value, "\"5s\"");
         let error = RunOptions::default()
@@ -356,6 +366,7 @@ mod tests {
             error.to_string().contains("overrides.timeout = 5s"),
             "{error}"
         );
+        assert_eq!(error.code(), "policy_denied");
         assert_eq!(error.fix().unwrap().key, "overrides.timeout");
         let at = SystemTime::UNIX_EPOCH + Duration::from_secs(86_400);
         let options = RunOptions::default().now(at).config("region", "us");
@@ -375,7 +386,7 @@ mod tests {
             (RunOptions::default().file("a.txt", "x"), "fs.scratch.guest"),
         ] {
             let error = options.policy(&policy).unwrap_err();
-            assert_eq!(error.code(), "invalid_input");
+            assert_eq!(error.code(), "policy_denied");
             assert_eq!(error.fix().unwrap().key, key);
         }
     }

@@ -13,12 +13,6 @@ use crate::policy::Policy;
 /// What replaces a secret value wherever it shows up.
 pub(crate) const REDACTED: &str = "[redacted]";
 
-/// The shortest secret a policy may inject, in bytes. A shorter one (`"42"`, `"x"`) occurs by
-/// chance in ordinary text: redacting it would garble every output, error and console line
-/// that holds those characters ("Une[redacted]pected"), and turn unrelated output into
-/// `bad_output`. It is also the length from which a cut form counts as the secret.
-pub(crate) const MIN_SECRET_BYTES: usize = 8;
-
 /// Layers of JSON escaping matched (upstream body, `JSON.stringify`, the output's own JSON).
 const JSON_LAYERS: usize = 3;
 

@@ -67,16 +67,16 @@ pub async fn build(
     } else {
         (script.name().to_owned(), script.source().to_owned())
     };
-    let mut wasm = crate::snapshot::preload(
-        Guest::Standalone,
-        crate::cache::default_dir().as_deref(),
+    let mut wasm = crate::snapshot::preload(crate::snapshot::Preload {
+        guest: Guest::Standalone,
+        cache_dir: crate::cache::default_dir().as_deref(),
         on_compile,
-        &name,
-        &source,
-        &modules,
-        &env,
+        name: &name,
+        source: &source,
+        modules: &modules,
+        env: &env,
         limits,
-    )
+    })
     .await?;
     let marker = crate::script::Marker {
         format: crate::script::MARKER_FORMAT,

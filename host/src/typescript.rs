@@ -12,8 +12,25 @@ use crate::{Error, GuestLocation};
 use oxc_allocator::Allocator;
 use oxc_ast::ast::*;
 use oxc_ast_visit::{Visit, walk};
-use oxc_parser::Parser;
+use oxc_parser::{ParseOptions, Parser};
 use oxc_span::{GetSpan, SourceType, Span};
+
+/// How much stack the host's parse of a module, and its walk over the parsed tree, may each
+/// use. Both recurse once per level of nesting, so a source nested deep enough (20,000
+/// parentheses in 40 KB) would overflow any fixed stack and abort the host: the parse stops
+/// at this bound (`vendor/oxc_parser`, `ParseOptions::stack_limit`) and the walk skips what
+/// lies deeper, and the module is `guest_syntax`, "nested too deeply". Debug builds spend
+/// several times the stack per level, so they get more, to accept the same nesting.
+pub(crate) const PARSE_STACK_LIMIT: usize = if cfg!(debug_assertions) {
+    96 << 20
+} else {
+    16 << 20
+};
+
+/// The stack of the thread a module is read on: room for the parse's bound, with a margin for
+/// the frames above it and between two of its checks. The pages are only touched as deep as a
+/// module's nesting goes.
+const SCAN_THREAD_STACK: usize = PARSE_STACK_LIMIT + (4 << 20);
 
 /// An import a module makes with a string literal: `import … from "x"`, `export … from "x"`,
 /// or `import("x")`.
@@ -27,6 +44,18 @@ pub(crate) struct Import {
     pub dynamic: bool,
     /// Whether a static import asks for JSON (`with { type: "json" }`).
     pub json: bool,
+    /// Whether the module it is in does not parse: the guest reports that syntax error before
+    /// it resolves any import, so the host does not refuse the import first.
+    pub in_broken_module: bool,
+}
+
+impl Import {
+    /// Whether the import may name nothing the host can bundle, and is left to the guest: a
+    /// dynamic `import("x")` fails, catchably, when it runs; an import of a module that does
+    /// not parse is never resolved.
+    pub fn may_fail(&self) -> bool {
+        self.dynamic || self.in_broken_module
+    }
 }
 
 /// What the host read from a module.
@@ -41,17 +70,48 @@ pub(crate) struct Scanned {
 /// not parse, or that needs code generated, is `guest_syntax` with the position in `source`;
 /// JavaScript that oxc does not parse is returned as it is (with the imports oxc found), for
 /// QuickJS to report.
+///
+/// The parse runs on a thread of its own with a stack of known size, so that its bound
+/// ([`PARSE_STACK_LIMIT`]) holds whatever thread calls it (a server's worker, a test's).
 pub(crate) fn scan(name: &str, source: &str, typescript: bool) -> Result<Scanned, Error> {
+    std::thread::scope(|scope| {
+        let reader = std::thread::Builder::new()
+            .name("palisade-parse".to_owned())
+            .stack_size(SCAN_THREAD_STACK)
+            .spawn_scoped(scope, || scan_here(name, source, typescript))
+            .map_err(|e| Error::Internal {
+                detail: format!("cannot start a thread to parse `{name}`: {e}"),
+            })?;
+        reader
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// [`scan`], on the calling thread, which has [`SCAN_THREAD_STACK`] of stack.
+fn scan_here(name: &str, source: &str, typescript: bool) -> Result<Scanned, Error> {
     let allocator = Allocator::default();
     let source_type = if typescript {
         SourceType::ts().with_module(true)
     } else {
         SourceType::mjs()
     };
-    let parsed = Parser::new(&allocator, source, source_type).parse();
-    if typescript && let Some(error) = parsed.diagnostics.errors().next() {
+    let options = ParseOptions {
+        stack_limit: Some(PARSE_STACK_LIMIT),
+        ..ParseOptions::default()
+    };
+    let parsed = Parser::new(&allocator, source, source_type)
+        .with_options(options)
+        .parse();
+    let first_error = parsed.diagnostics.errors().next().map(|error| {
         let at = error.labels.first().map_or(0, |label| label.span().start);
-        return Err(syntax(name, source, at, &error.message));
+        (at, error.message.to_string())
+    });
+    if parsed.nesting_too_deep {
+        return Err(too_deep(name, source, first_error.map_or(0, |(at, _)| at)));
+    }
+    if typescript && let Some((at, message)) = first_error {
+        return Err(syntax(name, source, at, &message));
     }
     let mut scan = Scan {
         source,
@@ -59,8 +119,13 @@ pub(crate) fn scan(name: &str, source: &str, typescript: bool) -> Result<Scanned
         blanks: Vec::new(),
         imports: Vec::new(),
         unsupported: None,
+        stack: StackBound::here(PARSE_STACK_LIMIT),
+        too_deep: None,
     };
     scan.visit_program(&parsed.program);
+    if let Some(at) = scan.too_deep {
+        return Err(too_deep(name, source, at));
+    }
     if let Some((what, at)) = scan.unsupported {
         return Err(syntax(
             name,
@@ -72,7 +137,12 @@ pub(crate) fn scan(name: &str, source: &str, typescript: bool) -> Result<Scanned
             ),
         ));
     }
-    let imports = scan.imports;
+    let mut imports = scan.imports;
+    if first_error.is_some() {
+        for import in &mut imports {
+            import.in_broken_module = true;
+        }
+    }
     let source = if typescript {
         blank(source, scan.blanks)
     } else {
@@ -85,6 +155,47 @@ pub(crate) fn scan(name: &str, source: &str, typescript: bool) -> Result<Scanned
 pub(crate) fn is_typescript(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     (lower.ends_with(".ts") && !lower.ends_with(".d.ts")) || lower.ends_with(".mts")
+}
+
+/// A module nested deeper than the host reads: `guest_syntax` at the place it stopped.
+fn too_deep(name: &str, source: &str, at: u32) -> Error {
+    syntax(
+        name,
+        source,
+        at,
+        "the source is nested too deeply for the host to read (its imports or its TypeScript); \
+         flatten the nesting",
+    )
+}
+
+/// How far below where it started a recursion may reach on the stack: the walk over a parsed
+/// tree checks it at each level it could nest without end, and skips what lies deeper.
+struct StackBound {
+    base: usize,
+    limit: usize,
+}
+
+impl StackBound {
+    /// Count from the caller's frame.
+    #[inline(always)]
+    fn here(limit: usize) -> Self {
+        Self {
+            base: stack_position(),
+            limit,
+        }
+    }
+
+    #[inline(always)]
+    fn exceeded(&self) -> bool {
+        self.base.abs_diff(stack_position()) > self.limit
+    }
+}
+
+/// The address of a local in the caller's frame: where the stack is now.
+#[inline(always)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::ptr::addr_of!(marker) as usize
 }
 
 fn syntax(name: &str, source: &str, at: u32, message: &str) -> Error {
@@ -138,6 +249,10 @@ struct Scan<'s> {
     imports: Vec<Import>,
     /// The first construct that needs code generated, and where it starts.
     unsupported: Option<(&'static str, u32)>,
+    /// The walk's bound on the stack.
+    stack: StackBound,
+    /// Where the walk first reached its bound, and skipped the rest of a subtree.
+    too_deep: Option<u32>,
 }
 
 /// TypeScript's modifiers of class members, which JavaScript has not.
@@ -151,6 +266,16 @@ const TS_MODIFIERS: [&str; 6] = [
 ];
 
 impl Scan<'_> {
+    /// Whether the walk is as deep as its bound lets it go: then it records where, and the
+    /// caller skips the subtree at `span`.
+    fn too_deep(&mut self, span: Span) -> bool {
+        if self.too_deep.is_some() || self.stack.exceeded() {
+            self.too_deep.get_or_insert(span.start);
+            return true;
+        }
+        false
+    }
+
     fn blank(&mut self, span: Span) {
         self.blanks.push((span.start, span.end));
     }
@@ -181,6 +306,7 @@ impl Scan<'_> {
             column,
             dynamic,
             json,
+            in_broken_module: false,
         });
     }
 
@@ -254,8 +380,56 @@ impl Scan<'_> {
     }
 }
 
+/// Every kind of node that nests without end passes through one of the methods that checks
+/// [`Scan::too_deep`]: expressions (a chain of `1+1+…`, built by a loop and as deep as it is
+/// long), statements, patterns, assignment targets and TypeScript types and names.
 impl<'a> Visit<'a> for Scan<'_> {
+    fn visit_expression(&mut self, it: &Expression<'a>) {
+        if !self.too_deep(it.span()) {
+            walk::walk_expression(self, it);
+        }
+    }
+
+    fn visit_binding_pattern(&mut self, it: &BindingPattern<'a>) {
+        if !self.too_deep(it.span()) {
+            walk::walk_binding_pattern(self, it);
+        }
+    }
+
+    fn visit_assignment_target(&mut self, it: &AssignmentTarget<'a>) {
+        if !self.too_deep(it.span()) {
+            walk::walk_assignment_target(self, it);
+        }
+    }
+
+    fn visit_ts_type(&mut self, it: &TSType<'a>) {
+        if !self.too_deep(it.span()) {
+            walk::walk_ts_type(self, it);
+        }
+    }
+
+    fn visit_ts_type_name(&mut self, it: &TSTypeName<'a>) {
+        if !self.too_deep(it.span()) {
+            walk::walk_ts_type_name(self, it);
+        }
+    }
+
+    fn visit_ts_import_type_qualifier(&mut self, it: &TSImportTypeQualifier<'a>) {
+        if !self.too_deep(it.span()) {
+            walk::walk_ts_import_type_qualifier(self, it);
+        }
+    }
+
+    fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
+        if !self.too_deep(it.span) {
+            walk::walk_ts_namespace_declaration(self, it);
+        }
+    }
+
     fn visit_statement(&mut self, it: &Statement<'a>) {
+        if self.too_deep(it.span()) {
+            return;
+        }
         if !self.typescript {
             return walk::walk_statement(self, it);
         }
@@ -538,6 +712,48 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Issue 38, item 23: the imports of a module that does not parse are left to the guest.
+    #[test]
+    fn the_imports_of_a_module_that_does_not_parse_may_fail() {
+        let broken = scan("a.js", "import { s } from \"./x.js\";\nconst x;\n", false).unwrap();
+        assert_eq!(broken.imports.len(), 1);
+        assert!(broken.imports[0].in_broken_module && broken.imports[0].may_fail());
+        let fine = scan("a.js", "import { s } from \"./x.js\";\n", false).unwrap();
+        assert!(!fine.imports[0].may_fail());
+    }
+
+    /// Issue 38, item 1: nesting past the host's stack bound is `guest_syntax`, from the parse
+    /// (parentheses) and from the walk over a tree a loop built (`1+1+…`); a thread with a small
+    /// stack may call it, since the parse has its own.
+    #[test]
+    fn nesting_past_the_bound_is_guest_syntax_on_any_thread() {
+        let deep = |source: String| {
+            std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn(move || scan("a.js", &source, false).map(|s| s.imports.len()))
+                .unwrap()
+                .join()
+                .unwrap()
+        };
+        let parens = format!(
+            "export default {}1{};\n",
+            "(".repeat(400_000),
+            ")".repeat(400_000)
+        );
+        let chain = format!("export default 1{};\n", "+1".repeat(2_000_000));
+        for source in [parens, chain] {
+            let error = deep(source).unwrap_err();
+            assert_eq!(error.code(), "guest_syntax");
+            assert!(error.to_string().contains("nested too deeply"), "{error}");
+        }
+        let fine = format!(
+            "import \"./x.js\";\nexport default {}1{};\n",
+            "(".repeat(1_000),
+            ")".repeat(1_000)
+        );
+        assert_eq!(deep(fine).unwrap(), 1);
     }
 
     #[test]

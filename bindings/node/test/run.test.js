@@ -47,9 +47,9 @@ test('a script from source, a file or a Script; a named export; several argument
   assert.equal(output(await palisade.run({ script, export: 'add', args: [2, 3], policy: GENEROUS })), 5)
 })
 
-test('options lower the limits; one above the policy is invalid_input with the fix', async () => {
+test('options lower the limits; one above the policy is policy_denied with the fix', async () => {
   const error = failure(await palisade.run({ source: 'export default () => 1', timeout: '5s' }))
-  assert.equal(error.code, 'invalid_input')
+  assert.equal(error.code, 'policy_denied')
   assert.deepEqual(error.fix, { key: 'limits.timeout', value: '"5s"' })
   assert.match(error.fix_note, /limits\.timeout = "5s"/)
   const clock = 'export default () => new Date().toISOString()'

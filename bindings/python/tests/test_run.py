@@ -49,9 +49,9 @@ def test_a_script_from_source_a_file_or_a_script_a_named_export_and_arguments() 
     assert output(palisade.run(script=script, export="add", args=[2, 3], policy=GENEROUS)) == 5
 
 
-def test_options_lower_the_limits_and_one_above_is_invalid_input_with_the_fix() -> None:
+def test_options_lower_the_limits_and_one_above_is_policy_denied_with_the_fix() -> None:
     error = failure(palisade.run(source="export default () => 1", timeout=datetime.timedelta(seconds=5)))
-    assert error.code == "invalid_input"
+    assert error.code == "policy_denied"
     assert error.fix is not None and (error.fix.key, error.fix.value) == ("limits.timeout", '"5s"')
     fixed = '[overrides]\nnow = true\n[limits]\ntimeout = "30s"'
     now = datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)

@@ -108,7 +108,33 @@ impl FuelOverhead {
 }
 
 impl Summary {
+    /// The figures against their targets, as a Markdown table.
     pub(super) fn print(&self) {
+        println!("\n| measure | target | Palisade |\n|---|---|---|");
+        for (measure, target, value) in self.rows() {
+            println!("| {measure} | {target} | {value} |");
+        }
+    }
+
+    /// Fuel metering's cost on w3, or "not measured".
+    fn fuel_cost(&self) -> String {
+        self.fuel_overhead.as_ref().map_or_else(
+            || "not measured".to_owned(),
+            |f| {
+                format!(
+                    "{:+.0}% (median of {} paired rounds; fastest {:.1} ms metered, {:.1} ms not)",
+                    (f.ratio - 1.0) * 100.0,
+                    f.rounds,
+                    ms(f.metered),
+                    ms(f.unmetered)
+                )
+            },
+        )
+    }
+
+    /// Each figure the speed targets name: what it measures, its target, the value measured
+    /// (one per form measured).
+    fn rows(&self) -> [(&'static str, String, String); 7] {
         let na = || "not measured".to_owned();
         // One figure, or one per form measured: "21.1 µs source, 13.1 µs compiled".
         let forms = |figures: Vec<(&str, String)>| match figures.as_slice() {
@@ -136,16 +162,7 @@ impl Summary {
                     .collect(),
             )
         };
-        let fuel_cost = self.fuel_overhead.as_ref().map_or_else(na, |f| {
-            format!(
-                "{:+.0}% (median of {} paired rounds; fastest {:.1} ms metered, {:.1} ms not)",
-                (f.ratio - 1.0) * 100.0,
-                f.rounds,
-                ms(f.metered),
-                ms(f.unmetered)
-            )
-        });
-        let rows = [
+        [
             (
                 "trivial call (w1), fresh instance, median",
                 "≤ 15 µs".to_owned(),
@@ -186,13 +203,9 @@ impl Summary {
             (
                 "fuel metering overhead on w3",
                 "measured".to_owned(),
-                fuel_cost,
+                self.fuel_cost(),
             ),
-        ];
-        println!("\n| measure | target | Palisade |\n|---|---|---|");
-        for (measure, target, value) in rows {
-            println!("| {measure} | {target} | {value} |");
-        }
+        ]
     }
 }
 

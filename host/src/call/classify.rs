@@ -9,6 +9,18 @@ use crate::limits::{DeadlineExceeded, MemoryLimiter};
 use crate::policy::Policy;
 use wasmtime::Trap;
 
+/// The trap an epoch callback ends a cancelled call with.
+#[derive(Debug)]
+pub(super) struct CallCancelled;
+
+impl std::fmt::Display for CallCancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the call was cancelled")
+    }
+}
+
+impl std::error::Error for CallCancelled {}
+
 pub(super) fn internal(e: wasmtime::Error) -> Error {
     tracing::error!("internal error: {e:#}");
     Error::Internal {
@@ -25,10 +37,7 @@ pub(super) fn classify_trap(
     policy: &Policy,
 ) -> Error {
     let limits = policy.limits();
-    if error
-        .downcast_ref::<super::store::CallCancelled>()
-        .is_some()
-    {
+    if error.downcast_ref::<CallCancelled>().is_some() {
         return Error::Cancelled;
     }
     if error.downcast_ref::<DeadlineExceeded>().is_some() {

@@ -1,19 +1,22 @@
 //! One call: a fresh store with the policy's limits, instantiate, invoke, classify, and the
 //! [`Outcome`] with its receipt. Nothing of a call outlives its store.
 
+mod cancel;
 mod classify;
 mod outcome;
+mod runtime;
 mod state;
 mod stderr;
 mod store;
 
+pub(crate) use cancel::Cancel;
 pub use outcome::{Outcome, Receipt};
+pub(crate) use runtime::{Runtime, instance_pre};
 pub(crate) use state::{CallState, Extras, Shared, link};
 
 use crate::bindings::exports::palisade::sandbox::runner::{Environment, Module};
 use crate::caps::console::Console;
 use crate::guest::Guest;
-use crate::palisade::Runtime;
 use crate::policy::Clock;
 use crate::policy::Policy;
 use crate::{Error, Script};

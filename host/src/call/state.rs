@@ -34,7 +34,7 @@ pub(crate) struct CallState {
     /// The policy's directories: byte and file quotas, the scratch directory.
     pub(super) fs: Files,
     /// The call's cancel flag, when it was started with a handle.
-    pub(super) cancel: Option<crate::palisade::Cancel>,
+    pub(super) cancel: Option<super::Cancel>,
     /// The operator's audit log, which gets the call's records when it ends.
     pub(super) audit_file: Option<Arc<crate::audit_file::AuditFile>>,
     /// Fields added to each of the call's lines in the audit log.
@@ -69,7 +69,7 @@ pub(crate) struct Shared {
     /// The embedder's callback for console lines and audit records as they are made.
     pub events: Option<crate::EventSink>,
     /// The call's cancel flag, when it was started with a handle.
-    pub cancel: Option<crate::palisade::Cancel>,
+    pub cancel: Option<super::Cancel>,
     /// Files placed in the scratch directory before the script runs.
     pub files: Arc<[(String, bytes::Bytes)]>,
     /// The operator's audit log, which gets the call's records when it ends.
@@ -83,7 +83,7 @@ pub(crate) struct Shared {
 pub(crate) struct Extras {
     pub metadata: Option<Arc<serde_json::Value>>,
     pub events: Option<crate::EventSink>,
-    pub cancel: Option<crate::palisade::Cancel>,
+    pub cancel: Option<super::Cancel>,
     pub files: Arc<[(String, bytes::Bytes)]>,
     pub audit_tags: Arc<crate::audit_file::Tags>,
     /// Hold the call's key-value writes ([`crate::RunOptions::kv_transaction`]).

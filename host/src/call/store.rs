@@ -1,29 +1,17 @@
 //! A call's store under its limits (fuel, memory, deadline), and running the guest in it
 //! under the deadline.
 
-use super::classify::{classify_guest, classify_trap, internal};
+use super::Runtime;
+use super::classify::{CallCancelled, classify_guest, classify_trap, internal};
 use super::stderr::StderrConsole;
 use super::{CallState, Shared};
 use crate::Error;
 use crate::bindings::exports::palisade::sandbox::runner::{self};
 use crate::limits::DeadlineExceeded;
 use crate::limits::FUEL_SLICE;
-use crate::palisade::Runtime;
 use crate::policy::Policy;
 use std::time::Instant;
 use wasmtime::{Store, UpdateDeadline};
-
-/// The trap an epoch callback ends a cancelled call with.
-#[derive(Debug)]
-pub(super) struct CallCancelled;
-
-impl std::fmt::Display for CallCancelled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the call was cancelled")
-    }
-}
-
-impl std::error::Error for CallCancelled {}
 
 /// Room for the records of a host call's values above twice the memory limit.
 pub(super) const HOSTCALL_FUEL_ROOM: usize = 1 << 20;

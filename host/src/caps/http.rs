@@ -21,14 +21,15 @@
 //! `replay` (the transcript's side of each request).
 
 use crate::Fix;
-use crate::audit::{AuditLog, Decision};
+use crate::audit::{AuditLog, Decision, Entry};
 use crate::bindings::palisade::sandbox::capability::NetworkFailure;
-use crate::caps::gate::Refusal;
+use crate::caps::gate::{Capability, Refusal};
+use crate::hex::{push_hex, unhex};
 use crate::policy::{
     DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT as DEFAULT_HTTP_TIMEOUT,
     HostError, Http, HttpRule, canonical_host, split_host_port,
 };
-use crate::record::{HttpEvent, HttpOutcome, Tape, event_bytes, push_hex, unhex};
+use crate::record::{HttpEvent, HttpOutcome, Tape, event_bytes};
 use crate::secrets::{REDACTED, Secrets};
 use bytes::{Bytes, BytesMut};
 use governor::{DefaultDirectRateLimiter, Quota};
@@ -453,6 +454,19 @@ struct Outgoing {
 type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
 
 impl Outgoing {
+    /// The audit record of this request, let through by the policy; its index, when kept.
+    fn record(&self, error: Option<String>) -> Option<usize> {
+        self.audit.record(Entry {
+            capability: Capability::Http,
+            target: &self.target_text,
+            decision: Decision::Allow,
+            rule: &self.target.rule_key,
+            started: self.started,
+            bytes: (self.sent.load(Ordering::SeqCst), 0),
+            error,
+        })
+    }
+
     async fn run(
         self,
         request: http::Request<WasiBody>,
@@ -467,14 +481,7 @@ impl Outgoing {
             && !matches!(error, Error::DestinationIpProhibited)
         {
             self.slot.fail(error);
-            self.audit.record_http(
-                &self.target_text,
-                Decision::Allow,
-                &self.target.rule_key,
-                self.started,
-                (self.sent.load(Ordering::SeqCst), 0),
-                Some(error.to_string()),
-            );
+            self.record(Some(error.to_string()));
         }
         result
     }
@@ -619,14 +626,7 @@ impl Outgoing {
             })
             .collect();
         self.slot.respond(parts.status.as_u16(), headers);
-        let index = self.audit.record_http(
-            &self.target_text,
-            Decision::Allow,
-            &self.target.rule_key,
-            self.started,
-            (self.sent.load(Ordering::SeqCst), 0),
-            None,
-        );
+        let index = self.record(None);
         let body = CountedResponse {
             inner: body,
             usage: self.usage.clone(),

@@ -5,8 +5,8 @@
 //! `capability.ungranted` (caps/capability.rs) audits it.
 
 use crate::Fix;
-use crate::caps::capability::toml_key;
 use crate::caps::gate::{Capability, Refusal};
+use crate::policy::toml_key;
 
 /// Names, paths and keys longer than this get no fix (a policy key that long helps no one)
 /// and are cut in the label; the same bound as capability names (caps/capability.rs).
@@ -151,6 +151,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::too_many_lines)] // One table of cases, a row per global and name.
     fn each_global_is_refused_with_the_grant_it_lacks() {
         // global, name, the policy's bridge; then the label, the rule and the fix.
         type Case<'a> = (

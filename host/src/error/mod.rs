@@ -208,6 +208,14 @@ pub enum Error {
         /// The session's id.
         id: String,
     },
+    /// `palisade serve`: the key-value writes a call held (`RunOptions::kv_transaction`) were
+    /// not applied, because another writer changed a value the call compared, or filled its
+    /// namespace, since the call read them. Nothing of the call was kept.
+    #[error("the call's key-value writes were not applied: {detail}")]
+    KvConflict {
+        /// What moved.
+        detail: String,
+    },
     /// `palisade serve`: an `Idempotency-Key` reused with another request body.
     #[error("the Idempotency-Key `{key}` was first used with another request")]
     IdempotencyConflict {
@@ -347,6 +355,8 @@ error_codes! {
     FileConflict = ("file_conflict", 56, 409, false),
     /// `palisade serve`: no such app (never loaded, unloaded, or another tenant's).
     AppNotFound = ("app_not_found", 57, 404, false),
+    /// `palisade serve`: a call's held key-value writes met another writer's.
+    KvConflict = ("kv_conflict", 58, 409, true),
 }
 
 impl ErrorCode {
@@ -413,6 +423,7 @@ impl Error {
             Error::FileNotFound { .. } => ErrorCode::FileNotFound,
             Error::FileConflict { .. } => ErrorCode::FileConflict,
             Error::AppNotFound { .. } => ErrorCode::AppNotFound,
+            Error::KvConflict { .. } => ErrorCode::KvConflict,
         }
     }
 

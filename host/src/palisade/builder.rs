@@ -275,7 +275,7 @@ impl Builder {
     /// the epoch ticker).
     pub fn build(self) -> Result<Palisade, Error> {
         // Scratch directories of processes that were killed before they could remove them.
-        crate::scratch::sweep_stale();
+        crate::caps::fs::scratch::sweep_stale();
         let handlers = Arc::new(self.handlers.clone());
         let audit_file = match &self.audit_log {
             Some(path) => Some(Arc::new(crate::audit_file::AuditFile::open(path).map_err(

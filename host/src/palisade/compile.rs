@@ -2,8 +2,9 @@
 //! a call reads), whole components ([`Palisade::compile`]) and the automatic compiler
 //! ([`Builder::auto_compile`](super::Builder::auto_compile)).
 
-use super::{Palisade, Runtime};
+use super::Palisade;
 use crate::auto::{AutoCompileStatus, Plan};
+use crate::call::Runtime;
 use crate::call::{self};
 use crate::guest::Guest;
 use crate::policy::Policy;
@@ -96,16 +97,16 @@ impl Palisade {
         let handle = tokio::runtime::Handle::current();
         let settings = self.inner.settings.clone();
         tokio::task::spawn_blocking(move || {
-            let mut wasm = handle.block_on(crate::snapshot::preload(
+            let mut wasm = handle.block_on(crate::snapshot::preload(crate::snapshot::Preload {
                 guest,
-                settings.cache_dir.as_deref(),
-                &*settings.on_compile,
-                &name,
-                &source,
-                &modules,
-                &env,
-                &limits,
-            ))?;
+                cache_dir: settings.cache_dir.as_deref(),
+                on_compile: &*settings.on_compile,
+                name: &name,
+                source: &source,
+                modules: &modules,
+                env: &env,
+                limits: &limits,
+            }))?;
             let marker = crate::script::Marker {
                 format: crate::script::MARKER_FORMAT,
                 guest: guest.sha256().to_owned(),

@@ -3,12 +3,11 @@
 
 use super::{Builder, Inner, Palisade};
 use crate::Error;
-use crate::call::{self, CallState};
+use crate::call::{Runtime, instance_pre};
 use crate::guest::Guest;
 use crate::policy::{ByteSize, Policy};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
-use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How often the epoch ticker advances every engine's epoch, when fuel is not metered.
@@ -25,14 +24,6 @@ pub(super) const COMPILED_SCRIPTS: usize = 32;
 
 /// A compiled script's runtime: the stack size of its engine and the component's SHA-256.
 pub(super) type CompiledKey = (u64, [u8; 32]);
-
-/// One engine with its linked, ready-to-instantiate guest.
-pub(crate) struct Runtime {
-    pub engine: Engine,
-    pub pre: crate::bindings::SandboxPre<CallState>,
-    /// Whether the engine meters fuel ([`Builder::fuel_metering`]).
-    pub fuel: bool,
-}
 
 impl Palisade {
     /// The runtime of `guest` for `stack`; loading it (a Cranelift compile on a cache miss)
@@ -232,17 +223,6 @@ impl Inner {
             engine.increment_epoch();
         }
     }
-}
-
-/// Link a guest component (the embedded guest or a compiled script) against the host's
-/// imports, ready to instantiate.
-pub(super) fn instance_pre(
-    engine: &Engine,
-    component: &wasmtime::component::Component,
-) -> wasmtime::Result<crate::bindings::SandboxPre<CallState>> {
-    let mut linker: Linker<CallState> = Linker::new(engine);
-    call::link(&mut linker)?;
-    crate::bindings::SandboxPre::new(linker.instantiate_pre(component)?)
 }
 
 /// Slots of each kind in the pool: [`Builder::pool_slots`], never fewer than the calls that may

@@ -2,9 +2,9 @@
 //! made ([`Event`], through [`RunOptions::on_event`](crate::RunOptions::on_event)), and a
 //! handle that cancels it ([`CallHandle`], from [`Palisade::start`](crate::Palisade::start)).
 
+use crate::call::Cancel;
 use crate::{AuditRecord, LogLine, Outcome};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Something a call did, delivered while it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,42 +33,6 @@ impl EventSink {
 impl std::fmt::Debug for EventSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("EventSink")
-    }
-}
-
-/// A call's cancel flag. The call checks it each time the guest yields to the host (every fuel
-/// slice, or epoch tick without fuel metering) and whenever it is woken while waiting on the
-/// host, so a cancelled call ends at the next of those.
-#[derive(Clone, Default)]
-pub(crate) struct Cancel(Arc<CancelState>);
-
-#[derive(Default)]
-struct CancelState {
-    flag: AtomicBool,
-    notify: tokio::sync::Notify,
-}
-
-impl Cancel {
-    pub fn cancel(&self) {
-        self.0.flag.store(true, Ordering::SeqCst);
-        self.0.notify.notify_waiters();
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.0.flag.load(Ordering::SeqCst)
-    }
-
-    /// Ready once the call is cancelled.
-    pub async fn cancelled(&self) {
-        loop {
-            let notified = self.0.notify.notified();
-            let mut notified = std::pin::pin!(notified);
-            notified.as_mut().enable();
-            if self.is_cancelled() {
-                return;
-            }
-            notified.await;
-        }
     }
 }
 

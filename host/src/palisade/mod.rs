@@ -7,13 +7,11 @@ mod engines;
 mod events;
 
 pub use builder::Builder;
-pub(crate) use engines::Runtime;
-pub(crate) use events::Cancel;
 pub use events::{CallHandle, Canceller, Event, EventSink};
 
 use crate::auto::AutoCompiler;
 use crate::bytecode::BytecodeCache;
-use crate::call::{self, Outcome};
+use crate::call::{self, Cancel, Outcome, Runtime};
 use crate::caps::capability::Handler;
 use crate::caps::http::{RateLimiter, rate_limiter};
 use crate::guest::Guest;
@@ -63,6 +61,16 @@ struct Inner {
     auto: Option<AutoCompiler>,
     /// Cranelift compiles of compiled scripts' components: one at a time, within a budget.
     compiles: crate::cache::CompileGate,
+}
+
+/// One call as the public entry points hand it down: what runs, under which policy, on what
+/// input, and whether it is recorded or replayed.
+struct Request<'a> {
+    policy: &'a Policy,
+    script: &'a Script,
+    entry: call::Invoke<'a>,
+    input: &'a str,
+    tape: Tape,
 }
 
 impl Palisade {
@@ -332,7 +340,17 @@ impl Palisade {
             script = script.name(),
         );
         let outcome = self
-            .call_untraced(policy, script, entry, input, tape, context, extras)
+            .call_untraced(
+                Request {
+                    policy,
+                    script,
+                    entry,
+                    input,
+                    tape,
+                },
+                context,
+                extras,
+            )
             .instrument(span.clone())
             .await;
         span.in_scope(|| {
@@ -347,17 +365,19 @@ impl Palisade {
     }
 
     /// One call, top to bottom: the plan its policy resolves to, then its sandbox.
-    #[allow(clippy::too_many_arguments)]
     async fn call_untraced(
         &self,
-        policy: &Policy,
-        script: &Script,
-        entry: call::Invoke<'_>,
-        input: &str,
-        tape: Tape,
+        request: Request<'_>,
         context: CallContext,
         extras: call::Extras,
     ) -> Outcome {
+        let Request {
+            policy,
+            script,
+            entry,
+            input,
+            tape,
+        } = request;
         let started = std::time::Instant::now();
         let plan = match extras.cancel.as_ref() {
             // Cancelled while it waited for a slot or its compile: it ends there.

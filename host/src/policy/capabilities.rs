@@ -1,8 +1,8 @@
 //! `[capabilities]` resolved: the bridge global's name and one rule per allowed capability.
 
-use super::raw::RawCapabilities;
+use super::raw::{RawCapabilities, RawCapability};
 use super::units::ByteSize;
-use super::{PolicyError, Source};
+use super::{PolicyError, Source, pick};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -136,6 +136,7 @@ fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
+/// `[capabilities]` resolved: the bridge global's name and one rule per capability.
 pub(super) fn resolve(
     raw: &RawCapabilities,
     source: &Source<'_>,
@@ -171,89 +172,82 @@ pub(super) fn resolve(
                 "a capability name has 1 to 128 characters",
             ));
         }
-        let rule = rule.get_ref();
-        let max_calls = match &rule.max_calls {
-            Some(n) if *n.get_ref() == 0 => {
-                return Err(source.error(
-                    &format!("{key}.max_calls"),
-                    Some(n.span()),
-                    "must be at least 1; remove the capability to deny it",
-                ));
-            }
-            Some(n) => *n.get_ref(),
-            None => DEFAULT_MAX_CALLS,
-        };
-        let max_payload = match &rule.max_payload {
-            Some(p) if p.get_ref().0 < 2 || *p.get_ref() > MAX_PAYLOAD_LIMIT => {
-                return Err(source.error(
-                    &format!("{key}.max_payload"),
-                    Some(p.span()),
-                    format!(
-                        "{} is out of range; allowed is 2B to {MAX_PAYLOAD_LIMIT}",
-                        p.get_ref()
-                    ),
-                ));
-            }
-            Some(p) => *p.get_ref(),
-            None => DEFAULT_MAX_PAYLOAD,
-        };
-        let max_response = match &rule.max_response {
-            Some(p) if p.get_ref().0 < 2 || *p.get_ref() > MAX_PAYLOAD_LIMIT => {
-                return Err(source.error(
-                    &format!("{key}.max_response"),
-                    Some(p.span()),
-                    format!(
-                        "{} is out of range; allowed is 2B to {MAX_PAYLOAD_LIMIT}",
-                        p.get_ref()
-                    ),
-                ));
-            }
-            Some(p) => *p.get_ref(),
-            None => DEFAULT_MAX_RESPONSE,
-        };
-        let schema = match &rule.schema {
-            None => None,
-            Some(schema) => {
-                let err = |m: String| source.error(&format!("{key}.schema"), None, m);
-                let value = serde_json::to_value(schema).map_err(|e| err(e.to_string()))?;
-                let validator = jsonschema::validator_for(&value)
-                    .map_err(|e| err(format!("not a valid JSON Schema: {e}")))?;
-                Some(Schema {
-                    source: value,
-                    validator: Arc::new(validator),
-                })
-            }
-        };
-        let forward = match &rule.forward {
-            None => None,
-            Some(url) => {
-                let text = url.get_ref();
-                match url::Url::parse(text) {
-                    Ok(parsed) if parsed.scheme() == "http" && parsed.host().is_some() => {
-                        Some(text.clone())
-                    }
-                    _ => {
-                        return Err(source.error(
-                            &format!("{key}.forward"),
-                            Some(url.span()),
-                            format!(
-                                "`{text}` is not an http:// URL such as \"http://127.0.0.1:9000/do\""
-                            ),
-                        ));
-                    }
-                }
-            }
-        };
-        allow.insert(
-            name.clone(),
-            CapabilityRule {
-                max_calls,
-                max_payload,
-                max_response,
-                schema,
-                forward,
-            },
-        );
+        allow.insert(name.clone(), resolve_rule(&key, rule.get_ref(), source)?);
     }
     Ok(Capabilities { global, allow })
+}
+
+/// One capability's rule, at `key`: its quotas in their ranges, its schema compiled, its
+/// `forward` URL checked.
+fn resolve_rule(
+    key: &str,
+    rule: &RawCapability,
+    source: &Source<'_>,
+) -> Result<CapabilityRule, PolicyError> {
+    let max_calls = match &rule.max_calls {
+        Some(n) if *n.get_ref() == 0 => {
+            return Err(source.error(
+                &format!("{key}.max_calls"),
+                Some(n.span()),
+                "must be at least 1; remove the capability to deny it",
+            ));
+        }
+        Some(n) => *n.get_ref(),
+        None => DEFAULT_MAX_CALLS,
+    };
+    let payload_bounds = (ByteSize(2), MAX_PAYLOAD_LIMIT);
+    let max_payload = pick(
+        source,
+        &format!("{key}.max_payload"),
+        &rule.max_payload,
+        DEFAULT_MAX_PAYLOAD,
+        payload_bounds,
+    )?;
+    let max_response = pick(
+        source,
+        &format!("{key}.max_response"),
+        &rule.max_response,
+        DEFAULT_MAX_RESPONSE,
+        payload_bounds,
+    )?;
+    let schema = match &rule.schema {
+        None => None,
+        Some(schema) => {
+            let err = |m: String| source.error(&format!("{key}.schema"), None, m);
+            let value = serde_json::to_value(schema).map_err(|e| err(e.to_string()))?;
+            let validator = jsonschema::validator_for(&value)
+                .map_err(|e| err(format!("not a valid JSON Schema: {e}")))?;
+            Some(Schema {
+                source: value,
+                validator: Arc::new(validator),
+            })
+        }
+    };
+    let forward = match &rule.forward {
+        None => None,
+        Some(url) => {
+            let text = url.get_ref();
+            match url::Url::parse(text) {
+                Ok(parsed) if parsed.scheme() == "http" && parsed.host().is_some() => {
+                    Some(text.clone())
+                }
+                _ => {
+                    return Err(source.error(
+                        &format!("{key}.forward"),
+                        Some(url.span()),
+                        format!(
+                            "`{text}` is not an http:// URL such as \"http://127.0.0.1:9000/do\""
+                        ),
+                    ));
+                }
+            }
+        }
+    };
+    Ok(CapabilityRule {
+        max_calls,
+        max_payload,
+        max_response,
+        schema,
+        forward,
+    })
 }

@@ -1,6 +1,7 @@
 //! Errors of policy validation, located by key path, line and column.
 
 use serde::Serialize;
+use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -71,4 +72,27 @@ impl Source<'_> {
             message: message.into(),
         }
     }
+}
+
+/// A numeric key's value, checked against its accepted range `(min, max)`, or its default
+/// when the policy leaves it out.
+pub(super) fn pick<T: Copy + PartialOrd + fmt::Display>(
+    source: &Source<'_>,
+    key: &str,
+    value: &Option<toml::Spanned<T>>,
+    default: T,
+    (min, max): (T, T),
+) -> Result<T, PolicyError> {
+    let Some(value) = value else {
+        return Ok(default);
+    };
+    let v = *value.get_ref();
+    if v < min || v > max {
+        return Err(source.error(
+            key,
+            Some(value.span()),
+            format!("{v} is out of range; allowed is {min} to {max}"),
+        ));
+    }
+    Ok(v)
 }

@@ -2,7 +2,7 @@
 //! ranges a rule opens, the per-call budgets, the rate limit, and the headers the host injects.
 
 use super::host::{canonical_host, split_host_port};
-use super::raw::{RawHttp, RawSecret};
+use super::raw::{RawHttp, RawHttpRule, RawSecret};
 use super::units::{ByteSize, HumanDuration};
 use super::{PolicyError, Source};
 use ipnet::IpNet;
@@ -11,6 +11,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
+
+/// The shortest secret a policy may inject, in bytes. A shorter one (`"42"`, `"x"`) occurs by
+/// chance in ordinary text: redacting it would garble every output, error and console line
+/// that holds those characters ("Une[redacted]pected"), and turn unrelated output into
+/// `bad_output`. It is also the length from which a cut form counts as the secret.
+const MIN_SECRET_BYTES: usize = 8;
 
 /// Network access the policy grants. Absent from a policy means no network at all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -273,7 +279,7 @@ pub(super) fn resolve_secrets(
         if value.is_empty() {
             return Err(source.error(&key, span, "the secret is empty"));
         }
-        if value.len() < crate::secrets::MIN_SECRET_BYTES {
+        if value.len() < MIN_SECRET_BYTES {
             return Err(source.error(
                 &key,
                 span,
@@ -282,7 +288,7 @@ pub(super) fn resolve_secrets(
                      ordinary text, so it cannot be redacted from outputs and messages without \
                      garbling them: use a longer secret",
                     value.len(),
-                    crate::secrets::MIN_SECRET_BYTES
+                    MIN_SECRET_BYTES
                 ),
             ));
         }
@@ -298,6 +304,8 @@ pub(super) fn resolve_secrets(
     Ok(out)
 }
 
+/// `[http]` resolved: the budgets in their ranges, the rate, the private ranges and hosts a
+/// rule may reach, the CA file, and the allow rules with their headers filled in.
 pub(super) fn resolve(
     raw: &RawHttp,
     secrets: &BTreeMap<String, (SecretSource, String)>,
@@ -354,6 +362,34 @@ pub(super) fn resolve(
         })?),
         None => None,
     };
+    let (allow_private, allow_private_hosts) = resolve_private(raw, source)?;
+    let mut allow = Vec::new();
+    for (i, rule) in raw.allow.iter().enumerate() {
+        allow.push(resolve_rule(i, rule, secrets, source)?);
+    }
+    Ok(Http {
+        max_requests,
+        max_request_body,
+        max_response_body,
+        timeout,
+        rate,
+        allow_private,
+        allow_private_hosts,
+        ca_file: raw
+            .ca_file
+            .as_ref()
+            .map(|f| read_ca_file(f, source))
+            .transpose()?,
+        allow,
+    })
+}
+
+/// `allow_private` (addresses and CIDR ranges) and `allow_private_hosts` (host names, lower
+/// case, without a final dot).
+fn resolve_private(
+    raw: &RawHttp,
+    source: &Source<'_>,
+) -> Result<(Vec<IpNet>, Vec<String>), PolicyError> {
     let mut allow_private = Vec::new();
     for (i, net) in raw.allow_private.iter().enumerate() {
         let text = net.get_ref();
@@ -391,82 +427,87 @@ pub(super) fn resolve(
         }
         allow_private_hosts.push(text);
     }
-    let mut allow = Vec::new();
-    for (i, rule) in raw.allow.iter().enumerate() {
-        let key = format!("http.allow[{i}]");
-        let span = Some(rule.span());
-        let r = rule.get_ref();
-        let (scheme, host, port, path) = parse_rule_url(&r.url).map_err(|m| {
-            source.error(
-                &format!("{key}.url"),
-                span.clone(),
-                format!("`{}`: {m}", r.url),
-            )
-        })?;
-        let methods = match &r.methods {
-            None => DEFAULT_METHODS.iter().map(|m| (*m).to_owned()).collect(),
-            Some(methods) => {
-                let mut out = Vec::new();
-                for m in methods {
-                    let upper = m.to_ascii_uppercase();
-                    if upper.is_empty() || !upper.bytes().all(|b| b.is_ascii_alphabetic()) {
-                        return Err(source.error(
-                            &format!("{key}.methods"),
-                            span,
-                            format!("`{m}` is not an HTTP method"),
-                        ));
-                    }
-                    out.push(upper);
+    Ok((allow_private, allow_private_hosts))
+}
+
+/// `[[http.allow]]` number `i`: its URL split, its methods (upper case) and its headers.
+fn resolve_rule(
+    i: usize,
+    rule: &toml::Spanned<RawHttpRule>,
+    secrets: &BTreeMap<String, (SecretSource, String)>,
+    source: &Source<'_>,
+) -> Result<HttpRule, PolicyError> {
+    let key = format!("http.allow[{i}]");
+    let span = Some(rule.span());
+    let r = rule.get_ref();
+    let (scheme, host, port, path) = parse_rule_url(&r.url).map_err(|m| {
+        source.error(
+            &format!("{key}.url"),
+            span.clone(),
+            format!("`{}`: {m}", r.url),
+        )
+    })?;
+    let methods = match &r.methods {
+        None => DEFAULT_METHODS.iter().map(|m| (*m).to_owned()).collect(),
+        Some(methods) => {
+            let mut out = Vec::new();
+            for m in methods {
+                let upper = m.to_ascii_uppercase();
+                if upper.is_empty() || !upper.bytes().all(|b| b.is_ascii_alphabetic()) {
+                    return Err(source.error(
+                        &format!("{key}.methods"),
+                        span,
+                        format!("`{m}` is not an HTTP method"),
+                    ));
                 }
-                out
+                out.push(upper);
             }
-        };
-        let mut headers: Vec<(String, HeaderValue)> = Vec::new();
-        for (name, template) in &r.headers {
-            let hkey = format!("{key}.headers.{name}");
-            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-                return Err(source.error(&hkey, span, format!("`{name}` is not a header name")));
-            }
-            let value = fill_secrets(template, secrets)
-                .map_err(|m| source.error(&hkey, span.clone(), m))?;
-            let lower = name.to_ascii_lowercase();
-            if headers.iter().any(|(n, _)| *n == lower) {
-                return Err(source.error(
-                    &hkey,
-                    span,
-                    format!("`{lower}` is named twice (header names ignore case)"),
-                ));
-            }
-            headers.push((lower, value));
+            out
         }
-        // One order whatever the file's case: the resolved form (sorted by lower-case name)
-        // reads back to the same rule.
-        headers.sort_by(|a, b| a.0.cmp(&b.0));
-        allow.push(HttpRule {
-            url: r.url.clone(),
-            scheme,
-            host,
-            port,
-            path,
-            methods,
-            headers,
-        });
-    }
-    Ok(Http {
-        max_requests,
-        max_request_body,
-        max_response_body,
-        timeout,
-        rate,
-        allow_private,
-        allow_private_hosts,
-        ca_file: raw
-            .ca_file
-            .as_ref()
-            .map(|f| read_ca_file(f, source))
-            .transpose()?,
-        allow,
+    };
+    let headers = resolve_headers(&key, span, r, secrets, source)?;
+    Ok(HttpRule {
+        url: r.url.clone(),
+        scheme,
+        host,
+        port,
+        path,
+        methods,
+        headers,
     })
+}
+
+/// A rule's headers: valid names, named once (ignoring case), secrets filled in, sorted by
+/// lower-case name.
+fn resolve_headers(
+    key: &str,
+    span: Option<std::ops::Range<usize>>,
+    r: &RawHttpRule,
+    secrets: &BTreeMap<String, (SecretSource, String)>,
+    source: &Source<'_>,
+) -> Result<Vec<(String, HeaderValue)>, PolicyError> {
+    let mut headers: Vec<(String, HeaderValue)> = Vec::new();
+    for (name, template) in &r.headers {
+        let hkey = format!("{key}.headers.{name}");
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(source.error(&hkey, span, format!("`{name}` is not a header name")));
+        }
+        let value =
+            fill_secrets(template, secrets).map_err(|m| source.error(&hkey, span.clone(), m))?;
+        let lower = name.to_ascii_lowercase();
+        if headers.iter().any(|(n, _)| *n == lower) {
+            return Err(source.error(
+                &hkey,
+                span,
+                format!("`{lower}` is named twice (header names ignore case)"),
+            ));
+        }
+        headers.push((lower, value));
+    }
+    // One order whatever the file's case: the resolved form (sorted by lower-case name)
+    // reads back to the same rule.
+    headers.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(headers)
 }
 
 /// Fill `${secret:NAME}` references from the resolved secrets.

@@ -2,7 +2,7 @@
 
 use super::raw::RawKv;
 use super::units::ByteSize;
-use super::{PolicyError, Source};
+use super::{PolicyError, Source, pick};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -69,7 +69,43 @@ const DEFAULT_MAX_VALUE: ByteSize = ByteSize(1 << 20);
 pub(crate) const MAX_VALUE_LIMIT: ByteSize = ByteSize(64 << 20);
 const DEFAULT_MAX_KEYS: u64 = 10_000;
 
+/// `[kv]` resolved: the namespace, the quotas in their ranges, the buckets.
 pub(super) fn resolve(raw: &RawKv, source: &Source<'_>) -> Result<Kv, PolicyError> {
+    let namespace = resolve_namespace(raw, source)?;
+    let max_key = pick(
+        source,
+        "kv.max_key",
+        &raw.max_key,
+        DEFAULT_MAX_KEY,
+        (ByteSize(1), MAX_KEY_LIMIT),
+    )?;
+    let max_value = pick(
+        source,
+        "kv.max_value",
+        &raw.max_value,
+        DEFAULT_MAX_VALUE,
+        (ByteSize(1), MAX_VALUE_LIMIT),
+    )?;
+    let max_keys = match &raw.max_keys {
+        Some(n) if *n.get_ref() == 0 => {
+            return Err(source.error("kv.max_keys", Some(n.span()), "must be at least 1"));
+        }
+        Some(n) => *n.get_ref(),
+        None => DEFAULT_MAX_KEYS,
+    };
+    let (buckets, default_bucket) = resolve_buckets(raw, source)?;
+    Ok(Kv {
+        namespace,
+        max_key,
+        max_value,
+        max_keys,
+        buckets,
+        default_bucket,
+    })
+}
+
+/// The tenant namespace, which the policy must name.
+fn resolve_namespace(raw: &RawKv, source: &Source<'_>) -> Result<String, PolicyError> {
     // No default: a name is not an identity. Two files named `agent.toml` in different
     // folders (or two policies that set the same `name`) would share one namespace, and each
     // tenant could read and overwrite the other's keys.
@@ -92,32 +128,14 @@ pub(super) fn resolve(raw: &RawKv, source: &Source<'_>) -> Result<Kv, PolicyErro
             "a namespace has 1 to 128 characters, none of them control characters",
         ));
     }
-    let size =
-        |value: &Option<toml::Spanned<ByteSize>>, key: &str, default: ByteSize, max: ByteSize| {
-            match value {
-                Some(v) if v.get_ref().0 == 0 || *v.get_ref() > max => Err(source.error(
-                    key,
-                    Some(v.span()),
-                    format!("{} is out of range; allowed is 1B to {max}", v.get_ref()),
-                )),
-                Some(v) => Ok(*v.get_ref()),
-                None => Ok(default),
-            }
-        };
-    let max_key = size(&raw.max_key, "kv.max_key", DEFAULT_MAX_KEY, MAX_KEY_LIMIT)?;
-    let max_value = size(
-        &raw.max_value,
-        "kv.max_value",
-        DEFAULT_MAX_VALUE,
-        MAX_VALUE_LIMIT,
-    )?;
-    let max_keys = match &raw.max_keys {
-        Some(n) if *n.get_ref() == 0 => {
-            return Err(source.error("kv.max_keys", Some(n.span()), "must be at least 1"));
-        }
-        Some(n) => *n.get_ref(),
-        None => DEFAULT_MAX_KEYS,
-    };
+    Ok(namespace)
+}
+
+/// The buckets and their modes, and the first one as written (the default).
+fn resolve_buckets(
+    raw: &RawKv,
+    source: &Source<'_>,
+) -> Result<(BTreeMap<String, BucketMode>, String), PolicyError> {
     let mut buckets = BTreeMap::new();
     // The first bucket as written: the one whose value starts earliest in the file.
     let default_bucket = raw
@@ -154,12 +172,5 @@ pub(super) fn resolve(raw: &RawKv, source: &Source<'_>) -> Result<Kv, PolicyErro
             "name at least one bucket, such as [kv.buckets] app = \"rw\"",
         ));
     };
-    Ok(Kv {
-        namespace,
-        max_key,
-        max_value,
-        max_keys,
-        buckets,
-        default_bucket,
-    })
+    Ok((buckets, default_bucket))
 }

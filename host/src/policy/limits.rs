@@ -1,9 +1,8 @@
 //! `[limits]`: the resources of one call, their defaults and their accepted ranges.
 
 use super::raw::RawLimits;
-use super::{ByteSize, HumanDuration, PolicyError, Source};
+use super::{ByteSize, HumanDuration, PolicyError, Source, pick};
 use serde::Serialize;
-use std::fmt;
 use std::time::Duration;
 
 /// Resource limits of one call. Each one is enforced below QuickJS, in wasm.
@@ -66,27 +65,8 @@ impl Default for Limits {
     }
 }
 
+/// `[limits]` resolved: each limit in its range, or its default.
 pub(super) fn resolve(raw: &RawLimits, source: &Source<'_>) -> Result<Limits, PolicyError> {
-    fn pick<T: Copy + PartialOrd + fmt::Display>(
-        source: &Source<'_>,
-        key: &str,
-        value: &Option<toml::Spanned<T>>,
-        default: T,
-        (min, max): (T, T),
-    ) -> Result<T, PolicyError> {
-        let Some(value) = value else {
-            return Ok(default);
-        };
-        let v = *value.get_ref();
-        if v < min || v > max {
-            return Err(source.error(
-                key,
-                Some(value.span()),
-                format!("{v} is out of range; allowed is {min} to {max}"),
-            ));
-        }
-        Ok(v)
-    }
     let d = DEFAULT_LIMITS;
     let fuel = match &raw.fuel {
         Some(f) if *f.get_ref() == 0 => {

@@ -32,7 +32,7 @@ pub use capabilities::{Capabilities, CapabilityRule, Schema};
 pub use declarations::WEB_GLOBALS;
 pub use determinism::{Clock, Determinism};
 pub use error::PolicyError;
-use error::Source;
+use error::{Source, pick};
 pub use fs::{DEFAULT_MAX_FILES, DEFAULT_MOUNT_QUOTA, DEFAULT_SCRATCH_QUOTA, MAX_FILES_LIMIT};
 pub use fs::{Fs, Mount, MountMode, Scratch};
 pub(crate) use host::{HostError, canonical_host, split_host_port};
@@ -48,7 +48,6 @@ pub(crate) use overrides::CallSettings;
 pub use overrides::{CONFIG_VALUE_MAX, Overrides};
 use raw::RawPolicy;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
@@ -121,43 +120,8 @@ impl Policy {
     /// Validate a policy from TOML text; `file` is used in error messages and for the default name.
     pub fn from_toml(text: &str, file: Option<&Path>) -> Result<Policy, PolicyError> {
         let source = Source { text, file };
-        let raw: RawPolicy = {
-            let deserializer = toml::Deserializer::new(text);
-            serde_path_to_error::deserialize(deserializer).map_err(|e| {
-                // `Spanned` values show up as a private field in the path; drop it.
-                let key = e
-                    .path()
-                    .to_string()
-                    .replace(".$__serde_spanned_private_value", "");
-                let inner = e.into_inner();
-                let key = if key == "." { String::new() } else { key };
-                let mut message = inner.message().trim_end().to_owned();
-                if message.is_empty() {
-                    // The TOML parser names no expectation for a character it takes nowhere,
-                    // such as a control character in a comment: name the character.
-                    let at = inner.span().map_or(0, |s| s.start);
-                    message = match text.get(at..).and_then(|rest| rest.chars().next()) {
-                        Some(c) => format!("U+{:04X} is not allowed here in TOML", u32::from(c)),
-                        None => "the TOML text ends too early".to_owned(),
-                    };
-                }
-                source.error(&key, inner.span(), message)
-            })?
-        };
-
-        let name = match &raw.name {
-            Some(name) if name.get_ref().trim().is_empty() => {
-                return Err(source.error(
-                    "name",
-                    Some(name.span()),
-                    "the policy name must not be empty",
-                ));
-            }
-            Some(name) => name.get_ref().clone(),
-            None => file
-                .and_then(Path::file_stem)
-                .map_or_else(|| "inline".to_owned(), |s| s.to_string_lossy().into_owned()),
-        };
+        let raw = parse(&source)?;
+        let name = resolve_name(&raw, &source)?;
         let limits = limits::resolve(&raw.limits, &source)?;
         let overrides = overrides::resolve(&raw, &limits, &source)?;
         let capabilities = match &raw.capabilities {
@@ -196,7 +160,7 @@ impl Policy {
         Ok(Policy {
             name,
             description: raw.description,
-            sha256: crate::record::hex(&Sha256::digest(text.as_bytes())),
+            sha256: crate::hex::sha256(text.as_bytes()),
             limits,
             http,
             kv,
@@ -281,6 +245,63 @@ impl fmt::Display for Policy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let text = toml::to_string_pretty(self).map_err(|_| fmt::Error)?;
         f.write_str(&text)
+    }
+}
+
+/// The first stage: the TOML text as written, every key known, every value of its type.
+fn parse(source: &Source<'_>) -> Result<RawPolicy, PolicyError> {
+    let text = source.text;
+    let deserializer = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        // `Spanned` values show up as a private field in the path; drop it.
+        let key = e
+            .path()
+            .to_string()
+            .replace(".$__serde_spanned_private_value", "");
+        let inner = e.into_inner();
+        let key = if key == "." { String::new() } else { key };
+        let mut message = inner.message().trim_end().to_owned();
+        if message.is_empty() {
+            // The TOML parser names no expectation for a character it takes nowhere,
+            // such as a control character in a comment: name the character.
+            let at = inner.span().map_or(0, |s| s.start);
+            message = match text.get(at..).and_then(|rest| rest.chars().next()) {
+                Some(c) => format!("U+{:04X} is not allowed here in TOML", u32::from(c)),
+                None => "the TOML text ends too early".to_owned(),
+            };
+        }
+        source.error(&key, inner.span(), message)
+    })
+}
+
+/// The policy's `name`, not blank; else the file stem, else `inline`.
+fn resolve_name(raw: &RawPolicy, source: &Source<'_>) -> Result<String, PolicyError> {
+    Ok(match &raw.name {
+        Some(name) if name.get_ref().trim().is_empty() => {
+            return Err(source.error(
+                "name",
+                Some(name.span()),
+                "the policy name must not be empty",
+            ));
+        }
+        Some(name) => name.get_ref().clone(),
+        None => source
+            .file
+            .and_then(Path::file_stem)
+            .map_or_else(|| "inline".to_owned(), |s| s.to_string_lossy().into_owned()),
+    })
+}
+
+/// A TOML key segment: bare when it can be, quoted otherwise.
+pub(crate) fn toml_key(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        name.to_owned()
+    } else {
+        serde_json::to_string(name).unwrap_or_default()
     }
 }
 

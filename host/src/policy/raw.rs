@@ -43,7 +43,7 @@ pub struct RawPolicy {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub determinism: Option<RawDeterminism>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub overrides: Option<super::overrides::RawOverrides>,
+    pub overrides: Option<RawOverrides>,
 }
 
 /// `[limits]`: every key optional; a missing key takes the built-in default.
@@ -335,4 +335,32 @@ enum ModeName {
 enum ClockName {
     Real,
     Fixed,
+}
+
+/// `[overrides]` as written.
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Overrides")]
+pub struct RawOverrides {
+    /// The longest deadline a call may ask for; at least `limits.timeout`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<HumanDuration>")]
+    pub timeout: Option<Spanned<HumanDuration>>,
+    /// The most fuel a call may ask for; at least `limits.fuel`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<u64>", range(min = 1))]
+    pub fuel: Option<Spanned<u64>>,
+    /// The most memory a call may ask for; at least `limits.memory`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<ByteSize>")]
+    pub memory: Option<Spanned<ByteSize>>,
+    /// A call may fix the clock at an instant of its choosing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub now: bool,
+    /// A call may choose the seed of `Math.random` and WASI randomness.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub seed: bool,
+    /// The `[config]` keys a call may set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config: Vec<String>,
 }

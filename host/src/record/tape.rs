@@ -1,7 +1,8 @@
 //! The tape of one call: recording a transcript (bounded by its limit and the call's
 //! deadline) or replaying one, answer by answer.
 
-use super::{CapabilityEvent, HttpEvent, KvEvent, Transcript, unhex};
+use super::{CapabilityEvent, HttpEvent, KvEvent, Transcript};
+use crate::hex::unhex;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -1,8 +1,9 @@
 //! The random generators and clocks a call's WASI context reads, recording what they hand
 //! out or handing out what was recorded.
 
+use super::Tape;
 use super::tape::CLOCK_READ_BYTES;
-use super::{Tape, push_hex};
+use crate::hex::push_hex;
 use std::time::Duration;
 
 /// A random generator that records what it hands out, or hands out what was recorded.

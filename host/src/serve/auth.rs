@@ -8,7 +8,6 @@ use crate::Error;
 use axum::http::HeaderMap;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::path::Path;
@@ -120,7 +119,7 @@ fn bearer_hash(headers: &HeaderMap) -> Result<String, ApiError> {
         .map(str::trim)
         .filter(|k| !k.is_empty())
         .ok_or_else(|| unauthorized("the Authorization header is not `Bearer KEY`"))?;
-    Ok(crate::record::hex(&Sha256::digest(key.as_bytes())))
+    Ok(crate::hex::sha256(key.as_bytes()))
 }
 
 /// `"100/s"`, `"20/min"`, `"1000/h"`.
@@ -282,7 +281,7 @@ mod tests {
     use super::*;
 
     fn hash(key: &str) -> String {
-        crate::record::hex(&Sha256::digest(key.as_bytes()))
+        crate::hex::sha256(key.as_bytes())
     }
 
     #[test]

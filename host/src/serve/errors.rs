@@ -174,7 +174,8 @@ pub fn class(code: ErrorCode) -> &'static str {
         | ErrorCode::StackOverflow
         | ErrorCode::OutputTooLarge
         | ErrorCode::CapacityExhausted
-        | ErrorCode::SessionBusy => "limit",
+        | ErrorCode::SessionBusy
+        | ErrorCode::KvConflict => "limit",
         ErrorCode::GuestException
         | ErrorCode::GuestSyntax
         | ErrorCode::GuestDeadlock
@@ -196,6 +197,9 @@ pub fn default_note(code: ErrorCode) -> &'static str {
             "one call runs at a time per session: retry when the running call has ended"
         }
         ErrorCode::IdempotencyConflict => "use a fresh Idempotency-Key for a different request",
+        ErrorCode::KvConflict => {
+            "another writer changed what the call read; nothing of it was kept: run it again"
+        }
         ErrorCode::FileNotFound => "check the path with fs/ls; create parents with `parents: true`",
         ErrorCode::FileConflict => "pick another path, or remove what is there first",
         ErrorCode::AppNotFound => "load the app first (POST /v1/apps); GET /v1/apps lists yours",

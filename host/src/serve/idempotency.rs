@@ -15,7 +15,6 @@ use super::turns::Turns;
 use crate::Error;
 use axum::http::HeaderMap;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -94,7 +93,7 @@ impl Ledger {
 
     /// The SHA-256 of a request's body, as records keep it.
     pub fn hash(body: &[u8]) -> String {
-        crate::record::hex(&Sha256::digest(body))
+        crate::hex::sha256(body)
     }
 
     /// Judge `found` (the record under `key`, if any) for a request whose body hashes to

@@ -9,8 +9,6 @@
 //! docs/apps.md). Leaves: [`reply`], [`store`], [`turns`], [`admission`], [`metrics`],
 //! [`errors`].
 
-#![warn(clippy::too_many_lines)]
-
 pub mod admission;
 pub mod apps;
 pub mod auth;

@@ -82,13 +82,20 @@ impl Runner {
     }
 
     /// Apply the key-value writes a call held ([`RunOptions::kv_transaction`]) in one
-    /// transaction: all of them, or none and `internal` (another writer moved a value a
-    /// compare-and-swap read, or the store failed).
+    /// transaction: all of them, or none and 409 `kv_conflict` (retryable) when another writer
+    /// moved a value a compare-and-swap of the call read or filled its namespace since, or
+    /// `internal` when the store failed.
     pub async fn apply_kv(&self, writes: crate::kv::KvWrites) -> Result<(), ApiError> {
-        self.palisade.apply_kv(writes).await.map_err(|e| {
-            ApiError::from(Error::Internal {
+        use crate::kv::KvError;
+        self.palisade.apply_kv(writes).await.map_err(|e| match e {
+            KvError::Conflict { .. } | KvError::TooManyKeys { .. } => {
+                ApiError::from(Error::KvConflict {
+                    detail: e.to_string(),
+                })
+            }
+            e => ApiError::from(Error::Internal {
                 detail: format!("a call's key-value writes were not applied: {e}"),
-            })
+            }),
         })
     }
 
@@ -166,6 +173,78 @@ mod tests {
         assert_eq!(lines[0]["tenant"], "acme");
         assert_eq!(lines[0]["session"], "s1");
         assert_eq!(lines[0]["decision"], "deny");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A call's held writes whose compared value another writer moved are not applied: 409
+    /// `kv_conflict`, retryable, the store as the other writer left it; then a write applies.
+    #[tokio::test]
+    async fn a_moved_swap_is_a_retryable_kv_conflict() {
+        let dir = std::env::temp_dir().join(format!("palisade-runner-kv-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let palisade = Palisade::builder()
+            .kv_path(dir.join("kv.sqlite3"))
+            .build()
+            .unwrap();
+        let runner = Runner::new(
+            palisade,
+            Admission::new(2, Duration::from_secs(5)),
+            Arc::new(Metrics::new()),
+        );
+        let policy = Policy::from_toml(
+            "[kv]\nnamespace = \"runner-conflict\"\n[kv.buckets]\napp = \"rw\"\n",
+            None,
+        )
+        .unwrap();
+        let who = Who {
+            tenant: "acme",
+            session: None,
+            app: None,
+        };
+        let run = |source: &'static str, options: RunOptions| {
+            let (runner, policy, who) = (&runner, &policy, &who);
+            async move {
+                let script = Script::new("kv.js", source);
+                runner
+                    .run(policy, &script, "null", options, who)
+                    .await
+                    .unwrap()
+            }
+        };
+        run(
+            "export default () => kv.set('lock', 'free')",
+            RunOptions::default(),
+        )
+        .await;
+        let swapped = run(
+            "export default () => kv.compareAndSwap('lock', 'free', 'mine')",
+            RunOptions::default().kv_transaction(),
+        )
+        .await;
+        assert_eq!(swapped.output().unwrap().get(), "true");
+        run(
+            "export default () => kv.set('lock', 'theirs')",
+            RunOptions::default(),
+        )
+        .await;
+        let refused = runner
+            .apply_kv(swapped.kv_writes.unwrap())
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), "kv_conflict");
+        assert_eq!(refused.status(), 409);
+        assert_eq!(refused.body()["error"]["retryable"], true);
+        let read = run("export default () => kv.get('lock')", RunOptions::default()).await;
+        assert_eq!(read.output().unwrap().get(), "\"theirs\"");
+        let set = run(
+            "export default () => kv.set('lock', 'again')",
+            RunOptions::default().kv_transaction(),
+        )
+        .await;
+        runner.apply_kv(set.kv_writes.unwrap()).await.unwrap();
+        let read = run("export default () => kv.get('lock')", RunOptions::default()).await;
+        assert_eq!(read.output().unwrap().get(), "\"again\"");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -16,7 +16,7 @@
 
 use crate::Error;
 use crate::bindings::Sandbox;
-use crate::bindings::exports::palisade::sandbox::runner::{Environment, ModuleFile};
+use crate::bindings::exports::palisade::sandbox::runner::{self, Environment, ModuleFile};
 use crate::guest::Guest;
 use crate::limits::MemoryLimiter;
 use crate::policy::Limits;
@@ -332,6 +332,19 @@ impl Preloader {
     }
 }
 
+/// What [`preload`] snapshots: a guest, where its compiled form is cached, and the script's parts
+/// as the guest's `preload` export takes them.
+pub(crate) struct Preload<'a> {
+    pub guest: Guest,
+    pub cache_dir: Option<&'a std::path::Path>,
+    pub on_compile: &'a dyn Fn(),
+    pub name: &'a str,
+    pub source: &'a str,
+    pub modules: &'a [ModuleFile],
+    pub env: &'a Environment,
+    pub limits: &'a Limits,
+}
+
 /// Snapshot `guest` (the pre-initialized Palisade guest) again with the module `name`
 /// evaluated by its `preload` export, under the fuel, memory and time `limits` (a top level
 /// still running at `limits.timeout` ends the compile with `timeout`), with the globals a
@@ -339,18 +352,17 @@ impl Preloader {
 /// component whose calls skip loading and evaluating the module. The first call in a
 /// process loads the instrumented guest (compiled once per machine, cached in `cache_dir`);
 /// later ones only instantiate it.
-// The script's parts (name, source, modules) are passed as the guest's `preload` takes them.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn preload(
-    guest: Guest,
-    cache_dir: Option<&std::path::Path>,
-    on_compile: &dyn Fn(),
-    name: &str,
-    source: &str,
-    modules: &[ModuleFile],
-    env: &Environment,
-    limits: &Limits,
-) -> Result<Vec<u8>, Error> {
+pub(crate) async fn preload(job: Preload<'_>) -> Result<Vec<u8>, Error> {
+    let Preload {
+        guest,
+        cache_dir,
+        on_compile,
+        name,
+        source,
+        modules,
+        env,
+        limits,
+    } = job;
     let (fuel, memory) = (limits.fuel, limits.memory);
     let internal = |e: wasmtime::Error| Error::Internal {
         detail: format!("compiling a script: {e:#}"),
@@ -385,20 +397,7 @@ pub(crate) async fn preload(
     .await
     .ok_or_else(timed_out)?;
     let top = format!("the top level of `{name}`");
-    if preloaded.as_ref().map_or(true, Result::is_err) && store.data().limits.denied() {
-        return Err(Error::MemoryLimit { limit: memory });
-    }
-    match preloaded {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) if crate::error::is_stack_exhausted(&error) => {
-            return Err(Error::StackOverflow {
-                limit: limits.stack,
-                shadow_stack: false,
-            });
-        }
-        Ok(Err(error)) => return Err(crate::error::guest_error(error)),
-        Err(trap) => return Err(classify_trap(trap, store.data(), limits, &top)),
-    }
+    top_level_outcome(preloaded, store.data(), limits, &top)?;
     let bytes = wizer()
         .snapshot_component(
             &preloader.context,
@@ -410,6 +409,38 @@ pub(crate) async fn preload(
         .await
         .map_err(internal)?;
     let bytes = drop_spent_segments(&bytes).unwrap_or(bytes);
+    check_reads(&reads, &top)?;
+    Ok(bytes)
+}
+
+/// How the top level's evaluation ended: `Ok` when it ran to its end, else the compile's
+/// error: a refused memory growth first, then a stack overflow, the script's exception, or
+/// what the trap means.
+fn top_level_outcome(
+    preloaded: wasmtime::Result<Result<(), runner::Error>>,
+    state: &SnapshotState,
+    limits: &Limits,
+    top: &str,
+) -> Result<(), Error> {
+    if preloaded.as_ref().map_or(true, Result::is_err) && state.limits.denied() {
+        return Err(Error::MemoryLimit {
+            limit: limits.memory,
+        });
+    }
+    match preloaded {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) if crate::error::is_stack_exhausted(&error) => Err(Error::StackOverflow {
+            limit: limits.stack,
+            shadow_stack: false,
+        }),
+        Ok(Err(error)) => Err(crate::error::guest_error(error)),
+        Err(trap) => Err(classify_trap(trap, state, limits, top)),
+    }
+}
+
+/// A top level that read the clock or drew random bytes would give every call the same
+/// values: the script is not compilable.
+fn check_reads(reads: &Reads, top: &str) -> Result<(), Error> {
     let (wall, monotonic, random) = reads.counts();
     if wall > 0 || monotonic > 0 {
         return Err(Error::NotCompilable {
@@ -428,7 +459,7 @@ pub(crate) async fn preload(
             ),
         });
     }
-    Ok(bytes)
+    Ok(())
 }
 
 /// What a trap while the top level was evaluated means, by what tripped, as for a call's trap:

@@ -1127,3 +1127,29 @@ async fn apps_seed_routes_are_in_the_openapi_document_with_app() {
     assert_error(&unrouted, 404, "invalid_input");
     server.assert_fine(None).await;
 }
+
+/// Issue 38, items 1 and 10, through `POST /v1/apps`: an app's source is read with
+/// `Script::with_modules`, so a source nested past the host's bound is refused typed (422
+/// `guest_syntax`, nested too deeply) and the server stays up; 1,000 nested parentheses, which
+/// a call parses, load (loading compiles the app, evaluating its top level as a call would).
+#[tokio::test]
+async fn regression_38_1_and_10_deeply_nested_app_sources() {
+    let server = server("apps-deep");
+    let app = |depth: usize| {
+        let value = format!("{}1{}", "(".repeat(depth), ")".repeat(depth));
+        format!(
+            "export const manifest = {{ name: \"deep\", version: \"1.0.0\" }};\n\
+             export function init() {{ return {{ n: {value} }}; }}\n\
+             export function view(state) {{ return {{ type: \"n\", value: state.n }}; }}\n\
+             export const actions = {{ get(state) {{ return {{ state }}; }} }};\n"
+        )
+    };
+    let deep = load(&server, "deep", &app(1_000_000), "tight").await;
+    assert_error(&deep, 422, "guest_syntax");
+    let message = deep.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("nested too deeply"), "{message}");
+    let fine = load(&server, "deep", &app(1_000), "tight").await;
+    assert_eq!(fine.status, StatusCode::CREATED, "{}", fine.body);
+    let calc = load(&server, "calc", &calc_source(), "default").await;
+    assert_eq!(calc.status, StatusCode::CREATED, "{}", calc.body);
+}

@@ -28,9 +28,14 @@ pub fn palisade_bin() -> PathBuf {
 }
 
 fn palisade(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(palisade_bin())
-        .args(args)
-        .current_dir(root())
+    let mut command = Command::new(palisade_bin());
+    command.args(args).current_dir(root());
+    output_with(command, stdin)
+}
+
+/// Run `command` with `stdin` written to it (or none) and collect what it printed.
+pub(crate) fn output_with(mut command: Command, stdin: Option<&str>) -> Output {
+    let mut child = command
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -637,7 +642,7 @@ fn per_call_limits_from_the_command_line() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["receipt"]["fuel_used"], 5_000_000);
     let o = palisade(&["run", looping, "--timeout", "10s", "--json"], None);
-    assert_eq!(o.status.code(), Some(15), "invalid_input");
+    assert_eq!(o.status.code(), Some(31), "policy_denied");
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["error"]["fix"]["key"], "limits.timeout");
     let o = palisade(
@@ -767,9 +772,9 @@ fn run_takes_the_call_options_the_policy_allows() {
         &["run", script, "--policy", policy, "--timeout", "11s"],
         None,
     );
-    assert_eq!(o.status.code(), Some(15), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(31), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("error[invalid_input]"),
+        stderr(&o).contains("error[policy_denied]"),
         "{}",
         stderr(&o)
     );

@@ -124,7 +124,7 @@ async fn options_lower_the_policys_limits_and_never_raise_them() {
     assert_eq!(code(&outcome), "timeout");
     let over = RunOptions::default().timeout(Duration::from_secs(10));
     let outcome = PALISADE.run_with(&p, &looping, "null", &over).await;
-    assert_eq!(code(&outcome), "invalid_input");
+    assert_eq!(code(&outcome), "policy_denied");
     let fix = outcome.error().unwrap().fix().unwrap();
     assert_eq!(
         (fix.key.as_str(), fix.value.as_str()),
@@ -305,7 +305,7 @@ async fn per_call_options_go_as_far_as_the_policys_overrides() {
         ),
     ] {
         let outcome = PALISADE.run_with(&p, &plain, "null", &options).await;
-        assert_eq!(code(&outcome), "invalid_input");
+        assert_eq!(code(&outcome), "policy_denied");
         let fix = outcome.error().unwrap().fix().unwrap();
         assert_eq!((fix.key.as_str(), fix.value.as_str()), (key, value));
     }
@@ -318,7 +318,7 @@ async fn per_call_options_go_as_far_as_the_policys_overrides() {
     let outcome = PALISADE
         .run_with(&strict, &plain, "null", &RunOptions::default().seed(1))
         .await;
-    assert_eq!(code(&outcome), "invalid_input");
+    assert_eq!(code(&outcome), "policy_denied");
     assert_eq!(
         outcome.error().unwrap().fix().unwrap().key,
         "overrides.seed"

@@ -131,9 +131,11 @@ fn escape_02_record_transcript_is_bounded_and_stops_at_the_deadline() {
     assert_eq!(outcome["error"]["code"], "timeout");
     // The deadline is checked each time the guest yields (every 10 million units of fuel); in
     // an unoptimized build the recorded generator makes one such slice of 64 KiB draws take
-    // about a second, so this bound is loose. Nothing is recorded past the deadline.
+    // about a second, and on a loaded 2-core machine several (4.6 s seen while other builds
+    // ran): the bound only tells a call the deadline ended from one it did not (its fuel
+    // would last hours). Nothing is recorded past the deadline.
     let wall_ms = outcome["receipt"]["wall_time_us"].as_u64().unwrap() / 1000;
-    assert!(wall_ms < 2_000 + 2_500, "the call ran {wall_ms} ms");
+    assert!(wall_ms < 2_000 + 8_000, "the call ran {wall_ms} ms");
 
     let size = std::fs::metadata(dir.join("t.json")).unwrap().len();
     assert!(size <= limit, "the transcript is {size} bytes");

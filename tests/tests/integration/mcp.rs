@@ -150,7 +150,7 @@ async fn normal_run(server: &Server, key: &str) {
 }
 
 /// Without a key `/mcp` is 401 `unauthorized`; a client's options cannot pass the policy's
-/// limits (`invalid_input`), nor name an argument a tool does not take, a tool that does not
+/// limits (`policy_denied`), nor name an argument a tool does not take, a tool that does not
 /// exist (JSON-RPC -32602), or a policy, session or resource of another tenant (not found).
 #[tokio::test]
 async fn mcp_refuses_what_the_caller_may_not_do_and_goes_on() {
@@ -170,11 +170,11 @@ async fn mcp_refuses_what_the_caller_may_not_do_and_goes_on() {
     for (args, code) in [
         (
             json!({"policy": "default", "source": "export default 1", "timeout": "1h"}),
-            "invalid_input",
+            "policy_denied",
         ),
         (
             json!({"policy": "default", "source": "export default 1", "memory": "4GiB"}),
-            "invalid_input",
+            "policy_denied",
         ),
         (
             json!({"policy": "default", "source": "export default 1", "fuell": 5}),

@@ -473,3 +473,176 @@ fn the_cli_runs_and_compiles_scripts_with_imports() {
         assert!(stderr.contains("../elsewhere.js"), "{stderr}");
     }
 }
+
+/// The error a script was refused with; an accepted script (its source may be megabytes) is
+/// named, not printed.
+fn refused<E>(result: Result<Script, E>) -> E {
+    match result {
+        Ok(script) => panic!("`{}` was accepted", script.name()),
+        Err(error) => error,
+    }
+}
+
+/// `depth` nested parentheses around `1`: 20,000 of them are 40 KB.
+fn nested(depth: usize) -> String {
+    format!("{}1{}", "(".repeat(depth), ")".repeat(depth))
+}
+
+/// Issue 38, item 1: 20,000 nested parentheses in a script with imports overflowed the host's
+/// stack while it read the imports (`fatal runtime error: stack overflow`, the process gone), by
+/// every way in: `with_modules` (which an app's source also goes through), `from_file` and
+/// `palisade run`. The host's parse and its walk are bounded now: 20,000 levels reach the guest,
+/// which ends them as it ends them without imports; nesting past the host's bound (a million
+/// levels, 2 MB) is `guest_syntax`, nested too deeply.
+#[tokio::test]
+async fn regression_38_1_deep_nesting_in_a_bundle_is_typed_not_a_crash() {
+    let lib = ("lib.js", "export const s = 1;\n");
+    let body = |depth: usize| format!("export default () => s + {};\n", nested(depth));
+    let bundled = |depth: usize| format!("import {{ s }} from \"./lib.js\";\n{}", body(depth));
+    // What the guest does with 20,000 levels, with and without imports.
+    let alone = run_source(&format!("const s = 1;\n{}", body(20_000)), "null").await;
+    let script = Script::new("app.js", bundled(20_000))
+        .with_modules([lib])
+        .unwrap();
+    let outcome = PALISADE.run(&roomy(), &script, "null").await;
+    assert_eq!(code(&outcome), code(&alone));
+    assert_eq!(code(&outcome), "stack_overflow");
+
+    let too_deep = |error: palisade::Error, what: &str| {
+        assert_eq!(error.code(), "guest_syntax", "{what}");
+        assert!(
+            error.to_string().contains("nested too deeply"),
+            "{what}: {error}"
+        );
+    };
+    let deepest = bundled(1_000_000);
+    // The script, a module, and a TypeScript module given to `with_modules`.
+    let error = refused(Script::new("app.js", deepest.clone()).with_modules([lib]));
+    too_deep(error, "script");
+    let importer = "import { s } from \"./lib.js\";\nexport default () => s;\n";
+    let deep_lib = format!("export const s = {};\n", nested(1_000_000));
+    let error = refused(Script::new("app.js", importer).with_modules([("lib.js", deep_lib)]));
+    too_deep(error, "module");
+    let deep_ts = format!("export const s: number = {};\n", nested(1_000_000));
+    let error = refused(Script::new("app.js", importer).with_modules([("lib.ts", deep_ts)]));
+    too_deep(error, "TypeScript module");
+    // Read from a folder: `from_file_bytes` (as `palisade run` reads it) and `from_file`.
+    let dir = folder("deep", &[("app.js", &deepest), lib]);
+    too_deep(refused(load(&dir.join("app.js"))), "folder");
+    let error = refused(Script::from_file(dir.join("app.js")));
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(error.to_string().contains("nested too deeply"), "{error}");
+    // A chain built by a loop (`1+1+…`) parses in no depth, but its tree is as deep as it is
+    // long: reading its imports is bounded the same way.
+    let chain = format!(
+        "import {{ s }} from \"./lib.js\";\nexport default () => s{};\n",
+        "+1".repeat(2_000_000)
+    );
+    let error = refused(Script::new("app.js", chain).with_modules([lib]));
+    too_deep(error, "chain");
+
+    // What a call parses is read: 1,000 levels, and a long chain.
+    let source = format!(
+        "import {{ s }} from \"./lib.js\";\nexport default () => s + {} + 0{};\n",
+        nested(1_000),
+        "+1".repeat(10_000)
+    );
+    let script = Script::new("app.js", source).with_modules([lib]).unwrap();
+    let outcome = PALISADE.run(&roomy(), &script, "null").await;
+    assert_eq!(output(&outcome), "10002");
+    assert_next_call_works().await;
+}
+
+/// Issue 38, item 1, through the CLI: `palisade run` of a script with imports nested past the
+/// host's bound exits with `guest_syntax` (11) and says why; the next run works.
+#[test]
+fn regression_38_1_the_cli_refuses_a_bundle_nested_too_deeply() {
+    let deep = format!(
+        "import {{ s }} from \"./lib.js\";\nexport default () => s + {};\n",
+        nested(1_000_000)
+    );
+    let dir = folder(
+        "deep-cli",
+        &[
+            ("deep.js", &deep),
+            (
+                "ok.js",
+                "import { s } from \"./lib.js\";\nexport default () => s;\n",
+            ),
+            ("lib.js", "export const s = 1;\n"),
+        ],
+    );
+    let run = |file: &str| {
+        Command::new(palisade_bin())
+            .args(["run", file])
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let out = run("deep.js");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(11), "{stderr}");
+    assert!(stderr.contains("error[guest_syntax]"), "{stderr}");
+    assert!(stderr.contains("nested too deeply"), "{stderr}");
+    let out = run("ok.js");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+}
+
+/// Issue 38, item 23: a module with a syntax error that also imports a missing file was
+/// `invalid_input` (the host resolved its imports before anything parsed it); it is
+/// `guest_syntax` at its line, as it is without the import, in the script or in a module it
+/// imports, read from a folder or given to `with_modules`. (Early errors that oxc's parser does
+/// not report, such as `break` outside a loop, still come after the missing import.)
+#[tokio::test]
+async fn regression_38_23_a_syntax_error_comes_before_a_missing_import() {
+    // A `const` without its initializer: oxc's parser reads past it, QuickJS refuses it.
+    let broken = "import { s } from \"./missing.js\";\nexport default () => s;\nconst x;\n";
+    let at_line_3 = |outcome: &palisade::Outcome, what: &str| {
+        assert_eq!(code(outcome), "guest_syntax", "{what}");
+        match outcome.error() {
+            Some(palisade::Error::GuestSyntax {
+                location: Some(location),
+                ..
+            }) => assert_eq!(location.line, 3, "{what}"),
+            other => panic!("{what}: {other:?}"),
+        }
+    };
+    let importer = "import { s } from \"./lib.js\";\nexport default () => s;\n";
+    let dir = folder(
+        "broken",
+        &[
+            ("app.js", broken),
+            ("main.js", importer),
+            ("lib.js", broken),
+        ],
+    );
+    for file in ["app.js", "main.js"] {
+        let script = load(&dir.join(file)).unwrap();
+        let outcome = PALISADE.run(&roomy(), &script, "null").await;
+        at_line_3(&outcome, file);
+    }
+    let script = Script::new("app.js", broken)
+        .with_modules::<&str, &str>([])
+        .unwrap();
+    at_line_3(
+        &PALISADE.run(&roomy(), &script, "null").await,
+        "with_modules, script",
+    );
+    let script = Script::new("main.js", importer)
+        .with_modules([("lib.js", broken)])
+        .unwrap();
+    at_line_3(
+        &PALISADE.run(&roomy(), &script, "null").await,
+        "with_modules, module",
+    );
+    // A module that parses still has its imports checked.
+    let error = Script::new(
+        "app.js",
+        "import { s } from \"./missing.js\";\nexport default () => s;\n",
+    )
+    .with_modules::<&str, &str>([])
+    .unwrap_err();
+    assert_eq!(error.code(), "invalid_input");
+    assert_next_call_works().await;
+}

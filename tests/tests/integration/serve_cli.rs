@@ -11,9 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-pub struct Running {
+pub(crate) struct Running {
     child: Child,
-    pub addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     stderr: mpsc::Receiver<String>,
 }
 
@@ -24,7 +24,7 @@ impl Drop for Running {
     }
 }
 
-pub fn serve(args: &[&str]) -> Running {
+pub(crate) fn serve(args: &[&str]) -> Running {
     let mut command = Command::new(palisade_bin());
     command.arg("serve").args(args);
     serve_with(command)
@@ -176,7 +176,7 @@ fn metrics_text(addr: std::net::SocketAddr) -> String {
     text
 }
 
-fn data_args<'a>(policies: &'a Path, data: &'a Path) -> Vec<&'a str> {
+pub(crate) fn data_args<'a>(policies: &'a Path, data: &'a Path) -> Vec<&'a str> {
     vec![
         "--listen",
         "127.0.0.1:0",
@@ -187,7 +187,7 @@ fn data_args<'a>(policies: &'a Path, data: &'a Path) -> Vec<&'a str> {
     ]
 }
 
-fn base(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+pub(crate) fn base(name: &str) -> (PathBuf, PathBuf, PathBuf) {
     let policies = policies_dir(name);
     let root = policies.parent().unwrap().to_path_buf();
     (policies, root.join("data"), root)

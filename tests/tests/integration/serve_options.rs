@@ -24,7 +24,9 @@ async fn serve_runs_take_the_library_options() {
     .await;
     assert_error(&looped, 408, "timeout");
     let past = run(json!({"policy": "opts", "timeout": "10s", "source": "export default 1"})).await;
-    assert_error(&past, 400, "invalid_input");
+    assert_error(&past, 403, "policy_denied");
+    let message = past.body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("limits.timeout"), "{message}");
     assert!(past.body["error"]["fix"].is_object(), "{}", past.body);
     let fuel = run(json!({"policy": "opts", "fuel": 1000,
         "source": "export default () => { let n = 0; for (let i = 0; i < 1e7; i++) n += i; return n }"}))
@@ -54,7 +56,7 @@ async fn serve_runs_take_the_library_options() {
         "the same seed, the same numbers"
     );
     let unset = run(json!({"policy": "default", "seed": 7, "source": "export default 1"})).await;
-    assert_error(&unset, 400, "invalid_input");
+    assert_error(&unset, 403, "policy_denied");
     server.assert_fine(None).await;
 }
 

@@ -133,7 +133,7 @@ pub(crate) fn too_large(
 
 /// The policy table that grants `name`: `capabilities.allow.NAME`.
 pub(crate) fn allow_key(name: &str) -> String {
-    format!("capabilities.allow.{}", toml_key(name))
+    format!("capabilities.allow.{}", crate::policy::toml_key(name))
 }
 
 /// A refusal of the capability `name`.
@@ -151,19 +151,6 @@ fn size_fix(rule: &str, size: u64) -> Option<Fix> {
             ByteSize(size.next_power_of_two().min(MAX_FIX_BYTES))
         ),
     })
-}
-
-/// A TOML key segment: bare when it can be, quoted otherwise.
-pub(crate) fn toml_key(name: &str) -> String {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        name.to_owned()
-    } else {
-        serde_json::to_string(name).unwrap_or_default()
-    }
 }
 
 #[cfg(test)]

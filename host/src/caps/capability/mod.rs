@@ -6,12 +6,11 @@ mod decide;
 pub(crate) mod forward;
 mod handler;
 
-pub(crate) use decide::toml_key;
 pub(crate) use handler::Handler;
 pub use handler::{CallContext, CapabilityError, CapabilityFuture};
 
 use crate::Fix;
-use crate::audit::{AuditLog, Decision};
+use crate::audit::{AuditLog, Decision, Entry};
 use crate::bindings::palisade::sandbox::capability::{
     self, CallError, Denial, Failure as WitFailure, NetworkFailure,
 };
@@ -24,7 +23,7 @@ use decide::Verdict;
 use forward::ResponseBudget;
 use handler::{CatchPanic, HANDLER_ERROR, panic_message};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 use wasmtime_wasi::p2::DynPollable;
@@ -86,15 +85,15 @@ impl CapabilityState {
         bytes_in: u64,
         error: CapabilityError,
     ) -> CallError {
-        self.audit.record(
-            Capability::Host,
-            name,
+        self.audit.record(Entry {
+            capability: Capability::Host,
+            target: name,
             decision,
             rule,
             started,
-            (bytes_in, 0),
-            Some(error.message.clone()),
-        );
+            bytes: (bytes_in, 0),
+            error: Some(error.message.clone()),
+        });
         failed(error)
     }
 
@@ -145,89 +144,53 @@ impl CapabilityState {
         pending
     }
 
+    /// Check a call and start who answers it: the embedder's handler or the rule's
+    /// `forward` URL; the call's future audits its outcome.
     fn start_live(&mut self, name: String, payload: String, argument_list: bool) -> PendingCall {
         let started = Instant::now();
         let bytes_in = payload.len() as u64;
-        match self.check(&name, &payload, started, bytes_in) {
-            Err(error) => PendingCall::done(Err(error)),
-            Ok((target, value, key)) => {
-                let audit = self.audit.clone();
-                let memory = self.memory;
-                let budget = self.responses.clone();
-                let forwarded = matches!(target, Target::Forward { .. }).then(|| budget.clone());
-                let context = crate::CallContext {
-                    capability: name.clone(),
-                    argument_list,
-                    ..self.context.clone()
-                };
-                let panicked: Arc<std::sync::OnceLock<String>> = Arc::default();
-                let panic_flag = panicked.clone();
-                let future = async move {
-                    let result = match target {
-                        Target::Handler(handler) => {
-                            // The handler runs inside the call: a panic while making or polling
-                            // its future ends this call only.
-                            let made =
-                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                    handler(context, value)
-                                }));
-                            let answer = match made {
-                                Ok(future) => CatchPanic(future).await,
-                                Err(panic) => Err(panic_message(&*panic)),
-                            };
-                            match answer {
-                                Ok(answer) => answer.and_then(|v| {
-                                    serde_json::to_string(&v)
-                                        .map_err(|e| CapabilityError::from(e.to_string()))
-                                }),
-                                Err(panic) => {
-                                    let _ = panic_flag.set(panic);
-                                    Err(CapabilityError::from("the capability handler failed"))
-                                }
-                            }
-                        }
-                        Target::Forward { url, max_response } => {
-                            match forward::call(&url, value, max_response.0, &budget, &context)
-                                .await
-                            {
-                                Ok(text) => Ok(text),
-                                Err(forward::Failure::Failed(error)) => Err(error),
-                                Err(refused) => {
-                                    let refusal = decide::too_large(
-                                        &name,
-                                        &key,
-                                        refused,
-                                        max_response,
-                                        memory,
-                                    );
-                                    return Err(CallError::Denied(
-                                        audit.deny(refusal, started, bytes_in),
-                                    ));
-                                }
-                            }
-                        }
-                    };
-                    let (bytes_out, error) = match &result {
-                        Ok(text) => (text.len() as u64, None),
-                        Err(error) => (0, Some(error.message.clone())),
-                    };
-                    audit.record(
-                        Capability::Host,
-                        &name,
-                        Decision::Allow,
-                        &key,
-                        started,
-                        (bytes_in, bytes_out),
-                        error,
-                    );
-                    result.map_err(failed)
-                };
-                PendingCall {
-                    state: Pending::Running(Box::pin(future)),
-                    panicked,
-                    budget: forwarded,
+        let (target, value, key) = match self.check(&name, &payload, started, bytes_in) {
+            Err(error) => return PendingCall::done(Err(error)),
+            Ok(checked) => checked,
+        };
+        let budget = self.responses.clone();
+        let forwarded = matches!(target, Target::Forward { .. }).then(|| budget.clone());
+        let context = crate::CallContext {
+            capability: name.clone(),
+            argument_list,
+            ..self.context.clone()
+        };
+        let allowed = Allowed {
+            audit: self.audit.clone(),
+            name,
+            key,
+            started,
+            bytes_in,
+            memory: self.memory,
+        };
+        let panicked: Arc<OnceLock<String>> = Arc::default();
+        let panic_flag = panicked.clone();
+        let future = async move {
+            let result = match target {
+                Target::Handler(handler) => {
+                    run_handler(&handler, context, value, &panic_flag).await
                 }
-            }
+                Target::Forward { url, max_response } => {
+                    let forward = Forward {
+                        url: &url,
+                        max_response,
+                        budget: &budget,
+                        context: &context,
+                    };
+                    allowed.forward(forward, value).await?
+                }
+            };
+            allowed.finish(result)
+        };
+        PendingCall {
+            state: Pending::Running(Box::pin(future)),
+            panicked,
+            budget: forwarded,
         }
     }
 
@@ -278,6 +241,93 @@ impl CapabilityState {
             }
         };
         Ok((target, value, key))
+    }
+}
+
+/// An allowed call on its way: what its future needs to audit the outcome.
+struct Allowed {
+    audit: AuditLog,
+    name: String,
+    /// The policy key that allowed it.
+    key: String,
+    started: Instant,
+    bytes_in: u64,
+    /// The call's `limits.memory`, named by a refusal of a forwarded response.
+    memory: ByteSize,
+}
+
+/// Where a forwarded call goes and what its response may take.
+struct Forward<'a> {
+    url: &'a str,
+    max_response: ByteSize,
+    budget: &'a ResponseBudget,
+    context: &'a crate::CallContext,
+}
+
+impl Allowed {
+    /// POST the payload to the rule's `forward` URL. A response over `max_response` or the
+    /// call's memory is a refusal (audited here, the outer error); any other failure is the
+    /// script's `CapabilityError`.
+    async fn forward(
+        &self,
+        to: Forward<'_>,
+        value: serde_json::Value,
+    ) -> Result<Result<String, CapabilityError>, CallError> {
+        match forward::call(to.url, value, to.max_response.0, to.budget, to.context).await {
+            Ok(text) => Ok(Ok(text)),
+            Err(forward::Failure::Failed(error)) => Ok(Err(error)),
+            Err(refused) => {
+                let refusal =
+                    decide::too_large(&self.name, &self.key, refused, to.max_response, self.memory);
+                Err(CallError::Denied(self.audit.deny(
+                    refusal,
+                    self.started,
+                    self.bytes_in,
+                )))
+            }
+        }
+    }
+
+    /// Audit the answer (bytes out, or the error) and give the guest its form.
+    fn finish(&self, result: Result<String, CapabilityError>) -> Result<String, CallError> {
+        let (bytes_out, error) = match &result {
+            Ok(text) => (text.len() as u64, None),
+            Err(error) => (0, Some(error.message.clone())),
+        };
+        self.audit.record(Entry {
+            capability: Capability::Host,
+            target: &self.name,
+            decision: Decision::Allow,
+            rule: &self.key,
+            started: self.started,
+            bytes: (self.bytes_in, bytes_out),
+            error,
+        });
+        result.map_err(failed)
+    }
+}
+
+/// Run the embedder's handler inside the call: a panic while making or polling its future
+/// ends this call only, and its message goes to `panicked`.
+async fn run_handler(
+    handler: &Handler,
+    context: crate::CallContext,
+    value: serde_json::Value,
+    panicked: &OnceLock<String>,
+) -> Result<String, CapabilityError> {
+    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(context, value)));
+    let answer = match made {
+        Ok(future) => CatchPanic(future).await,
+        Err(panic) => Err(panic_message(&*panic)),
+    };
+    match answer {
+        Ok(answer) => answer.and_then(|v| {
+            serde_json::to_string(&v).map_err(|e| CapabilityError::from(e.to_string()))
+        }),
+        Err(panic) => {
+            let _ = panicked.set(panic);
+            Err(CapabilityError::from("the capability handler failed"))
+        }
     }
 }
 

@@ -110,7 +110,15 @@ pub(super) fn replayed(
             let response = response
                 .body(body.boxed_unsync())
                 .map_err(|e| Error::InternalError(Some(e.to_string())))?;
-            let index = audit.record_http(target, Decision::Allow, "replay", started, (0, 0), None);
+            let index = audit.record(Entry {
+                capability: Capability::Http,
+                target,
+                decision: Decision::Allow,
+                rule: "replay",
+                started,
+                bytes: (0, 0),
+                error: None,
+            });
             Ok((response, index))
         }
         HttpOutcome::Pending | HttpOutcome::Failed => Err(error_of(

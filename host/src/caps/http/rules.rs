@@ -43,6 +43,36 @@ pub(super) fn decide<'a>(
             }),
         ));
     };
+    let (host, port) = host_and_port(uri, authority)?;
+    let port = port.unwrap_or(if scheme == "https" { 443 } else { 80 });
+    let path = uri.path();
+    check_path(uri, path)?;
+    let method = method.to_ascii_uppercase();
+    let found = policy.allow.iter().enumerate().find(|(_, rule)| {
+        rule.scheme == scheme
+            && rule.host.matches(&host)
+            && rule.port == port
+            && path.starts_with(rule.path.as_str())
+    });
+    let Some((index, rule)) = found else {
+        return Err(no_rule(uri, &scheme, &host, port));
+    };
+    check_method(uri, index, rule, &method)?;
+    Ok((
+        policy,
+        rule,
+        Target {
+            host,
+            port,
+            https: scheme == "https",
+            rule_key: format!("http.allow[{index}]"),
+        },
+    ))
+}
+
+/// The request's host in its canonical form and its port, if given: no user name or
+/// password, a valid port, a host that is there and valid.
+fn host_and_port(uri: &http::Uri, authority: &str) -> Result<(String, Option<u16>), Refusal> {
     if authority.contains('@') {
         return Err(Refusal::http(
             uri,
@@ -76,10 +106,13 @@ pub(super) fn decide<'a>(
             }
         }
     })?;
-    let port = port.unwrap_or(if scheme == "https" { 443 } else { 80 });
-    let path = uri.path();
-    if let Some(segment) = path.split('/').find(|s| unsafe_segment(s)) {
-        return Err(Refusal::http(
+    Ok((host, port))
+}
+
+/// Paths are matched as written: no segment may be a dot segment or hide a separator.
+fn check_path(uri: &http::Uri, path: &str) -> Result<(), Refusal> {
+    match path.split('/').find(|s| unsafe_segment(s)) {
+        Some(segment) => Err(Refusal::http(
             uri,
             "http.path",
             format!(
@@ -87,61 +120,59 @@ pub(super) fn decide<'a>(
                      paths are matched as written and must not contain them"
             ),
             None,
-        ));
+        )),
+        None => Ok(()),
     }
-    let method = method.to_ascii_uppercase();
-    let found = policy.allow.iter().enumerate().find(|(_, rule)| {
-        rule.scheme == scheme
-            && rule.host.matches(&host)
-            && rule.port == port
-            && path.starts_with(rule.path.as_str())
-    });
-    let Some((index, rule)) = found else {
-        let dir = match path.rfind('/') {
-            Some(i) => &path[..=i],
-            None => "/",
-        };
-        let default_port = if scheme == "https" { 443 } else { 80 };
-        let shown_port = if port == default_port {
-            String::new()
-        } else {
-            format!(":{port}")
-        };
-        return Err(Refusal::http(
-            uri,
-            "http.allow",
-            format!("no [[http.allow]] rule matches {scheme}://{host}{shown_port}{path}"),
-            Some(Fix {
-                key: "[[http.allow]] url".into(),
-                value: format!("\"{scheme}://{host}{shown_port}{dir}\""),
-            }),
-        ));
+}
+
+/// The refusal of a URL that no `[[http.allow]]` rule matches, with the rule that would
+/// allow its directory.
+fn no_rule(uri: &http::Uri, scheme: &str, host: &str, port: u16) -> Refusal {
+    let path = uri.path();
+    let dir = match path.rfind('/') {
+        Some(i) => &path[..=i],
+        None => "/",
     };
-    if !rule.methods.contains(&method) {
-        let mut methods = rule.methods.clone();
-        methods.push(method.clone());
-        return Err(Refusal::http(
-            uri,
-            format!("http.allow[{index}].methods"),
-            format!(
-                "{method} is not among the rule's methods ({})",
-                rule.methods.join(", ")
-            ),
-            Some(Fix {
-                key: format!("http.allow[{index}].methods"),
-                value: format!("{methods:?}"),
-            }),
-        ));
+    let default_port = if scheme == "https" { 443 } else { 80 };
+    let shown_port = if port == default_port {
+        String::new()
+    } else {
+        format!(":{port}")
+    };
+    Refusal::http(
+        uri,
+        "http.allow",
+        format!("no [[http.allow]] rule matches {scheme}://{host}{shown_port}{path}"),
+        Some(Fix {
+            key: "[[http.allow]] url".into(),
+            value: format!("\"{scheme}://{host}{shown_port}{dir}\""),
+        }),
+    )
+}
+
+/// The matching rule must list the method (already upper case).
+fn check_method(
+    uri: &http::Uri,
+    index: usize,
+    rule: &HttpRule,
+    method: &str,
+) -> Result<(), Refusal> {
+    if rule.methods.iter().any(|m| m.as_str() == method) {
+        return Ok(());
     }
-    Ok((
-        policy,
-        rule,
-        Target {
-            host,
-            port,
-            https: scheme == "https",
-            rule_key: format!("http.allow[{index}]"),
-        },
+    let mut methods = rule.methods.clone();
+    methods.push(method.to_owned());
+    Err(Refusal::http(
+        uri,
+        format!("http.allow[{index}].methods"),
+        format!(
+            "{method} is not among the rule's methods ({})",
+            rule.methods.join(", ")
+        ),
+        Some(Fix {
+            key: format!("http.allow[{index}].methods"),
+            value: format!("{methods:?}"),
+        }),
     ))
 }
 
@@ -259,6 +290,10 @@ url = "http://localhost:8080/hooks/"
         for (method, url, expected) in cases {
             assert_eq!(decision(http, method, url), expected, "{method} {url}");
         }
+    }
+
+    #[test]
+    fn no_http_table_allows_nothing() {
         // No [http] table: nothing is allowed, and the fix names the rule to add.
         let refusal = decide(None, "GET", &"https://api.example.com/x".parse().unwrap())
             .err()

@@ -6,15 +6,16 @@
 
 mod decide;
 
-use crate::audit::{AuditLog, Decision};
+use crate::audit::{AuditLog, Decision, Entry};
 use crate::bindings::Bucket;
 use crate::bindings::palisade::sandbox::kv as cas;
 use crate::bindings::wasi::keyvalue::atomics;
 use crate::bindings::wasi::keyvalue::store::{self, Error as StoreError, KeyResponse};
 use crate::caps::gate::{Capability, Refusal};
+use crate::hex::{hex, unhex};
 use crate::kv::{KvBackend, KvError};
 use crate::policy::Kv;
-use crate::record::{KvEvent, KvOutcome, Tape, event_bytes, hex, unhex};
+use crate::record::{KvEvent, KvOutcome, Tape, event_bytes};
 use decide::KeyCheck;
 use std::sync::Arc;
 use std::time::Instant;
@@ -127,15 +128,15 @@ impl KvState {
         bytes: (u64, u64),
         error: Option<String>,
     ) {
-        self.audit.record(
-            Capability::Kv,
-            &format!("{}/{key}", bucket.name),
-            Decision::Allow,
-            &format!("kv.buckets.{}", bucket.name),
+        self.audit.record(Entry {
+            capability: Capability::Kv,
+            target: &format!("{}/{key}", bucket.name),
+            decision: Decision::Allow,
+            rule: &format!("kv.buckets.{}", bucket.name),
             started,
             bytes,
             error,
-        );
+        });
     }
 
     /// Run a storage call on the blocking pool; when recording, its result goes to the

@@ -3,7 +3,6 @@
 use super::unplaced;
 use crate::policy::raw::RawPolicy;
 use crate::policy::{Policy, PolicyError};
-use sha2::{Digest, Sha256};
 use std::path::Path;
 
 impl Policy {
@@ -60,7 +59,7 @@ impl Policy {
             )
         })?;
         let mut policy = Policy::from_toml(&toml, file).map_err(|e| unplaced(e, file))?;
-        policy.sha256 = crate::record::hex(&Sha256::digest(text.as_bytes()));
+        policy.sha256 = crate::hex::sha256(text.as_bytes());
         Ok(policy)
     }
 

@@ -3,7 +3,7 @@
 
 use super::json::first_null;
 use super::typed;
-use crate::policy::overrides::RawOverrides;
+use crate::policy::raw::RawOverrides;
 use crate::policy::raw::{RawCapability, RawHttp, RawHttpRule, RawKv, RawScratch};
 use crate::policy::{BucketMode, ByteSize, HumanDuration};
 use std::collections::BTreeMap;

@@ -296,7 +296,7 @@ fn preview(produced: &Previewed<'_>) -> String {
     let mut hasher = Sha256::new();
     // Writing JSON into a hasher cannot fail: the values came from JSON.
     let _ = serde_json::to_writer(&mut hasher, produced);
-    crate::record::hex(&hasher.finalize())
+    crate::hex::hex(&hasher.finalize())
 }
 
 /// 409 `preview_mismatch`: the commit would not do what the dry run previewed.
@@ -343,7 +343,7 @@ fn bounded(value: Option<&Value>) -> Value {
     json!({
         "truncated": true,
         "bytes": text.len(),
-        "sha256": crate::record::hex(&Sha256::digest(text.as_bytes())),
+        "sha256": crate::hex::sha256(text.as_bytes()),
         "prefix": &text[..end],
     })
 }

@@ -18,7 +18,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use utoipa::{IntoParams, ToSchema};
 
@@ -100,7 +99,7 @@ impl Apps {
         let record = AppRecord {
             name: request.name,
             policy: policy_name,
-            sha256: crate::record::hex(&Sha256::digest(request.source.as_bytes())),
+            sha256: crate::hex::sha256(request.source.as_bytes()),
             source: request.source,
             manifest: Value::Null,
             actions: Vec::new(),

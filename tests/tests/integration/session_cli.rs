@@ -1,0 +1,156 @@
+//! `palisade session …` against a real `palisade serve` on a loopback port: the sandbox daemon
+//! seed's terminal flow (create → write → run → stop), exit codes as `palisade run`'s, and a
+//! refusal's `fix` written as the next command, which is then typed and works.
+
+use crate::cli::{output_with, palisade_bin};
+use crate::serve::keys_file;
+use crate::serve_cli::{base, data_args, serve};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `palisade session ARGS` against `server` with the key in `key_file`.
+fn session(server: &str, key_file: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut command = Command::new(palisade_bin());
+    command
+        .arg("session")
+        .args(["--server", server, "--key-file", key_file.to_str().unwrap()])
+        .args(args)
+        .env_remove("PALISADE_SERVER")
+        .env_remove("PALISADE_KEY");
+    output_with(command, stdin)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The words of the `try:` line a refusal printed (after `palisade session`).
+fn suggested(output: &Output) -> Vec<String> {
+    let stderr = text(&output.stderr);
+    let line = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("try: palisade session "))
+        .unwrap_or_else(|| panic!("no try: line in {stderr}"));
+    line.split_whitespace().map(str::to_owned).collect()
+}
+
+/// Run the suggested command (its `--server` and `--key-file` are the caller's).
+fn follow(server: &str, key_file: &Path, output: &Output) -> Output {
+    let words = suggested(output);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    session(server, key_file, &words, None)
+}
+
+#[test]
+fn session_cli_drives_a_session_and_follows_its_fixes() {
+    let (policies, data, root) = base("session-cli");
+    let keys = keys_file(&root);
+    let key = root.join("acme.key");
+    std::fs::write(&key, "acme-key\n").unwrap();
+    let mut args = data_args(&policies, &data);
+    args.extend(["--keys", keys.to_str().unwrap()]);
+    let running = serve(&args);
+    let server = format!("http://{}", running.addr);
+    let s = |args: &[&str]| session(&server, &key, args, None);
+
+    let created = s(&["create", "--policy", "box", "--name", "task-7"]);
+    assert_eq!(created.status.code(), Some(0), "{}", text(&created.stderr));
+    let id = text(&created.stdout).trim().to_owned();
+    assert_eq!(id.len(), 32, "{id}");
+    let listed = text(&s(&["ls"]).stdout);
+    assert!(
+        listed.contains(&id) && listed.contains("box") && listed.contains("task-7"),
+        "{listed}"
+    );
+
+    // A missing parent: file_not_found (exit 55), and the command that works.
+    let note = root.join("n.txt");
+    std::fs::write(&note, "41").unwrap();
+    let note = note.to_str().unwrap();
+    let refused = s(&["fs", "write", &id, "notes/n.txt", "--from", note]);
+    assert_eq!(refused.status.code(), Some(55), "{}", text(&refused.stderr));
+    assert_eq!(
+        suggested(&refused),
+        [
+            "fs",
+            "write",
+            &id,
+            "notes/n.txt",
+            "--from",
+            note,
+            "--parents"
+        ]
+    );
+    let written = follow(&server, &key, &refused);
+    assert_eq!(written.status.code(), Some(0), "{}", text(&written.stderr));
+    assert_eq!(text(&s(&["fs", "read", &id, "notes/n.txt"]).stdout), "41");
+    assert_eq!(text(&s(&["fs", "ls", &id, "notes"]).stdout), "n.txt  2\n");
+    let found = s(&["fs", "grep", &id, ".", "4[0-9]"]);
+    assert_eq!(text(&found.stdout), "notes/n.txt:1:41\n");
+
+    // An existing directory: file_conflict (exit 56); its fix succeeds.
+    let again = s(&["fs", "mkdir", &id, "notes"]);
+    assert_eq!(again.status.code(), Some(56), "{}", text(&again.stderr));
+    assert_eq!(follow(&server, &key, &again).status.code(), Some(0));
+
+    // A script from standard input: its output on stdout, its console on stderr.
+    let source = "export default async () => { console.log('reading'); \
+                  return 1 + Number(await fs.readFile('/scratch/notes/n.txt', 'utf8')) }";
+    let ran = session(&server, &key, &["run", &id, "-"], Some(source));
+    assert_eq!(ran.status.code(), Some(0), "{}", text(&ran.stderr));
+    assert_eq!(text(&ran.stdout), "42\n");
+    assert_eq!(text(&ran.stderr), "reading\n");
+    let script = root.join("spin.js");
+    std::fs::write(&script, "export default () => { for (;;) {} }").unwrap();
+    let spun = s(&[
+        "--json",
+        "run",
+        &id,
+        script.to_str().unwrap(),
+        "--timeout",
+        "100ms",
+    ]);
+    assert_eq!(spun.status.code(), Some(21), "{}", text(&spun.stderr));
+    let outcome: Value = serde_json::from_slice(&spun.stdout).unwrap();
+    assert_eq!(outcome["error"]["code"], "timeout");
+
+    let stopped = s(&["stop", &id]);
+    assert_eq!(stopped.status.code(), Some(0), "{}", text(&stopped.stderr));
+    let gone = s(&["fs", "ls", &id]);
+    assert_eq!(gone.status.code(), Some(52), "{}", text(&gone.stderr));
+    assert!(text(&gone.stderr).starts_with("error[session_not_found]"));
+}
+
+#[test]
+fn session_cli_refusals_keep_their_codes_and_the_server_serves_on() {
+    let (policies, data, root) = base("session-cli-refusals");
+    let keys = keys_file(&root);
+    let wrong = root.join("wrong.key");
+    std::fs::write(&wrong, "not-a-key").unwrap();
+    let right = root.join("acme.key");
+    std::fs::write(&right, "acme-key").unwrap();
+    let mut args = data_args(&policies, &data);
+    args.extend(["--keys", keys.to_str().unwrap()]);
+    let running = serve(&args);
+    let server = format!("http://{}", running.addr);
+
+    let refused = session(&server, &wrong, &["ls"], None);
+    assert_eq!(refused.status.code(), Some(50), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).starts_with("error[unauthorized]"));
+    let unknown = session(&server, &right, &["create", "--policy", "nope"], None);
+    assert_eq!(unknown.status.code(), Some(51), "{}", text(&unknown.stderr));
+    // Not an http:// URL: a usage error before any request.
+    let usage = session("https://example.invalid", &right, &["ls"], None);
+    assert_eq!(usage.status.code(), Some(2));
+    // Nothing listens: exit 40 (retry later), said on stderr.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nowhere = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let unreachable = session(&nowhere, &right, &["ls"], None);
+    assert_eq!(unreachable.status.code(), Some(40));
+    assert!(text(&unreachable.stderr).contains("cannot reach"));
+    // The server is fine.
+    let listed = session(&server, &right, &["ls"], None);
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+}
