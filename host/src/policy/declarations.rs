@@ -295,7 +295,7 @@ fn url_pattern(rule: &super::HttpRule) -> String {
     } else {
         format!(":{}", rule.port)
     };
-    let path = rule.path.replace('`', "%60").replace("${", "$%7B");
+    let path = template_text(&rule.path);
     format!("{}://{host}{port}{path}${{string}}", rule.scheme)
 }
 
@@ -373,7 +373,8 @@ fn key_value(out: &mut String, kv: &Kv) {
         BucketMode::Rw => "KvWriter",
     };
     out.push_str("declare var kv: ");
-    out.push_str(reader(kv.buckets[&kv.default_bucket]));
+    let default = kv.buckets.get(&kv.default_bucket).copied();
+    out.push_str(reader(default.unwrap_or(BucketMode::Ro)));
     out.push_str(" & {\n");
     for (name, mode) in &kv.buckets {
         let _ = writeln!(
@@ -430,6 +431,13 @@ fn files(out: &mut String, fs: &Fs) {
     );
 }
 
+/// `text` inside a template literal type, meaning itself: `\`, `` ` `` and `${` escaped.
+fn template_text(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('`', "\\`")
+        .replace("${", "\\${")
+}
+
 /// A directory and every path below it, as a type; `never` for none.
 fn paths(dirs: &[&str]) -> String {
     if dirs.is_empty() {
@@ -437,7 +445,7 @@ fn paths(dirs: &[&str]) -> String {
     }
     dirs.iter()
         .map(|d| {
-            let d = d.replace('`', "%60").replace("${", "$%7B");
+            let d = template_text(d);
             format!("`{d}` | `{d}/${{string}}`")
         })
         .collect::<Vec<_>>()
@@ -491,7 +499,14 @@ fn config_keys<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::{WEB, WEB_GLOBALS};
+    use super::{WEB, WEB_GLOBALS, template_text};
+
+    /// A path or URL prefix in a template literal type means itself, whatever it holds.
+    #[test]
+    fn template_text_escapes_what_a_template_would_read() {
+        assert_eq!(template_text("/a`b${c}\\d"), "/a\\`b\\${c}\\\\d");
+        assert_eq!(template_text("/plain/"), "/plain/");
+    }
 
     /// `WEB_GLOBALS` is exactly what `web.d.ts` declares at the top level.
     #[test]
