@@ -1,7 +1,7 @@
 // One run does what would otherwise be two tool calls and a round trip through the model:
 // find the customer, then open a ticket for them, deciding the priority in code.
 //   palisade types --policy examples/agents/support.toml -o sandbox.d.ts
-//   tsc --noEmit --strict sandbox.d.ts examples/agents/escalate.ts
+//   tsc --noEmit --strict --target es2023 --module esnext sandbox.d.ts examples/agents/escalate.ts
 type Input = { email: string; complaint: string };
 type Customer = { id: string; plan: "free" | "pro" };
 

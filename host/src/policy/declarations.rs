@@ -160,8 +160,8 @@ const ES_LIBS: &[&str] = &[
 impl Policy {
     /// The TypeScript declarations of what a script may use under this policy, as one `.d.ts`
     /// (`palisade types`, `GET /v1/policies/{name}/types`): a script type-checked against it
-    /// (`tsc --noEmit --strict sandbox.d.ts script.ts`) compiles when it uses only what the
-    /// policy grants. See docs/agents.md.
+    /// (`tsc --noEmit --strict --target es2023 --module esnext sandbox.d.ts script.ts`)
+    /// compiles when it uses only what the policy grants. See docs/agents.md.
     pub fn typescript(&self) -> String {
         let mut out = String::with_capacity(WEB.len() + 4096);
         header(&mut out, self);
@@ -198,7 +198,7 @@ fn header(out: &mut String, policy: &Policy) {
     let _ = writeln!(
         out,
         "// What a script may use under the Palisade policy `{}` (sha256 {}).\n\
-         // Check a script against it: tsc --noEmit --strict sandbox.d.ts script.ts\n\
+         // Check a script against it: tsc --noEmit --strict --target es2023 --module esnext sandbox.d.ts script.ts\n\
          // Limits: timeout {}, memory {}, fuel {}, output {}.",
         comment(policy.name()),
         policy.sha256(),
