@@ -11,8 +11,8 @@
 //! the key's rate); over stdio it is the keyless server's `local` tenant. Over HTTP the server
 //! is stateless (no MCP session is kept between requests).
 //!
-//! [`tools`] lists and runs the tools (their descriptions carry each policy's TypeScript
-//! declarations, `Policy::typescript_grants`); [`reply`] turns answers into MCP content;
+//! `tools.rs` lists and runs the tools (their descriptions carry each policy's TypeScript
+//! declarations, `Policy::typescript_grants`); `reply.rs` turns answers into MCP content;
 //! resources are the tenant's policies, resolved, and their declarations.
 
 mod reply;
