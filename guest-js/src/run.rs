@@ -87,6 +87,7 @@ pub fn run(
         rt.context().with(|cx| {
             set_stack_limit(&cx, env.stack_limit);
             globals::fetch::set_data_limit(env.response_body_limit);
+            globals::console::set_cap(env.console_limit);
             // The input is read first: input that is not JSON ends the call before any of the
             // script runs.
             let (arg, shapes) = crate::json::parse(&cx, input).map_err(Error::InvalidInput)?;

@@ -25,6 +25,8 @@ pub struct Script {
     /// The files the module imports (`./lib.js`), checked and prepared by the host
     /// ([`Script::with_modules`], or read from the script's folder by [`Script::from_file`]).
     modules: Arc<[ModuleFile]>,
+    /// Whether its last expression is its result ([`Script::new`]).
+    last_expression: bool,
 }
 
 /// A compiled script's component and its SHA-256, which keys the host's caches.
@@ -62,15 +64,30 @@ pub(crate) const MARKER_FORMAT: u32 = 1;
 
 impl Script {
     /// A script from its source text; `name` appears in stack traces and error locations.
+    ///
+    /// A module with exports runs as one: its default export is called (or is the result).
+    /// Source that exports nothing and ends with an expression statement, as a snippet an
+    /// agent or a console writes (`const r = await fetch(u); (await r.json()).items.length`),
+    /// has that expression's value as its result, top-level `await` allowed; the receipt then
+    /// says `form: "last_expression"`.
     pub fn new(name: impl Into<Arc<str>>, source: impl Into<Arc<str>>) -> Self {
+        let (name, source) = (name.into(), source.into());
+        let wrapped = crate::typescript::with_last_expression(&name, &source);
         Self {
-            name: name.into(),
-            source: source.into(),
+            last_expression: wrapped.is_some(),
+            source: wrapped.map_or(source, Into::into),
+            name,
             bytecode: None,
             compiled: None,
             key: Arc::default(),
             modules: Arc::new([]),
         }
+    }
+
+    /// Whether the script's result is the value of its last expression statement (see
+    /// [`Script::new`]).
+    pub fn last_expression(&self) -> bool {
+        self.last_expression
     }
 
     /// A script compiled by [`crate::Palisade::compile`] (or `palisade compile`): a component
@@ -100,6 +117,7 @@ impl Script {
             }),
             key: Arc::default(),
             modules: Arc::new([]),
+            last_expression: false,
         })
     }
 

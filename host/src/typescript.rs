@@ -64,6 +64,27 @@ pub(crate) struct Scanned {
     /// The source to run: the text itself, or for TypeScript the text with its types blanked.
     pub source: String,
     pub imports: Vec<Import>,
+    /// For a module that parses and exports nothing, the byte range of its last statement
+    /// when that is an expression statement, and of the expression in it.
+    pub last_expression: Option<(Span, Span)>,
+}
+
+/// `source` with the value of its last expression statement as its default export, when it
+/// is a module that exports nothing (no `export` anywhere in its text) and ends with one:
+/// `const r = await fetch(u); (await r.json()).items.length` runs as if it ended with
+/// `export default ((await r.json()).items.length);`. Lines stay where they were.
+pub(crate) fn with_last_expression(name: &str, source: &str) -> Option<String> {
+    if source.contains("export") {
+        return None;
+    }
+    let (statement, expression) = scan(name, source, false).ok()?.last_expression?;
+    let text = |span: Span| &source[span.start as usize..span.end as usize];
+    let head = &source[..statement.start as usize];
+    let tail = &source[statement.end as usize..];
+    Some(format!(
+        "{head}export default ({});{tail}",
+        text(expression)
+    ))
 }
 
 /// Read `source` (TypeScript when `typescript`) as an ES module. A TypeScript module that does
@@ -143,12 +164,34 @@ fn scan_here(name: &str, source: &str, typescript: bool) -> Result<Scanned, Erro
             import.in_broken_module = true;
         }
     }
+    let last_expression = first_error
+        .is_none()
+        .then(|| last_expression(&parsed.program))
+        .flatten();
     let source = if typescript {
         blank(source, scan.blanks)
     } else {
         source.to_owned()
     };
-    Ok(Scanned { source, imports })
+    Ok(Scanned {
+        source,
+        imports,
+        last_expression,
+    })
+}
+
+/// The spans of `program`'s last statement and its expression, when it exports nothing and
+/// ends with an expression statement.
+fn last_expression(program: &Program<'_>) -> Option<(Span, Span)> {
+    if program.body.iter().any(Statement::is_module_declaration) {
+        return None;
+    }
+    match program.body.last()? {
+        Statement::ExpressionStatement(statement) => {
+            Some((statement.span, statement.expression.span()))
+        }
+        _ => None,
+    }
 }
 
 /// Whether a module name is TypeScript, by its extension (`.ts`, `.mts`).

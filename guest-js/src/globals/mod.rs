@@ -8,7 +8,7 @@ mod blob;
 pub mod bridge;
 mod compression;
 pub mod config;
-mod console;
+pub mod console;
 mod crypto;
 mod dom_exception;
 pub mod fetch;
@@ -29,6 +29,7 @@ pub mod timers;
 pub mod ungranted;
 mod url;
 mod url_search_params;
+pub mod utf8;
 
 use javy::quickjs::object::Property;
 use javy::quickjs::{Array, Ctx, IntoAtom, IntoJs, Object, Result};

@@ -57,6 +57,7 @@ pub fn preload(name: &str, source: &str, env: &Environment) -> Result<(), Error>
     with_runtime(|rt| {
         rt.context().with(|cx| {
             set_stack_limit(&cx, env.stack_limit);
+            crate::globals::console::set_cap(env.console_limit);
             let thrown = |e| Error::Exception(exception(&cx, e));
             let reserved = call_global_names(env);
             let placeholders = reserve(&cx, &reserved).catch(&cx).map_err(thrown)?;

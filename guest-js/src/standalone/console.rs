@@ -1,6 +1,6 @@
 //! `console` without the Palisade host: each line goes to stderr, prefixed with its level
-//! (`[warn] …`). The stock CLI keeps no console budget; the Palisade host's console cap does not
-//! apply here.
+//! (`[warn] …`). The stock CLI keeps no console budget across lines; each line is formatted up
+//! to the environment's `console-limit` bytes (globals/console/line.rs), as under the host.
 
 use super::stdio::write_all;
 use crate::wasi::cli::stderr::get_stderr;

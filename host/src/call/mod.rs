@@ -52,6 +52,7 @@ pub(crate) fn environment(policy: &Policy, random_seed: u64) -> Environment {
                 h.max_response_body
             })
             .0,
+        console_limit: policy.limits().console.0,
     }
 }
 
@@ -144,7 +145,9 @@ pub(crate) async fn run(
     if let Some(stderr) = &stderr {
         state.console = stderr.finish();
     }
-    outcome::finish(state, result, fuel_used, policy, times.started)
+    let mut outcome = outcome::finish(state, result, fuel_used, policy, times.started);
+    outcome.receipt.form = script.last_expression().then_some("last_expression");
+    outcome
 }
 
 /// Whether `script` is a standalone component: built by `palisade build` into the standalone

@@ -31,6 +31,11 @@ pub struct Receipt {
     pub policy: String,
     /// SHA-256 of that policy's text.
     pub policy_sha256: String,
+    /// `"last_expression"` when the script's result was the value of its last expression
+    /// statement (a script that exports nothing, [`crate::Script::new`]); absent when it ran
+    /// as a module, by its exports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub form: Option<&'static str>,
 }
 
 /// The result of a call: JSON output or a typed error, console lines, and a receipt.
@@ -84,6 +89,7 @@ impl Outcome {
                 audit_records_dropped: 0,
                 policy: policy.map_or_else(String::new, |p| p.name().to_owned()),
                 policy_sha256: policy.map_or_else(String::new, |p| p.sha256().to_owned()),
+                form: None,
             },
             kv_writes: None,
         }
@@ -270,6 +276,7 @@ pub(super) fn finish(
         audit_records_dropped: audit.dropped,
         policy: policy.name().to_owned(),
         policy_sha256: policy.sha256().to_owned(),
+        form: None,
     };
     if let Err(error) = &result {
         tracing::info!(

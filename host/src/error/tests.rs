@@ -58,7 +58,8 @@ fn errors_take_their_facts_from_their_code() {
         [
             &ErrorCode::CapacityExhausted,
             &ErrorCode::Internal,
-            &ErrorCode::SessionBusy
+            &ErrorCode::SessionBusy,
+            &ErrorCode::KvConflict
         ]
     );
     assert_eq!(ErrorCode::Timeout.exit_code(), 21);

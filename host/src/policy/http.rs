@@ -2,7 +2,7 @@
 //! ranges a rule opens, the per-call budgets, the rate limit, and the headers the host injects.
 
 use super::host::{canonical_host, split_host_port};
-use super::raw::{RawHttp, RawHttpRule, RawSecret};
+use super::raw::{RawHttp, RawHttpDeny, RawHttpRule, RawSecret};
 use super::units::{ByteSize, HumanDuration};
 use super::{PolicyError, Source};
 use ipnet::IpNet;
@@ -45,6 +45,42 @@ pub struct Http {
     pub ca_file: Option<CaFile>,
     /// Allowed targets; the first rule that matches decides.
     pub allow: Vec<HttpRule>,
+    /// Refused targets (`[[http.deny]]`), checked before the allow rules.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<DenyRule>,
+}
+
+/// One refused target: `scheme://host[:port]/path-prefix`, for some methods or all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DenyRule {
+    /// The rule as written.
+    pub url: String,
+    /// `http` or `https`.
+    #[serde(skip)]
+    pub scheme: String,
+    /// The hosts it matches.
+    #[serde(skip)]
+    pub host: HostPattern,
+    /// The port, the scheme's default when the rule names none.
+    #[serde(skip)]
+    pub port: u16,
+    /// Paths that start with this prefix match.
+    #[serde(skip)]
+    pub path: String,
+    /// Upper-case method names; empty: every method.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub methods: Vec<String>,
+}
+
+impl DenyRule {
+    /// Whether a request of `method` (upper case) to this target is refused by the rule.
+    pub fn matches(&self, scheme: &str, host: &str, port: u16, path: &str, method: &str) -> bool {
+        self.scheme == scheme
+            && self.host.matches(host)
+            && self.port == port
+            && path.starts_with(self.path.as_str())
+            && (self.methods.is_empty() || self.methods.iter().any(|m| m == method))
+    }
 }
 
 /// The extra certificate authorities of `[http] ca_file`.
@@ -367,6 +403,12 @@ pub(super) fn resolve(
     for (i, rule) in raw.allow.iter().enumerate() {
         allow.push(resolve_rule(i, rule, secrets, source)?);
     }
+    let deny = raw
+        .deny
+        .iter()
+        .enumerate()
+        .map(|(i, rule)| resolve_deny(i, rule, source))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Http {
         max_requests,
         max_request_body,
@@ -381,6 +423,47 @@ pub(super) fn resolve(
             .map(|f| read_ca_file(f, source))
             .transpose()?,
         allow,
+        deny,
+    })
+}
+
+/// `[[http.deny]]` number `i`: its URL split as an allow rule's is, and its methods.
+fn resolve_deny(
+    i: usize,
+    rule: &toml::Spanned<RawHttpDeny>,
+    source: &Source<'_>,
+) -> Result<DenyRule, PolicyError> {
+    let key = format!("http.deny[{i}]");
+    let r = rule.get_ref();
+    let (scheme, host, port, path) = parse_rule_url(&r.url).map_err(|m| {
+        source.error(
+            &format!("{key}.url"),
+            Some(rule.span()),
+            format!("`{}`: {m}", r.url),
+        )
+    })?;
+    let methods = r.methods.as_deref().unwrap_or_default();
+    let methods = methods
+        .iter()
+        .map(|m| {
+            let upper = m.to_ascii_uppercase();
+            if upper.is_empty() || !upper.bytes().all(|b| b.is_ascii_alphabetic()) {
+                return Err(source.error(
+                    &format!("{key}.methods"),
+                    Some(rule.span()),
+                    format!("`{m}` is not an HTTP method"),
+                ));
+            }
+            Ok(upper)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(DenyRule {
+        url: r.url.clone(),
+        scheme,
+        host,
+        port,
+        path,
+        methods,
     })
 }
 

@@ -36,7 +36,7 @@ use error::{Source, pick};
 pub use fs::{DEFAULT_MAX_FILES, DEFAULT_MOUNT_QUOTA, DEFAULT_SCRATCH_QUOTA, MAX_FILES_LIMIT};
 pub use fs::{Fs, Mount, MountMode, Scratch};
 pub(crate) use host::{HostError, canonical_host, split_host_port};
-pub use http::{CaFile, HeaderValue, HostPattern, Http, HttpRule, Rate, SecretSource};
+pub use http::{CaFile, DenyRule, HeaderValue, HostPattern, Http, HttpRule, Rate, SecretSource};
 pub(crate) use http::{
     DEFAULT_MAX_REQUESTS, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_TIMEOUT, MAX_REQUESTS_LIMIT,
 };

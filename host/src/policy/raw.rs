@@ -242,6 +242,22 @@ pub struct RawHttp {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(with = "Vec<RawHttpRule>")]
     pub allow: Vec<Spanned<RawHttpRule>>,
+    /// URLs a script may not fetch, checked before the allow rules.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<RawHttpDeny>")]
+    pub deny: Vec<Spanned<RawHttpDeny>>,
+}
+
+/// `[[http.deny]]`: a target refused whatever the allow rules say.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "HttpDeny")]
+pub struct RawHttpDeny {
+    /// `scheme://host[:port]/path-prefix`, as an allow rule writes it.
+    pub url: String,
+    /// The methods refused (default: every method).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub methods: Option<Vec<String>>,
 }
 
 /// `[[http.allow]]`: one allowed target.

@@ -283,6 +283,61 @@ async fn methods_outside_the_rule_are_refused_with_a_fix() {
     assert_eq!(up.connections(), 0);
 }
 
+/// `[[http.deny]]` is checked before the allow rules: "any of this API but these" is one
+/// policy. A denied URL (every method, or the rule's methods only) is refused with its rule
+/// and no fix, without connecting; what it does not match is allowed as before; uncaught, the
+/// call is `policy_denied`; a bad deny rule does not load.
+#[tokio::test]
+async fn deny_rules_are_checked_before_the_allow_rules() {
+    let up = Upstream::start().await;
+    let port = up.port();
+    let deny = format!(
+        "[[http.deny]]\nurl = \"http://localhost:{port}/api/admin\"\n\
+         [[http.deny]]\nurl = \"http://localhost:{port}/api/echo\"\nmethods = [\"post\"]\n"
+    );
+    let p = policy(&format!(
+        "[http]\nallow_private = [\"127.0.0.1/32\", \"::1/128\"]\n\
+         [[http.allow]]\nurl = \"http://localhost:{port}/api/\"\nmethods = [\"GET\", \"POST\"]\n{deny}"
+    ));
+    let urls = [
+        format!("http://localhost:{port}/api/admin"),
+        format!("http://localhost:{port}/api/admin/users"),
+        format!("http://localhost:{port}/api/hello"),
+        format!("http://localhost:{port}/api/echo"),
+    ];
+    let results = attempts(&p, &urls).await;
+    let got: Vec<(Value, Value)> = results
+        .iter()
+        .map(|r| (r["rule"].clone(), r["status"].clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Value::from("http.deny[0]"), Value::Null),
+            (Value::from("http.deny[0]"), Value::Null),
+            (Value::Null, Value::from(200)),
+            (Value::Null, Value::from(200)),
+        ],
+        "{results:?}"
+    );
+    assert_eq!(results[0]["fix"], Value::Null);
+    assert_eq!(up.connections(), 2, "the denied URLs never connected");
+    let post = run_js(
+        &p,
+        &format!(
+            "export default () => fetch(\"http://localhost:{port}/api/echo\", {{ method: \"POST\", body: \"x\" }});"
+        ),
+    )
+    .await;
+    assert_eq!(code(&post), "policy_denied");
+    let message = post.error().unwrap().to_string();
+    assert!(message.contains("(http.deny[1])"), "{message}");
+    let bad =
+        Policy::from_toml("[http]\n[[http.deny]]\nurl = \"localhost/api\"\n", None).unwrap_err();
+    assert!(bad.to_string().contains("http.deny[0].url"), "{bad}");
+    assert_next_call_works().await;
+}
+
 /// Run one fetch and return how it failed: `[name, code]`.
 async fn failure(policy: &Policy, url: &str) -> Value {
     let source = format!(

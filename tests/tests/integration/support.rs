@@ -7,6 +7,10 @@ use std::sync::LazyLock;
 pub static PALISADE: LazyLock<Palisade> = LazyLock::new(|| {
     Palisade::builder()
         .max_concurrency(64)
+        // The suite compiles many forged and compiled components; on a loaded machine the
+        // default 30 s of compiling a minute ran out (a compile refused as
+        // capacity_exhausted). The budget's own test builds its own Palisade.
+        .compile_budget(std::time::Duration::from_secs(600))
         .kv_path(scratch_dir("kv").join("kv.sqlite3"))
         .build()
         .expect("Palisade starts")

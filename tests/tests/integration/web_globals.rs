@@ -535,3 +535,107 @@ async fn issue_46_private_jwks_are_checked_whole() {
         })
     );
 }
+
+/// Issue 46: an Ed25519 JWK names its algorithm: `exportKey` writes `alg: "Ed25519"`, and
+/// `importKey` takes `"Ed25519"` or `"EdDSA"` and refuses any other `alg` (another case too) with
+/// a `DataError`; X25519 ignores `alg` and exports none.
+#[tokio::test]
+async fn issue_46_ed25519_jwks_carry_and_check_alg() {
+    let got = eval(
+        r#"export default async () => {
+          const ed = await crypto.subtle.exportKey("jwk", (await crypto.subtle.generateKey(
+            { name: "Ed25519" }, true, ["sign"])).privateKey);
+          const x = await crypto.subtle.exportKey("jwk", (await crypto.subtle.generateKey(
+            { name: "X25519" }, true, ["deriveBits"])).privateKey);
+          const attempt = (jwk, name, usages) =>
+            crypto.subtle.importKey("jwk", jwk, name, true, usages).then(
+              async (key) => (await crypto.subtle.exportKey("jwk", key)).alg ?? "none", (e) => e.name);
+          return {
+            exported: [ed.alg, x.alg ?? "none"],
+            ed: await Promise.all([undefined, "Ed25519", "EdDSA", "ed25519", "ED25519", "EDDSA", "ES256"]
+              .map((alg) => attempt({ ...ed, alg }, "Ed25519", ["sign"]))),
+            x: await Promise.all([undefined, "x25519", "anything"]
+              .map((alg) => attempt({ ...x, alg }, "X25519", ["deriveBits"]))),
+          };
+        };"#,
+    )
+    .await;
+    assert_eq!(
+        got,
+        json!({
+            "exported": ["Ed25519", "none"],
+            "ed": ["Ed25519", "Ed25519", "Ed25519", "DataError", "DataError", "DataError", "DataError"],
+            "x": ["none", "none", "none"],
+        })
+    );
+}
+
+/// Issue 46: `console.log` of a value with ten million elements, or of a string of ten million
+/// characters, formats only the line the console keeps (`limits.console`, 64 KiB by default):
+/// the call spends a small, fixed amount of fuel on it, the line is the start of the value's
+/// JSON cut within the cap, and the host's truncation marker follows. Then a normal call.
+#[tokio::test]
+async fn issue_46_console_log_of_ten_million_elements_stops_at_the_cap() {
+    // The default policy, with a deadline no loaded machine reaches.
+    let p = policy("[limits]\ntimeout = \"60s\"\n");
+    let cap = p.limits().console.0 as usize;
+    for (value, start) in [
+        ("new Array(10_000_000)", "null,"),
+        ("new Uint8Array(10_000_000)", ""),
+        ("{ text: 'x'.repeat(10_000_000) }", "x"),
+    ] {
+        let quiet = log_once(&p, value, "").await.receipt.fuel_used;
+        let outcome = log_once(&p, value, "console.log('v', v);").await;
+        let spent = outcome.receipt.fuel_used - quiet;
+        // Formatting 64 KiB of the value, not 10 million elements: under 0.1% of the budget.
+        assert!(
+            spent < p.limits().fuel / 1000,
+            "{value}: console.log spent {spent} fuel"
+        );
+        let [line, marker] = &outcome.logs[..] else {
+            panic!("{value}: {:?}", outcome.logs);
+        };
+        // The line and the host's record of it fit the cap, and they nearly fill it.
+        assert!(line.message.len() + 32 <= cap, "{}", line.message.len());
+        assert!(line.message.len() + 32 > cap - 16, "{}", line.message.len());
+        let whole = match start {
+            "null," => format!("v [{}", "null,".repeat(cap / 5 + 1)),
+            "" => {
+                let members: Vec<String> = (0..cap / 6 + 1).map(|i| format!("\"{i}\":0")).collect();
+                format!("v {{{}", members.join(","))
+            }
+            _ => format!("v {{\"text\":\"{}", "x".repeat(cap)),
+        };
+        assert!(
+            whole.starts_with(&line.message),
+            "{value}: {}",
+            &line.message[..80]
+        );
+        assert_eq!(
+            marker.message,
+            format!(
+                "[palisade] console output truncated: {} bytes of text and 0 whole line(s) over \
+                 the {cap}-byte cap were dropped",
+                outcome.receipt.console_bytes_dropped
+            )
+        );
+    }
+    let outcome = run_source(
+        "export default () => { console.log('fine', [1, 2]); return 2; };",
+        "null",
+    )
+    .await;
+    assert_eq!(output(&outcome), "2");
+    assert_eq!(outcome.logs.len(), 1);
+    assert_eq!(outcome.logs[0].message, "fine [1,2]");
+}
+
+/// A call that makes `value` and runs `log` over it (`v`).
+async fn log_once(p: &palisade::Policy, value: &str, log: &str) -> palisade::Outcome {
+    let source = format!("export default () => {{ const v = {value}; {log} return 1; }};");
+    let outcome = PALISADE
+        .run(p, &Script::new("big.js", source.as_str()), "null")
+        .await;
+    assert_eq!(output(&outcome), "1", "{value}: {:?}", outcome.error());
+    outcome
+}

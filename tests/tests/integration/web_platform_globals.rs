@@ -765,7 +765,8 @@ async fn subtle_generate_key_is_deterministic_under_a_fixed_seed() {
         json!([
             true,
             true,
-            ["crv", "d", "ext", "key_ops", "kty", "x"],
+            // An Ed25519 JWK names its algorithm (`alg`, issue 46).
+            ["alg", "crv", "d", "ext", "key_ops", "kty", "x"],
             "OKP",
             "Ed25519",
             43,

@@ -50246,6 +50246,10 @@ typedef struct JSONStringifyContext {
     JSValueConst replacer_func;
     JSValue stack;
     int depth; /* Palisade: the objects open in `stack` */
+    /* Palisade: `JS_JSONStringifyPrefix` stops once the text is longer than `limit` code units
+       (-1: no limit) and sets `full`; what is written by then is the start of the whole text. */
+    int64_t limit;
+    bool full;
     JSValue property_list;
     JSValue gap;
     JSValue empty;
@@ -50256,6 +50260,79 @@ static JSValue JS_ToQuotedStringFree(JSContext *ctx, JSValue val) {
     JSValue r = JS_ToQuotedString(ctx, val);
     JS_FreeValue(ctx, val);
     return r;
+}
+
+/* Palisade: the length in code units of a string or a rope. */
+static uint32_t js_string_value_len(JSValueConst v)
+{
+    if (JS_VALUE_GET_TAG(v) == JS_TAG_STRING_ROPE)
+        return JS_VALUE_GET_STRING_ROPE(v)->len;
+    return JS_VALUE_GET_STRING(v)->len;
+}
+
+/* Palisade: append the first `max` code units of a string or a rope to `b`, walking a rope
+   rather than flattening it. */
+static int string_buffer_concat_prefix(StringBuffer *b, JSValueConst v, uint32_t max)
+{
+    uint32_t left;
+    if (JS_VALUE_GET_TAG(v) == JS_TAG_STRING_ROPE) {
+        JSStringRope *r = JS_VALUE_GET_STRING_ROPE(v);
+        left = js_string_value_len(r->left);
+        if (string_buffer_concat_prefix(b, r->left, min_uint32(left, max)))
+            return -1;
+        if (max <= left)
+            return 0;
+        return string_buffer_concat_prefix(b, r->right, max - left);
+    }
+    return string_buffer_concat(b, JS_VALUE_GET_STRING(v), 0,
+                                min_uint32(JS_VALUE_GET_STRING(v)->len, max));
+}
+
+/* Palisade: the first `max` code units of the string or rope `v` (`v` itself when it is no
+   longer), so that a bounded text never copies or quotes the rest of a long string. */
+JSValue JS_StringPrefix(JSContext *ctx, JSValueConst v, uint32_t max)
+{
+    StringBuffer b_s, *b = &b_s;
+    int tag = JS_VALUE_GET_TAG(v);
+    if (tag != JS_TAG_STRING && tag != JS_TAG_STRING_ROPE)
+        return JS_ThrowTypeError(ctx, "not a string");
+    if (js_string_value_len(v) <= max)
+        return js_dup(v);
+    if (string_buffer_init(ctx, b, max))
+        return JS_EXCEPTION;
+    if (string_buffer_concat_prefix(b, v, max)) {
+        string_buffer_free(b);
+        return JS_EXCEPTION;
+    }
+    return string_buffer_end(b);
+}
+
+/* Palisade: whether a bounded text is past its limit, and so finished: nothing more is read or
+   written once it is. */
+static bool js_json_full(JSONStringifyContext *jsc)
+{
+    if (jsc->limit >= 0 && jsc->b->len > jsc->limit)
+        jsc->full = true;
+    return jsc->full;
+}
+
+/* Palisade: the string `v` (freed) about to be quoted into a bounded text, cut to what can still
+   show there, so that the rest of a long string is never copied or quoted. */
+static JSValue js_json_prefix_free(JSContext *ctx, JSONStringifyContext *jsc, JSValue v)
+{
+    JSValue prefix;
+    int64_t room;
+    if (jsc->limit < 0)
+        return v;
+    /* One unit more than the room, so that a cut string passes the limit. */
+    room = jsc->limit + 1 - jsc->b->len;
+    if (room < 0)
+        room = 0;
+    if (room >= js_string_value_len(v))
+        return v;
+    prefix = JS_StringPrefix(ctx, v, (uint32_t)room);
+    JS_FreeValue(ctx, v);
+    return prefix;
 }
 
 static JSValue js_json_check(JSContext *ctx, JSONStringifyContext *jsc,
@@ -50313,6 +50390,63 @@ static JSValue js_json_check(JSContext *ctx, JSONStringifyContext *jsc,
 exception:
     JS_FreeValue(ctx, val);
     return JS_EXCEPTION;
+}
+
+static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
+                          JSValueConst holder, JSValue val,
+                          JSValueConst indent);
+
+/* Palisade: the members `"0":…,"1":…` of a typed array, as the object branch of
+   `js_json_to_str` writes them, until the bounded text is full (the caller makes sure it
+   fills before the last index: only a `toJSON` that shrinks the buffer on the way can leave
+   it short, and then the members read so far are the object). */
+static int js_json_typed_array_prefix(JSContext *ctx, JSONStringifyContext *jsc,
+                                      JSValueConst val, JSValueConst sep,
+                                      JSValueConst sep1, JSValueConst indent1)
+{
+    char key[32];
+    size_t key_len;
+    JSValue v, prop;
+    int64_t i, len = JS_VALUE_GET_OBJ(val)->u.array.count;
+    bool has_content = false;
+
+    string_buffer_putc8(jsc->b, '{');
+    for(i = 0; i < len; i++) {
+        if (js_json_full(jsc))
+            return -1;
+        v = JS_GetPropertyInt64(ctx, val, i);
+        if (JS_IsException(v))
+            return -1;
+        /* An element is a number or a BigInt; only a BigInt can have a `toJSON` (there is no
+           replacer), so only then is the key made for it. */
+        if (JS_IsBigInt(v)) {
+            prop = JS_ToStringFree(ctx, js_int64(i));
+            if (JS_IsException(prop)) {
+                JS_FreeValue(ctx, v);
+                return -1;
+            }
+            v = js_json_check(ctx, jsc, val, v, prop);
+            JS_FreeValue(ctx, prop);
+            if (JS_IsException(v))
+                return -1;
+        }
+        if (JS_IsUndefined(v))
+            continue;
+        if (has_content)
+            string_buffer_putc8(jsc->b, ',');
+        key[0] = '"';
+        key_len = 1 + i64toa(key + 1, i);
+        key[key_len++] = '"';
+        key[key_len++] = ':';
+        string_buffer_concat_value(jsc->b, sep);
+        string_buffer_write8(jsc->b, (const uint8_t *)key, key_len);
+        string_buffer_concat_value(jsc->b, sep1);
+        if (js_json_to_str(ctx, jsc, val, v, indent1))
+            return -1;
+        has_content = true;
+    }
+    string_buffer_putc8(jsc->b, '}');
+    return 0;
 }
 
 static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
@@ -50398,6 +50532,8 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
                 goto exception;
             string_buffer_putc8(jsc->b, '[');
             for(i = 0; i < len; i++) {
+                if (js_json_full(jsc))
+                    goto exception;
                 if (i > 0)
                     string_buffer_putc8(jsc->b, ',');
                 string_buffer_concat_value(jsc->b, sep);
@@ -50423,6 +50559,15 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
                 string_buffer_concat_value(jsc->b, indent);
             }
             string_buffer_putc8(jsc->b, ']');
+        } else if (jsc->limit >= 0 && is_typed_array(cl) &&
+                   JS_IsUndefined(jsc->property_list) &&
+                   JS_IsUndefined(jsc->replacer_func) &&
+                   p->u.array.count > jsc->limit) {
+            /* Palisade: a bounded text of a typed array with more elements than the limit
+               ends within its index keys, which come first, in order: they are written
+               without listing every key. */
+            if (js_json_typed_array_prefix(ctx, jsc, val, sep, sep1, indent1))
+                goto exception;
         } else {
             if (!JS_IsUndefined(jsc->property_list))
                 tab = js_dup(jsc->property_list);
@@ -50436,6 +50581,8 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
             string_buffer_putc8(jsc->b, '{');
             has_content = false;
             for(i = 0; i < len; i++) {
+                if (js_json_full(jsc))
+                    goto exception;
                 JS_FreeValue(ctx, prop);
                 prop = JS_GetPropertyInt64(ctx, tab, i);
                 if (JS_IsException(prop))
@@ -50449,7 +50596,9 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
                 if (!JS_IsUndefined(v)) {
                     if (has_content)
                         string_buffer_putc8(jsc->b, ',');
-                    prop = JS_ToQuotedStringFree(ctx, prop);
+                    prop = js_json_prefix_free(ctx, jsc, prop);
+                    if (!JS_IsException(prop))
+                        prop = JS_ToQuotedStringFree(ctx, prop);
                     if (JS_IsException(prop)) {
                         JS_FreeValue(ctx, v);
                         goto exception;
@@ -50484,6 +50633,9 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
     switch (JS_VALUE_GET_NORM_TAG(val)) {
     case JS_TAG_STRING:
     case JS_TAG_STRING_ROPE:
+        val = js_json_prefix_free(ctx, jsc, val);
+        if (JS_IsException(val))
+            goto exception;
         val = JS_ToQuotedStringFree(ctx, val);
         if (JS_IsException(val))
             goto exception;
@@ -50517,8 +50669,30 @@ exception:
     return -1;
 }
 
+static JSValue js_json_stringify_bounded(JSContext *ctx, JSValueConst obj,
+                                         JSValueConst replacer, JSValueConst space0,
+                                         int64_t limit);
+
 JSValue JS_JSONStringify(JSContext *ctx, JSValueConst obj,
                          JSValueConst replacer, JSValueConst space0)
+{
+    return js_json_stringify_bounded(ctx, obj, replacer, space0, -1);
+}
+
+/* Palisade: the start of `JSON.stringify(obj)`: the whole text when it is at most `limit` code
+   units long, else a prefix of it longer than `limit`, made without writing the rest (an
+   array, a typed array or an object stops at the element or member that passes the limit, a
+   string is quoted only as far as it shows). `undefined` when `JSON.stringify` gives
+   `undefined`; its exceptions, thrown by what was written before the limit. */
+JSValue JS_JSONStringifyPrefix(JSContext *ctx, JSValueConst obj, int64_t limit)
+{
+    return js_json_stringify_bounded(ctx, obj, JS_UNDEFINED, JS_UNDEFINED,
+                                     limit < 0 ? 0 : limit);
+}
+
+static JSValue js_json_stringify_bounded(JSContext *ctx, JSValueConst obj,
+                                         JSValueConst replacer, JSValueConst space0,
+                                         int64_t limit)
 {
     StringBuffer b_s;
     JSONStringifyContext jsc_s, *jsc = &jsc_s;
@@ -50529,6 +50703,8 @@ JSValue JS_JSONStringify(JSContext *ctx, JSValueConst obj,
     jsc->replacer_func = JS_UNDEFINED;
     jsc->stack = JS_UNDEFINED;
     jsc->depth = 0;
+    jsc->limit = limit;
+    jsc->full = false;
     jsc->property_list = JS_UNDEFINED;
     jsc->gap = JS_UNDEFINED;
     jsc->b = &b_s;
@@ -50633,7 +50809,8 @@ JSValue JS_JSONStringify(JSContext *ctx, JSValueConst obj,
         ret = JS_UNDEFINED;
         goto done1;
     }
-    if (js_json_to_str(ctx, jsc, wrapper, val, jsc->empty))
+    /* Palisade: a bounded text that is full ends there, without an exception. */
+    if (js_json_to_str(ctx, jsc, wrapper, val, jsc->empty) && !jsc->full)
         goto exception;
 
     ret = string_buffer_end(jsc->b);

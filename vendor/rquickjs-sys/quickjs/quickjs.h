@@ -1046,6 +1046,10 @@ JS_EXTERN JSValue JS_ParseJSON(JSContext *ctx, const char *buf, size_t buf_len,
                                const char *filename);
 JS_EXTERN JSValue JS_JSONStringify(JSContext *ctx, JSValueConst obj,
                                    JSValueConst replacer, JSValueConst space0);
+/* Palisade: the start of JSON.stringify(obj), past `limit` code units only as far as the
+   element, member or string that passes it; and the first `max` code units of a string. */
+JS_EXTERN JSValue JS_JSONStringifyPrefix(JSContext *ctx, JSValueConst obj, int64_t limit);
+JS_EXTERN JSValue JS_StringPrefix(JSContext *ctx, JSValueConst v, uint32_t max);
 
 typedef void JSFreeArrayBufferDataFunc(JSRuntime *rt, void *opaque, void *ptr);
 JS_EXTERN JSValue JS_NewArrayBuffer(JSContext *ctx, uint8_t *buf, size_t len,

@@ -2,7 +2,7 @@
 //! Rust (a few wasm instructions per byte); the JS wrapper only converts the argument to a
 //! string and throws the `InvalidCharacterError` that browsers throw.
 
-use crate::globals::text::Utf8;
+use crate::globals::utf8::Utf8;
 use javy::quickjs::prelude::Func;
 use javy::quickjs::{Ctx, Function, Result, String as JsString};
 
@@ -24,7 +24,7 @@ const DIGITS: [u8; 256] = {
 fn with_latin1<T>(text: JsString<'_>, f: impl FnOnce(&[u8]) -> T) -> Result<Option<T>> {
     let utf8 = Utf8::new(text)?;
     let bytes = utf8.bytes();
-    if crate::globals::text::is_ascii(bytes) {
+    if crate::globals::utf8::is_ascii(bytes) {
         // ASCII is its own Latin-1.
         return Ok(Some(f(bytes)));
     }
@@ -37,7 +37,7 @@ fn with_latin1<T>(text: JsString<'_>, f: impl FnOnce(&[u8]) -> T) -> Result<Opti
 /// A string whose code units are `bytes` (each byte as U+0000..U+00FF).
 fn from_latin1<'js>(cx: Ctx<'js>, bytes: &[u8]) -> Result<JsString<'js>> {
     // ASCII is its own UTF-8.
-    if let Some(text) = crate::globals::text::ascii(bytes) {
+    if let Some(text) = crate::globals::utf8::ascii(bytes) {
         return JsString::from_str(cx, text);
     }
     let text: String = bytes.iter().map(|&b| char::from(b)).collect();

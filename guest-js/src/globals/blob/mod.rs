@@ -11,7 +11,7 @@ const PRELUDE: &str = include_str!("blob.js");
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let prelude: Function = cx.eval(PRELUDE)?;
     let native = Object::new(cx.clone())?;
-    native.set("encode", Func::from(super::fetch::utf8_encode))?;
-    native.set("decode", Func::from(super::fetch::utf8_decode))?;
+    native.set("encode", Func::from(super::utf8::utf8_encode))?;
+    native.set("decode", Func::from(super::utf8::utf8_decode))?;
     prelude.call((native,))
 }

@@ -67,7 +67,7 @@ fn operate<'js>(
     Ok(match name {
         "readFile" => std::fs::read(&path)
             .and_then(|bytes| {
-                let text = crate::globals::text::utf8(&bytes)
+                let text = crate::globals::utf8::utf8(&bytes)
                     .ok_or_else(|| std::io::Error::new(ErrorKind::InvalidData, "not UTF-8 text"));
                 text.map(|t| javy::quickjs::String::from_str(cx.clone(), t).map(|s| s.into_value()))
             })
@@ -75,7 +75,7 @@ fn operate<'js>(
         "writeFile" => match args.get(1) {
             // A string's UTF-8 and a Uint8Array's bytes, each written in one piece.
             Some(v) if v.is_string() => {
-                let utf8 = crate::globals::text::Utf8::new(v.get()?)?;
+                let utf8 = crate::globals::utf8::Utf8::new(v.get()?)?;
                 match utf8.text() {
                     Some(text) => std::fs::write(&path, text),
                     // A lone surrogate: refused as before, by the conversion to a Rust string.

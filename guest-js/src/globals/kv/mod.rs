@@ -172,8 +172,8 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
         op,
         list,
         Func::from(crate::globals::io::refusal),
-        Func::from(crate::globals::fetch::utf8_encode),
-        Func::from(crate::globals::fetch::utf8_decode),
+        Func::from(crate::globals::utf8::utf8_encode),
+        Func::from(crate::globals::utf8::utf8_decode),
     ))?;
     let (kv, use_bucket): (Value, Function) = (made.get(0)?, made.get(1)?);
     KV.with(|slot| {

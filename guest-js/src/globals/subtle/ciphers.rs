@@ -3,7 +3,8 @@
 //! and hands whole, fresh buffers; a key or input these natives cannot use comes back as `None`
 //! (or `false`), which subtle.js turns into the `DOMException` Web Crypto names.
 
-use super::derive::{X25519, x25519_export, x25519_generate, x25519_private, x25519_public};
+use super::formats::{PKCS8, RAW, SECRET, SPKI};
+use super::x25519::{X25519, x25519_export, x25519_generate, x25519_private, x25519_public};
 use super::{bytes_of, unknown};
 use crate::wasi::random::random::get_random_bytes;
 use aes_gcm::aead::{AeadInPlace, KeyInit};
@@ -114,13 +115,6 @@ fn fit(mut prehash: Vec<u8>, size: usize) -> Vec<u8> {
     }
     prehash
 }
-
-/// Formats of key data, by the index subtle.js uses.
-pub(super) const RAW: u32 = 0;
-pub(super) const SPKI: u32 = 1;
-pub(super) const PKCS8: u32 = 2;
-/// The private scalar (EC) or seed (Ed25519, X25519) alone, as a JWK's `d` gives it.
-pub(super) const SECRET: u32 = 3;
 
 macro_rules! curve {
     ($curve:ident, $size:expr, $public:ident, $private:ident, $verify:ident) => {

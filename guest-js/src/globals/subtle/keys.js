@@ -132,6 +132,11 @@
       const kty = ec ? "EC" : "OKP";
       if (keyData.kty !== kty) throw dataError("the JWK's kty is not " + kty);
       if (keyData.crv !== (ec ? namedCurve : kind)) throw dataError("the JWK's crv does not match");
+      // Ed25519 names itself (or the older "EdDSA") in alg, with that case; ECDSA, ECDH and
+      // X25519 ignore alg.
+      if (kind === "Ed25519" && keyData.alg !== undefined && keyData.alg !== "Ed25519" && keyData.alg !== "EdDSA") {
+        throw dataError("the JWK's alg is not Ed25519 or EdDSA");
+      }
       isPrivate = keyData.d !== undefined;
       if (isPrivate) {
         data = base64url(keyData.d, "d");
@@ -200,6 +205,7 @@
       jwk.crv = slot.kind;
       jwk.x = toBase64url(slot.point);
       if (slot.type === "private") jwk.d = toBase64url(slot.secret);
+      if (slot.kind === "Ed25519") jwk.alg = "Ed25519";
     }
     const ops = [];
     for (let i = 0; i < slot.usages.length; i++) ops[i] = slot.usages[i];

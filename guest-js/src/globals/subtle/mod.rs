@@ -4,14 +4,17 @@
 //! a fresh `ArrayBuffer` when called, so the natives below only see whole buffers; it is split by
 //! algorithm family: subtle.js (what they share, and `digest`), keys.js, rsa.js, sign.js,
 //! ciphers.js, derive.js and wrap.js. AES-GCM, ECDSA and Ed25519, the random bytes and key pairs
-//! of `generateKey` and the DER of `exportKey` are in ciphers.rs; ECDH, X25519, HKDF and PBKDF2
-//! in derive.rs; AES-CBC, AES-CTR and AES-KW in aes.rs; RSASSA-PKCS1-v1_5, RSA-PSS and RSA-OAEP
+//! of `generateKey` and the DER of `exportKey` are in ciphers.rs; X25519's keys in x25519.rs;
+//! ECDH, X25519's shared secret, HKDF and PBKDF2 in derive.rs; the key formats' codes in
+//! formats.rs; AES-CBC, AES-CTR and AES-KW in aes.rs; RSASSA-PKCS1-v1_5, RSA-PSS and RSA-OAEP
 //! in rsa.rs.
 
 mod aes;
 mod ciphers;
 mod derive;
+mod formats;
 mod rsa;
+mod x25519;
 
 use hmac::{Hmac, Mac};
 use javy::quickjs::prelude::Func;

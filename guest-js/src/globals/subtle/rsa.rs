@@ -6,7 +6,8 @@
 //! source, the one `getRandomValues` draws from. What these natives cannot use comes back as
 //! `None` (or `false`), which subtle.js turns into the `DOMException` Web Crypto names.
 
-use super::ciphers::{PKCS8, SPKI, prehash};
+use super::ciphers::prehash;
+use super::formats::{PKCS8, SPKI};
 use super::{bytes_of, unknown};
 use crate::wasi::random::random::get_random_bytes;
 use javy::quickjs::{ArrayBuffer, Ctx, Result};

@@ -2,7 +2,7 @@
 //! `searchParams` kept in step through `URLSearchParams` (url_search_params.js). `fetch` parses
 //! its input with the same parser, so what a script sees is what the host is asked for.
 
-use crate::globals::text::usv;
+use crate::globals::utf8::usv;
 use ada_url::Url;
 use javy::quickjs::prelude::Func;
 use javy::quickjs::{Ctx, Function, Result, String as JsString, Value};

@@ -48,6 +48,21 @@ pub(super) fn decide<'a>(
     let path = uri.path();
     check_path(uri, path)?;
     let method = method.to_ascii_uppercase();
+    let denied = policy
+        .deny
+        .iter()
+        .position(|rule| rule.matches(&scheme, &host, port, path, &method));
+    if let Some(index) = denied {
+        return Err(Refusal::http(
+            uri,
+            format!("http.deny[{index}]"),
+            format!(
+                "the policy's deny rule `{}` matches this request",
+                policy.deny[index].url
+            ),
+            None,
+        ));
+    }
     let found = policy.allow.iter().enumerate().find(|(_, rule)| {
         rule.scheme == scheme
             && rule.host.matches(&host)

@@ -683,7 +683,7 @@ impl ActionTurn<'_> {
                 limit: max,
                 ..Scan::prefix(&prefix)
             };
-            Ok(store.scan(Table::AppStates, scan)?.len())
+            Ok(store.scan(Table::AppSessions, scan)?.len())
         })
         .await?;
         if held >= max {

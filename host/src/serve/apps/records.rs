@@ -82,7 +82,7 @@ pub fn remove_app(store: &Store, key: &str) -> Result<bool, String> {
         table: Table::Apps,
         key: key.to_owned(),
     }];
-    for table in [Table::AppStates, Table::AppEvents, Table::AppKeys] {
+    for table in [Table::AppSessions, Table::AppEvents, Table::AppKeys] {
         writes.push(Write::RemovePrefix {
             table,
             prefix: key.to_owned(),
@@ -94,12 +94,12 @@ pub fn remove_app(store: &Store, key: &str) -> Result<bool, String> {
 
 /// A session's state, if it has committed anything.
 pub fn session(store: &Store, key: &str) -> Result<Option<SessionState>, String> {
-    store.get(Table::AppStates, key)
+    store.get(Table::AppSessions, key)
 }
 
 /// Write a session's state (`/init` of `palisade serve --app`: the counters go on).
 pub fn put_session(store: &Store, key: &str, session: &SessionState) -> Result<(), String> {
-    store.put(Table::AppStates, key, session)
+    store.put(Table::AppSessions, key, session)
 }
 
 /// An idempotency record.
@@ -189,7 +189,7 @@ fn write<'a>(store: &Store, commits: impl Iterator<Item = &'a Commit>) -> Result
     let mut writes = Vec::new();
     for commit in commits {
         writes.push(Write::Put {
-            table: Table::AppStates,
+            table: Table::AppSessions,
             key: commit.session_key.clone(),
             value: serde_json::to_string(&commit.session).map_err(err)?,
         });

@@ -24,7 +24,7 @@ pub enum Table {
     /// Apps, by `tenant\napp\n`.
     Apps,
     /// An app session's state and counters, by `tenant\napp\nsession\n`.
-    AppStates,
+    AppSessions,
     /// The event log, by the session's key and the event's id (20 digits).
     AppEvents,
     /// App actions' idempotency records, by the session's key and the key.
@@ -38,7 +38,7 @@ impl Table {
             Table::Sessions => "sessions",
             Table::RunKeys => "idempotency",
             Table::Apps => "apps",
-            Table::AppStates => "app_sessions",
+            Table::AppSessions => "app_sessions",
             Table::AppEvents => "app_events",
             Table::AppKeys => "app_idempotency",
         }
@@ -49,7 +49,7 @@ impl Table {
         Table::Sessions,
         Table::RunKeys,
         Table::Apps,
-        Table::AppStates,
+        Table::AppSessions,
         Table::AppEvents,
         Table::AppKeys,
     ];
@@ -261,7 +261,7 @@ mod tests {
         .unwrap();
         assert_eq!(b.get(t, "a\nx\n02").unwrap().as_deref(), Some("22"));
         assert_eq!(
-            b.get(Table::AppStates, "a\nx\n02").unwrap(),
+            b.get(Table::AppSessions, "a\nx\n02").unwrap(),
             None,
             "tables are apart"
         );
