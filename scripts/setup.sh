@@ -74,6 +74,14 @@ if ! cmp -s "$requirements" "$venv/requirements-dev.txt" 2>/dev/null; then
   "$venv/bin/pip" install -q -r "$requirements"
   cp "$requirements" "$venv/requirements-dev.txt"
 fi
+# The MCP client of tests/tests/integration/mcp.rs (the official Python SDK), pinned by
+# tests/mcp/requirements.txt, in the same virtual environment.
+mcp_requirements=tests/mcp/requirements.txt
+if ! cmp -s "$mcp_requirements" "$venv/mcp-requirements.txt" 2>/dev/null; then
+  echo "setup: installing $mcp_requirements into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$mcp_requirements"
+  cp "$mcp_requirements" "$venv/mcp-requirements.txt"
+fi
 # The OpenAPI checks (tests/tests/integration/serve_openapi.rs): a validator from PyPI (in the
 # same virtual environment), and a generator and TypeScript from npm, pinned by
 # tests/openapi/package-lock.json.

@@ -3,12 +3,15 @@
 mod bench;
 mod build;
 mod compile;
+#[cfg(feature = "serve")]
+mod mcp;
 mod policy;
 mod run;
 #[cfg(feature = "serve")]
 mod serve;
 mod session;
 mod soak;
+mod types;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -41,11 +44,18 @@ enum Command {
     /// Serve runs and sandbox sessions over HTTP (docs/server.md).
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
+    /// Serve the Model Context Protocol over stdio: tools to run scripts and drive sessions
+    /// and apps, each policy's TypeScript declarations in their descriptions (docs/agents.md).
+    #[cfg(feature = "serve")]
+    Mcp(mcp::McpArgs),
     /// Work with a running server's sessions: create, run, files, stop (docs/server.md).
     Session(session::SessionArgs),
     /// Work with policy files.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// Print the TypeScript declarations of what a script may use under a policy (a `.d.ts`
+    /// to type-check scripts against: docs/agents.md).
+    Types(types::TypesArgs),
 }
 
 /// Exit code for usage errors (bad flags, unreadable files), as clap uses.
@@ -95,10 +105,13 @@ fn main() -> ExitCode {
         Command::Compile(args) => compile::run(args),
         Command::Build(args) => build::run(args),
         Command::Policy(command) => policy::run(command),
+        Command::Types(args) => types::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Soak(args) => soak::run(args),
         Command::Session(args) => session::run(args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(args),
+        #[cfg(feature = "serve")]
+        Command::Mcp(args) => mcp::run(args),
     }
 }

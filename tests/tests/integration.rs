@@ -60,6 +60,8 @@ mod kv;
 mod kv_transaction;
 #[path = "integration/limits.rs"]
 mod limits;
+#[path = "integration/mcp.rs"]
+mod mcp;
 #[path = "integration/modules.rs"]
 mod modules;
 #[path = "integration/network.rs"]
@@ -114,6 +116,8 @@ mod test262;
 mod timers;
 #[path = "integration/tls.rs"]
 mod tls;
+#[path = "integration/types.rs"]
+mod types;
 #[path = "integration/web_globals.rs"]
 mod web_globals;
 #[path = "integration/web_platform_globals.rs"]

@@ -43,6 +43,11 @@ pub struct Schema {
 }
 
 impl Schema {
+    /// The schema as the policy wrote it.
+    pub fn source(&self) -> &serde_json::Value {
+        &self.source
+    }
+
     /// Why `payload` does not match, or `None` when it does.
     pub fn check(&self, payload: &serde_json::Value) -> Option<String> {
         self.validator.iter_errors(payload).next().map(|e| {

@@ -10,6 +10,7 @@
 
 mod builder;
 mod capabilities;
+mod declarations;
 mod derive;
 mod determinism;
 mod error;
@@ -28,6 +29,7 @@ pub use builder::{
 };
 use capabilities::MAX_PAYLOAD_LIMIT;
 pub use capabilities::{Capabilities, CapabilityRule, Schema};
+pub use declarations::WEB_GLOBALS;
 pub use determinism::{Clock, Determinism};
 pub use error::PolicyError;
 use error::{Source, pick};

@@ -40,7 +40,7 @@ pub const MAX_INLINE_BYTES: u64 = 1 << 20;
 pub const MAX_LIST_ENTRIES: usize = 10_000;
 
 /// The fields of every file operation (each uses some).
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FsRequest {
     /// The path the operation works on.

@@ -6,7 +6,6 @@ use super::catalog::Policies;
 use super::errors::ApiError;
 use super::fs::FsRequest;
 use super::idempotency::Ledger;
-use super::journal::Who;
 use super::metrics::Metrics;
 use super::runner::Runner;
 use super::runs::RunRequest;
@@ -20,7 +19,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use std::borrow::Cow;
 use std::sync::Arc;
 
 type AppResult = Result<Response, ApiError>;
@@ -36,17 +34,61 @@ pub fn routes(state: &Arc<AppState>) -> Router<AppState> {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/v1/policies", get(policies))
+        .route("/v1/policies/{name}/types", get(policy_types))
         .route("/v1/run", post(run))
         .route("/v1/sessions", post(create_session).get(list_sessions))
         .route("/v1/sessions/{id}", get(get_session).delete(stop_session))
         .route("/v1/sessions/{id}/run", post(run_in_session))
         .route("/v1/sessions/{id}/fs/{op}", post(fs_op))
-        .merge(super::apps::routes::router());
+        .merge(super::apps::routes::router())
+        .merge(mcp(state));
     if state.config.app.is_some() {
         routes.merge(super::apps::seed::router())
     } else {
         routes
     }
+}
+
+/// `/mcp`: the MCP server over streamable HTTP (docs/agents.md), each request's key checked
+/// and its tenant's rate taken as for every route; the tenant rides in the request's
+/// extensions to the tools.
+fn mcp(state: &Arc<AppState>) -> Router<AppState> {
+    async fn authed(
+        State(tenants): State<Arc<Tenants>>,
+        mut request: axum::extract::Request,
+        next: axum::middleware::Next,
+    ) -> Response {
+        match tenants.admit(request.headers()).await {
+            Ok(tenant) => {
+                request.extensions_mut().insert(tenant);
+                next.run(request).await
+            }
+            Err(error) => error.into_response(),
+        }
+    }
+    Router::new()
+        .route_service("/mcp", super::mcp::http_service(state.clone()))
+        .route_layer(axum::middleware::map_response(transport_refusals))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.tenants.clone(),
+            authed,
+        ))
+}
+
+/// The MCP transport's own refusals (a missing `Accept`, an unknown session, a protocol
+/// version it does not speak) are plain text: give them the error shape, keeping their words.
+async fn transport_refusals(response: Response) -> Response {
+    let status = response.status();
+    if is_json(&response) || !status.is_client_error() {
+        return response;
+    }
+    let text = axum::body::to_bytes(response.into_body(), 4096)
+        .await
+        .unwrap_or_default();
+    ApiError::invalid(format!("MCP: {}", String::from_utf8_lossy(&text).trim()))
+        .with_status(status)
+        .note("see docs/agents.md")
+        .into_response()
 }
 
 /// `routes` as the server answers them: unknown routes, axum's own refusals and body limits in
@@ -62,6 +104,13 @@ pub fn finish(routes: Router<AppState>, state: Arc<AppState>) -> Router {
         .with_state(AppState::clone(&state))
 }
 
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"))
+}
+
 fn json_response(status: StatusCode, body: Value) -> Response {
     (status, axum::Json(body)).into_response()
 }
@@ -75,11 +124,7 @@ fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 /// get the error shape too.
 async fn plain_refusals(response: Response) -> Response {
     let status = response.status();
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if is_json || !status.is_client_error() {
+    if is_json(&response) || !status.is_client_error() {
         return response;
     }
     let (status, detail) = match status {
@@ -214,6 +259,27 @@ pub async fn policies(State(policies): State<Arc<Policies>>, Authed(tenant): Aut
     Ok(json_response(StatusCode::OK, Value::Array(list)))
 }
 
+/// The TypeScript declarations of what a script may use under a policy (`Policy::typescript`,
+/// as `palisade types` prints them): a `.d.ts` to type-check scripts against.
+#[utoipa::path(get, path = "/v1/policies/{name}/types", tag = "policies",
+    params(("name" = String, Path, description = "the policy's name")),
+    responses((status = 200, description = "the declarations, `application/typescript`"),
+        (status = 401, description = "unauthorized"),
+        (status = 404, description = "policy_not_found")))]
+pub async fn policy_types(
+    State(policies): State<Arc<Policies>>,
+    Authed(tenant): Authed,
+    Path(name): Path<String>,
+) -> AppResult {
+    let policy = policies.policy_for(&tenant, &name)?;
+    let mut response = policy.typescript().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/typescript; charset=utf-8"),
+    );
+    Ok(response)
+}
+
 /// Run a script once, in a fresh sandbox.
 #[utoipa::path(post, path = "/v1/run", tag = "runs", request_body = RunRequest,
     params(("Idempotency-Key" = Option<String>, Header, description = "replay the stored response of an earlier request with this key and body")),
@@ -233,21 +299,7 @@ pub async fn run(
     let answer = ledger
         .answer(&tenant.name, key, &body, || async {
             let request = RunRequest::parse(&body)?;
-            let Some(name) = &request.policy else {
-                return Err(
-                    ApiError::invalid("a run needs `policy`").fix(json!({"policy": "default"}))
-                );
-            };
-            let policy = policies.policy_for(&tenant, name)?;
-            // Only a policy with [kv] changes for the tenant; any other runs as loaded, not
-            // copied for every request.
-            let derived = match policy.kv() {
-                Some(_) => {
-                    Cow::Owned(policy.with_kv_namespace_prefix(&format!("{}/", tenant.name)))
-                }
-                None => Cow::Borrowed(&*policy),
-            };
-            super::runs::execute(&runner, &derived, &request, &Who::tenant(&tenant.name)).await
+            super::runs::run_named(&runner, &policies, &tenant, &request).await
         })
         .await?;
     Ok(answer.stored.respond(answer.replayed))

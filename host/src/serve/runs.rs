@@ -3,6 +3,8 @@
 //! for a result and the error table's status for a failed call (its `error` then also has
 //! `type`, `docs_url` and `fix_note`).
 
+use super::auth::Tenant;
+use super::catalog::Policies;
 use super::daemon::DaemonFields;
 use super::errors::{ApiError, docs_url, status_of};
 use super::journal::Who;
@@ -12,6 +14,7 @@ use crate::policy::{ByteSize, HumanDuration};
 use crate::{Policy, RunOptions, Script};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use utoipa::ToSchema;
 
 /// A file to put in a new session's directory.
@@ -69,9 +72,14 @@ pub struct RunRequest {
     /// The script's source (named `request.js`), or use `script`.
     #[serde(default)]
     pub source: Option<String>,
-    /// The script with a name.
+    /// The script with a name; a name ending in `.ts` or `.mts` is TypeScript.
     #[serde(default)]
     pub script: Option<NamedScript>,
+    /// The modules the script imports, by the relative path it imports them by
+    /// (`{"lib.js": "export const add = …"}` for `import { add } from "./lib.js"`): JavaScript,
+    /// TypeScript (`.ts`) or JSON (`.json`), bundled on the host (`Script::with_modules`).
+    #[serde(default)]
+    pub modules: std::collections::BTreeMap<String, String>,
     /// The export (or method of the default export) to call.
     #[serde(default)]
     pub export: Option<String>,
@@ -216,16 +224,55 @@ impl RunRequest {
     }
 
     fn script(&self) -> Result<Script, ApiError> {
-        match (&self.source, &self.script) {
-            (Some(source), None) => Ok(Script::new("request.js", source.as_str())),
-            (None, Some(s)) => Ok(Script::new(s.name.as_str(), s.source.as_str())),
-            _ => Err(
-                ApiError::invalid("give exactly one of `source` and `script`")
-                    .fix(serde_json::json!({"script": null}))
-                    .note("send the script as `source` or as `script: {name, source}`, not both"),
-            ),
+        let typescript = matches!(self.lang.as_deref(), Some("ts" | "typescript"));
+        let (name, source) = match (&self.source, &self.script) {
+            (Some(source), None) if typescript => ("request.ts", source.as_str()),
+            (Some(source), None) => ("request.js", source.as_str()),
+            (None, Some(s)) => (s.name.as_str(), s.source.as_str()),
+            _ => {
+                return Err(Self::one_script());
+            }
+        };
+        let script = if crate::typescript::is_typescript(name) {
+            Script::typescript(name, source)?
+        } else {
+            Script::new(name, source)
+        };
+        if self.modules.is_empty() {
+            return Ok(script);
         }
+        Ok(script.with_modules(self.modules.clone())?)
     }
+
+    fn one_script() -> ApiError {
+        ApiError::invalid("give exactly one of `source` and `script`")
+            .fix(serde_json::json!({"script": null}))
+            .note("send the script as `source` or as `script: {name, source}`, not both")
+    }
+}
+
+/// Run `request` for `tenant` under the policy it names (`POST /v1/run`, the MCP tool
+/// `run_js`): `invalid_input` without one, `policy_not_found` for one the tenant may not use;
+/// a policy with `[kv]` gets the tenant's namespace prefix.
+pub async fn run_named(
+    runner: &Runner,
+    policies: &Policies,
+    tenant: &Tenant,
+    request: &RunRequest,
+) -> Result<Stored, ApiError> {
+    let Some(name) = &request.policy else {
+        return Err(
+            ApiError::invalid("a run needs `policy`").fix(serde_json::json!({"policy": "default"}))
+        );
+    };
+    let policy = policies.policy_for(tenant, name)?;
+    // Only a policy with [kv] changes for the tenant; any other runs as loaded, not copied for
+    // every request.
+    let derived = match policy.kv() {
+        Some(_) => Cow::Owned(policy.with_kv_namespace_prefix(&format!("{}/", tenant.name))),
+        None => Cow::Borrowed(&*policy),
+    };
+    execute(runner, &derived, request, &Who::tenant(&tenant.name)).await
 }
 
 /// Run `request` under `policy` (already derived for the caller) for `who`, and make the

@@ -222,7 +222,7 @@ fn place(policy: &Policy) -> (String, u64, u64) {
 /// The session's policy: its folder where the policy's scratch directory would be, or at
 /// [`DEFAULT_GUEST_DIR`] with the default quotas when the policy has none, so that the files a
 /// session's file operations put there are its scripts' own under any policy.
-fn session_policy(policy: &Policy, dir: &std::path::Path) -> Policy {
+pub(crate) fn session_policy(policy: &Policy, dir: &std::path::Path) -> Policy {
     if policy.fs().is_some_and(|fs| fs.scratch.is_some()) {
         return policy.with_scratch_dir(dir);
     }

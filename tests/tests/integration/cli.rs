@@ -853,3 +853,29 @@ async fn http_rate_holds_across_processes_sharing_a_data_directory() {
         .unwrap();
     assert_eq!(stdout(&o), "3\n", "{}", stderr(&o));
 }
+
+/// `palisade types` prints `Policy::typescript()`, or writes it with `-o`; a policy that does
+/// not load is `invalid_policy` (exit 30), and the command after it works.
+#[test]
+fn types_prints_or_writes_a_policys_declarations() {
+    let path = "policies/sandbox.toml";
+    let expected = palisade::Policy::from_file(root().join(path))
+        .unwrap()
+        .typescript();
+    let printed = palisade(&["types", "--policy", path], None);
+    assert_eq!(printed.status.code(), Some(0), "{}", stderr(&printed));
+    assert_eq!(stdout(&printed), expected);
+    let file = crate::support::scratch_dir("cli-types").join("sandbox.d.ts");
+    let written = palisade(
+        &["types", "--policy", path, "-o", file.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(written.status.code(), Some(0), "{}", stderr(&written));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
+    let missing = palisade(&["types", "--policy", "policies/no-such-policy.toml"], None);
+    assert_eq!(missing.status.code(), Some(30), "{}", stderr(&missing));
+    assert!(stderr(&missing).contains("error[invalid_policy]"));
+    let default = palisade(&["types"], None);
+    assert_eq!(default.status.code(), Some(0), "{}", stderr(&default));
+    assert!(stdout(&default).contains("`default`"));
+}
