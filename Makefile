@@ -54,6 +54,7 @@ package:
 	echo "$$crate: $$size bytes (crates.io takes at most $(CRATE_LIMIT))"; \
 	test $$size -lt $(CRATE_LIMIT)
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade --no-deps
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade --no-deps --features serve
 
 # All tests; the last line sums every test binary's results.
 test:

@@ -1,7 +1,7 @@
 //! Key-value storage behind the `wasi:keyvalue` capability: the [`KvBackend`] trait, the
 //! embedded, durable default on SQLite ([`SqliteBackend`], one file that many processes share),
 //! [`RedbBackend`] for a store that one process owns, and, with the `redis` feature,
-//! [`RedisKv`] for processes on several machines that share one Redis.
+//! `RedisKv` for processes on several machines that share one Redis.
 //!
 //! Every key lives under a namespace (from the policy; the script cannot name it) and a bucket.
 //! Backends see the three parts separately, never a joined string, so no key — `../x`, `a/b`,
@@ -65,7 +65,7 @@ pub enum KvError {
 }
 
 /// Token buckets for a policy's `[http] rate` that every process on one store shares: the
-/// SQLite file's `rate.sqlite3` ([`SqliteBackend`]'s data directory) or [`RedisKv`]'s Redis.
+/// SQLite file's `rate.sqlite3` ([`SqliteBackend`]'s data directory) or `RedisKv`'s Redis.
 pub trait SharedRate: Send + Sync {
     /// Take one request from `policy`'s bucket, which holds at most `count` and refills
     /// `count` every `per`; whether there was one.
