@@ -1,5 +1,5 @@
 # Palisade's developer commands. `make check` is what CI runs (.ci/run).
-.PHONY: setup guest guest-check fmt lint package test bindings bindings-node bindings-python fuzz-replay fuzz soak check bench
+.PHONY: setup guest guest-check fmt lint package test bindings bindings-fixtures bindings-node bindings-python fuzz-replay fuzz soak check bench
 
 CARGO ?= cargo
 SHELL := /bin/bash
@@ -99,14 +99,18 @@ bindings: bindings-node bindings-python
 
 # The addon is the cdylib cargo builds (`napi build` would pass `--target`, which builds every
 # dependency again under target/x86_64-unknown-linux-gnu/).
-bindings-node: setup
+# A component whose call traps, for the bindings' guest_trap tests (no script can make one).
+bindings-fixtures: setup
+	$(CARGO) run --locked -q -p xtask -- forge-trap target/bindings/trap.wasm
+
+bindings-node: setup bindings-fixtures
 	$(CARGO) build --locked -p palisade-node
 	cp target/debug/libpalisade_node.so bindings/node/palisade.node
 	cd bindings/node && npx tsc -p tsconfig.json
 	cd bindings/node && node --test test/*.test.js
 
 PYTHON_VENV := $(CURDIR)/target/python-venv
-bindings-python: setup
+bindings-python: setup bindings-fixtures
 	cd bindings/python && VIRTUAL_ENV=$(PYTHON_VENV) $(PYTHON_VENV)/bin/maturin develop --locked -q
 	cd bindings/python && $(PYTHON_VENV)/bin/mypy
 	cd bindings/python && $(PYTHON_VENV)/bin/pytest -q
