@@ -43,8 +43,9 @@ test('a component whose call traps is guest_trap', async () => {
   // script whose run export is `unreachable`, which no script can make.
   const wasm = fs.readFileSync(path.join(__dirname, '../../../target/bindings/trap.wasm'))
   const outcome = await palisade.run({ script: Script.fromComponent(wasm), input: 1 })
-  assertFields(failure(outcome), 'guest_trap')
-  assert.match(outcome.error.message, /unreachable/)
+  const error = failure(outcome)
+  assertFields(error, 'guest_trap')
+  assert.match(error.message, /unreachable/)
   await assertNextCallWorks(palisade)
 })
 
