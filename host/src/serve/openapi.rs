@@ -24,6 +24,7 @@ use utoipa::OpenApi;
         router::metrics,
         openapi,
         router::policies,
+        router::policy_text,
         router::policy_types,
         router::run,
         router::create_session,

@@ -34,6 +34,7 @@ pub fn routes(state: &Arc<AppState>) -> Router<AppState> {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/v1/policies", get(policies))
+        .route("/v1/policies/{name}", get(policy_text))
         .route("/v1/policies/{name}/types", get(policy_types))
         .route("/v1/run", post(run))
         .route("/v1/sessions", post(create_session).get(list_sessions))
@@ -41,7 +42,8 @@ pub fn routes(state: &Arc<AppState>) -> Router<AppState> {
         .route("/v1/sessions/{id}/run", post(run_in_session))
         .route("/v1/sessions/{id}/fs/{op}", post(fs_op))
         .merge(super::apps::routes::router())
-        .merge(mcp(state));
+        .merge(mcp(state))
+        .merge(super::page::router(state));
     if state.config.app.is_some() {
         routes.merge(super::apps::seed::router())
     } else {
@@ -257,6 +259,27 @@ pub async fn policies(State(policies): State<Arc<Policies>>, Authed(tenant): Aut
         })
         .collect();
     Ok(json_response(StatusCode::OK, Value::Array(list)))
+}
+
+/// A policy resolved, every default filled in, as TOML (`palisade policy check` prints it):
+/// itself a valid policy, a starting point for one sent with a call.
+#[utoipa::path(get, path = "/v1/policies/{name}", tag = "policies",
+    params(("name" = String, Path, description = "the policy's name")),
+    responses((status = 200, description = "the policy resolved, `application/toml`"),
+        (status = 401, description = "unauthorized"),
+        (status = 404, description = "policy_not_found")))]
+pub async fn policy_text(
+    State(policies): State<Arc<Policies>>,
+    Authed(tenant): Authed,
+    Path(name): Path<String>,
+) -> AppResult {
+    let policy = policies.policy_for(&tenant, &name)?;
+    let mut response = policy.to_string().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/toml; charset=utf-8"),
+    );
+    Ok(response)
 }
 
 /// The TypeScript declarations of what a script may use under a policy (`Policy::typescript`,

@@ -187,6 +187,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/metrics", &["get"]),
     ("/openapi.json", &["get"]),
     ("/v1/policies", &["get"]),
+    ("/v1/policies/{name}", &["get"]),
     ("/v1/policies/{name}/types", &["get"]),
     ("/v1/run", &["post"]),
     ("/v1/sessions", &["get", "post"]),
