@@ -51,8 +51,14 @@ async function openApp(name) {
   if (!shown.ok) return showOutcome($("#app-result"), shown, () => {});
   fill($("#app-actions"), shown.body.actions.map((action) =>
     el("button", { type: "button", "data-action": action, onclick: () => choose(action) }, action)));
-  await drawView();
+  await Promise.all([drawView(), readState()]);
   followEvents();
+}
+
+/** The session's state as its last commit left it (null before its first). */
+async function readState() {
+  const answer = await call("GET", `${appPath("/state")}?${sessionQuery()}`);
+  app.state = answer.ok ? answer.body.state : undefined;
 }
 
 /** The human view: the server escapes every string of it; the page parses that HTML into a
@@ -99,6 +105,7 @@ async function preview() {
   fill($("#app-result"));
   fill($("#preview-audit"), String(answer.body.audit_preview ?? "(no audit preview)"));
   fill($("#preview-events"), pretty(answer.body.events ?? []));
+  await readState();
   fill($("#state-diff"), stateDiff(app.state, answer.body.state));
   $("#preview").hidden = false;
 }
@@ -111,29 +118,29 @@ async function commit() {
   const answer = await call("POST", appPath("/actions"), body, { "Idempotency-Key": crypto.randomUUID() });
   $("#preview").hidden = true;
   if (!answer.ok) return showOutcome($("#app-result"), answer, () => {});
-  app.state = answer.body.state;
   fill($("#app-result"), el("p", { class: "ok", id: "committed" }, `committed ${action} (seq ${answer.body.seq})`));
   await drawView();
 }
 
-/** One row per top-level key whose value changes (the whole state when it is not an object). */
+/** One row per top-level key whose value changes (the whole state when either is not an
+ *  object); `before` is null until the session's first commit (`init` makes its state). */
 function stateDiff(before, after) {
   const known = before !== undefined;
   const isObject = (v) => v && typeof v === "object" && !Array.isArray(v);
+  const shown = (holder, k) => (isObject(holder) && k in holder ? pretty(holder[k]) : "(absent)");
   const rows = [];
-  if (isObject(after) && (!known || isObject(before))) {
-    const keys = new Set([...Object.keys(known ? before : {}), ...Object.keys(after)]);
+  if (isObject(after) && (before === null || isObject(before))) {
+    const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after)]);
     for (const k of keys) {
-      const was = known ? before[k] : undefined;
-      if (known && JSON.stringify(was) === JSON.stringify(after[k])) continue;
-      rows.push([k, known ? (k in before ? pretty(was) : "(absent)") : "?", k in after ? pretty(after[k]) : "(removed)"]);
+      if (before && JSON.stringify(before[k]) === JSON.stringify(after[k])) continue;
+      rows.push([k, shown(before, k), shown(after, k)]);
     }
-  } else if (!known || JSON.stringify(before) !== JSON.stringify(after)) {
-    rows.push(["(state)", known ? pretty(before) : "?", pretty(after)]);
+  } else if (JSON.stringify(before) !== JSON.stringify(after)) {
+    rows.push(["(state)", known ? pretty(before) : "(unknown)", pretty(after)]);
   }
   return [
-    el("tr", {}, el("th", {}, "key"), el("th", {}, known ? "now" : "now (not yet seen: ? )"), el("th", {}, "after")),
-    rows.length ? rows.map(([k, a, b]) => el("tr", {}, el("td", {}, k), el("td", {}, el("pre", {}, a)), el("td", {}, el("pre", {}, b))))
+    el("tr", {}, el("th", {}, "state"), el("th", {}, before === null ? "now (no commit yet)" : "now"), el("th", {}, "after")),
+    rows.length ? rows.map(([k, a, b]) => el("tr", { "data-key": k }, el("td", {}, k), el("td", {}, el("pre", {}, a)), el("td", {}, el("pre", {}, b))))
       : el("tr", {}, el("td", { colspan: 3 }, "no change")),
   ];
 }

@@ -13,7 +13,7 @@ export function el(tag, attrs = {}, ...children) {
       node.setAttribute(name, value === true ? "" : String(value));
     }
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     node.append(typeof child === "string" ? document.createTextNode(child) : child);
   }
@@ -23,7 +23,7 @@ export function el(tag, attrs = {}, ...children) {
 /** Replace `node`'s children. */
 export function fill(node, ...children) {
   node.replaceChildren();
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     node.append(typeof child === "string" ? document.createTextNode(child) : child);
   }

@@ -17,9 +17,10 @@ export default async (input) => {
 `;
 
 /** The run body's policy: its catalog name while the text is the catalog's, else the
- *  edited text itself, sent with the call (an inline policy, within the tenant's ceiling). */
+ *  edited text itself, sent with the call as `policy_toml` (a policy sent with a call, which
+ *  the server admits within the tenant's ceiling). */
 export function policyField(policy) {
-  return policy.text === policy.catalogText ? { policy: policy.name } : { policy: policy.text };
+  return policy.text === policy.catalogText ? { policy: policy.name } : { policy_toml: policy.text };
 }
 
 const state = { name: "", catalogText: "", text: "" };

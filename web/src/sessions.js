@@ -71,7 +71,7 @@ async function read(path) {
   const answer = await fs("read", { path });
   if (!answer.ok) return problem(answer);
   $("#file-path").value = path;
-  $("#file-content").value = answer.body.content ?? `(binary: ${answer.body.content_b64?.length ?? 0} base64 characters)`;
+  $("#file-content").value = answer.body.body ?? `(not UTF-8 text: ${answer.body.size} bytes)`;
 }
 
 async function write() {

@@ -9,7 +9,7 @@
 //   node web/test/e2e.mjs            (make page; PALISADE_BIN, CHROMIUM override the paths)
 //   PAGE_SCREENSHOT=docs/page.png node web/test/e2e.mjs    (also writes the docs' picture)
 import puppeteer from "puppeteer-core";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -42,9 +42,14 @@ function check(condition, message) {
   if (!condition) throw new Error(message);
 }
 
-/** A folder with the keys file and the policies: `default` (no network) and `fetcher`
- *  (loopback reachable, but only a port nothing listens on is allowed). */
-function setUp() {
+/** Whether this server takes a policy sent with a call (`policy_toml`, within the ceiling
+ *  `--inline-ceiling` names). */
+const takesInline = () => execFileSync(BIN, ["serve", "--help"], { encoding: "utf8" }).includes("--inline-ceiling");
+
+/** A folder with the keys file and the policies: `default` (no network), `fetcher` (loopback
+ *  reachable, but only a port nothing listens on is allowed) and `ceiling` (what a policy
+ *  sent with a call may grant: fetcher's grants and the target's port). */
+function setUp(targetPort) {
   const dir = mkdtempSync(join(tmpdir(), "palisade-test-page-"));
   mkdirSync(join(dir, "policies"));
   writeFileSync(join(dir, "policies", "default.toml"), readFileSync(join(root, "policies", "default.toml")));
@@ -54,6 +59,13 @@ function setUp() {
     "[http]", 'allow_private = ["127.0.0.1/32"]',
     "[[http.allow]]", 'url = "http://127.0.0.1:1/"', "",
   ].join("\n"));
+  writeFileSync(join(dir, "policies", "ceiling.toml"), [
+    'name = "ceiling"',
+    "[limits]", 'timeout = "10s"',
+    "[http]", 'allow_private = ["127.0.0.1/32"]',
+    "[[http.allow]]", 'url = "http://127.0.0.1:1/"',
+    "[[http.allow]]", `url = "http://127.0.0.1:${targetPort}/"`, "",
+  ].join("\n"));
   const hash = createHash("sha256").update(KEY).digest("hex");
   writeFileSync(join(dir, "keys.toml"), [
     "[[tenant]]", 'name = "page"', `key_sha256 = "${hash}"`, 'policies = ["default", "fetcher"]', "",
@@ -62,9 +74,11 @@ function setUp() {
 }
 
 /** `palisade serve` on an ephemeral loopback port: its address once it listens. */
-async function startServer(dir) {
-  const child = spawn(BIN, ["serve", "--listen", "127.0.0.1:0", "--policies", join(dir, "policies"),
-    "--data", join(dir, "data"), "--keys", join(dir, "keys.toml")], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, PALISADE_LOG: "warn" } });
+async function startServer(dir, inline) {
+  const args = ["serve", "--listen", "127.0.0.1:0", "--policies", join(dir, "policies"),
+    "--data", join(dir, "data"), "--keys", join(dir, "keys.toml")];
+  if (inline) args.push("--inline-ceiling", "ceiling");
+  const child = spawn(BIN, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, PALISADE_LOG: "warn" } });
   let seen = "";
   const addr = await new Promise((done, fail) => {
     child.stderr.on("data", (chunk) => {
@@ -121,6 +135,16 @@ async function checkHeaders(base) {
   }
 }
 
+/** Wait (up to 20 s) until the catalog's `fetcher` holds `text` (the folder is reloaded). */
+async function waitForReload(base, text) {
+  for (let i = 0; i < 200; i += 1) {
+    const answer = await fetch(`${base}/v1/policies/fetcher`, { headers: { Authorization: `Bearer ${KEY}` } });
+    if ((await answer.text()).includes(text)) return;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error("the server did not reload the policies folder within 20 s");
+}
+
 const STEPS = {
   async "type a script, run it, see its output"(page) {
     await page.type("#key", KEY);
@@ -152,6 +176,15 @@ const STEPS = {
     const policy = await page.$eval("#policy-text", (n) => n.value);
     check(policy.includes(`url = "http://127.0.0.1:${env.targetPort}/"`), "the fix is not in the policy copy");
     check((await textOf(page, "#policy-origin")).includes("edited copy of fetcher"), "the copy is not marked edited");
+    if (!env.inline) {
+      // A server that takes no policy with a call: the operator saves the copy as the
+      // catalog's file, the server reloads it, and the page shows it and runs it by name.
+      writeFileSync(join(env.dir, "policies", "fetcher.toml"), policy);
+      await waitForReload(env.base, `url = "http://127.0.0.1:${env.targetPort}/"`);
+      await page.click("#policy-reset");
+      await page.waitForFunction(() => document.querySelector("#policy-origin").textContent.includes("as the catalog has it"));
+      check((await page.$eval("#policy-text", (n) => n.value)).includes(`127.0.0.1:${env.targetPort}/`), "the reloaded policy lacks the fix");
+    }
     const passed = await run(page);
     check(passed.startsWith("ok"), `the run after the fix was ${passed}: ${await textOf(page, "#result")}`);
     check(JSON.parse(await textOf(page, "#output")).hello === "from the target", "no answer from the target");
@@ -191,13 +224,21 @@ const STEPS = {
     await page.click("#action-preview");
     await page.waitForSelector("#preview:not([hidden])");
     check(await textOf(page, "#preview-audit") === "ADD 5", "no audit preview");
-    const diff = await textOf(page, "#state-diff");
-    check(diff.includes("count") && diff.includes("5"), `state diff ${diff}`);
+    const diff = await page.$eval('#state-diff tr[data-key="count"]', (tr) => [...tr.cells].map((c) => c.textContent));
+    check(diff.join("|") === "count|(absent)|5", `state diff ${diff}`);
     check(await page.$$eval("#events li", (l) => l.length) === 0, "an event before the commit");
     await page.click("#commit");
     await page.waitForSelector("#committed");
     await page.waitForFunction(() => [...document.querySelectorAll("#events li")].some((li) => li.textContent.includes("counter.added")));
     await page.waitForFunction(() => document.querySelector("#app-view").textContent.includes("count 5"));
+    // A second preview diffs against the committed state.
+    await page.click('#app-actions [data-action="counter.add"]');
+    await page.click("#action-preview");
+    await page.waitForSelector("#preview:not([hidden])");
+    const next = await page.$eval('#state-diff tr[data-key="count"]', (tr) => [...tr.cells].map((c) => c.textContent));
+    check(next.join("|") === "count|5|10", `state diff ${next}`);
+    check(await page.$$eval("#state-diff tr[data-key]", (l) => l.length) === 1, "unchanged keys in the diff");
+    await page.click("#preview-cancel");
   },
 
   async "a view whose strings hold <script> renders as text"(page) {
@@ -209,9 +250,11 @@ const STEPS = {
 };
 
 async function main() {
-  const dir = setUp();
   const target = await startTarget();
-  const server = await startServer(dir);
+  const targetPort = target.address().port;
+  const dir = setUp(targetPort);
+  const inline = takesInline();
+  const server = await startServer(dir, inline);
   running.push(() => server.child.kill());
   const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
   const shots = [];
@@ -222,11 +265,13 @@ async function main() {
     await page.setViewport({ width: 1280, height: 900 });
     page.setDefaultTimeout(20_000);
     const problems = [];
-    page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+    // A refused request is an answer the page shows, not a problem of the page.
+    page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && problems.push(m.text()));
     page.on("pageerror", (e) => problems.push(String(e)));
     await checkHeaders(server.base);
     await page.goto(`${server.base}/`);
-    const env = { targetPort: target.address().port };
+    const env = { targetPort, dir, inline, base: server.base };
+    console.log(inline ? "page: the fix is sent with the run (policy_toml)" : "page: this server takes no policy with a call: the fixed copy is saved as the catalog's file");
     for (const [name, step] of Object.entries(STEPS)) {
       try {
         await step(page, env);
@@ -240,13 +285,13 @@ async function main() {
     }
     check(!problems.length, `the page reported errors: ${problems.join(" | ")}`);
     // The CSP is in force: a script added inline does not run.
-    const inline = await page.evaluate(() => {
+    const inlineRan = await page.evaluate(() => {
       const s = document.createElement("script");
       s.textContent = "window.__inline = 1";
       document.body.append(s);
       return window.__inline;
     });
-    check(inline === undefined, "an inline script ran");
+    check(inlineRan === undefined, "an inline script ran");
     check(await page.evaluate(() => !location.href.includes("key") && sessionStorage.getItem("palisade.key") !== null), "the key is not kept in session storage");
     if (process.env.PAGE_SCREENSHOT) {
       await page.click("#tab-run");

@@ -39,6 +39,7 @@ use utoipa::OpenApi;
         apps::routes::unload,
         apps::routes::act,
         apps::routes::view_app,
+        apps::routes::session_state,
         apps::routes::events,
     ),
     components(schemas(

@@ -198,6 +198,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/apps/{app}", &["get", "delete"]),
     ("/v1/apps/{app}/actions", &["post"]),
     ("/v1/apps/{app}/view", &["get"]),
+    ("/v1/apps/{app}/state", &["get"]),
     ("/v1/apps/{app}/events", &["get"]),
 ];
 
