@@ -1,5 +1,5 @@
 # Palisade's developer commands. `make check` is what CI runs (.ci/run).
-.PHONY: setup guest guest-check fmt lint package test bindings bindings-node bindings-python fuzz-replay fuzz soak check bench
+.PHONY: setup guest guest-check fmt lint package test bindings bindings-node bindings-python fuzz-replay fuzz soak page page-build check bench
 
 CARGO ?= cargo
 SHELL := /bin/bash
@@ -111,9 +111,21 @@ bindings-python: setup
 	cd bindings/python && $(PYTHON_VENV)/bin/mypy
 	cd bindings/python && $(PYTHON_VENV)/bin/pytest -q
 
+# The page of `palisade serve` (web/; docs/server.md, "The page"): fail when the committed
+# bundle (host/page/) is not what web/ builds to, then drive the page in headless Chromium
+# (web/test/e2e.mjs, against the debug binary; screenshots in target/page-e2e/ on failure).
+# `make page-build` rebuilds the bundle.
+page: setup
+	cd web && node build.mjs --check
+	$(CARGO) build --locked -q -p palisade-cli
+	node web/test/e2e.mjs
+
+page-build: setup
+	cd web && node build.mjs
+
 # Everything: set-up, formatting, lints (host and guest), the committed guest, the packaged
-# crate and its docs, all tests, the bindings' tests, the soak.
-check: setup fmt lint guest-check package test bindings soak
+# crate and its docs, all tests, the bindings' tests, the page in a browser, the soak.
+check: setup fmt lint guest-check package test bindings page soak
 
 # Benchmarks (release build): the peers' four workloads, fresh sandbox per call.
 bench:

@@ -83,7 +83,7 @@ async function startServer(dir, inline) {
   const addr = await new Promise((done, fail) => {
     child.stderr.on("data", (chunk) => {
       seen += chunk;
-      const found = /listening on http:\/\/(\S+)/.exec(seen);
+      const found = /listening on http:\/\/(\S+)\s/.exec(seen);
       if (found) done(found[1]);
     });
     child.on("exit", (code) => fail(new Error(`palisade serve exited ${code}: ${seen}`)));
@@ -172,6 +172,7 @@ const STEPS = {
     check(fix === `[[http.allow]] url = "http://127.0.0.1:${env.targetPort}/"`, `fix ${fix}`);
     check((await page.$eval("#docs-link", (a) => a.href)).endsWith("#policy_denied"), "no docs link");
     check(await page.$eval("#timeline li.decision-deny .rule", (n) => n.textContent) === "http.allow", "no deny in the timeline");
+    if (process.env.PAGE_SCREENSHOT) writeFileSync(process.env.PAGE_SCREENSHOT, await page.screenshot());
     await page.click("#apply-fix");
     const policy = await page.$eval("#policy-text", (n) => n.value);
     check(policy.includes(`url = "http://127.0.0.1:${env.targetPort}/"`), "the fix is not in the policy copy");
@@ -293,11 +294,6 @@ async function main() {
     });
     check(inlineRan === undefined, "an inline script ran");
     check(await page.evaluate(() => !location.href.includes("key") && sessionStorage.getItem("palisade.key") !== null), "the key is not kept in session storage");
-    if (process.env.PAGE_SCREENSHOT) {
-      await page.click("#tab-run");
-      await page.waitForSelector("#policy-text");
-      writeFileSync(process.env.PAGE_SCREENSHOT, await page.screenshot());
-    }
   } catch (e) {
     failed = e;
   } finally {
