@@ -1,18 +1,19 @@
-// Build the page into host/page/ (served from the binary by host/src/serve/page.rs):
-// index.html and app.css as written, app.js bundled by esbuild from src/main.js with its npm
-// packages (CodeMirror, smol-toml) at the versions package-lock.json pins. The same sources
-// and lockfile give the same bytes. `--check` builds into a temporary folder and fails when
-// a committed file differs (`make page` runs it).
+// Build the page's script into host/page/app.js (served from the binary by
+// host/src/serve/page.rs, beside host/page/index.html and app.css, which are links to
+// web/index.html and web/style.css): src/main.js bundled by esbuild with its npm packages
+// (CodeMirror, smol-toml) at the versions package-lock.json pins. The same sources and
+// lockfile give the same bytes. `--check` builds into a temporary folder and fails when the
+// committed app.js differs (`make page` runs it).
 import * as esbuild from "esbuild";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const committed = join(here, "..", "host", "page");
+const committed = join(here, "..", "host", "page", "app.js");
 const check = process.argv.includes("--check");
-const out = check ? mkdtempSync(join(tmpdir(), "palisade-page-")) : committed;
+const out = check ? mkdtempSync(join(tmpdir(), "palisade-page-")) : null;
 
 await esbuild.build({
   entryPoints: [join(here, "src", "main.js")],
@@ -23,25 +24,20 @@ await esbuild.build({
   legalComments: "none",
   charset: "utf8",
   logLevel: "warning",
-  outfile: join(out, "app.js"),
+  outfile: check ? join(out, "app.js") : committed,
 });
-copyFileSync(join(here, "index.html"), join(out, "index.html"));
-copyFileSync(join(here, "style.css"), join(out, "app.css"));
 
 if (check) {
-  const stale = ["index.html", "app.css", "app.js"].filter((file) => {
-    let old;
-    try {
-      old = readFileSync(join(committed, file));
-    } catch {
-      return true;
-    }
-    return !old.equals(readFileSync(join(out, file)));
-  });
+  let same = false;
+  try {
+    same = readFileSync(committed).equals(readFileSync(join(out, "app.js")));
+  } catch {
+    same = false;
+  }
   rmSync(out, { recursive: true, force: true });
-  if (stale.length) {
-    console.error(`host/page/${stale.join(", host/page/")} differ from what web/ builds to: run \`make page-build\` and commit`);
+  if (!same) {
+    console.error("host/page/app.js differs from what web/ builds to: run `make page-build` and commit it");
     process.exit(1);
   }
-  console.log("page: host/page/ is what web/ builds to");
+  console.log("page: host/page/app.js is what web/ builds to");
 }

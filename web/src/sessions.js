@@ -27,7 +27,7 @@ export async function loadSessions() {
   }
   if (!sessions.ok) return problem(sessions);
   fill($("#sessions-list"), sessions.body.length ? sessions.body.map((s) =>
-    el("li", {}, el("button", { type: "button", class: "link", "data-session": s.session_id, onclick: () => open(s) },
+    el("li", {}, el("button", { type: "button", class: "link", "data-session": s.session_id, onclick: () => openSession(s) },
       `${s.name ?? s.session_id.slice(0, 12)} · ${s.policy} · ${s.status ?? ""}`))) : el("li", { class: "empty" }, "no session"));
 }
 
@@ -35,10 +35,10 @@ async function create() {
   const answer = await call("POST", "/v1/sessions", { policy: $("#session-policy").value });
   if (!answer.ok) return problem(answer);
   await loadSessions();
-  await open(answer.body);
+  await openSession(answer.body);
 }
 
-async function open(session) {
+async function openSession(session) {
   current = session;
   $("#session-detail").hidden = false;
   fill($("#session-title"), `session ${session.session_id} (policy ${session.policy})`);

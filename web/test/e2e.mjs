@@ -172,7 +172,7 @@ const STEPS = {
     check(fix === `[[http.allow]] url = "http://127.0.0.1:${env.targetPort}/"`, `fix ${fix}`);
     check((await page.$eval("#docs-link", (a) => a.href)).endsWith("#policy_denied"), "no docs link");
     check(await page.$eval("#timeline li.decision-deny .rule", (n) => n.textContent) === "http.allow", "no deny in the timeline");
-    if (process.env.PAGE_SCREENSHOT) writeFileSync(process.env.PAGE_SCREENSHOT, await page.screenshot());
+    if (process.env.PAGE_SCREENSHOT) writeFileSync(process.env.PAGE_SCREENSHOT, await page.screenshot({ fullPage: true }));
     await page.click("#apply-fix");
     const policy = await page.$eval("#policy-text", (n) => n.value);
     check(policy.includes(`url = "http://127.0.0.1:${env.targetPort}/"`), "the fix is not in the policy copy");
