@@ -112,11 +112,12 @@ bindings-python: setup
 	cd bindings/python && $(PYTHON_VENV)/bin/pytest -q
 
 # The page of `palisade serve` (web/; docs/server.md, "The page"): fail when the committed
-# bundle (host/page/) is not what web/ builds to, then drive the page in headless Chromium
-# (web/test/e2e.mjs, against the debug binary; screenshots in target/page-e2e/ on failure).
-# `make page-build` rebuilds the bundle.
+# bundle (host/page/app.js) is not what web/ builds to, test how a refusal's fix is applied to
+# a policy, then drive the page in headless Chromium (web/test/e2e.mjs, against the debug
+# binary; screenshots in target/page-e2e/ on failure). `make page-build` rebuilds the bundle.
 page: setup
 	cd web && node build.mjs --check
+	cd web && node --test test/fix.test.mjs
 	$(CARGO) build --locked -q -p palisade-cli
 	node web/test/e2e.mjs
 

@@ -70,6 +70,6 @@ export function refusal(error, onFix) {
         "Apply to the policy copy")) : null,
     !fix && error.fix ? el("pre", { class: "fix" }, `fix: ${pretty(error.fix)}`) : null,
     error.fix_note ? el("div", { class: "note" }, error.fix_note) : null,
-    error.docs_url ? el("a", { id: "docs-link", href: error.docs_url, target: "_blank", rel: "noopener noreferrer" },
-      `docs: ${error.code}`) : null);
+    /^https?:\/\//.test(error.docs_url ?? "") ? el("a", { id: "docs-link", href: error.docs_url, target: "_blank",
+      rel: "noopener noreferrer" }, `docs: ${error.code}`) : null);
 }
