@@ -94,6 +94,7 @@ async function startServer(dir, inline) {
 /** The fetch target: one JSON answer, on 127.0.0.1. */
 async function startTarget() {
   const server = createServer((_, res) => {
+    server.hits = (server.hits ?? 0) + 1;
     res.writeHead(200, { "content-type": "application/json" });
     res.end('{"hello":"from the target"}');
   });
@@ -171,6 +172,7 @@ const STEPS = {
     const fix = await textOf(page, "#fix-text");
     check(fix === `[[http.allow]] url = "http://127.0.0.1:${env.targetPort}/"`, `fix ${fix}`);
     check((await page.$eval("#docs-link", (a) => a.href)).endsWith("#policy_denied"), "no docs link");
+    check(env.hits() === 0, "the refused fetch reached the target");
     check(await page.$eval("#timeline li.decision-deny .rule", (n) => n.textContent) === "http.allow", "no deny in the timeline");
     if (process.env.PAGE_SCREENSHOT) writeFileSync(process.env.PAGE_SCREENSHOT, await page.screenshot({ fullPage: true }));
     await page.click("#apply-fix");
@@ -189,6 +191,7 @@ const STEPS = {
     const passed = await run(page);
     check(passed.startsWith("ok"), `the run after the fix was ${passed}: ${await textOf(page, "#result")}`);
     check(JSON.parse(await textOf(page, "#output")).hello === "from the target", "no answer from the target");
+    check(env.hits() === 1, `the target saw ${env.hits()} requests`);
     check(await page.$eval("#timeline li.decision-allow .capability", (n) => n.textContent) === "http", "no allow in the timeline");
   },
 
@@ -269,9 +272,11 @@ async function main() {
     // A refused request is an answer the page shows, not a problem of the page.
     page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && problems.push(m.text()));
     page.on("pageerror", (e) => problems.push(String(e)));
+    const requests = [];
+    page.on("request", (r) => requests.push({ url: r.url(), auth: r.headers().authorization }));
     await checkHeaders(server.base);
     await page.goto(`${server.base}/`);
-    const env = { targetPort, dir, inline, base: server.base };
+    const env = { targetPort, dir, inline, base: server.base, hits: () => target.hits ?? 0 };
     console.log(inline ? "page: the fix is sent with the run (policy_toml)" : "page: this server takes no policy with a call: the fixed copy is saved as the catalog's file");
     for (const [name, step] of Object.entries(STEPS)) {
       try {
@@ -285,6 +290,11 @@ async function main() {
       }
     }
     check(!problems.length, `the page reported errors: ${problems.join(" | ")}`);
+    // The key went in a header of every API request after it was typed, never in a URL.
+    const api = requests.filter((r) => new URL(r.url).pathname.startsWith("/v1/"));
+    check(requests.every((r) => !r.url.includes(KEY)), "the key in a URL");
+    check(api.length > 10 && api.slice(api.findIndex((r) => r.auth)).every((r) => r.auth === `Bearer ${KEY}`), "an API request without the key");
+    check(await page.evaluate(() => sessionStorage.getItem("palisade.key")) === KEY, "the key is not in session storage");
     // The CSP is in force: a script added inline does not run.
     const inlineRan = await page.evaluate(() => {
       const s = document.createElement("script");
@@ -293,7 +303,6 @@ async function main() {
       return window.__inline;
     });
     check(inlineRan === undefined, "an inline script ran");
-    check(await page.evaluate(() => !location.href.includes("key") && sessionStorage.getItem("palisade.key") !== null), "the key is not kept in session storage");
   } catch (e) {
     failed = e;
   } finally {
@@ -303,6 +312,7 @@ async function main() {
     rmSync(dir, { recursive: true, force: true });
   }
   if (failed) {
+    rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
     shots.forEach(([name, png], i) => png && writeFileSync(join(SHOTS, `${i + 1}-${name.replace(/[^a-z0-9]+/gi, "-")}.png`), png));
     console.error(`page: ${failed.message}\nscreenshots in ${SHOTS}`);
