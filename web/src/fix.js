@@ -4,10 +4,13 @@
 // (`[[http.allow]] url`: append `{url = value}` to `http.allow`).
 import { parse, stringify } from "smol-toml";
 
+/** Integers past 2^53 stay exact (as BigInt). */
+const EXACT = { integersAsBigInt: "asNeeded" };
+
 /** `text` with `fix` applied: the same policy, reformatted (comments are not kept). */
 export function applyFix(text, fix) {
-  const policy = parse(text);
-  const value = parse(`v = ${fix.value}`).v;
+  const policy = parse(text, EXACT);
+  const value = parse(`v = ${fix.value}`, EXACT).v;
   const table = /^\[\[([A-Za-z0-9_.-]+)\]\]\s+([A-Za-z0-9_-]+)$/.exec(fix.key.trim());
   if (table) {
     const [parent, name] = splitLast(table[1]);
@@ -26,8 +29,9 @@ export function applyFix(text, fix) {
 /** An array value adds what the old one lacks (`allow_private`, a rule's `methods`). */
 function merged(old, value) {
   if (Array.isArray(old) && Array.isArray(value)) {
-    const seen = new Set(old.map((v) => JSON.stringify(v)));
-    return [...old, ...value.filter((v) => !seen.has(JSON.stringify(v)))];
+    const key = (v) => stringify({ v });
+    const seen = new Set(old.map(key));
+    return [...old, ...value.filter((v) => !seen.has(key(v)))];
   }
   return value;
 }

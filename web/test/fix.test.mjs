@@ -26,6 +26,11 @@ test("a dotted key is set, its table made where missing", () => {
   assert.equal(timeout.name, "p");
 });
 
+test("integers past 2^53 are kept exact", () => {
+  const fixed = applyFix(POLICY, { key: "limits.fuel", value: "9007199254740993" });
+  assert.match(fixed, /fuel = 9007199254740993\n/);
+});
+
 test("an array value adds what the old one lacks", () => {
   const fixed = parse(applyFix(POLICY, { key: "http.allow_private", value: '["127.0.0.1/32"]' }));
   assert.deepEqual(fixed.http.allow_private, ["10.0.0.1/32", "127.0.0.1/32"]);
