@@ -20,12 +20,11 @@ export function setupSessions() {
 
 export async function loadSessions() {
   const [policies, sessions] = await Promise.all([call("GET", "/v1/policies"), call("GET", "/v1/sessions")]);
-  if (policies.ok) {
-    const chosen = $("#session-policy").value;
-    fill($("#session-policy"), policies.body.map((p) => el("option", { value: p.name }, p.name)));
-    if (chosen) $("#session-policy").value = chosen;
-  }
+  if (!policies.ok) return problem(policies);
   if (!sessions.ok) return problem(sessions);
+  const chosen = $("#session-policy").value;
+  fill($("#session-policy"), policies.body.map((p) => el("option", { value: p.name }, p.name)));
+  if (chosen) $("#session-policy").value = chosen;
   fill($("#sessions-list"), sessions.body.length ? sessions.body.map((s) =>
     el("li", {}, el("button", { type: "button", class: "link", "data-session": s.session_id, onclick: () => openSession(s) },
       `${s.name ?? s.session_id.slice(0, 12)} · ${s.policy} · ${s.status ?? ""}`))) : el("li", { class: "empty" }, "no session"));

@@ -286,7 +286,9 @@ async function main() {
         console.log(`ok: ${name}`);
       } catch (e) {
         shots.push([name, await page.screenshot({ fullPage: true }).catch(() => null)]);
-        throw new Error(`${name}: ${e.message}`);
+        const shown = await page.$$eval("#result, #session-result, #app-result",
+          (boxes) => boxes.map((b) => `#${b.id}: ${b.textContent.slice(0, 400)}`).join("\n")).catch(() => "");
+        throw new Error(`${name}: ${e.message}\n${shown}`);
       }
     }
     check(!problems.length, `the page reported errors: ${problems.join(" | ")}`);
