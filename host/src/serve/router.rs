@@ -274,12 +274,19 @@ pub async fn policy_text(
     Path(name): Path<String>,
 ) -> AppResult {
     let policy = policies.policy_for(&tenant, &name)?;
-    let mut response = policy.to_string().into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/toml; charset=utf-8"),
-    );
-    Ok(response)
+    Ok(text_as(
+        policy.to_string(),
+        "application/toml; charset=utf-8",
+    ))
+}
+
+/// `text` answered as `content_type`.
+fn text_as(text: String, content_type: &'static str) -> Response {
+    let mut response = text.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
 }
 
 /// The TypeScript declarations of what a script may use under a policy (`Policy::typescript`,
@@ -295,12 +302,10 @@ pub async fn policy_types(
     Path(name): Path<String>,
 ) -> AppResult {
     let policy = policies.policy_for(&tenant, &name)?;
-    let mut response = policy.typescript().into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/typescript; charset=utf-8"),
-    );
-    Ok(response)
+    Ok(text_as(
+        policy.typescript(),
+        "application/typescript; charset=utf-8",
+    ))
 }
 
 /// Run a script once, in a fresh sandbox.
