@@ -1,5 +1,5 @@
 # Palisade's developer commands. `make check` is what CI runs (.ci/run).
-.PHONY: setup guest guest-check fmt lint package test bindings bindings-node bindings-python fuzz-replay fuzz soak page page-build check bench
+.PHONY: setup guest guest-check fmt lint package test bindings bindings-node bindings-python fuzz-replay fuzz soak check bench
 
 CARGO ?= cargo
 SHELL := /bin/bash
