@@ -115,6 +115,7 @@ bindings-python: setup
 # bundle (host/page/app.js) is not what web/ builds to, test how a refusal's fix is applied to
 # a policy, then drive the page in headless Chromium (web/test/e2e.mjs, against the debug
 # binary; screenshots in target/page-e2e/ on failure). `make page-build` rebuilds the bundle.
+.PHONY: page page-build
 page: setup
 	cd web && node build.mjs --check
 	cd web && node --test test/fix.test.mjs
