@@ -68,6 +68,8 @@ mod modules;
 mod network;
 #[path = "integration/output.rs"]
 mod output;
+#[path = "integration/page.rs"]
+mod page;
 #[path = "integration/plain_guest.rs"]
 mod plain_guest;
 #[path = "integration/policy_code.rs"]
@@ -98,8 +100,6 @@ mod serve_limits;
 mod serve_openapi;
 #[path = "integration/serve_options.rs"]
 mod serve_options;
-#[path = "integration/serve_page.rs"]
-mod serve_page;
 #[path = "integration/session_cli.rs"]
 mod session_cli;
 #[path = "integration/shapes.rs"]
