@@ -115,9 +115,23 @@ bindings-python: setup bindings-fixtures
 	cd bindings/python && $(PYTHON_VENV)/bin/mypy
 	cd bindings/python && $(PYTHON_VENV)/bin/pytest -q
 
+# The page of `palisade serve` (web/; docs/server.md, "The page"): fail when the committed
+# bundle (host/page/app.js) is not what web/ builds to, test how a refusal's fix is applied to
+# a policy, then drive the page in headless Chromium (web/test/e2e.mjs, against the debug
+# binary; screenshots in target/page-e2e/ on failure). `make page-build` rebuilds the bundle.
+.PHONY: page page-build
+page: setup
+	cd web && node build.mjs --check
+	cd web && node --test test/fix.test.mjs
+	$(CARGO) build --locked -q -p palisade-cli
+	node web/test/e2e.mjs
+
+page-build: setup
+	cd web && node build.mjs
+
 # Everything: set-up, formatting, lints (host and guest), the committed guest, the packaged
-# crate and its docs, all tests, the bindings' tests, the soak.
-check: setup fmt lint guest-check package test bindings soak
+# crate and its docs, all tests, the bindings' tests, the page in a browser, the soak.
+check: setup fmt lint guest-check package test bindings page soak
 
 # Benchmarks (release build): the peers' four workloads, fresh sandbox per call.
 bench:
