@@ -60,6 +60,8 @@ mod kv;
 mod kv_transaction;
 #[path = "integration/limits.rs"]
 mod limits;
+#[path = "integration/live.rs"]
+mod live;
 #[path = "integration/mcp.rs"]
 mod mcp;
 #[path = "integration/modules.rs"]
