@@ -119,3 +119,122 @@ async fn a_trap_rolls_back() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn a_hibernated_heap_wakes_in_a_new_session() {
+    let mut live = session(&roomy()).await;
+    build(&mut live).await;
+    let before = step(&mut live, PROBE, "null").await;
+    let file = live.image();
+    drop(live);
+    let mut woken = PALISADE.wake_live_session(&roomy(), &file).await.unwrap();
+    assert!(!woken.heap().hot);
+    assert_eq!(step(&mut woken, PROBE, "null").await, before);
+    assert_eq!(step(&mut woken, "counter += 1", "null").await, "2");
+}
+
+#[tokio::test]
+async fn a_truncated_or_altered_image_is_refused() {
+    let mut live = session(&roomy()).await;
+    build(&mut live).await;
+    // A heap larger than 12 MiB, the smallest memory limit a policy may set.
+    step(
+        &mut live,
+        "globalThis.pad = new Uint8Array(16 << 20); 0",
+        "null",
+    )
+    .await;
+    let file = live.image();
+    let refused = |bytes: Vec<u8>| async move {
+        match PALISADE.wake_live_session(&roomy(), &bytes).await {
+            Ok(_) => panic!("a damaged image was accepted"),
+            Err(error) => error.code(),
+        }
+    };
+    assert_eq!(
+        refused(file[..file.len() / 2].to_vec()).await,
+        "invalid_component"
+    );
+    let mut forged = file.clone();
+    let middle = forged.len() / 2;
+    forged[middle] ^= 0x40;
+    assert_eq!(refused(forged).await, "invalid_component");
+    assert_eq!(refused(b"not an image".to_vec()).await, "invalid_component");
+    // Larger than the policy lets the heap be.
+    let small = policy("[limits]\nmemory = \"12MiB\"\n");
+    match PALISADE.wake_live_session(&small, &file).await {
+        Ok(_) => panic!("an image over the memory limit was accepted"),
+        Err(error) => assert_eq!(error.code(), "invalid_component"),
+    }
+    // The session the image came from, and the host, are fine.
+    assert_eq!(step(&mut live, "counter", "null").await, "1");
+    assert_next_call_works().await;
+}
+
+#[tokio::test]
+async fn a_fork_copies_the_heap_and_then_goes_its_own_way() {
+    let mut live = session(&roomy()).await;
+    build(&mut live).await;
+    let mut fork = live.fork();
+    assert_eq!(step(&mut fork, "counter += 10", "null").await, "11");
+    assert_eq!(step(&mut live, "counter", "null").await, "1");
+    assert_eq!(step(&mut fork, "counter", "null").await, "11");
+}
+
+#[tokio::test]
+async fn a_reset_returns_to_a_fresh_heap() {
+    let mut live = session(&roomy()).await;
+    build(&mut live).await;
+    live.reset();
+    assert_eq!(
+        step(&mut live, PROBE, "null").await,
+        "[null,null,null,null]"
+    );
+    assert_eq!(live.heap().calls, 1);
+}
+
+#[tokio::test]
+async fn each_call_is_limited_as_a_fresh_one_and_the_heap_counts() {
+    // Fuel is per call: three steps that together spend more than the budget each pass.
+    let p = policy("[limits]\nfuel = 50_000_000\ntimeout = \"30s\"\n");
+    let mut live = session(&p).await;
+    let lap = |n: u64| format!("var i; for (i = 0; i < {n}; i++) {{}} i");
+    let probe = live.run("loop.js", &lap(10_000), "null").await;
+    // Iterations for about 25M of fuel: half the budget.
+    let n = 10_000 * 25_000_000 / probe.receipt.fuel_used.max(1);
+    let mut spent = 0;
+    for _ in 0..3 {
+        let outcome = live.run("loop.js", &lap(n), "null").await;
+        assert_eq!(output(&outcome), n.to_string());
+        spent += outcome.receipt.fuel_used;
+    }
+    assert!(spent > 50_000_000, "{spent}");
+    // A heap of 40 MiB, then a call whose memory limit is below it.
+    let p = policy("[limits]\nmemory = \"128MiB\"\nfuel = 10_000_000_000\ntimeout = \"30s\"\n");
+    let mut live = session(&p).await;
+    step(
+        &mut live,
+        "globalThis.big = new Uint8Array(40 << 20).fill(1); big.length",
+        "null",
+    )
+    .await;
+    let lowered = palisade::RunOptions::default().memory("32MiB".parse().unwrap());
+    let outcome = live.run_with("small.js", "1", "null", &lowered).await;
+    assert_eq!(code(&outcome), "memory_limit");
+    assert_eq!(step(&mut live, "big.length", "null").await, "41943040");
+    assert!(live.heap().memory_bytes > 40 << 20);
+}
+
+#[tokio::test]
+async fn a_live_policy_may_not_mount_directories() {
+    let dir = scratch_dir("live-fs");
+    let p = policy(&format!(
+        "[[fs.mount]]\nhost = \"{}\"\nguest = \"/data\"\n",
+        dir.display()
+    ));
+    match PALISADE.live_session(&p).await {
+        Ok(_) => panic!("a live session mounted a directory"),
+        Err(error) => assert_eq!(error.code(), "invalid_policy"),
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
