@@ -96,6 +96,8 @@ mod serve_contracts;
 mod serve_files;
 #[path = "integration/serve_limits.rs"]
 mod serve_limits;
+#[path = "integration/serve_live.rs"]
+mod serve_live;
 #[path = "integration/serve_openapi.rs"]
 mod serve_openapi;
 #[path = "integration/serve_options.rs"]
