@@ -6,9 +6,9 @@
 //! fresh one is: its own fuel, deadline, memory limit (which the heap it starts with counts
 //! against), stack, console and audit records.
 //!
-//! After every call that succeeds, the session takes an image of the heap (the blocks of the
-//! guest's memory above its shadow stack that differ from a fresh instance's). A call that
-//! fails (a trap, the deadline, fuel, memory, an uncaught error) drops its instance, and the
+//! After every call that succeeds, the session brings its image of the heap up to date (a copy
+//! of the guest's memory above its shadow stack, compared block by block and the changed blocks
+//! copied). A call that fails (a trap, the deadline, fuel, memory, an uncaught error) drops its instance, and the
 //! next call runs in a fresh instance with the last good image written back: the failed call
 //! left nothing behind. The image is also what a session hibernates to ([`HeapImage`]'s file
 //! format) and what a fork copies.
@@ -93,9 +93,9 @@ impl Palisade {
                 bytes,
                 &runtime.guest_sha256,
                 policy.limits().memory.0,
-                runtime.layout.stack_top,
+                (&runtime.base, runtime.layout.stack_top),
             )?,
-            None => HeapImage::pristine(runtime.base.len() as u64),
+            None => HeapImage::pristine(&runtime.base, runtime.layout.stack_top),
         };
         Ok(LiveSession {
             palisade: self.clone(),
@@ -220,7 +220,7 @@ impl LiveSession {
 
     /// After a call that succeeded: its heap is the last good image.
     async fn keep(&mut self, hot: &mut Hot) -> Result<(), Error> {
-        self.image = hot.capture(&self.runtime).await?;
+        hot.capture(&mut self.image).await?;
         self.calls += 1;
         Ok(())
     }
@@ -254,7 +254,7 @@ impl LiveSession {
     pub fn heap(&self) -> HeapInfo {
         HeapInfo {
             memory_bytes: self.image.memory_size(),
-            changed_blocks: self.image.changed_blocks(),
+            changed_blocks: self.image.changed_blocks(&self.runtime.base),
             hot: self.hot.is_some(),
             calls: self.calls,
         }
@@ -268,7 +268,7 @@ impl LiveSession {
     /// Back to a fresh instance's heap: everything the calls defined is gone.
     pub fn reset(&mut self) {
         self.hot = None;
-        self.image = HeapImage::pristine(self.runtime.base.len() as u64);
+        self.image = HeapImage::pristine(&self.runtime.base, self.runtime.layout.stack_top);
         self.calls = 0;
     }
 
@@ -287,7 +287,8 @@ impl LiveSession {
 
     /// The heap as a file ([`HeapImage`]'s format), for [`Palisade::wake_live_session`].
     pub fn image(&self) -> Vec<u8> {
-        self.image.encode(&self.runtime.guest_sha256)
+        self.image
+            .encode(&self.runtime.guest_sha256, &self.runtime.base)
     }
 
     /// Drop the instance and keep only the image: the next call restores it.

@@ -143,13 +143,13 @@ impl LiveRuntime {
                 });
             }
         }
-        for (at, bytes) in image.runs() {
-            hot.seek
-                .call_async(&mut hot.store, (at,))
-                .await
-                .map_err(internal("restoring"))?;
-            hot.write_at(bytes).await?;
-        }
+        // The whole heap in one write: a call into the instance costs more than copying
+        // megabytes.
+        hot.seek
+            .call_async(&mut hot.store, (image.stack_top,))
+            .await
+            .map_err(internal("restoring"))?;
+        hot.write_at(&image.heap).await?;
         Ok(hot)
     }
 }
@@ -165,19 +165,15 @@ impl Hot {
         Ok(list.as_le_slice(&self.store).to_vec())
     }
 
-    /// The image of this instance's heap against `runtime`'s base.
-    pub(crate) async fn capture(&mut self, runtime: &LiveRuntime) -> Result<HeapImage, Error> {
+    /// Bring `image` up to this instance's heap.
+    pub(crate) async fn capture(&mut self, image: &mut HeapImage) -> Result<(), Error> {
         let (list,) = self
             .view
             .call_async(&mut self.store, (SCRATCH,))
             .await
             .map_err(internal("reading memory"))?;
-        let memory = list.as_le_slice(&self.store);
-        Ok(HeapImage::capture(
-            memory,
-            &runtime.base,
-            runtime.layout.stack_top,
-        ))
+        image.update(list.as_le_slice(&self.store));
+        Ok(())
     }
 
     /// Write `bytes` where `seek` pointed: `write`'s `realloc` returns that offset, so the

@@ -125,11 +125,10 @@ impl LiveHeaps {
         };
         for old in cool {
             let slot = self.slot(&old);
-            // A session running now keeps its instance until its next turn here.
-            if let Ok(mut guard) = slot.try_lock()
-                && let Some(live) = guard.as_mut()
-            {
-                live.cool();
+            // Its image is in its file: the session is dropped from memory and woken from the
+            // file by its next run. One running now is cooled after its next turn here.
+            if let Ok(mut guard) = slot.try_lock() {
+                *guard = None;
             }
         }
     }
