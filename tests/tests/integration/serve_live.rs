@@ -140,3 +140,49 @@ async fn heap_routes_need_a_live_session_and_a_live_policy_mounts_nothing() {
     assert_error(&missing, 404, "session_not_found");
     server.assert_fine(None).await;
 }
+
+/// docs/sessions.md's walkthrough, step by step.
+#[tokio::test]
+async fn the_csv_walkthrough_of_the_docs_answers_as_documented() {
+    let server = start(config("live-csv", false));
+    let id = live(&server).await;
+    let csv = "id,customer,total,day\n1,acme,120.5,2026-11-02\n2,beta,80,2026-11-02\n3,acme,42,2026-11-03\n";
+    let load = "const rows = input.split(\"\\n\").slice(1).filter(Boolean).map((line) => { const [id, customer, total, day] = line.split(\",\"); return { id: +id, customer, total: +total, day }; }); rows.length";
+    assert_eq!(step(&server, &id, load, json!(csv)).await, 3);
+    let helper = "function by(key, value = (r) => r.total) { const out = new Map(); for (const r of rows) out.set(r[key], (out.get(r[key]) ?? 0) + value(r)); return Object.fromEntries(out); }";
+    assert_eq!(step(&server, &id, helper, Value::Null).await, Value::Null);
+    let totals = step(&server, &id, "by(\"customer\")", Value::Null).await;
+    assert_eq!(totals, json!({"acme": 162.5, "beta": 80}));
+    let days = step(&server, &id, "by(\"day\", () => 1)", Value::Null).await;
+    assert_eq!(days, json!({"2026-11-02": 2, "2026-11-03": 1}));
+    let over = "rows.filter((r) => r.total > input.over).map((r) => r.id)";
+    assert_eq!(
+        step(&server, &id, over, json!({"over": 50})).await,
+        json!([1, 2])
+    );
+    let failed = server
+        .call(
+            "POST",
+            &format!("/v1/sessions/{id}/run"),
+            None,
+            json!({"source": "rows.length = 0; null.x"}),
+        )
+        .await;
+    assert_eq!(
+        failed.body["error"]["code"], "guest_exception",
+        "{}",
+        failed.body
+    );
+    assert_eq!(step(&server, &id, "rows.length", Value::Null).await, 3);
+    // Declaring a name a step already declared is refused, and changes nothing.
+    let again = server
+        .call(
+            "POST",
+            &format!("/v1/sessions/{id}/run"),
+            None,
+            json!({"source": "const rows = []; 0"}),
+        )
+        .await;
+    assert_eq!(again.body["error"]["name"], "SyntaxError", "{}", again.body);
+    assert_eq!(step(&server, &id, "rows.length", Value::Null).await, 3);
+}
