@@ -1,5 +1,6 @@
 //! `palisade bench`: the peers' workloads, a fresh sandbox per call, median / p99 / calls/s.
 
+mod live;
 mod measure;
 mod report;
 
@@ -69,6 +70,10 @@ pub struct BenchArgs {
     /// them fails the bench (`--only` picks the others).
     #[arg(long, value_name = "PATH")]
     policy: Option<PathBuf>,
+    /// Measure live sessions only (docs/sessions.md): a hot call against a fresh one, and
+    /// hibernating, waking and forking a 16 MiB heap; `--calls` samples each.
+    #[arg(long)]
+    live: bool,
 }
 
 #[derive(Clone)]
@@ -117,6 +122,14 @@ pub fn run(args: BenchArgs) -> ExitCode {
 /// Measure, print each table and the summary; a failure has been reported when it returns
 /// the exit code.
 fn bench(args: &BenchArgs) -> Result<(), ExitCode> {
+    if args.live {
+        let palisade = built(configured(args, !args.no_fuel).build())?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_time()
+            .build()
+            .expect("tokio starts");
+        return rt.block_on(live::live(&palisade, args.calls));
+    }
     let workloads = load_workloads(args)?;
     let palisade = built(
         configured(args, !args.no_fuel)

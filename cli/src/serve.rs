@@ -37,6 +37,10 @@ pub struct ServeArgs {
     /// The most live sessions on the server.
     #[arg(long, default_value_t = 1000)]
     max_sessions: usize,
+    /// The most live sessions (`"live": true`) whose instance stays in memory; the least
+    /// recently run beyond it wait as images in their folders (docs/sessions.md).
+    #[arg(long, default_value_t = 64)]
+    max_live_sessions: usize,
     /// The most calls running at once; others wait up to --admission-wait.
     #[arg(long, default_value_t = 64)]
     max_concurrency: usize,
@@ -89,6 +93,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     config.replica = args.replica;
     config.audit_log = args.audit_log;
     config.max_sessions = args.max_sessions;
+    config.max_live_sessions = args.max_live_sessions.max(1);
     config.max_concurrency = args.max_concurrency.max(1);
     config.pool_slots = args.pool_slots;
     config.admission_wait = args.admission_wait.0;

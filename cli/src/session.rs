@@ -49,6 +49,10 @@ enum SessionCommand {
         /// A `config` value for its scripts (`config.get(KEY)`); repeat for more.
         #[arg(long = "config", value_name = "KEY=VALUE")]
         config: Vec<String>,
+        /// Keep its JavaScript heap between runs (docs/sessions.md): each run is a script whose
+        /// top-level declarations stay defined for the next.
+        #[arg(long)]
+        live: bool,
     },
     /// List your live sessions.
     Ls,
@@ -207,7 +211,14 @@ fn call_of(command: SessionCommand) -> Result<Call, String> {
             name,
             idle_timeout,
             config,
-        } => create(policy, name, idle_timeout, &config)?,
+            live,
+        } => {
+            let mut call = create(policy, name, idle_timeout, &config)?;
+            if live && let Some(body) = call.body.as_mut() {
+                body.insert("live".into(), true.into());
+            }
+            call
+        }
         SessionCommand::Ls => {
             Call::new(Kind::Sessions, Method::GET, "/v1/sessions", None).words(&["ls"])
         }

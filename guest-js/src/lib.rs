@@ -69,6 +69,15 @@ impl Runner for Component {
         }
         run::run(&name, module, &entry, &input, &env)
     }
+
+    fn evaluate(
+        name: String,
+        source: String,
+        input: String,
+        env: Environment,
+    ) -> Result<String, Error> {
+        run::evaluate_script(&name, &source, &input, &env)
+    }
 }
 
 #[cfg(not(feature = "standalone"))]

@@ -1,6 +1,7 @@
 //! The QuickJS runtime held in the snapshot, and the run/compile entry points.
 
 mod call_globals;
+mod live;
 mod preload;
 mod settle;
 
@@ -11,6 +12,7 @@ use call_globals::install_call_globals;
 use javy::quickjs::function::{Rest, This};
 use javy::quickjs::{CatchResultExt, Ctx, Function, Module, Object, Value, qjs};
 use javy::{Config, Runtime};
+pub use live::evaluate_script;
 pub use preload::preload;
 use preload::preloaded;
 use settle::settle;

@@ -47,6 +47,15 @@ impl MemoryLimiter {
         }
     }
 
+    /// A limiter for a call that starts in a memory of `current` bytes (a live session's
+    /// heap): its peak is at least that.
+    pub fn starting_at(limit: u64, current: u64) -> Self {
+        Self {
+            peak: usize::try_from(current).unwrap_or(usize::MAX),
+            ..Self::new(limit)
+        }
+    }
+
     /// The call's deadline, checked at each growth.
     pub fn set_deadline(&mut self, deadline: Instant) {
         self.deadline = Some(deadline);

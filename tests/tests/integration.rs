@@ -60,6 +60,8 @@ mod kv;
 mod kv_transaction;
 #[path = "integration/limits.rs"]
 mod limits;
+#[path = "integration/live.rs"]
+mod live;
 #[path = "integration/mcp.rs"]
 mod mcp;
 #[path = "integration/modules.rs"]
@@ -96,6 +98,8 @@ mod serve_contracts;
 mod serve_files;
 #[path = "integration/serve_limits.rs"]
 mod serve_limits;
+#[path = "integration/serve_live.rs"]
+mod serve_live;
 #[path = "integration/serve_openapi.rs"]
 mod serve_openapi;
 #[path = "integration/serve_options.rs"]

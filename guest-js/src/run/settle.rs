@@ -61,6 +61,12 @@ unsafe extern "C" fn track(
     }
 }
 
+/// Forget an out-of-memory rejection of an earlier call: a live session's instance outlives
+/// its calls.
+pub(super) fn forget_lost_memory() {
+    LOST_TO_MEMORY.with(|cell| cell.set(false));
+}
+
 /// Why the event loop ran dry, when memory did it: an exception QuickJS left pending when it
 /// could not queue a job (`JS_EnqueueJob` fails silently when its allocation does), or an
 /// out-of-memory error that rejected a promise nothing handled. Either ends the call with that

@@ -20,10 +20,11 @@ use crate::guest::Guest;
 use crate::policy::Clock;
 use crate::policy::Policy;
 use crate::{Error, Script};
-use outcome::accept_output;
+pub(crate) use outcome::{accept_output, finish};
 use std::time::Instant;
 use stderr::StderrConsole;
-use store::{guarded, new_store};
+use store::new_store;
+pub(crate) use store::{arm, guarded};
 
 /// When a call started (for the receipt) and when its deadline falls, and the fuel it has
 /// already spent before its sandbox (compiling its source to bytecode on a cache miss): one
@@ -145,7 +146,7 @@ pub(crate) async fn run(
     if let Some(stderr) = &stderr {
         state.console = stderr.finish();
     }
-    let mut outcome = outcome::finish(state, result, fuel_used, policy, times.started);
+    let mut outcome = finish(state, result, fuel_used, policy, times.started);
     outcome.receipt.form = script.last_expression().then_some("last_expression");
     outcome
 }

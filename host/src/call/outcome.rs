@@ -147,7 +147,7 @@ pub(super) fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
-pub(super) fn accept_output(policy: &Policy, json: String) -> Result<Box<RawValue>, Error> {
+pub(crate) fn accept_output(policy: &Policy, json: String) -> Result<Box<RawValue>, Error> {
     let limit = policy.limits().output;
     if json.len() as u64 > limit.0 {
         return Err(Error::OutputTooLarge {
@@ -248,7 +248,7 @@ pub(super) fn cut_text(mut text: String, room: usize) -> String {
 
 /// The outcome of a call that ran: its state's console, audit records and usage, with the
 /// result redacted and bounded.
-pub(super) fn finish(
+pub(crate) fn finish(
     mut state: CallState,
     result: Result<Box<RawValue>, Error>,
     fuel_used: u64,

@@ -24,7 +24,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 pub(crate) struct CallState {
     pub(super) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
-    pub(super) limiter: MemoryLimiter,
+    pub(crate) limiter: MemoryLimiter,
     pub(crate) console: Console,
     pub(crate) capabilities: CapabilityState,
     pub(super) config: Config,
@@ -126,7 +126,7 @@ impl WasiView for CallState {
 }
 
 impl CallState {
-    pub(super) fn new(
+    pub(crate) fn new(
         policy: &Policy,
         shared: Shared,
         stderr: Option<&StderrConsole>,

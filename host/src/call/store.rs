@@ -26,10 +26,24 @@ pub(super) fn new_store(
     deadline: Instant,
     fuel: u64,
 ) -> Result<Store<CallState>, Error> {
-    let cancel = shared.cancel.clone();
     let mut store = Store::new(&runtime.engine, CallState::new(policy, shared, stderr)?);
-    store.data_mut().limiter.set_deadline(deadline);
     store.limiter(|state| &mut state.limiter);
+    arm(&mut store, runtime.fuel, policy, deadline, fuel)?;
+    Ok(store)
+}
+
+/// Set a store up for one call under `policy`: the deadline in its memory limiter, the
+/// hostcall budget, and fuel (when `metered`) or the epoch callback. A live session's store is
+/// armed again for each of its calls.
+pub(crate) fn arm(
+    store: &mut Store<CallState>,
+    metered: bool,
+    policy: &Policy,
+    deadline: Instant,
+    fuel: u64,
+) -> Result<(), Error> {
+    let cancel = store.data().cancel.clone();
+    store.data_mut().limiter.set_deadline(deadline);
     // wasmtime caps what one call between guest and host may copy (128 MiB by default) and
     // fails past it without a trap code. The guest can hand over no more than its memory holds
     // (each string or list element costs the host a record besides its bytes), so the cap
@@ -37,7 +51,7 @@ pub(super) fn new_store(
     // policy's own limits instead.
     let memory = usize::try_from(policy.limits().memory.0).unwrap_or(usize::MAX);
     store.set_hostcall_fuel(memory.saturating_mul(2).saturating_add(HOSTCALL_FUEL_ROOM));
-    if runtime.fuel {
+    if metered {
         // Every FUEL_SLICE the guest yields, so that a CPU-bound guest cannot starve other
         // tasks; `guarded` checks the deadline each time the call is polled again.
         store.set_fuel(fuel).map_err(internal)?;
@@ -57,14 +71,14 @@ pub(super) fn new_store(
         });
         store.set_epoch_deadline(1);
     }
-    Ok(store)
+    Ok(())
 }
 
 /// Run `invoke` against the store under the deadline and classify how it ended. Guest code
 /// yields every fuel slice (or epoch tick), and each time the call is polled again past the
 /// deadline, or once it is cancelled, it ends; the outer timeout also bounds time spent waiting
 /// on the host, and a cancel wakes the call while it waits.
-pub(super) async fn guarded<T>(
+pub(crate) async fn guarded<T>(
     store: &mut Store<CallState>,
     policy: &Policy,
     deadline: Instant,

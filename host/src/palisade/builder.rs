@@ -292,6 +292,7 @@ impl Builder {
             bytecode: BytecodeCache::new(self.bytecode_cache),
             engines: Mutex::new(HashMap::new()),
             runtimes: Mutex::new(HashMap::new()),
+            live: tokio::sync::Mutex::new(HashMap::new()),
             compiled: Mutex::new(lru::LruCache::new(
                 std::num::NonZeroUsize::new(COMPILED_SCRIPTS).expect("non-zero"),
             )),

@@ -153,6 +153,54 @@ impl Palisade {
     }
 }
 
+impl Palisade {
+    /// The runtime live sessions under `policy` run on: built once per stack size and guest, on
+    /// an engine whose instances are allocated on demand (a hot session keeps its instance,
+    /// and must not keep a slot of the pool that calls share).
+    pub(crate) async fn live_runtime(
+        &self,
+        policy: &Policy,
+    ) -> Result<Arc<crate::live::LiveRuntime>, Error> {
+        let stack = policy.limits().stack;
+        let guest = Guest::for_policy(policy);
+        let mut live = self.inner.live.lock().await;
+        if let Some(runtime) = live.get(&(stack.0, guest)) {
+            return Ok(runtime.clone());
+        }
+        let failed = |e: wasmtime::Error| Error::Internal {
+            detail: format!("live engine setup failed: {e:#}"),
+        };
+        let mut config = engine_config(&self.inner.settings, stack.0 as usize);
+        config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+        let engine = Engine::new(&config).map_err(failed)?;
+        let (wasm, layout) =
+            crate::live::instrument(guest.bytes()).map_err(|detail| Error::Internal { detail })?;
+        let inner = self.inner.clone();
+        let loading = engine.clone();
+        // Compiling the instrumented guest takes seconds of CPU on a cold cache.
+        let component = tokio::task::spawn_blocking(move || {
+            let s = &inner.settings;
+            crate::cache::load(&loading, &wasm, s.cache_dir.as_deref(), &*s.on_compile)
+        })
+        .await
+        .map_err(|e| Error::Internal {
+            detail: format!("the compile task failed: {e}"),
+        })?
+        .map_err(failed)?;
+        let fuel = self.inner.settings.fuel;
+        let runtime =
+            crate::live::LiveRuntime::build(engine.clone(), component, layout, guest, fuel).await?;
+        self.inner
+            .tickers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(engine.weak());
+        let runtime = Arc::new(runtime);
+        live.insert((stack.0, guest), runtime.clone());
+        Ok(runtime)
+    }
+}
+
 impl Inner {
     /// The runtime of `guest` on the engine for `stack`, if it is loaded.
     pub(super) fn loaded(&self, stack: ByteSize, guest: Guest) -> Option<Arc<Runtime>> {

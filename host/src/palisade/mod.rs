@@ -46,6 +46,8 @@ struct Inner {
     engines: Mutex<HashMap<u64, Engine>>,
     /// Each guest's runtime on each engine, by stack size.
     runtimes: Mutex<HashMap<(u64, Guest), Arc<Runtime>>>,
+    /// Live sessions' runtimes, by stack size and guest; built one at a time.
+    live: tokio::sync::Mutex<HashMap<(u64, Guest), Arc<crate::live::LiveRuntime>>>,
     /// Compiled scripts, by stack size and the component's SHA-256.
     compiled: Mutex<lru::LruCache<CompiledKey, Arc<Runtime>>>,
     /// The engines the epoch ticker advances; its own lock, so that it never waits on a build.
@@ -322,14 +324,7 @@ impl Palisade {
         extras: call::Extras,
     ) -> Outcome {
         use tracing::Instrument;
-        let context = CallContext {
-            call_id: format!("{:016x}", rand::random::<u64>()),
-            capability: String::new(),
-            policy: policy.name().to_owned(),
-            policy_sha256: policy.sha256().to_owned(),
-            metadata: extras.metadata.clone(),
-            argument_list: false,
-        };
+        let context = call_context(policy, extras.metadata.clone());
         // One span per call: every log line of the call (an internal error's cause included)
         // carries its id, policy and script.
         let span = tracing::info_span!(
@@ -487,7 +482,7 @@ impl Palisade {
     }
 
     /// A policy's memory limit fits the pool's slots, sized by [`Builder::max_memory`].
-    fn check_memory(&self, policy: &Policy) -> Result<(), Error> {
+    pub(crate) fn check_memory(&self, policy: &Policy) -> Result<(), Error> {
         let max = self.inner.settings.max_memory;
         if policy.limits().memory <= max {
             return Ok(());
@@ -506,7 +501,7 @@ impl Palisade {
 
     /// An admission slot: at most `max_concurrency` calls at once, each waiting at most
     /// `queue_timeout` for its turn.
-    async fn admit(&self) -> Result<OwnedSemaphorePermit, Error> {
+    pub(crate) async fn admit(&self) -> Result<OwnedSemaphorePermit, Error> {
         let wait = self.inner.settings.queue_timeout;
         match tokio::time::timeout(wait, self.inner.admission.clone().acquire_owned()).await {
             Ok(Ok(permit)) => Ok(permit),
@@ -514,6 +509,35 @@ impl Palisade {
                 waited_ms: wait.as_millis() as u64,
             }),
         }
+    }
+
+    /// What a live session's call under `policy` shares with the host: as for any call, without
+    /// recording.
+    pub(crate) fn live_shared(
+        &self,
+        policy: &Policy,
+        options: &RunOptions,
+        context: CallContext,
+    ) -> Result<call::Shared, Error> {
+        let kv = match policy.kv() {
+            Some(_) => Some(
+                self.kv_backend()
+                    .map_err(|detail| Error::Internal { detail })?,
+            ),
+            None => None,
+        };
+        Ok(call::Shared {
+            handlers: self.inner.handlers.clone(),
+            rate: self.rate_limiter(policy),
+            kv,
+            tape: Tape::Off,
+            context,
+            events: options.events.clone(),
+            cancel: None,
+            files: options.files.clone().into(),
+            audit_file: self.inner.audit_file.clone(),
+            audit_tags: options.audit_tags.clone().unwrap_or_default(),
+        })
     }
 
     /// The key-value store, opened on first use.
@@ -563,6 +587,21 @@ impl Palisade {
                 }
             })
             .clone()
+    }
+}
+
+/// Who a new call is, for capability handlers: a fresh id, its policy and metadata.
+pub(crate) fn call_context(
+    policy: &Policy,
+    metadata: Option<Arc<serde_json::Value>>,
+) -> CallContext {
+    CallContext {
+        call_id: format!("{:016x}", rand::random::<u64>()),
+        capability: String::new(),
+        policy: policy.name().to_owned(),
+        policy_sha256: policy.sha256().to_owned(),
+        metadata,
+        argument_list: false,
     }
 }
 

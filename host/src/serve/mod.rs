@@ -19,6 +19,7 @@ pub mod fs;
 pub mod idempotency;
 pub mod journal;
 pub mod listener;
+pub mod live;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;

@@ -3,6 +3,7 @@
 
 use super::apps;
 use super::fs::FsRequest;
+use super::live;
 use super::router;
 use super::runs::{NamedScript, NewFile, RunRequest};
 use super::sessions::{CreateSession, SessionRecord};
@@ -33,6 +34,9 @@ use utoipa::OpenApi;
         router::stop_session,
         router::run_in_session,
         router::fs_op,
+        live::session_heap,
+        live::reset_session,
+        live::fork_session,
         apps::routes::load,
         apps::routes::list,
         apps::routes::show,

@@ -41,6 +41,9 @@ pub fn routes(state: &Arc<AppState>) -> Router<AppState> {
         .route("/v1/sessions/{id}", get(get_session).delete(stop_session))
         .route("/v1/sessions/{id}/run", post(run_in_session))
         .route("/v1/sessions/{id}/fs/{op}", post(fs_op))
+        .route("/v1/sessions/{id}/heap", get(super::live::session_heap))
+        .route("/v1/sessions/{id}/reset", post(super::live::reset_session))
+        .route("/v1/sessions/{id}/fork", post(super::live::fork_session))
         .merge(super::apps::routes::router())
         .merge(mcp(state))
         .merge(super::page::router(state));

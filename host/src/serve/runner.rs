@@ -42,12 +42,23 @@ impl Runner {
         options: RunOptions,
         who: &Who<'_>,
     ) -> Result<Outcome, ApiError> {
+        self.admitted(options, who, async |options| {
+            self.palisade.run_with(policy, script, input, options).await
+        })
+        .await
+    }
+
+    /// Admit a call, make it with `who`'s audit tags, count it; a call the library refused for
+    /// capacity is 503 `capacity_exhausted` with `Retry-After`.
+    async fn admitted(
+        &self,
+        options: RunOptions,
+        who: &Who<'_>,
+        call: impl AsyncFnOnce(&RunOptions) -> Outcome,
+    ) -> Result<Outcome, ApiError> {
         let options = options.audit_tags(who.tags());
         let permit = self.admission.enter(&self.metrics).await?;
-        let outcome = self
-            .palisade
-            .run_with(policy, script, input, &options)
-            .await;
+        let outcome = call(&options).await;
         drop(permit);
         self.metrics.call(&outcome);
         match outcome.error() {
@@ -59,6 +70,27 @@ impl Runner {
             )),
             _ => Ok(outcome),
         }
+    }
+
+    /// The library the runs go to.
+    pub fn palisade(&self) -> &Palisade {
+        &self.palisade
+    }
+
+    /// Run `source` in the live session `live`, admitted and counted as [`Runner::run`] is.
+    pub async fn run_live(
+        &self,
+        live: &mut crate::LiveSession,
+        name: &str,
+        source: &str,
+        input: &str,
+        options: RunOptions,
+        who: &Who<'_>,
+    ) -> Result<Outcome, ApiError> {
+        self.admitted(options, who, async |options| {
+            live.run_with(name, source, input, options).await
+        })
+        .await
     }
 
     /// Compile `script` under `policy` into a component and load it for calls (an app:

@@ -181,7 +181,7 @@ impl RunRequest {
         }
     }
 
-    fn options(&self, who: &Who<'_>) -> Result<RunOptions, ApiError> {
+    pub(super) fn options(&self, who: &Who<'_>) -> Result<RunOptions, ApiError> {
         let mut metadata = self.metadata.clone().unwrap_or_default();
         metadata.insert("tenant".into(), who.tenant.into());
         metadata.insert("session".into(), who.session.into());
@@ -242,6 +242,21 @@ impl RunRequest {
             return Ok(script);
         }
         Ok(script.with_modules(self.modules.clone())?)
+    }
+
+    /// A live session's script: its name and source, evaluated as a script (no modules, no
+    /// TypeScript, no export).
+    pub(super) fn live_source(&self) -> Result<(&str, &str), ApiError> {
+        if !self.modules.is_empty() || self.lang.is_some() {
+            return Err(ApiError::invalid(
+                "a live session's run is a JavaScript script: it takes no `modules` or `lang`",
+            ));
+        }
+        match (&self.source, &self.script) {
+            (Some(source), None) => Ok(("request.js", source.as_str())),
+            (None, Some(s)) => Ok((s.name.as_str(), s.source.as_str())),
+            _ => Err(Self::one_script()),
+        }
     }
 
     fn one_script() -> ApiError {

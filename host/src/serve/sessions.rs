@@ -65,6 +65,10 @@ pub struct CreateSession {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub image: Option<serde_json::Value>,
+    /// Keep the session's JavaScript heap between its runs, which then evaluate scripts in it
+    /// (docs/sessions.md); its folder is not mounted for them.
+    #[serde(default)]
+    pub live: bool,
 }
 
 /// What is kept of a session.
@@ -92,6 +96,9 @@ pub struct SessionRecord {
     /// The replica that holds its files, on a store that replicas share (`--replica`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replica: Option<String>,
+    /// Whether its runs share one JavaScript heap (`"live": true`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub live: bool,
 }
 
 /// A live session.
@@ -184,6 +191,8 @@ pub struct SessionParts {
     pub policies: Arc<Policies>,
     /// This server's name among replicas sharing the store: it holds the sessions it creates.
     pub replica: String,
+    /// The heaps of live sessions.
+    pub live: Arc<super::live::LiveHeaps>,
 }
 
 /// The live sessions, by id, and what they are built on.
@@ -228,6 +237,14 @@ pub(crate) fn session_policy(policy: &Policy, dir: &std::path::Path) -> Policy {
     }
     let (guest, quota, max_files) = place(policy);
     policy.with_dir(dir, &guest, crate::policy::ByteSize(quota), max_files)
+}
+
+/// A session's policy with its key-value namespace and config values (a live session's runs
+/// get no folder).
+fn scoped_policy(policy: &Policy, session: &Session) -> Policy {
+    policy
+        .with_kv_namespace_prefix(&session.kv_prefix())
+        .with_config_defaults(&session.record.config)
 }
 
 /// The most config values a session keeps, and their bytes in all (keys and values): a
@@ -427,6 +444,9 @@ impl Sessions {
             config.extend(env.into_config()?);
         }
         check_config(&config)?;
+        if body.live {
+            super::live::LiveHeaps::check(&self.parts.runner, &policy).await?;
+        }
         self.room_for(&self.lock(), tenant)?;
         let id = super::reply::new_id();
         let record = SessionRecord {
@@ -443,6 +463,7 @@ impl Sessions {
                 .store
                 .shared()
                 .then(|| self.parts.replica.clone()),
+            live: body.live,
         };
         let session = Arc::new(Session::new(record, self.parts.dir.join(&id).join("files")));
         let made = self
@@ -520,6 +541,7 @@ impl Sessions {
             if map.remove(&session.record.session_id).is_none() {
                 return Ok(()); // stopped by someone else meanwhile
             }
+            self.parts.live.forget(&session.record.session_id);
             self.parts.metrics.sessions.set(map.len() as i64);
         }
         let kv_policy = self
@@ -579,17 +601,95 @@ impl Sessions {
             .parts
             .policies
             .policy_for(tenant, &session.record.policy)?;
-        let derived = session_policy(&policy, &session.dir)
-            .with_kv_namespace_prefix(&session.kv_prefix())
-            .with_config_defaults(&session.record.config);
         let who = Who {
             tenant: &tenant.name,
             session: Some(id),
             app: None,
         };
-        let result = super::runs::execute(&self.parts.runner, &derived, &request, &who).await;
+        let result = if session.record.live {
+            let live = scoped_policy(&policy, &session);
+            let place = (id, super::live::heap_file(&session.dir));
+            let (runner, place) = (&self.parts.runner, (place.0, place.1.as_path()));
+            self.parts
+                .live
+                .run(runner, place, &live, &request, &who)
+                .await
+        } else {
+            let derived = scoped_policy(&session_policy(&policy, &session.dir), &session);
+            super::runs::execute(&self.parts.runner, &derived, &request, &who).await
+        };
         session.touch();
         result
+    }
+
+    /// The live session `id`, where its heap is kept, and its runs' policy; a session that is
+    /// not live is `invalid_input`.
+    async fn live(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+    ) -> Result<(Arc<Session>, PathBuf, Policy), ApiError> {
+        let session = self.get(&tenant.name, id).await?;
+        if !session.record.live {
+            return Err(ApiError::invalid(format!(
+                "session `{id}` is not live: create one with \"live\": true"
+            )));
+        }
+        let policy = self
+            .parts
+            .policies
+            .policy_for(tenant, &session.record.policy)?;
+        let file = super::live::heap_file(&session.dir);
+        Ok((session.clone(), file, scoped_policy(&policy, &session)))
+    }
+
+    /// `GET /v1/sessions/{id}/heap`.
+    pub async fn heap(&self, tenant: &Tenant, id: &str) -> Result<serde_json::Value, ApiError> {
+        let (_, file, policy) = self.live(tenant, id).await?;
+        let runner = &self.parts.runner;
+        self.parts.live.heap(runner, (id, &file), &policy).await
+    }
+
+    /// `POST /v1/sessions/{id}/reset`.
+    pub async fn reset(&self, tenant: &Tenant, id: &str) -> Result<(), ApiError> {
+        let (_, file, policy) = self.live(tenant, id).await?;
+        let runner = &self.parts.runner;
+        self.parts.live.reset(runner, (id, &file), &policy).await
+    }
+
+    /// `POST /v1/sessions/{id}/fork`: a new live session with the same policy, config and a
+    /// copy of the heap (its key-value namespace and folder are its own, and empty).
+    pub async fn fork(&self, tenant: &Tenant, id: &str) -> Result<serde_json::Value, ApiError> {
+        let (from, file, policy) = self.live(tenant, id).await?;
+        let record = &from.record;
+        let request = CreateSession {
+            policy: record.policy.clone(),
+            name: record.name.clone(),
+            idle_timeout: Some(format!("{}ms", record.idle_timeout_ms)),
+            config: record.config.clone(),
+            memory_mb: record.memory_mb,
+            live: true,
+            ..CreateSession::default()
+        };
+        let mut created = self.create(tenant, request).await?;
+        let new_id = created["session_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let new = self.get(&tenant.name, &new_id).await?;
+        let to = super::live::heap_file(&new.dir);
+        let runner = &self.parts.runner;
+        if let Err(e) = self
+            .parts
+            .live
+            .fork(runner, (id, &file), &policy, &to)
+            .await
+        {
+            let _ = self.stop(new).await;
+            return Err(e);
+        }
+        created["forked_from"] = id.into();
+        Ok(created)
     }
 
     /// `POST /v1/sessions/{id}/fs/{op}`.
@@ -720,6 +820,7 @@ mod tests {
             journal: Journal::default(),
             policies: Arc::new(Policies::open(None, metrics)),
             replica: "test".into(),
+            live: Arc::new(crate::serve::live::LiveHeaps::new(1)),
         })
         .unwrap()
     }

@@ -41,6 +41,9 @@ pub struct Config {
     pub audit_log: Option<PathBuf>,
     /// The most live sessions on the server.
     pub max_sessions: usize,
+    /// The most sessions with `"live": true` whose instance is kept in memory; the others wait
+    /// as images in their folders (`--max-live-sessions`).
+    pub max_live_sessions: usize,
     /// The most calls running at once.
     pub max_concurrency: usize,
     /// Slots of each kind in the instance pool (`Builder::pool_slots`); `None`: one per call
@@ -99,6 +102,7 @@ impl Config {
             keys: None,
             audit_log: None,
             max_sessions: 1000,
+            max_live_sessions: 64,
             max_concurrency: 64,
             pool_slots: None,
             admission_wait: Duration::from_secs(2),
@@ -197,6 +201,7 @@ impl AppState {
             journal: journal.clone(),
             policies: policies.clone(),
             replica: config.replica_name(),
+            live: Arc::new(super::live::LiveHeaps::new(config.max_live_sessions)),
         })?);
         let apps = Arc::new(Apps::new(AppParts {
             store: store.clone(),

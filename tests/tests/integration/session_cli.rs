@@ -154,3 +154,29 @@ fn session_cli_refusals_keep_their_codes_and_the_server_serves_on() {
     let listed = session(&server, &right, &["ls"], None);
     assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
 }
+
+/// `palisade session create --live`: two runs from standard input share a heap.
+#[test]
+fn session_cli_creates_a_live_session_whose_runs_share_a_heap() {
+    let (policies, data, root) = base("session-cli-live");
+    let keys = keys_file(&root);
+    let key = root.join("acme.key");
+    std::fs::write(&key, "acme-key\n").unwrap();
+    let mut args = data_args(&policies, &data);
+    args.extend(["--keys", keys.to_str().unwrap()]);
+    let running = serve(&args);
+    let server = format!("http://{}", running.addr);
+    let created = session(
+        &server,
+        &key,
+        &["create", "--policy", "default", "--live"],
+        None,
+    );
+    assert_eq!(created.status.code(), Some(0), "{}", text(&created.stderr));
+    let id = text(&created.stdout).trim().to_owned();
+    let first = session(&server, &key, &["run", &id, "-"], Some("let n = 41; n"));
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let second = session(&server, &key, &["run", &id, "-"], Some("n + 1"));
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert_eq!(text(&second.stdout), "42\n");
+}

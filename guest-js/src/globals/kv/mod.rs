@@ -192,3 +192,10 @@ pub fn install(cx: &Ctx<'_>, bucket: &str) -> Result<()> {
     use_bucket.restore(cx)?.call::<_, ()>((bucket,))?;
     crate::globals::define_global(cx, "kv", kv.restore(cx)?)
 }
+
+/// Close the buckets this call opened: a live session's instance outlives the call, and the
+/// next call's host knows none of this call's handles.
+pub fn close_buckets() {
+    #[cfg(feature = "capabilities")]
+    BUCKETS.with(|b| b.borrow_mut().clear());
+}

@@ -12,6 +12,7 @@ use std::time::Duration;
 thread_local! {
     static NEXT_WAIT: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
     static RUN_NEXT: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
+    static CLEAR_ALL: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
 }
 
 const PRELUDE: &str = include_str!("timers.js");
@@ -22,8 +23,10 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let parts: Array = prelude.call(())?;
     let next_wait: Function = parts.get(0)?;
     let run_next: Function = parts.get(1)?;
+    let clear_all: Function = parts.get(2)?;
     NEXT_WAIT.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, next_wait)));
     RUN_NEXT.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, run_next)));
+    CLEAR_ALL.with(|slot| *slot.borrow_mut() = Some(Persistent::save(cx, clear_all)));
     Ok(())
 }
 
@@ -42,4 +45,12 @@ pub fn run_next(cx: &Ctx<'_>) -> Result<()> {
         .with(|slot| slot.borrow().clone())
         .expect("timers were registered at init");
     run.restore(cx)?.call(())
+}
+
+/// Drop every pending timer and interval: a live session's call ends with its result.
+pub fn clear_all(cx: &Ctx<'_>) -> Result<()> {
+    let clear = CLEAR_ALL
+        .with(|slot| slot.borrow().clone())
+        .expect("timers were registered at init");
+    clear.restore(cx)?.call(())
 }

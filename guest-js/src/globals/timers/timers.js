@@ -7,6 +7,7 @@
   const mapSet = uncurry(Map.prototype.set);
   const mapDelete = uncurry(Map.prototype.delete);
   const mapForEach = uncurry(Map.prototype.forEach);
+  const mapClear = uncurry(Map.prototype.clear);
   const { apply } = Reflect;
   const dateNow = Date.now;
   const { max } = Math;
@@ -98,5 +99,10 @@
       nesting = outer;
     }
   };
-  return [nextWait, runNext];
+  // Drop every timer and interval (a live session's call ends with its result).
+  const clearAll = () => {
+    mapClear(timers);
+    next = undefined;
+  };
+  return [nextWait, runNext, clearAll];
 })

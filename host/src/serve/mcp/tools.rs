@@ -110,6 +110,10 @@ pub struct SessionCreate {
     pub files: Option<Vec<NewFile>>,
     /// Values its scripts read with `config.get`.
     pub config: Option<BTreeMap<String, String>>,
+    /// Keep the JavaScript heap between runs: each `session_run` then evaluates a script
+    /// (not a module) whose top-level declarations stay defined for the next, and whose last
+    /// expression is the result; a failed run rolls back.
+    pub live: Option<bool>,
 }
 
 /// `session_run`.
@@ -393,6 +397,7 @@ async fn session_create(
         "idle_timeout": call.idle_timeout,
         "files": call.files.unwrap_or_default(),
         "config": call.config.unwrap_or_default(),
+        "live": call.live.unwrap_or(false),
     });
     let request: CreateSession = serde_json::from_value(body)
         .map_err(|e| ApiError::invalid(format!("not a session: {e}")))?;

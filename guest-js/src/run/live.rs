@@ -1,0 +1,72 @@
+//! A live session's call: a script evaluated in the global scope of an instance that outlives
+//! the call, so that what one call defines is there for the next.
+
+use super::call_globals::install_call_globals;
+use super::settle::{forget_lost_memory, settle};
+use super::{set_stack_limit, to_json, with_runtime};
+use crate::errors::{exception, syntax};
+use crate::exports::palisade::sandbox::runner::{Environment, Error};
+use crate::globals;
+use javy::quickjs::context::EvalOptions;
+use javy::quickjs::{CatchResultExt, Ctx, Value};
+
+/// Evaluate `source` as a classic script in the global scope, with the call's `input` as the
+/// global `input`, and return its completion value as JSON. What the call leaves pending
+/// (timers, host operations, open buckets) is dropped before it returns.
+pub fn evaluate_script(
+    name: &str,
+    source: &str,
+    input: &str,
+    env: &Environment,
+) -> Result<String, Error> {
+    fastrand::seed(env.random_seed);
+    forget_lost_memory();
+    let output = with_runtime(|rt| {
+        rt.context().with(|cx| {
+            let output = evaluate_in(&cx, name, source, input, env);
+            // Best effort: a failure here is the call's own (out of memory), which the host
+            // rolls back.
+            let _ = globals::timers::clear_all(&cx);
+            output
+        })
+    });
+    globals::io::clear();
+    globals::kv::close_buckets();
+    output
+}
+
+fn evaluate_in(
+    cx: &Ctx<'_>,
+    name: &str,
+    source: &str,
+    input: &str,
+    env: &Environment,
+) -> Result<String, Error> {
+    let thrown = |e| Error::Exception(exception(cx, e));
+    set_stack_limit(cx, env.stack_limit);
+    globals::fetch::set_data_limit(env.response_body_limit);
+    globals::console::set_cap(env.console_limit);
+    let (arg, shapes) = crate::json::parse(cx, input).map_err(Error::InvalidInput)?;
+    install_call_globals(cx, env).catch(cx).map_err(thrown)?;
+    cx.globals().set("input", arg).catch(cx).map_err(thrown)?;
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = false;
+    options.promise = true;
+    options.filename = Some(name.to_owned());
+    // With `promise`, QuickJS compiles the script as an async body: a syntax error throws
+    // here, anything else rejects the promise, which resolves to `{ value }`.
+    let completion: Value = cx
+        .eval_with_options(source, options)
+        .catch(cx)
+        .map_err(|e| syntax(cx, e))?;
+    let settled = settle(cx, completion, "the script", !env.fixed_clock)?;
+    let value: Value = match settled.as_object() {
+        Some(record) => record.get("value").catch(cx).map_err(thrown)?,
+        None => settled,
+    };
+    let value = settle(cx, value, "the result promise", !env.fixed_clock)?;
+    let output = to_json(cx, value);
+    drop(shapes);
+    output
+}

@@ -1,0 +1,241 @@
+//! A live session's heap image: the guest's memory above the shadow stack, kept as a copy that
+//! each successful call brings up to date block by block, and its one file format
+//! (hibernation, restarts), which holds only the blocks that differ from a fresh instance's.
+//!
+//! The file: `PALIHEAP`, the format version (u32), the SHA-256 of the guest build the image
+//! belongs to (32 bytes), the memory size in bytes (u64), the number of blocks (u32), the
+//! zstd-compressed block indices (u32 each) and blocks, and the SHA-256 of everything before
+//! it. All integers are little-endian. [`HeapImage::decode`] checks the digest before it reads
+//! anything else: a truncated or altered file is refused as `invalid_component`, never restored.
+
+use crate::Error;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// Bytes per block: what an image keeps, compares and writes back at a time.
+pub(crate) const BLOCK: usize = 4096;
+
+/// Bytes per WebAssembly page.
+pub(crate) const WASM_PAGE: u64 = 65536;
+
+const MAGIC: &[u8; 8] = b"PALIHEAP";
+const VERSION: u32 = 1;
+/// Magic, version, guest digest, memory size and block count.
+const HEADER: usize = 8 + 4 + 32 + 8 + 4;
+const DIGEST: usize = 32;
+/// zstd's level for hibernation: fast, and a QuickJS heap compresses well at it.
+const ZSTD_LEVEL: i32 = 1;
+
+/// A heap: the guest's memory from the top of its shadow stack to its end, copied. Cheap to
+/// clone (shared until one copy changes).
+#[derive(Clone, Debug)]
+pub struct HeapImage {
+    pub(crate) memory_size: u64,
+    pub(crate) stack_top: u32,
+    /// The memory from `stack_top` up.
+    pub(crate) heap: Arc<Vec<u8>>,
+}
+
+impl HeapImage {
+    /// The heap of a fresh instance whose memory is `base`.
+    pub(crate) fn pristine(base: &[u8], stack_top: u32) -> HeapImage {
+        HeapImage {
+            memory_size: base.len() as u64,
+            stack_top,
+            heap: Arc::new(base[stack_top as usize..].to_vec()),
+        }
+    }
+
+    /// Bring the copy up to `memory` (the instance's whole memory, which never shrinks):
+    /// compare it block by block and copy the blocks that changed.
+    pub(crate) fn update(&mut self, memory: &[u8]) {
+        let from = (self.stack_top as usize).min(memory.len());
+        let now = &memory[from..];
+        let heap = Arc::make_mut(&mut self.heap);
+        let kept = heap.len().min(now.len());
+        for (old, new) in heap[..kept]
+            .chunks_mut(BLOCK)
+            .zip(now[..kept].chunks(BLOCK))
+        {
+            if old != new {
+                old.copy_from_slice(new);
+            }
+        }
+        heap.extend_from_slice(&now[kept..]);
+        self.memory_size = memory.len() as u64;
+    }
+
+    /// The blocks of the heap that differ from `base` (a fresh instance's memory), by index
+    /// from the stack top.
+    fn changed<'a>(&'a self, base: &'a [u8]) -> impl Iterator<Item = (u32, &'a [u8])> + 'a {
+        let zero: &'static [u8] = &[0u8; BLOCK];
+        let base = base.get(self.stack_top as usize..).unwrap_or(&[]);
+        self.heap
+            .chunks(BLOCK)
+            .enumerate()
+            .filter(move |(i, block)| {
+                let was = base.get(i * BLOCK..(i + 1) * BLOCK).unwrap_or(zero);
+                *block != was
+            })
+            .map(|(i, block)| (i as u32, block))
+    }
+
+    /// Bytes of linear memory the heap spans.
+    pub fn memory_size(&self) -> u64 {
+        self.memory_size
+    }
+
+    /// Blocks of [`BLOCK`] bytes that differ from a fresh instance's memory `base`.
+    pub(crate) fn changed_blocks(&self, base: &[u8]) -> usize {
+        self.changed(base).count()
+    }
+
+    /// The image as a file, for `guest` (the SHA-256 of the guest build it belongs to): the
+    /// blocks that differ from `base`.
+    pub(crate) fn encode(&self, guest: &[u8; 32], base: &[u8]) -> Vec<u8> {
+        let mut indices = Vec::new();
+        let mut blocks = Vec::new();
+        for (i, block) in self.changed(base) {
+            indices.extend_from_slice(&i.to_le_bytes());
+            blocks.extend_from_slice(block);
+        }
+        let count = (indices.len() / 4) as u32;
+        indices.extend_from_slice(&blocks);
+        let compressed =
+            zstd::bulk::compress(&indices, ZSTD_LEVEL).expect("zstd compresses a buffer in memory");
+        let mut out = Vec::with_capacity(HEADER + compressed.len() + DIGEST);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(guest);
+        out.extend_from_slice(&self.memory_size.to_le_bytes());
+        out.extend_from_slice(&count.to_le_bytes());
+        out.extend_from_slice(&compressed);
+        let digest = Sha256::digest(&out);
+        out.extend_from_slice(&digest);
+        out
+    }
+
+    /// Read a file [`HeapImage::encode`] wrote for `guest` against `base` (whose shadow stack
+    /// ends at `stack_top`); its memory may be at most `max_memory` bytes.
+    pub(crate) fn decode(
+        bytes: &[u8],
+        guest: &[u8; 32],
+        max_memory: u64,
+        base: (&[u8], u32),
+    ) -> Result<HeapImage, Error> {
+        let (base, stack_top) = base;
+        let refused = |why: &str| Error::InvalidComponent {
+            detail: format!("the heap image is refused: {why}"),
+        };
+        if bytes.len() < HEADER + DIGEST {
+            return Err(refused("it is truncated"));
+        }
+        let (body, digest) = bytes.split_at(bytes.len() - DIGEST);
+        if Sha256::digest(body).as_slice() != digest {
+            return Err(refused("its SHA-256 digest does not match its content"));
+        }
+        if &body[..8] != MAGIC || u32_at(body, 8) != VERSION {
+            return Err(refused("it is not a heap image of this version"));
+        }
+        if &body[12..44] != guest {
+            return Err(refused("it belongs to another build of the guest"));
+        }
+        let memory_size = u64::from_le_bytes(body[44..52].try_into().expect("8 bytes"));
+        let count = u32_at(body, 52) as usize;
+        if memory_size > max_memory
+            || !memory_size.is_multiple_of(WASM_PAGE)
+            || memory_size < base.len() as u64
+        {
+            return Err(refused(
+                "its memory size is over the policy's limit or not whole pages",
+            ));
+        }
+        let blocks_max = (memory_size as usize - stack_top as usize) / BLOCK;
+        if count > blocks_max {
+            return Err(refused("it has more blocks than its memory holds"));
+        }
+        let expected = count * (4 + BLOCK);
+        let payload = zstd::bulk::decompress(&body[HEADER..], expected)
+            .map_err(|_| refused("its blocks do not decompress"))?;
+        if payload.len() != expected {
+            return Err(refused("its blocks are not the size its header says"));
+        }
+        let (index_bytes, blocks) = payload.split_at(count * 4);
+        let indices: Vec<u32> = index_bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+            .collect();
+        let in_order = indices.windows(2).all(|w| w[0] < w[1]);
+        if !in_order || indices.last().is_some_and(|&i| i as usize >= blocks_max) {
+            return Err(refused("its blocks are out of order or outside its memory"));
+        }
+        let mut image = HeapImage::pristine(base, stack_top);
+        let heap = Arc::make_mut(&mut image.heap);
+        heap.resize(memory_size as usize - stack_top as usize, 0);
+        for (n, &i) in indices.iter().enumerate() {
+            let at = i as usize * BLOCK;
+            heap[at..at + BLOCK].copy_from_slice(&blocks[n * BLOCK..(n + 1) * BLOCK]);
+        }
+        image.memory_size = memory_size;
+        Ok(image)
+    }
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOP: u32 = WASM_PAGE as u32;
+
+    /// A base of four pages, and a memory grown to five with changes in three blocks above the
+    /// stack top and one below it.
+    fn sample() -> (Vec<u8>, Vec<u8>) {
+        let base = vec![0u8; 4 * WASM_PAGE as usize];
+        let mut memory = base.clone();
+        memory.resize(5 * WASM_PAGE as usize, 0);
+        memory[WASM_PAGE as usize + 5] = 7;
+        memory[WASM_PAGE as usize + BLOCK + 1] = 8;
+        memory[4 * WASM_PAGE as usize + 9] = 9;
+        memory[3] = 1; // below the stack top: not part of the image
+        (memory, base)
+    }
+
+    #[test]
+    fn an_update_copies_the_heap_above_the_stack() {
+        let (memory, base) = sample();
+        let mut image = HeapImage::pristine(&base, TOP);
+        image.update(&memory);
+        assert_eq!(image.memory_size(), 5 * WASM_PAGE);
+        assert_eq!(image.changed_blocks(&base), 3);
+        assert_eq!(image.heap[..], memory[TOP as usize..]);
+    }
+
+    #[test]
+    fn an_encoded_image_decodes_and_a_damaged_one_is_refused() {
+        let (memory, base) = sample();
+        let mut image = HeapImage::pristine(&base, TOP);
+        image.update(&memory);
+        let guest = [3u8; 32];
+        let file = image.encode(&guest, &base);
+        let back = HeapImage::decode(&file, &guest, 1 << 30, (&base, TOP)).unwrap();
+        assert_eq!(back.heap, image.heap);
+        assert_eq!(back.memory_size, image.memory_size);
+        let code = |bytes: &[u8], guest: &[u8; 32]| {
+            HeapImage::decode(bytes, guest, 1 << 30, (&base, TOP))
+                .unwrap_err()
+                .code()
+        };
+        assert_eq!(code(&file[..file.len() - 1], &guest), "invalid_component");
+        let mut flipped = file.clone();
+        flipped[HEADER + 2] ^= 1;
+        assert_eq!(code(&flipped, &guest), "invalid_component");
+        assert_eq!(code(&file, &[4u8; 32]), "invalid_component");
+        // Over the policy's memory limit.
+        let small = HeapImage::decode(&file, &guest, WASM_PAGE, (&base, TOP));
+        assert_eq!(small.unwrap_err().code(), "invalid_component");
+    }
+}

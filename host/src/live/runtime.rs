@@ -1,0 +1,196 @@
+//! What live sessions run on: an engine of their own (instances allocated on demand, so that a
+//! hot session holds no slot of the pool that calls share), the instrumented guest linked on
+//! it, the access functions' indices, and the memory of a fresh instance, which images are
+//! kept against.
+
+use super::access::{ACCESS, Layout};
+use super::image::{HeapImage, WASM_PAGE};
+use crate::Error;
+use crate::bindings::{Sandbox, SandboxPre};
+use crate::call::{CallState, Shared};
+use crate::guest::Guest;
+use crate::policy::Policy;
+use std::sync::Arc;
+use wasmtime::component::{ComponentExportIndex, Instance, TypedFunc, WasmList};
+use wasmtime::{Engine, Store};
+
+/// The instrumented guest on a live engine.
+pub(crate) struct LiveRuntime {
+    pub engine: Engine,
+    pub pre: SandboxPre<CallState>,
+    pub fuel: bool,
+    pub layout: Layout,
+    /// SHA-256 of the guest build: images name it.
+    pub guest_sha256: [u8; 32],
+    /// The memory of a fresh instance.
+    pub base: Arc<[u8]>,
+    indices: [ComponentExportIndex; 4],
+}
+
+/// A live instance: its store, its runner and its access functions.
+pub(crate) struct Hot {
+    pub store: Store<CallState>,
+    pub sandbox: Sandbox,
+    view: TypedFunc<(u32,), (WasmList<u8>,)>,
+    grow: TypedFunc<(u32,), (i32,)>,
+    seek: TypedFunc<(u32,), ()>,
+    /// Typed at each use: its parameter borrows the bytes written.
+    write: wasmtime::component::Func,
+}
+
+/// Where `view` stores the list it returns: the bottom of the shadow stack, dead between calls.
+const SCRATCH: u32 = 0;
+
+fn internal(what: &str) -> impl Fn(wasmtime::Error) -> Error + '_ {
+    move |e| Error::Internal {
+        detail: format!("live session: {what}: {e:#}"),
+    }
+}
+
+impl LiveRuntime {
+    /// The runtime of `component` (the instrumented `guest`, compiled for `engine`), with a
+    /// fresh instance's memory taken as the base.
+    pub(crate) async fn build(
+        engine: Engine,
+        component: wasmtime::component::Component,
+        layout: Layout,
+        guest: Guest,
+        fuel: bool,
+    ) -> Result<LiveRuntime, Error> {
+        let access = component
+            .get_export_index(None, ACCESS)
+            .ok_or_else(|| internal("linking")(wasmtime::format_err!("no {ACCESS}")))?;
+        let index = |name: &str| {
+            component
+                .get_export_index(Some(&access), name)
+                .ok_or_else(|| internal("linking")(wasmtime::format_err!("no {name}")))
+        };
+        let indices = [
+            index("view")?,
+            index("grow")?,
+            index("seek")?,
+            index("write")?,
+        ];
+        let pre = crate::call::instance_pre(&engine, &component).map_err(internal("linking"))?;
+        let mut runtime = LiveRuntime {
+            engine,
+            pre,
+            fuel,
+            layout,
+            guest_sha256: sha256(guest.bytes()),
+            base: Arc::new([]),
+            indices,
+        };
+        let mut hot = runtime.instantiate(&Policy::builtin_default()).await?;
+        runtime.base = hot.memory().await?.into();
+        Ok(runtime)
+    }
+
+    /// A fresh instance under `policy`'s memory limit, not yet armed for a call.
+    pub(crate) async fn instantiate(&self, policy: &Policy) -> Result<Hot, Error> {
+        let state = CallState::new(policy, Shared::default(), None)?;
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        if self.fuel {
+            store.set_fuel(u64::MAX).map_err(internal("fuel"))?;
+        } else {
+            store.set_epoch_deadline(u64::MAX / 2);
+        }
+        let instance: Instance = self
+            .pre
+            .instance_pre()
+            .instantiate_async(&mut store)
+            .await
+            .map_err(internal("instantiating"))?;
+        let sandbox = Sandbox::new(&mut store, &instance).map_err(internal("linking"))?;
+        let [view, grow, seek, write] = &self.indices;
+        let typed = |store: &mut Store<CallState>, index| {
+            instance
+                .get_func(&mut *store, index)
+                .ok_or_else(|| internal("linking")(wasmtime::format_err!("no access function")))
+        };
+        let view = typed(&mut store, view)?
+            .typed(&store)
+            .map_err(internal("view"))?;
+        let grow = typed(&mut store, grow)?
+            .typed(&store)
+            .map_err(internal("grow"))?;
+        let seek = typed(&mut store, seek)?
+            .typed(&store)
+            .map_err(internal("seek"))?;
+        let write = typed(&mut store, write)?;
+        Ok(Hot {
+            store,
+            sandbox,
+            view,
+            grow,
+            seek,
+            write,
+        })
+    }
+
+    /// A fresh instance under `policy` holding `image`: its memory grown to the image's size
+    /// (which the memory limiter sees) and every block of the image written in place.
+    pub(crate) async fn restore(&self, policy: &Policy, image: &HeapImage) -> Result<Hot, Error> {
+        let mut hot = self.instantiate(policy).await?;
+        let current = self.base.len() as u64;
+        if image.memory_size > current {
+            let pages = u32::try_from((image.memory_size - current) / WASM_PAGE).unwrap_or(0);
+            let grown = hot.grow.call_async(&mut hot.store, (pages,)).await;
+            if !matches!(grown, Ok((previous,)) if previous >= 0) {
+                return Err(Error::MemoryLimit {
+                    limit: policy.limits().memory,
+                });
+            }
+        }
+        // The whole heap in one write: a call into the instance costs more than copying
+        // megabytes.
+        hot.seek
+            .call_async(&mut hot.store, (image.stack_top,))
+            .await
+            .map_err(internal("restoring"))?;
+        hot.write_at(&image.heap).await?;
+        Ok(hot)
+    }
+}
+
+impl Hot {
+    /// The instance's whole linear memory, copied.
+    pub(crate) async fn memory(&mut self) -> Result<Vec<u8>, Error> {
+        let (list,) = self
+            .view
+            .call_async(&mut self.store, (SCRATCH,))
+            .await
+            .map_err(internal("reading memory"))?;
+        Ok(list.as_le_slice(&self.store).to_vec())
+    }
+
+    /// Bring `image` up to this instance's heap.
+    pub(crate) async fn capture(&mut self, image: &mut HeapImage) -> Result<(), Error> {
+        let (list,) = self
+            .view
+            .call_async(&mut self.store, (SCRATCH,))
+            .await
+            .map_err(internal("reading memory"))?;
+        image.update(list.as_le_slice(&self.store));
+        Ok(())
+    }
+
+    /// Write `bytes` where `seek` pointed: `write`'s `realloc` returns that offset, so the
+    /// canonical ABI copies them there.
+    async fn write_at(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let write = self
+            .write
+            .typed::<(&[u8],), ()>(&self.store)
+            .map_err(internal("write"))?;
+        write
+            .call_async(&mut self.store, (bytes,))
+            .await
+            .map_err(internal("restoring"))
+    }
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
