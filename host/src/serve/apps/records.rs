@@ -5,6 +5,7 @@
 
 pub use super::super::idempotency::KeyRecord;
 use super::super::store::{Scan, Store, StoreError, Table, Write};
+use super::events::MAX_EVENTS_PER_SESSION;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -205,6 +206,18 @@ pub fn write<'a>(
                 key: format!("{}{:020}", commit.session_key, event.id),
                 value: serde_json::to_string(event).map_err(err)?,
             });
+            // Ids run from 1 without a hole: dropping the one `MAX_EVENTS_PER_SESSION` back
+            // keeps exactly the last that many.
+            if let Some(old) = event
+                .id
+                .checked_sub(MAX_EVENTS_PER_SESSION)
+                .filter(|id| *id > 0)
+            {
+                writes.push(Write::Remove {
+                    table: Table::AppEvents,
+                    key: format!("{}{:020}", commit.session_key, old),
+                });
+            }
         }
         if let Some((key, record)) = &commit.key {
             writes.push(Write::Put {
