@@ -59,8 +59,11 @@ struct Target {
     pid: u32,
     child: Option<Child>,
     /// The last lines the started server wrote on stderr.
-    log: Arc<Mutex<Vec<String>>>,
+    log: Log,
 }
+
+/// The last lines a started server wrote on stderr.
+type Log = Arc<Mutex<Vec<String>>>;
 
 impl Target {
     /// Whether the server's process is gone.
@@ -241,12 +244,10 @@ fn start(scratch: &Path, workers: u32) -> Result<Target, String> {
 
 /// Read the server's stderr until it says where it listens (its URL), then keep its last
 /// lines on a thread of their own.
-fn listening(
-    stderr: std::process::ChildStderr,
-) -> Result<(String, Arc<Mutex<Vec<String>>>), String> {
+fn listening(stderr: std::process::ChildStderr) -> Result<(String, Log), String> {
     use std::io::BufRead;
     let (tx, rx) = std::sync::mpsc::channel();
-    let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log: Log = Arc::default();
     let kept = log.clone();
     std::thread::spawn(move || {
         let mut tx = Some(tx);
@@ -258,10 +259,9 @@ fn listening(
                 .split("listening on ")
                 .nth(1)
                 .and_then(|rest| rest.split_whitespace().next())
+                && let Some(tx) = tx.take()
             {
-                if let Some(tx) = tx.take() {
-                    let _ = tx.send(url.to_owned());
-                }
+                let _ = tx.send(url.to_owned());
             }
             let mut kept = kept.lock().unwrap();
             kept.push(line);
