@@ -535,7 +535,7 @@ async fn soak(
         samples,
     };
     let names: Vec<&'static str> = kinds.iter().map(|k| k.name).collect();
-    let failures = failures(&run, &names, MAX_DRIFT);
+    let failures = failures(&run, &names, (MAX_DRIFT, MAX_DRIFT));
     let report = report(args, &kinds, &run, &failures);
     println!(
         "{}",
@@ -758,8 +758,17 @@ fn median_drift(samples: &[Sample], warm_up: Duration, f: fn(&Sample) -> u64) ->
     (first > 0).then(|| (last as f64 - first as f64) / first as f64)
 }
 
+/// The median of `f` over the first third of `samples` after `warm_up` (0 when too few).
+fn first_median(samples: &[Sample], warm_up: Duration, f: fn(&Sample) -> u64) -> u64 {
+    let mut after: Vec<u64> = samples.iter().filter(|s| s.at >= warm_up).map(f).collect();
+    after.truncate(after.len() / 3);
+    after.sort_unstable();
+    after.get(after.len() / 2).copied().unwrap_or(0)
+}
+
 /// Why the soak failed: wrong outcomes, panicked workers, drift, a kind that never ran.
-fn failures(run: &Run, names: &[&'static str], max_drift: f64) -> Vec<String> {
+/// `max_drift`: the most RSS and open fds may drift after the warm-up, each a fraction.
+fn failures(run: &Run, names: &[&'static str], max_drift: (f64, f64)) -> Vec<String> {
     let (tally, drift) = (&run.tally, &run.drift);
     let mut failures = Vec::new();
     if tally.wrong > 0 {
@@ -768,7 +777,10 @@ fn failures(run: &Run, names: &[&'static str], max_drift: f64) -> Vec<String> {
     if run.crashes > 0 {
         failures.push(format!("{} workers panicked", run.crashes));
     }
-    for (name, d) in [("RSS", drift.rss), ("open fds", drift.fds)] {
+    for (name, d, max_drift) in [
+        ("RSS", drift.rss, max_drift.0),
+        ("open fds", drift.fds, max_drift.1),
+    ] {
         match d {
             Some(d) if d > max_drift => failures.push(format!(
                 "{name} drifted {:+.1}% after the warm-up (at most {:.0}%)",

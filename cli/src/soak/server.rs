@@ -38,9 +38,17 @@ const SETTLE: Duration = Duration::from_millis(500);
 const REST: Duration = Duration::from_secs(12);
 
 /// The most the server's RSS may move after the warm-up, median to median
-/// ([`super::median_drift`]); its open fds are held to the same bound, base to last, and its
-/// threads after a rest to the most it had during the warm-up.
+/// ([`super::median_drift`]): 10%, or [`RSS_STEP_KIB`] when that is more. Its open fds may
+/// move 10%, first sample after the warm-up to last, and its threads, after a rest, may not
+/// pass the most it had during the warm-up.
 const MAX_RSS_DRIFT: f64 = 0.10;
+const MAX_FD_DRIFT: f64 = 0.10;
+
+/// A one-time step the server's RSS may take after any warm-up: in some runs, at a moment
+/// that varies from run to run (from 6 s to 10 minutes in), it rises by 70 to 80 MiB and then
+/// stays flat for the rest of the run (docs/reliability.md, "Soak"). A leak is a slope: in a
+/// long run it goes past this too.
+const RSS_STEP_KIB: u64 = 96 << 10;
 
 /// glibc's `malloc` serves a block of this many bytes or more from `mmap`, and gives it back
 /// when it is freed. Without a fixed threshold glibc raises it to the largest block freed so
@@ -287,7 +295,7 @@ async fn soak(plan: Plan, mut target: Target) -> ExitCode {
         oversized: Bytes::from(vec![b' '; raw::OVERSIZED]),
         flood: Arc::default(),
     };
-    if let Err(e) = mix::prepare(&shared).await {
+    if let Err(e) = mix::prepare(&shared, plan.workers).await {
         eprintln!("error: {e}");
         return ExitCode::FAILURE;
     }
@@ -339,7 +347,9 @@ fn finish(
         drift,
         samples,
     };
-    let mut failures = super::failures(&run, &mix::steps(), MAX_RSS_DRIFT);
+    let base_kib = super::first_median(&run.samples, warm_up, |s| s.rss_kib);
+    let rss_allowed = MAX_RSS_DRIFT.max(RSS_STEP_KIB as f64 / base_kib.max(1) as f64);
+    let mut failures = super::failures(&run, &mix::steps(), (rss_allowed, MAX_FD_DRIFT));
     if let Some(gone) = target.gone() {
         failures.push(gone);
         for line in target.log.lock().unwrap().iter() {
@@ -349,6 +359,10 @@ fn finish(
     let mut report = super::report_of(&run, &failures);
     report.insert("mode".into(), json!("server"));
     report.insert("workers".into(), json!(plan.workers));
+    report.insert(
+        "rss_allowed_pct".into(),
+        json!((rss_allowed * 1000.0).round() / 10.0),
+    );
     report.insert("steps".into(), json!(run.tally.by_kind));
     println!(
         "{}",

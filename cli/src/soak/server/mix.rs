@@ -104,8 +104,62 @@ pub fn steps() -> Vec<&'static str> {
     ]
 }
 
-/// Before the workers: load the app (unloading one of that name left by an earlier soak).
-pub async fn prepare(shared: &Shared) -> Result<(), String> {
+/// Before the workers: load the app (unloading one of that name left by an earlier soak),
+/// and warm the instance pool ([`warm_pool`]).
+pub async fn prepare(shared: &Shared, workers: u32) -> Result<(), String> {
+    load_app(shared).await?;
+    warm_pool(shared, workers).await
+}
+
+/// Fill every slot of the server's instance pools once: `workers` memory bombs at once (the
+/// server's `--max-concurrency`, so each holds a slot of its own) under each stack size the
+/// mix uses (the server has an engine, with its own pool, per stack size). A slot keeps up to
+/// 10 MiB of what a call wrote resident for the next (`Builder::keep_resident`), so without
+/// this the server's RSS goes on rising, in steps, for as long as calls keep landing on
+/// slots not used before: up to 2 pools × `workers` slots × 10 MiB, long after any warm-up.
+async fn warm_pool(shared: &Shared, workers: u32) -> Result<(), String> {
+    let bomb =
+        "export default () => { const kept = []; for (;;) kept.push(new ArrayBuffer(1 << 20)); };";
+    for policy in ["soak-plain", "soak-recursion"] {
+        let calls = (0..workers).map(|_| {
+            let request = json!({"policy": policy, "source": bomb});
+            let client = shared.client.clone();
+            async move {
+                client
+                    .exchange(&call(Method::POST, "/v1/run", &request))
+                    .await
+            }
+        });
+        for answer in futures_join(calls).await {
+            let answer = answer?;
+            if answer.status.as_u16() != 429 {
+                return Err(format!(
+                    "warming the pool under {policy}: expected 429 memory_limit, got {} {}",
+                    answer.status,
+                    String::from_utf8_lossy(&answer.bytes)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Run `calls` at once; their results, in order.
+async fn futures_join<F: std::future::Future + Send + 'static>(
+    calls: impl Iterator<Item = F>,
+) -> Vec<F::Output>
+where
+    F::Output: Send + 'static,
+{
+    let tasks: Vec<_> = calls.map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for task in tasks {
+        out.push(task.await.expect("a warm-up call does not panic"));
+    }
+    out
+}
+
+async fn load_app(shared: &Shared) -> Result<(), String> {
     let path = format!("/v1/apps/{APP}");
     let _ = shared
         .client
