@@ -1,6 +1,7 @@
 //! `palisade soak` (issue 29): the real binary runs its mix of normal and hostile scripts for
 //! 20 s at 16 calls in flight; every kind of script must have run, each ending with its expected
-//! code and no other, and the process's RSS, file descriptors and threads must stay flat.
+//! code and no other, and the process's RSS, file descriptors and threads must stay flat. With
+//! `--server` (issue 38) it drives a real `palisade serve` instead, and samples that process.
 
 use crate::cli::palisade_bin;
 use crate::support::root;
@@ -9,16 +10,7 @@ use std::process::{Command, Stdio};
 
 #[test]
 fn issue_29_a_short_soak_ends_every_call_as_expected_and_does_not_drift() {
-    let out = Command::new(palisade_bin())
-        .args(["soak", "--duration", "20s", "--concurrency", "16"])
-        .current_dir(root())
-        .stdin(Stdio::null())
-        .output()
-        .expect("palisade runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{:?}\n{stderr}", out.status);
-    let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
-    assert_eq!(report["pass"], true, "{report:#}");
+    let report = soak(&["--duration", "20s", "--concurrency", "16"]);
     assert_eq!(report["wrong"], 0, "{report:#}");
     assert_eq!(report["crashes"], 0, "{report:#}");
     let kinds = report["kinds"].as_object().unwrap();
@@ -64,23 +56,7 @@ fn issue_29_a_short_soak_ends_every_call_as_expected_and_does_not_drift() {
 /// within the soak's bounds.
 #[test]
 fn issue_38_a_short_server_soak_answers_every_request_as_expected() {
-    let out = Command::new(palisade_bin())
-        .args([
-            "soak",
-            "--server",
-            "--duration",
-            "30s",
-            "--concurrency",
-            "4",
-        ])
-        .current_dir(root())
-        .stdin(Stdio::null())
-        .output()
-        .expect("palisade runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{:?}\n{stderr}", out.status);
-    let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
-    assert_eq!(report["pass"], true, "{report:#}");
+    let report = soak(&["--server", "--duration", "30s", "--concurrency", "4"]);
     assert_eq!(report["mode"], "server");
     assert_eq!(report["wrong"], 0, "{report:#}");
     assert_eq!(report["crashes"], 0, "{report:#}");
@@ -138,4 +114,23 @@ fn assert_samples(report: &Value, at_least: usize) {
         assert!(sample["fds"].as_u64().unwrap() > 0, "{sample}");
         assert!(sample["threads"].as_u64().unwrap() > 0, "{sample}");
     }
+}
+
+/// `palisade soak ARGS`: its report, which must say it passed (the exit status too). One
+/// soak at a time: two at once would each count the other's load as their own drift.
+fn soak(args: &[&str]) -> Value {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = Command::new(palisade_bin())
+        .arg("soak")
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .output()
+        .expect("palisade runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}\n{stderr}", out.status);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
+    assert_eq!(report["pass"], true, "{report:#}");
+    report
 }
