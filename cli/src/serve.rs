@@ -64,6 +64,13 @@ pub struct ServeArgs {
     /// How long a request's body may take to arrive (then 408).
     #[arg(long, default_value = "30s")]
     body_timeout: palisade::policy::HumanDuration,
+    /// The most `POST /v1/run` idempotency records one tenant keeps (each for 24 hours);
+    /// past it a new keyed run is 429 `capacity_exhausted`.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    max_keyed_records: u64,
+    /// The most bytes those records of one tenant take (keys and stored responses).
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    max_keyed_bytes: palisade::policy::ByteSize,
     /// How long requests in flight may take to finish after SIGTERM.
     #[arg(long, default_value = "30s")]
     drain_grace: palisade::policy::HumanDuration,
@@ -102,6 +109,10 @@ pub fn run(args: ServeArgs) -> ExitCode {
     config.max_connections = args.max_connections.max(1);
     config.header_timeout = args.header_timeout.0;
     config.body_timeout = args.body_timeout.0;
+    config.keyed_quota = palisade::serve::idempotency::KeyQuota {
+        records: args.max_keyed_records,
+        bytes: args.max_keyed_bytes.0,
+    };
     // `--docs-url` when given, else `$PALISADE_DOCS_URL`.
     config.docs_url = match super::docs_url_from_env() {
         Some(base) if args.docs_url == palisade::DEFAULT_DOCS_URL => base,

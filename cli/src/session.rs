@@ -4,7 +4,7 @@
 //! `--json`; a refusal exits with its code's exit code, as `palisade run` does, and a `fix`
 //! the server offers is shown as the command to type next.
 
-mod client;
+pub mod client;
 mod print;
 
 use clap::{Args, Subcommand};

@@ -30,7 +30,25 @@ pub struct SoakArgs {
     /// of `--concurrency`.
     #[arg(long, value_name = "N")]
     pool_slots: Option<u32>,
+    /// Soak a `palisade serve` instead of the library: start one on a free port of 127.0.0.1
+    /// (or use `--server-url`) and drive it with `--concurrency` workers sending normal and
+    /// hostile requests; its process is sampled (docs/reliability.md, "Soak").
+    #[arg(long)]
+    server: bool,
+    /// With `--server`: a running server's URL (`http://127.0.0.1:PORT`), started with the
+    /// files `--server-setup` writes; needs `--server-pid`.
+    #[arg(long, value_name = "URL", requires_all = ["server", "server_pid"])]
+    server_url: Option<String>,
+    /// With `--server-url`: the server's process id, whose RSS, fds and threads are sampled.
+    #[arg(long, value_name = "PID", requires = "server_url")]
+    server_pid: Option<u32>,
+    /// Write the policies (`DIR/policies`) and keys file (`DIR/keys.toml`) a server soaked
+    /// through `--server-url` must be started with, and exit.
+    #[arg(long, value_name = "DIR", conflicts_with = "server")]
+    server_setup: Option<std::path::PathBuf>,
 }
+
+mod server;
 
 /// Drift over this fraction, after the warm-up, fails the soak.
 const MAX_DRIFT: f64 = 0.05;
@@ -315,8 +333,9 @@ struct Sample {
 }
 
 impl Sample {
-    fn take(at: Duration) -> Sample {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    /// A sample of the process whose `/proc` folder is `proc_dir` (`/proc/self`, `/proc/PID`).
+    fn take(proc_dir: &str, at: Duration) -> Sample {
+        let status = std::fs::read_to_string(format!("{proc_dir}/status")).unwrap_or_default();
         let field = |name: &str| {
             status
                 .lines()
@@ -325,7 +344,7 @@ impl Sample {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0)
         };
-        let fds = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64);
+        let fds = std::fs::read_dir(format!("{proc_dir}/fd")).map_or(0, |d| d.count() as u64);
         Sample {
             at,
             rss_kib: field("VmRSS:"),
@@ -408,6 +427,30 @@ pub fn run(args: SoakArgs) -> ExitCode {
         || (duration / 20).clamp(Duration::from_secs(1), Duration::from_secs(30)),
         |d| d.0.max(Duration::from_millis(100)),
     );
+    if let Some(dir) = &args.server_setup {
+        return match server::write_setup(dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if args.server {
+        let plan = server::Plan {
+            duration,
+            workers: args.concurrency,
+            sample_every,
+        };
+        let place = server::Where {
+            url: args.server_url.clone(),
+            pid: args.server_pid,
+        };
+        let scratch = server::scratch_dir();
+        let code = server::run(plan, place, &scratch);
+        let _ = std::fs::remove_dir_all(&scratch);
+        return code;
+    }
     let data_dir = std::env::temp_dir().join(format!("palisade-soak-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&data_dir) {
         eprintln!("error: cannot create {}: {e}", data_dir.display());
@@ -481,7 +524,7 @@ async fn soak(
     let elapsed = started.elapsed();
     // The last sample, with every call ended.
     settle(&open).await;
-    samples.push(Sample::take(elapsed));
+    samples.push(Sample::take("/proc/self", elapsed));
     let warm_up = duration.mul_f64(WARM_UP);
     let run = Run {
         tally: std::mem::take(&mut *shared.tally.lock().unwrap()),
@@ -491,18 +534,24 @@ async fn soak(
         drift: Drift::measure(&samples, warm_up),
         samples,
     };
-    let failures = failures(&run, &kinds);
+    let names: Vec<&'static str> = kinds.iter().map(|k| k.name).collect();
+    let failures = failures(&run, &names, (MAX_DRIFT, MAX_DRIFT));
     let report = report(args, &kinds, &run, &failures);
     println!(
         "{}",
         serde_json::to_string_pretty(&report).expect("serialises")
     );
     print_summary(&run);
+    verdict(&failures)
+}
+
+/// Say whether the soak passed, and why not.
+fn verdict(failures: &[String]) -> ExitCode {
     if failures.is_empty() {
         eprintln!("palisade: soak passed");
         ExitCode::SUCCESS
     } else {
-        for f in &failures {
+        for f in failures {
             eprintln!("palisade: soak failed: {f}");
         }
         ExitCode::FAILURE
@@ -607,30 +656,35 @@ struct Every {
 /// Sample the process while the workers run, each sample with no call in flight (the gate
 /// held exclusively), and print each with the tally so far.
 async fn sample_while_running(every: Every, shared: &Shared, open: &AtomicUsize) -> Vec<Sample> {
-    let mut samples = vec![Sample::take(Duration::ZERO)];
+    let mut samples = vec![Sample::take("/proc/self", Duration::ZERO)];
     let mut next = every.started + every.sample_every;
     while next < every.end {
         tokio::time::sleep_until(next.into()).await;
         let sample = {
             let _quiet = shared.gate.write().await;
             settle(open).await;
-            Sample::take(every.started.elapsed())
+            Sample::take("/proc/self", every.started.elapsed())
         };
-        let (calls, wrong) = {
-            let t = shared.tally.lock().unwrap();
-            (t.calls, t.wrong)
-        };
-        eprintln!(
-            "palisade: {:>5.0} s: {calls} calls, {wrong} wrong, RSS {:.1} MiB, {} fds, {} threads",
-            sample.at.as_secs_f64(),
-            sample.rss_kib as f64 / 1024.0,
-            sample.fds,
-            sample.threads
-        );
+        print_progress(&sample, &shared.tally);
         samples.push(sample);
         next += every.sample_every;
     }
     samples
+}
+
+/// Print `sample` with the tally so far.
+fn print_progress(sample: &Sample, tally: &Mutex<Tally>) {
+    let (calls, wrong) = {
+        let t = tally.lock().unwrap();
+        (t.calls, t.wrong)
+    };
+    eprintln!(
+        "palisade: {:>5.0} s: {calls} calls, {wrong} wrong, RSS {:.1} MiB, {} fds, {} threads",
+        sample.at.as_secs_f64(),
+        sample.rss_kib as f64 / 1024.0,
+        sample.fds,
+        sample.threads
+    );
 }
 
 /// What a soak ended with.
@@ -682,8 +736,39 @@ impl Drift {
     }
 }
 
+/// The drift of `f` in `samples` after `warm_up`: from the median of the first third of the
+/// samples after it to the median of the last third. A server's RSS moves with what its
+/// allocator keeps of the requests just ended, by up to a tenth from one sample to the next;
+/// medians see through that, and still move with a leak.
+fn median_drift(samples: &[Sample], warm_up: Duration, f: fn(&Sample) -> u64) -> Option<f64> {
+    let after: Vec<u64> = samples.iter().filter(|s| s.at >= warm_up).map(f).collect();
+    let third = after.len() / 3;
+    if third == 0 {
+        return None;
+    }
+    let median = |part: &[u64]| {
+        let mut part = part.to_vec();
+        part.sort_unstable();
+        part[part.len() / 2]
+    };
+    let (first, last) = (
+        median(&after[..third]),
+        median(&after[after.len() - third..]),
+    );
+    (first > 0).then(|| (last as f64 - first as f64) / first as f64)
+}
+
+/// The median of `f` over the first third of `samples` after `warm_up` (0 when too few).
+fn first_median(samples: &[Sample], warm_up: Duration, f: fn(&Sample) -> u64) -> u64 {
+    let mut after: Vec<u64> = samples.iter().filter(|s| s.at >= warm_up).map(f).collect();
+    after.truncate(after.len() / 3);
+    after.sort_unstable();
+    after.get(after.len() / 2).copied().unwrap_or(0)
+}
+
 /// Why the soak failed: wrong outcomes, panicked workers, drift, a kind that never ran.
-fn failures(run: &Run, kinds: &[Kind]) -> Vec<String> {
+/// `max_drift`: the most RSS and open fds may drift after the warm-up, each a fraction.
+fn failures(run: &Run, names: &[&'static str], max_drift: (f64, f64)) -> Vec<String> {
     let (tally, drift) = (&run.tally, &run.drift);
     let mut failures = Vec::new();
     if tally.wrong > 0 {
@@ -692,12 +777,15 @@ fn failures(run: &Run, kinds: &[Kind]) -> Vec<String> {
     if run.crashes > 0 {
         failures.push(format!("{} workers panicked", run.crashes));
     }
-    for (name, d) in [("RSS", drift.rss), ("open fds", drift.fds)] {
+    for (name, d, max_drift) in [
+        ("RSS", drift.rss, max_drift.0),
+        ("open fds", drift.fds, max_drift.1),
+    ] {
         match d {
-            Some(d) if d > MAX_DRIFT => failures.push(format!(
+            Some(d) if d > max_drift => failures.push(format!(
                 "{name} drifted {:+.1}% after the warm-up (at most {:.0}%)",
                 d * 100.0,
-                MAX_DRIFT * 100.0
+                max_drift * 100.0
             )),
             Some(_) => {}
             None => failures.push(format!(
@@ -711,9 +799,9 @@ fn failures(run: &Run, kinds: &[Kind]) -> Vec<String> {
             "threads grew from {threads_warm} (most during the warm-up) to {threads_last}"
         ));
     }
-    for kind in kinds {
-        if !tally.by_kind.contains_key(kind.name) {
-            failures.push(format!("{} never ran", kind.name));
+    for name in names {
+        if !tally.by_kind.contains_key(name) {
+            failures.push(format!("{name} never ran"));
         }
     }
     failures
@@ -721,22 +809,33 @@ fn failures(run: &Run, kinds: &[Kind]) -> Vec<String> {
 
 /// The soak's JSON report (standard output).
 fn report(args: &SoakArgs, kinds: &[Kind], run: &Run, failures: &[String]) -> Value {
+    let tally = &run.tally;
+    let mut report = report_of(run, failures);
+    report.insert("concurrency".into(), json!(args.concurrency));
+    let kinds = kinds.iter().map(|k| {
+        let (calls, wrong, codes) = tally.by_kind.get(k.name).cloned().unwrap_or_default();
+        let expected = match k.expect {
+            Expect::Code(code) => code.to_owned(),
+            Expect::Output(_) | Expect::Fixed(_) => "ok".to_owned(),
+        };
+        (
+            k.name,
+            json!({ "calls": calls, "expected": expected, "wrong": wrong, "codes": codes }),
+        )
+    });
+    report.insert("kinds".into(), json!(kinds.collect::<BTreeMap<_, _>>()));
+    Value::Object(report)
+}
+
+/// What both soaks report: calls, codes, wrong outcomes, samples, drift, failures.
+fn report_of(run: &Run, failures: &[String]) -> serde_json::Map<String, Value> {
     let (tally, drift, elapsed) = (&run.tally, &run.drift, run.elapsed);
     let pct = |d: Option<f64>| d.map(|d| (d * 10000.0).round() / 100.0);
-    json!({
+    let report = json!({
         "duration_s": elapsed.as_secs_f64(),
-        "concurrency": args.concurrency,
         "calls": tally.calls,
         "calls_per_s": (tally.calls as f64 / elapsed.as_secs_f64() * 10.0).round() / 10.0,
         "codes": tally.codes,
-        "kinds": kinds.iter().map(|k| {
-            let (calls, wrong, codes) = tally.by_kind.get(k.name).cloned().unwrap_or_default();
-            let expected = match k.expect {
-                Expect::Code(code) => code.to_owned(),
-                Expect::Output(_) | Expect::Fixed(_) => "ok".to_owned(),
-            };
-            (k.name, json!({ "calls": calls, "expected": expected, "wrong": wrong, "codes": codes }))
-        }).collect::<BTreeMap<_, _>>(),
         "wrong": tally.wrong,
         "wrong_examples": tally.wrong_examples,
         "crashes": run.crashes,
@@ -751,7 +850,11 @@ fn report(args: &SoakArgs, kinds: &[Kind], run: &Run, failures: &[String]) -> Va
         },
         "failures": failures,
         "pass": failures.is_empty(),
-    })
+    });
+    match report {
+        Value::Object(map) => map,
+        _ => unreachable!("a JSON object"),
+    }
 }
 
 /// The soak's summary for people (standard error): totals, each kind, wrong examples, drift.

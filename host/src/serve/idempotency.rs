@@ -6,7 +6,13 @@
 //! policy, capacity) are not stored. `POST /v1/run` goes through [`Ledger::answer`]; an app's
 //! commit, which writes its key record in its own transaction with its state, asks
 //! [`Ledger::judge`] and keeps [`Ledger::record`]'s record. [`Ledger::purge`] removes expired
-//! records from every table the ledger was given, a bounded pass at a time.
+//! records from every table the ledger was given, a bounded pass at a time. Each tenant's
+//! `POST /v1/run` records are counted in its account ([`account`]), bounded by a [`KeyQuota`].
+
+mod account;
+
+use account::Accounts;
+pub use account::{KeyQuota, Usage};
 
 use super::errors::ApiError;
 use super::reply::Stored;
@@ -31,6 +37,7 @@ pub struct Ledger {
     tables: Vec<Table>,
     turns: Turns,
     purge_from: Mutex<Vec<Option<String>>>,
+    accounts: Accounts,
 }
 
 /// What is kept of a keyed request.
@@ -67,6 +74,7 @@ impl Ledger {
     pub fn new(store: Store, ttl: Duration, tables: Vec<Table>) -> Ledger {
         let purge_from = Mutex::new(vec![None; tables.len()]);
         Ledger {
+            accounts: Accounts::new(store.clone(), String::new(), KeyQuota::default()),
             store,
             replica: String::new(),
             ttl,
@@ -78,8 +86,20 @@ impl Ledger {
 
     /// The ledger of the replica named `replica` (the holder of its leases on a shared store).
     pub fn for_replica(mut self, replica: String) -> Ledger {
+        self.accounts = Accounts::new(self.store.clone(), replica.clone(), self.accounts.quota());
         self.replica = replica;
         self
+    }
+
+    /// The ledger with `quota` for each tenant's `POST /v1/run` records.
+    pub fn with_quota(mut self, quota: KeyQuota) -> Ledger {
+        self.accounts = Accounts::new(self.store.clone(), self.replica.clone(), quota);
+        self
+    }
+
+    /// What `tenant`'s `POST /v1/run` records take now.
+    pub fn usage(&self, tenant: &str) -> Result<Usage, StoreError> {
+        self.accounts.usage(tenant)
     }
 
     /// The request's `Idempotency-Key`, if any: visible ASCII, 1 to [`MAX_KEY_BYTES`] bytes.
@@ -178,19 +198,21 @@ impl Ledger {
                     replayed: true,
                 });
             }
+            let accounts = self.accounts.clone();
+            let payer = tenant.to_owned();
+            tokio::task::spawn_blocking(move || accounts.admit(&payer))
+                .await
+                .map_err(|e| Error::Internal {
+                    detail: format!("the idempotency account check ended: {e}"),
+                })??;
             let stored = run().await?;
             let record = Ledger::record(hash, &stored);
             let value = serde_json::to_string(&record).map_err(|e| Error::Internal {
                 detail: format!("an idempotency record cannot be written as JSON: {e}"),
             })?;
-            let mut writes: Vec<Write> = lease.fence().into_iter().collect();
-            writes.push(Write::Put {
-                table: Table::RunKeys,
-                key: id,
-                value,
-            });
-            let store = self.store.clone();
-            blocking(move || store.apply(&writes)).await?;
+            let fences: Vec<Write> = lease.fence().into_iter().collect();
+            let accounts = self.accounts.clone();
+            blocking(move || accounts.keep(id, value, fences)).await?;
             lease.release().await;
             Ok(Answer {
                 stored,
@@ -241,6 +263,7 @@ fn purge_table(
     from: Option<&str>,
     (now, ttl): (u64, u64),
     scan: usize,
+    accounts: &Accounts,
 ) -> Result<(usize, Option<String>), String> {
     let read = store
         .scan(
@@ -261,11 +284,30 @@ fn purge_table(
         .filter(|(_, v)| expired(v, now, ttl))
         .map(|(k, _)| k)
         .collect();
+    let still = |v: &str| expired(v, now, ttl);
     let mut removed = 0;
+    if table == Table::RunKeys {
+        // Each tenant's records leave its account in the batch that removes them.
+        let mut by_tenant: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+        for id in &old {
+            by_tenant
+                .entry(account::tenant_of(id))
+                .or_default()
+                .push(id.clone());
+        }
+        for (tenant, ids) in by_tenant {
+            for batch in ids.chunks(PURGE_BATCH) {
+                removed += accounts
+                    .remove_if(tenant, batch, &still)
+                    .map_err(store_err)?;
+            }
+        }
+        return Ok((removed, last));
+    }
     for batch in old.chunks(PURGE_BATCH) {
         removed += store
             .backend()
-            .remove_if(table, batch, &|v| expired(v, now, ttl))
+            .remove_if(table, batch, &still)
             .map_err(store_err)?;
     }
     Ok((removed, last))
@@ -303,6 +345,7 @@ impl Ledger {
                 from[i].as_deref(),
                 (now, ttl),
                 scan.max(1),
+                &self.accounts,
             )?;
             removed[i] = n;
             from[i] = next;
@@ -375,6 +418,107 @@ mod tests {
         assert!(!fresh.replayed);
         assert_eq!(fresh.stored.body, "5");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A tenant's keyed runs stop at its quota of records (429 `capacity_exhausted`, the run
+    /// not made) while replays of its stored keys still answer and other tenants still run;
+    /// the purge uncounts what it removes, and the tenant runs again.
+    async fn the_quota_holds(store: Store) {
+        let quota = super::KeyQuota {
+            records: 2,
+            bytes: 1 << 20,
+        };
+        let ledger =
+            Ledger::new(store, Duration::from_secs(60), vec![Table::RunKeys]).with_quota(quota);
+        for key in ["a", "b"] {
+            let first = ledger.answer("t", Some(key), b"A", || async { ok(key) });
+            assert!(!first.await.unwrap().replayed);
+        }
+        let usage = ledger.usage("t").unwrap();
+        assert_eq!(usage.records, 2);
+        assert!(usage.bytes > 0, "{usage:?}");
+        let ran = std::sync::atomic::AtomicBool::new(false);
+        let refused = ledger
+            .answer("t", Some("c"), b"A", || async {
+                ran.store(true, std::sync::atomic::Ordering::SeqCst);
+                ok("c")
+            })
+            .await;
+        let refused = refused.err().expect("past the quota");
+        assert_eq!(refused.code(), "capacity_exhausted");
+        assert_eq!(refused.status().as_u16(), 429);
+        assert!(!ran.load(std::sync::atomic::Ordering::SeqCst), "not run");
+        let replay = ledger.answer("t", Some("a"), b"A", || async { ok("again") });
+        let replay = replay.await.unwrap();
+        assert!(replay.replayed);
+        assert_eq!(replay.stored.body, "a");
+        let theirs = ledger.answer("u", Some("c"), b"A", || async { ok("u") });
+        assert!(
+            !theirs.await.unwrap().replayed,
+            "another tenant's own quota"
+        );
+        let unkeyed = ledger.answer("t", None, b"A", || async { ok("free") });
+        assert_eq!(
+            unkeyed.await.unwrap().stored.body,
+            "free",
+            "keyless runs keep nothing"
+        );
+        let later = crate::audit::now_unix_ms() + 61_000;
+        assert_eq!(ledger.purge_at(later, 100).unwrap(), vec![3]);
+        assert_eq!(ledger.usage("t").unwrap(), super::Usage::default());
+        let again = ledger.answer("t", Some("c"), b"A", || async { ok("c") });
+        assert!(!again.await.unwrap().replayed);
+        assert_eq!(ledger.usage("t").unwrap().records, 1);
+    }
+
+    /// Past the byte quota too: one record of a response larger than it fills it.
+    async fn the_byte_quota_holds(store: Store) {
+        let quota = super::KeyQuota {
+            records: 100,
+            bytes: 1_000,
+        };
+        let ledger =
+            Ledger::new(store, Duration::from_secs(60), vec![Table::RunKeys]).with_quota(quota);
+        let big = "x".repeat(2_000);
+        let first = ledger.answer("t", Some("big"), b"A", || async { ok(&big) });
+        assert!(!first.await.unwrap().replayed);
+        assert!(ledger.usage("t").unwrap().bytes > 2_000);
+        let refused = ledger.answer("t", Some("small"), b"A", || async { ok("1") });
+        assert_eq!(refused.await.err().unwrap().code(), "capacity_exhausted");
+    }
+
+    #[tokio::test]
+    async fn the_quota_holds_on_the_embedded_store() {
+        let (ledger, dir) = ledger("quota");
+        drop(ledger);
+        let store = Store::open(&dir.join("quota.redb")).unwrap();
+        the_quota_holds(store).await;
+        let store = Store::open(&dir.join("bytes.redb")).unwrap();
+        the_byte_quota_holds(store).await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_quota_holds_on_redis() {
+        let redis = crate::redis_pool::TestRedis::start("quota");
+        let open = || {
+            let backend = crate::serve::store::RedisBackend::open(&redis.url).unwrap();
+            Store::new(std::sync::Arc::new(backend))
+        };
+        the_quota_holds(open()).await;
+        open()
+            .apply(&[crate::serve::store::Write::RemovePrefix {
+                table: Table::Usage,
+                prefix: String::new(),
+            }])
+            .unwrap();
+        open()
+            .apply(&[crate::serve::store::Write::RemovePrefix {
+                table: Table::RunKeys,
+                prefix: String::new(),
+            }])
+            .unwrap();
+        the_byte_quota_holds(open()).await;
     }
 
     /// A record past the TTL is judged fresh even before a purge removes it.

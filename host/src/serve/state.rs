@@ -57,6 +57,9 @@ pub struct Config {
     pub reap_interval: Duration,
     /// How long idempotency records are kept.
     pub idempotency_ttl: Duration,
+    /// What each tenant's `POST /v1/run` idempotency records may take in the store
+    /// (`--max-keyed-records`, `--max-keyed-bytes`).
+    pub keyed_quota: super::idempotency::KeyQuota,
     /// How long in-flight requests may take to finish after SIGTERM.
     pub drain_grace: Duration,
     /// The base of each error's `docs_url`.
@@ -109,6 +112,7 @@ impl Config {
             idle_timeout: Duration::from_secs(300),
             reap_interval: Duration::from_secs(1),
             idempotency_ttl: Duration::from_secs(24 * 3600),
+            keyed_quota: super::idempotency::KeyQuota::default(),
             drain_grace: Duration::from_secs(30),
             docs_url: super::errors::DEFAULT_DOCS_URL.to_owned(),
             app: None,
@@ -186,7 +190,8 @@ impl AppState {
                 config.idempotency_ttl,
                 vec![Table::RunKeys, Table::AppKeys],
             )
-            .for_replica(config.replica_name()),
+            .for_replica(config.replica_name())
+            .with_quota(config.keyed_quota),
         );
         let sessions = Arc::new(Sessions::open(SessionParts {
             store: store.clone(),

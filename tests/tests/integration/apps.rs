@@ -849,6 +849,97 @@ async fn stream(server: &Server, uri: &str, last: Option<&str>) -> axum::respons
     response
 }
 
+/// An app whose `burst` action writes `params.n` events.
+const BURST: &str = r#"export const manifest = { name: "burst", version: "1.0.0" };
+export function init() { return { sent: 0 }; }
+export function view(state) { return { type: "burst", value: state.sent }; }
+export const actions = {
+  burst(state, params) {
+    const events = [];
+    for (let i = 0; i < params.n; i++) events.push({ type: "tick", i: state.sent + i + 1 });
+    return { state: { sent: state.sent + params.n }, result: {}, audit_preview: "BURST",
+      events };
+  },
+};
+"#;
+
+/// The text of a stream until its frame with id `id` has arrived (at most 30 s).
+async fn read_until_id(response: axum::response::Response, id: u64) -> String {
+    use http_body_util::BodyExt;
+    let mut body = response.into_body();
+    let mut text = String::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !text.contains(&format!("id: {id}\n")) && !text.contains(&format!("id:{id}\n")) {
+        let frame = tokio::time::timeout_at(deadline, body.frame())
+            .await
+            .expect("the events arrive within 30 s")
+            .expect("the stream goes on")
+            .unwrap();
+        if let Ok(data) = frame.into_data() {
+            text.push_str(&String::from_utf8_lossy(&data));
+        }
+    }
+    text
+}
+
+/// Issue 38 (13): the log keeps an app session's last 1,000 events; older ones are dropped
+/// when newer ones are committed, and a reader resuming before them gets a `gap` event with
+/// the ids it missed, then the events kept, in order. A reader within them sees no gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_38_app_events_are_kept_to_a_bound_and_readers_see_the_gap() {
+    let server = server("apps-events-kept");
+    assert_eq!(
+        load(&server, "burst", BURST, "default").await.status,
+        StatusCode::CREATED
+    );
+    let kept = palisade::serve::apps::events::MAX_EVENTS_PER_SESSION;
+    assert_eq!(kept, 1_000);
+    for _ in 0..12 {
+        let done = act(
+            &server,
+            "burst",
+            json!({"action": "burst", "params": {"n": 100}, "session_id": "b"}),
+        )
+        .await;
+        assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    }
+    // 1,200 events written; the store holds the last 1,000.
+    let scan = palisade::serve::store::Scan::prefix("");
+    let stored = server
+        .state
+        .store
+        .scan(palisade::serve::store::Table::AppEvents, scan)
+        .unwrap();
+    assert_eq!(stored.len() as u64, kept);
+    let first: Value = serde_json::from_str(&stored[0].1).unwrap();
+    assert_eq!(first["id"], 201);
+    let text = read_until_id(
+        stream(&server, "/v1/apps/burst/events?session_id=b", Some("0")).await,
+        1200,
+    )
+    .await;
+    let gap = "event: gap\ndata: {\"first_missing\":1,\"last_missing\":200}\n\n";
+    assert!(text.starts_with(gap), "{}", &text[..text.len().min(300)]);
+    let ids: Vec<u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("id:").map(|v| v.trim().parse().unwrap()))
+        .collect();
+    assert_eq!(ids, (201..=1200).collect::<Vec<_>>());
+    assert_eq!(text.matches("event: gap").count(), 1);
+    // From within what is kept: no gap.
+    let text = read_until_id(
+        stream(&server, "/v1/apps/burst/events?session_id=b", Some("1100")).await,
+        1200,
+    )
+    .await;
+    assert!(!text.contains("gap"), "{text}");
+    assert!(
+        text.contains("id: 1101\n") || text.contains("id:1101\n"),
+        "{text}"
+    );
+    server.assert_fine(None).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apps_events_stream_committed_events_and_resume() {
     let server = server("apps-events");

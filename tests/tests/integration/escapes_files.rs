@@ -112,8 +112,10 @@ async fn escape_05_fifo_in_mount() {
     let fifo = Fifo::new(dir.join("fifo"));
     std::fs::write(dir.join("plain.txt"), "plain").unwrap();
     let source = "export default async () => { \
-        let fifo; try { await fs.readFile('/m/fifo'); fifo = 'read'; } catch (e) { fifo = e.code; } \
-        return { fifo, plain: await fs.readFile('/m/plain.txt') }; }";
+        let fifo, message; try { await fs.readFile('/m/fifo'); fifo = 'read'; } \
+        catch (e) { fifo = e.code; message = e.message; } \
+        let missing; try { await fs.readFile('/m/missing.txt'); } catch (e) { missing = e.message; } \
+        return { fifo, message, missing, plain: await fs.readFile('/m/plain.txt') }; }";
     let p = policy(&format!(
         "[limits]\ntimeout = \"3s\"\n\n[[fs.mount]]\nhost = \"{}\"\nguest = \"/m\"\n",
         dir.display()
@@ -122,7 +124,14 @@ async fn escape_05_fifo_in_mount() {
     let outcome = run_js(&p, source, "null").await;
     assert_eq!(
         json_output(&outcome),
-        json!({ "fifo": "EACCES", "plain": "plain" })
+        // Issue 38 (19): the message says what Node says, not WASI's number for the error
+        // (its EACCES is 2, which reads as Linux's ENOENT).
+        json!({
+            "fifo": "EACCES",
+            "message": "EACCES: permission denied, readFile '/m/fifo'",
+            "missing": "ENOENT: no such file or directory, readFile '/m/missing.txt'",
+            "plain": "plain"
+        })
     );
     assert!(
         started.elapsed() < Duration::from_secs(2),

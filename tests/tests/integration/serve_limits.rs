@@ -323,3 +323,54 @@ async fn serve_sessions_and_idempotency_records_survive_a_restart() {
     assert_eq!(replay.headers["idempotent-replayed"], "true");
     server.assert_fine(None).await;
 }
+
+/// Issue 38 (13): a tenant keeps at most `--max-keyed-records` idempotency records; a new
+/// keyed run past it is 429 `capacity_exhausted` and does not run, while a replay of a kept
+/// key, another tenant's keyed run and a keyless run still answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_38_keyed_runs_stop_at_the_tenants_quota() {
+    let mut cfg = config("serve-keyed-quota", true);
+    cfg.keyed_quota = palisade::serve::idempotency::KeyQuota {
+        records: 2,
+        bytes: 1 << 20,
+    };
+    let server = start(cfg);
+    let run =
+        |n: u64| json!({"policy": "default", "source": "export default (x) => x * 2", "input": n});
+    let keyed = |key: &'static str, n: u64, tenant: &'static str| {
+        let server = &server;
+        async move {
+            server
+                .call_with(
+                    "POST",
+                    "/v1/run",
+                    Some(tenant),
+                    &[("idempotency-key", key)],
+                    run(n),
+                )
+                .await
+        }
+    };
+    for (key, n) in [("k1", 1), ("k2", 2)] {
+        let ok = keyed(key, n, "acme-key").await;
+        assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    }
+    let refused = keyed("k3", 3, "acme-key").await;
+    assert_error(&refused, 429, "capacity_exhausted");
+    assert!(
+        refused.body["error"]["fix_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("--max-keyed-records")),
+        "{}",
+        refused.body
+    );
+    let replay = keyed("k1", 1, "acme-key").await;
+    assert_eq!(replay.status, StatusCode::OK);
+    assert_eq!(replay.headers["idempotent-replayed"], "true");
+    assert_eq!(replay.body["output"], 2);
+    let theirs = keyed("k3", 3, "beta-key").await;
+    assert_eq!(theirs.status, StatusCode::OK, "{}", theirs.body);
+    let usage = server.state.ledger.usage("acme").unwrap();
+    assert_eq!(usage.records, 2);
+    server.assert_fine(Some("acme-key")).await;
+}

@@ -31,6 +31,42 @@ fn code(kind: ErrorKind) -> &'static str {
     }
 }
 
+/// What an error of `kind` says, in Node's words: the message of an OS error, without the
+/// number WASI gave it (WASI numbers its errors its own way: its `EACCES` is 2, which reads as
+/// Linux's `ENOENT`).
+#[cfg(feature = "capabilities")]
+fn description(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::NotFound => "no such file or directory",
+        ErrorKind::PermissionDenied => "permission denied",
+        ErrorKind::ReadOnlyFilesystem => "read-only file system",
+        ErrorKind::AlreadyExists => "file already exists",
+        ErrorKind::NotADirectory => "not a directory",
+        ErrorKind::IsADirectory => "illegal operation on a directory",
+        ErrorKind::DirectoryNotEmpty => "directory not empty",
+        ErrorKind::InvalidInput | ErrorKind::InvalidFilename => "invalid argument",
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => "no space left on device",
+        ErrorKind::CrossesDevices => "cross-device link not permitted",
+        _ => "i/o error",
+    }
+}
+
+/// The message of `e`, from `fs.NAME(path)`: `permission denied, readFile '/m/fifo'` (the
+/// prelude puts the code before it, as Node does). An error the guest made itself (a file
+/// that is not UTF-8) keeps its own words.
+#[cfg(feature = "capabilities")]
+fn message(e: &std::io::Error, name: &str, path: Option<&str>) -> String {
+    let text = if e.raw_os_error().is_some() {
+        description(e.kind()).to_owned()
+    } else {
+        e.to_string()
+    };
+    match path {
+        Some(path) => format!("{text}, {name} '{path}'"),
+        None => text,
+    }
+}
+
 #[cfg(feature = "capabilities")]
 fn arg<'js, T: javy::quickjs::FromJs<'js>>(args: &[Value<'js>], i: usize) -> Result<Option<T>> {
     match args.get(i) {
@@ -162,8 +198,9 @@ fn native<'js>(args: Args<'js>) -> Result<Value<'js>> {
             crate::globals::define_index(&result, 1, value)?;
         }
         Err(e) => {
+            let path = list.first().and_then(|p| p.as_string()?.to_string().ok());
             crate::globals::define_index(&result, 0, false)?;
-            crate::globals::define_index(&result, 1, e.to_string())?;
+            crate::globals::define_index(&result, 1, message(&e, &name, path.as_deref()))?;
             crate::globals::define_index(&result, 2, code(e.kind()))?;
         }
     }

@@ -3,7 +3,9 @@
 //! `Last-Event-ID` (or `?last_event_id=`) resumes after it. The stream waits for commits and
 //! ends when the client goes away. Open streams are capped per session, per tenant and per
 //! server ([`StreamCaps`]); past a cap a new one is 429 `capacity_exhausted`, and a stream's
-//! slot is free again as soon as its client goes away.
+//! slot is free again as soon as its client goes away. The log keeps a session's last
+//! [`MAX_EVENTS_PER_SESSION`] events; a reader that resumes from, or falls behind to, an
+//! event no longer kept gets a `gap` event naming the ids it missed, then the next kept one.
 
 use super::super::admission::RETRY_AFTER_SECONDS;
 use super::super::errors::ApiError;
@@ -129,13 +131,32 @@ impl Streams {
 const BATCH: (usize, usize) = (256, 1 << 20);
 
 /// Events waiting to be sent to one client. With events of at most [`MAX_EVENT_BYTES`], a
-/// stream holds at most one batch and this many events: about 2 MiB for a client that reads
-/// nothing, at most `StreamCaps::per_server` times that on the server.
+/// stream holds at most one batch and this many events: about 3.5 MiB of RSS for a client that
+/// reads nothing, as measured (`serve_cli::issue_38_slow_event_readers_hold_a_bounded_memory`),
+/// at most `StreamCaps::per_server` times that on the server.
 const BUFFER: usize = 16;
 
 /// The most bytes of JSON one event may have: an action whose event is larger is the
 /// script's `output_too_large`, and nothing of it is kept.
 pub const MAX_EVENT_BYTES: usize = 64 << 10;
+
+/// The most events the log keeps of one app session: a commit that writes event `n` drops
+/// event `n - MAX_EVENTS_PER_SESSION` in the same step. With events of at most
+/// [`MAX_EVENT_BYTES`] (64 KiB), one session's log holds at most 64 MB.
+pub const MAX_EVENTS_PER_SESSION: u64 = 1_000;
+
+/// The `gap` event before event `next` for a reader whose last event was `last`: the ids it
+/// missed, dropped from the log. It has no id, so a reader's `Last-Event-ID` stays its last
+/// event's.
+fn gap(last: u64, next: u64) -> Option<Event> {
+    (next > last + 1).then(|| {
+        Event::default().event("gap").data(format!(
+            "{{\"first_missing\":{},\"last_missing\":{}}}",
+            last + 1,
+            next - 1
+        ))
+    })
+}
 
 /// A stream of events fed by the task that reads the log. It holds the stream's slot: the
 /// response body goes when the client does, and the slot with it.
@@ -201,6 +222,11 @@ pub fn stream(
             let full = batch.len() == BATCH.0
                 || batch.iter().map(|e| e.json.len()).sum::<usize>() >= BATCH.1;
             for record in batch {
+                if let Some(gap) = gap(last, record.id)
+                    && tx.send(gap).await.is_err()
+                {
+                    return;
+                }
                 last = record.id;
                 let event = Event::default().id(record.id.to_string()).data(record.json);
                 if tx.send(event).await.is_err() {

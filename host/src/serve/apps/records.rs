@@ -5,6 +5,7 @@
 
 pub use super::super::idempotency::KeyRecord;
 use super::super::store::{Scan, Store, StoreError, Table, Write};
+use super::events::MAX_EVENTS_PER_SESSION;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -205,6 +206,18 @@ pub fn write<'a>(
                 key: format!("{}{:020}", commit.session_key, event.id),
                 value: serde_json::to_string(event).map_err(err)?,
             });
+            // Ids run from 1 without a hole: dropping the one `MAX_EVENTS_PER_SESSION` back
+            // keeps exactly the last that many.
+            if let Some(old) = event
+                .id
+                .checked_sub(MAX_EVENTS_PER_SESSION)
+                .filter(|id| *id > 0)
+            {
+                writes.push(Write::Remove {
+                    table: Table::AppEvents,
+                    key: format!("{}{:020}", commit.session_key, old),
+                });
+            }
         }
         if let Some((key, record)) = &commit.key {
             writes.push(Write::Put {
@@ -256,4 +269,59 @@ pub fn events_after(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Commit, EventRecord, SessionState, events_after, write};
+    use crate::serve::apps::events::MAX_EVENTS_PER_SESSION;
+    use crate::serve::store::{RedisBackend, Store};
+    use std::sync::Arc;
+
+    /// 1,100 events, committed a hundred at a time: the log keeps the last 1,000, on every
+    /// backend.
+    fn keeps_the_last_events(store: &Store) {
+        let key = "t\napp\ns\n".to_owned();
+        for batch in 0..11u64 {
+            let events = (1..=100)
+                .map(|i| EventRecord {
+                    id: batch * 100 + i,
+                    event: serde_json::json!({ "n": batch * 100 + i }),
+                })
+                .collect();
+            let commit = Commit {
+                session_key: key.clone(),
+                session: SessionState {
+                    state: serde_json::Value::Null,
+                    seq: batch + 1,
+                    clock_unix_ms: 0,
+                    events: batch * 100 + 100,
+                },
+                events,
+                key: None,
+                fence: None,
+            };
+            write(store, std::iter::once(&commit)).unwrap();
+        }
+        let kept = events_after(store, &key, 0, (usize::MAX, usize::MAX)).unwrap();
+        assert_eq!(kept.len() as u64, MAX_EVENTS_PER_SESSION);
+        assert_eq!(kept.first().unwrap().id, 101);
+        assert_eq!(kept.last().unwrap().id, 1100);
+    }
+
+    #[test]
+    fn the_embedded_store_keeps_the_last_events() {
+        let dir = std::env::temp_dir().join(format!("palisade-events-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        keeps_the_last_events(&Store::open(&dir.join("server.redb")).unwrap());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn redis_keeps_the_last_events() {
+        let redis = crate::redis_pool::TestRedis::start("events");
+        let store = Store::new(Arc::new(RedisBackend::open(&redis.url).unwrap()));
+        keeps_the_last_events(&store);
+    }
 }

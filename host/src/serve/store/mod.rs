@@ -83,6 +83,8 @@ pub enum Table {
     AppEvents,
     /// App actions' idempotency records, by the session's key and the key.
     AppKeys,
+    /// What each tenant's records take (`runs\nTENANT`: its `POST /v1/run` key records).
+    Usage,
 }
 
 impl Table {
@@ -95,17 +97,19 @@ impl Table {
             Table::AppSessions => "app_sessions",
             Table::AppEvents => "app_events",
             Table::AppKeys => "app_idempotency",
+            Table::Usage => "usage",
         }
     }
 
     /// Every table.
-    pub const ALL: [Table; 6] = [
+    pub const ALL: [Table; 7] = [
         Table::Sessions,
         Table::RunKeys,
         Table::Apps,
         Table::AppSessions,
         Table::AppEvents,
         Table::AppKeys,
+        Table::Usage,
     ];
 }
 
