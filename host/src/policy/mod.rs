@@ -10,6 +10,7 @@
 
 mod builder;
 mod capabilities;
+mod ceiling;
 mod declarations;
 mod derive;
 mod determinism;
@@ -29,6 +30,7 @@ pub use builder::{
 };
 use capabilities::MAX_PAYLOAD_LIMIT;
 pub use capabilities::{Capabilities, CapabilityRule, Schema};
+pub use ceiling::PastCeiling;
 pub use declarations::WEB_GLOBALS;
 pub use determinism::{Clock, Determinism};
 pub use error::PolicyError;
@@ -75,6 +77,10 @@ pub struct Policy {
     /// Printed beside the policy, not in it: the resolved text is itself a valid policy.
     #[serde(skip)]
     sha256: String,
+    /// The policy whose `http.rate` bucket meters this one's calls: its ceiling's SHA-256 for
+    /// a policy sent with a call ([`Policy::metered_as`]), else `None` (its own).
+    #[serde(skip)]
+    rate_key: Option<String>,
     limits: Limits,
     #[serde(skip_serializing_if = "Option::is_none")]
     http: Option<Arc<Http>>,
@@ -161,6 +167,7 @@ impl Policy {
             name,
             description: raw.description,
             sha256: crate::hex::sha256(text.as_bytes()),
+            rate_key: None,
             limits,
             http,
             kv,
@@ -184,6 +191,18 @@ impl Policy {
     /// SHA-256 of the policy text, hex-encoded: which exact policy decided a call.
     pub fn sha256(&self) -> &str {
         &self.sha256
+    }
+
+    /// Meter this policy's `http.rate` in `ceiling`'s bucket: a policy sent with a call, one of
+    /// any number with their own SHA-256, shares the one bucket of the ceiling it fits in.
+    pub fn metered_as(mut self, ceiling: &Policy) -> Policy {
+        self.rate_key = Some(ceiling.rate_key().to_owned());
+        self
+    }
+
+    /// Which `http.rate` bucket meters this policy's calls (a SHA-256).
+    pub(crate) fn rate_key(&self) -> &str {
+        self.rate_key.as_deref().unwrap_or(&self.sha256)
     }
 
     /// The resource limits.
