@@ -59,8 +59,9 @@ const HOST_READING: &[&str] = &["secrets", "http.ca_file", "fs.mount", "fs.scrat
 impl Policy {
     /// Read a policy sent with a call, TOML text or (`json`) a JSON object's text: refuse the
     /// keys that read host files or environment, then validate it as a file is, without a
-    /// folder (its name defaults to `inline`; its SHA-256 is that of `text`). The outer error
-    /// is a key no policy sent with a call may hold; the inner one, an invalid policy.
+    /// folder (named `inline`, or `inline:NAME` for its own `name`; its SHA-256 is that of
+    /// `text`). The outer error is a key no policy sent with a call may hold; the inner one,
+    /// an invalid policy.
     pub fn from_inline(
         text: &str,
         json: bool,
@@ -80,11 +81,18 @@ impl Policy {
                 Value::Null,
             ));
         }
-        Ok(if json {
+        let resolved = if json {
             Policy::from_json(text, None)
         } else {
             Policy::from_toml(text, None)
-        })
+        };
+        // Never a catalog policy's name, in receipts and audit records.
+        Ok(resolved.map(|mut policy| {
+            if policy.name != "inline" {
+                policy.name = format!("inline:{}", policy.name);
+            }
+            policy
+        }))
     }
 
     /// Whether this policy grants nothing `ceiling` lacks; else the first key past it.

@@ -8,6 +8,7 @@ use super::auth::Tenant;
 use super::catalog::Policies;
 use super::errors::ApiError;
 use super::fs::{FsRequest, Root, Stop};
+use super::inline::{InlineText, PolicyGiven, PolicyRef};
 use super::journal::{Journal, Who};
 use super::metrics::Metrics;
 use super::reply::Stored;
@@ -33,8 +34,13 @@ pub const DEFAULT_GUEST_DIR: &str = "/scratch";
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSession {
-    /// The policy's name.
-    pub policy: String,
+    /// The policy: a catalog policy's name, or a policy as a JSON object admitted within the
+    /// ceiling set for the caller's key (docs/server.md#inline-policies).
+    #[schema(value_type = Option<super::inline::PolicyField>)]
+    pub policy: Option<Box<serde_json::value::RawValue>>,
+    /// A policy as TOML text, admitted as an object `policy` is (give one of the two).
+    #[serde(default)]
+    pub policy_toml: Option<String>,
     /// A label for listings.
     pub name: Option<String>,
     /// Stop the session after this long without a run or file operation, such as `"5m"`.
@@ -75,8 +81,13 @@ pub struct SessionRecord {
     /// Its tenant.
     #[serde(skip_serializing_if = "String::is_empty", default)]
     pub tenant: String,
-    /// Its policy's name.
+    /// Its policy's name (a policy sent with its creation: `inline`, or `inline:` and its own
+    /// `name`).
     pub policy: String,
+    /// The policy sent with its creation, if it was; each run admits it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub inline_policy: Option<InlineText>,
     /// Its label.
     pub name: Option<String>,
     /// When it was created (RFC 3339).
@@ -92,6 +103,16 @@ pub struct SessionRecord {
     /// The replica that holds its files, on a store that replicas share (`--replica`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replica: Option<String>,
+}
+
+impl SessionRecord {
+    /// The policy its runs use.
+    pub fn policy_ref(&self) -> PolicyRef<'_> {
+        match &self.inline_policy {
+            Some(inline) => PolicyRef::Inline(inline),
+            None => PolicyRef::Named(&self.policy),
+        }
+    }
 }
 
 /// A live session.
@@ -406,7 +427,13 @@ impl Sessions {
         tenant: &Tenant,
         body: CreateSession,
     ) -> Result<serde_json::Value, ApiError> {
-        let policy = self.parts.policies.policy_for(tenant, &body.policy)?;
+        let given =
+            super::inline::from_fields(body.policy.as_deref(), body.policy_toml.as_deref())?
+                .ok_or_else(|| {
+                    ApiError::invalid("a session needs `policy`")
+                        .fix(serde_json::json!({"policy": "default"}))
+                })?;
+        let policy = self.parts.policies.resolve(tenant, given.as_ref())?;
         super::daemon::DaemonFields {
             memory_mb: body.memory_mb,
             network: body.network,
@@ -432,7 +459,14 @@ impl Sessions {
         let record = SessionRecord {
             session_id: id.clone(),
             tenant: tenant.name.clone(),
-            policy: body.policy.clone(),
+            policy: match &given {
+                PolicyGiven::Named(name) => name.clone(),
+                PolicyGiven::Inline(_) => policy.name().to_owned(),
+            },
+            inline_policy: match given {
+                PolicyGiven::Named(_) => None,
+                PolicyGiven::Inline(inline) => Some(inline),
+            },
             name: body.name.clone(),
             created_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
             idle_timeout_ms: idle.as_millis() as u64,
@@ -522,13 +556,20 @@ impl Sessions {
             }
             self.parts.metrics.sessions.set(map.len() as i64);
         }
-        let kv_policy = self
-            .parts
-            .policies
-            .current()
-            .policies
-            .get(&session.record.policy)
-            .and_then(|p| p.kv().cloned());
+        let kv_policy = match &session.record.inline_policy {
+            // Its namespace is its ceiling's; reading the table resolves nothing of the host.
+            Some(inline) => Policy::from_inline(&inline.text, inline.json)
+                .ok()
+                .and_then(Result::ok)
+                .and_then(|p| p.kv().cloned()),
+            None => self
+                .parts
+                .policies
+                .current()
+                .policies
+                .get(&session.record.policy)
+                .and_then(|p| p.kv().cloned()),
+        };
         let kv = self.parts.kv.clone();
         let store = self.parts.store.clone();
         blocking(move || {
@@ -559,8 +600,9 @@ impl Sessions {
         if request.memory.is_none() && request.memory_mb.is_none() {
             request.memory_mb = session.record.memory_mb;
         }
-        if let Some(policy) = &request.policy
-            && *policy != session.record.policy
+        if let Some(given) = request.policy_given()?
+            && !matches!(&given, PolicyGiven::Named(name) if *name == session.record.policy
+                && session.record.inline_policy.is_none())
         {
             return Err(ApiError::invalid(format!(
                 "this session runs under `{}`; leave `policy` out",
@@ -578,7 +620,7 @@ impl Sessions {
         let policy = self
             .parts
             .policies
-            .policy_for(tenant, &session.record.policy)?;
+            .resolve(tenant, session.record.policy_ref())?;
         let derived = session_policy(&policy, &session.dir)
             .with_kv_namespace_prefix(&session.kv_prefix())
             .with_config_defaults(&session.record.config);
@@ -605,7 +647,7 @@ impl Sessions {
         let policy = self
             .parts
             .policies
-            .policy_for(tenant, &session.record.policy)?;
+            .resolve(tenant, session.record.policy_ref())?;
         let (guest, quota, max_files) = place(&policy);
         let dir = session.dir.clone();
         let started = std::time::Instant::now();
@@ -726,7 +768,7 @@ mod tests {
 
     fn create(policy: &str) -> CreateSession {
         CreateSession {
-            policy: policy.to_owned(),
+            policy: serde_json::value::to_raw_value(policy).ok(),
             ..CreateSession::default()
         }
     }
