@@ -235,3 +235,65 @@ async fn serve_runs_a_bare_script_for_its_last_expression() {
     assert_error(&broken, 422, "guest_syntax");
     server.assert_fine(None).await;
 }
+
+/// The action-runtime seed's app, declaring a JSON Schema for one action's `params`.
+const TYPED: &str = r#"globalThis.jace = {
+  manifest: { name: "typed", version: "1.0.0", params: {
+    "calc.input": { type: "object", required: ["digit"],
+      properties: { digit: { type: "integer", minimum: 0, maximum: 9 } } } } },
+  init() { return { entry: 0 }; },
+  view(state) { return { type: "calc", value: state.entry }; },
+  actions: {
+    "calc.input"(state, params) {
+      return { state: { entry: state.entry * 10 + params.digit }, audit_preview: `INPUT ${params.digit}` };
+    },
+    "calc.clear"() { return { state: { entry: 0 }, audit_preview: "CLEAR" }; },
+  },
+};"#;
+
+/// The action-runtime seed: params are checked against the schema the app declares before the
+/// action runs (400 `invalid_input` naming the first mismatch, its path and reason; nothing
+/// runs, nothing is kept); an action without a schema takes any params; a schema that does not
+/// compile, or names no action, refuses the app at load.
+#[tokio::test]
+async fn serve_apps_check_params_against_the_declared_schema() {
+    let server = start(config("seeds-typed-app", false));
+    let loaded = crate::apps::load(&server, "typed", TYPED, "default").await;
+    assert_eq!(loaded.status, StatusCode::CREATED, "{}", loaded.body);
+    assert!(loaded.body["manifest"]["params"]["calc.input"].is_object());
+    let act = |body: Value| crate::apps::act(&server, "typed", body);
+    let ok = act(json!({"action": "calc.input", "params": {"digit": 7}})).await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    assert_eq!(ok.body["state"]["entry"], 7);
+    for (params, at) in [
+        (json!({"digit": 12}), "/digit"),
+        (json!({"digit": "7"}), "/digit"),
+        (json!({}), "digit"),
+    ] {
+        let refused = act(json!({"action": "calc.input", "params": params})).await;
+        assert_error(&refused, 400, "invalid_input");
+        let message = refused.body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("calc.input") && message.contains(at),
+            "{message}"
+        );
+    }
+    let missing = act(json!({"action": "calc.input"})).await;
+    assert_error(&missing, 400, "invalid_input");
+    let free = act(json!({"action": "calc.clear", "params": [1, 2]})).await;
+    assert_eq!(free.status, StatusCode::OK, "{}", free.body);
+    let after = act(json!({"action": "calc.input", "params": {"digit": 3}})).await;
+    assert_eq!(
+        after.body["state"]["entry"], 3,
+        "the refused actions kept nothing"
+    );
+    for (from, to) in [
+        ("type: \"integer\", minimum", "type: \"whole\", minimum"),
+        ("\"calc.input\": { type", "\"calc.nothing\": { type"),
+    ] {
+        let broken = TYPED.replacen(from, to, 1);
+        let refused = crate::apps::load(&server, "broken", &broken, "default").await;
+        assert_error(&refused, 400, "invalid_input");
+    }
+    server.assert_fine(None).await;
+}
