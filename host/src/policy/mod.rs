@@ -48,6 +48,7 @@ pub use limits::Limits;
 pub(crate) use limits::bounds;
 pub(crate) use overrides::CallSettings;
 pub use overrides::{CONFIG_VALUE_MAX, Overrides};
+pub use raw::AppRuntime;
 use raw::RawPolicy;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -99,6 +100,8 @@ pub struct Policy {
     fs: Option<Fs>,
     #[serde(skip_serializing_if = "Overrides::is_default")]
     overrides: Overrides,
+    #[serde(skip_serializing_if = "AppRuntime::is_default")]
+    apps: AppRuntime,
 }
 
 impl Policy {
@@ -180,6 +183,7 @@ impl Policy {
             config: raw.config.map(Arc::new),
             fs,
             overrides,
+            apps: raw.apps.unwrap_or_default(),
         })
     }
 
@@ -251,6 +255,11 @@ impl Policy {
     /// Key-value access granted, if any.
     pub fn kv(&self) -> Option<&Arc<Kv>> {
         self.kv.as_ref()
+    }
+
+    /// What an action app's calls may use of the runtime (`[apps]`).
+    pub fn apps(&self) -> AppRuntime {
+        self.apps
     }
 
     /// The host capabilities granted, if any.

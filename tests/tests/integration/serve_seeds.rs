@@ -297,3 +297,72 @@ async fn serve_apps_check_params_against_the_declared_schema() {
     }
     server.assert_fine(None).await;
 }
+
+/// An app whose actions use a timer, `eval` and the `Function` constructors.
+const RUNTIME: &str = r#"export const manifest = { name: "runtime", version: "1.0.0" };
+export function init() { return {}; }
+export function view(state) { return state; }
+export const actions = {
+  async timer() { await new Promise((r) => setTimeout(r, 5)); return { state: { timer: true } }; },
+  evaluate() { return { state: { eval: eval("1 + 1") } }; },
+  construct() { return { state: { fn: new Function("return 3")() } }; },
+  reach() { return { state: { fn: (async function () {}).constructor("return 4") instanceof Function } }; },
+  plain() { return { state: { ok: (() => 1) instanceof Function } }; },
+};"#;
+
+/// The action-runtime seed's defaults: timers are off in an app unless its policy's
+/// `apps.timers` grants them (a call throws a `TypeError` naming the key), `eval` and the
+/// `Function` constructors are on unless `apps.eval = false` turns them off, by the global and
+/// by each prototype's `constructor`; `instanceof Function` keeps working.
+#[tokio::test]
+async fn serve_apps_runtime_follows_the_policys_apps_table() {
+    let config = config("seeds-app-runtime", false);
+    let dir = config.policies.clone().unwrap();
+    std::fs::write(
+        dir.join("timers.toml"),
+        "name = \"timers\"\n[apps]\ntimers = true\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("noeval.toml"),
+        "name = \"noeval\"\n[apps]\neval = false\n",
+    )
+    .unwrap();
+    let server = start(config);
+    for (app, policy) in [
+        ("plain", "default"),
+        ("timed", "timers"),
+        ("sealed", "noeval"),
+    ] {
+        let loaded = crate::apps::load(&server, app, RUNTIME, policy).await;
+        assert_eq!(loaded.status, StatusCode::CREATED, "{}", loaded.body);
+    }
+    let act = |app: &'static str, action: &str| {
+        crate::apps::act(
+            &server,
+            app,
+            json!({ "action": action, "session_id": action }),
+        )
+    };
+    let off = act("plain", "timer").await;
+    assert_error(&off, 422, "guest_exception");
+    assert!(
+        off.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("apps.timers"),
+        "{}",
+        off.body
+    );
+    assert_eq!(act("timed", "timer").await.body["state"]["timer"], true);
+    assert_eq!(act("plain", "evaluate").await.body["state"]["eval"], 2);
+    assert_eq!(act("plain", "construct").await.body["state"]["fn"], 3);
+    for action in ["evaluate", "construct", "reach"] {
+        let sealed = act("sealed", action).await;
+        assert_error(&sealed, 422, "guest_exception");
+        let message = sealed.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("apps.eval"), "{action}: {message}");
+    }
+    assert_eq!(act("sealed", "plain").await.body["state"]["ok"], true);
+    server.assert_fine(None).await;
+}
