@@ -124,6 +124,9 @@ async fn past_the_ceiling(server: &crate::serve::Server, port: u16) {
             refused.body
         );
     }
+    let huge = json!({"policy": {"description": "x".repeat(70_000)}, "source": "export default 1"});
+    let refused = server.call("POST", "/v1/run", Some("acme-key"), huge).await;
+    assert_error(&refused, 400, "invalid_input");
     let fits = server
         .call(
             "POST",
