@@ -369,3 +369,17 @@ async fn serve_apps_runtime_follows_the_policys_apps_table() {
     assert_eq!(act("sealed", "plain").await.body["state"]["ok"], true);
     server.assert_fine(None).await;
 }
+
+/// A ceiling the catalog lacks stops the server at start, naming the flag and the policy.
+#[test]
+fn serve_refuses_to_start_with_a_ceiling_the_catalog_lacks() {
+    let mut config = config("seeds-no-ceiling", false);
+    config.inline_ceiling = Some("nowhere".to_owned());
+    let Err(error) = palisade::serve::AppState::open(config) else {
+        panic!("the server started with a ceiling the catalog lacks");
+    };
+    assert!(
+        error.contains("--inline-ceiling") && error.contains("`nowhere`"),
+        "{error}"
+    );
+}
