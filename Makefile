@@ -1,5 +1,5 @@
 # Palisade's developer commands. `make check` is what CI runs (.ci/run).
-.PHONY: setup guest guest-check fmt lint package test bindings bindings-node bindings-python fuzz-replay fuzz soak check bench
+.PHONY: setup guest guest-check fmt lint package test bindings bindings-fixtures bindings-node bindings-python fuzz-replay fuzz soak check bench
 
 CARGO ?= cargo
 SHELL := /bin/bash
@@ -99,21 +99,39 @@ bindings: bindings-node bindings-python
 
 # The addon is the cdylib cargo builds (`napi build` would pass `--target`, which builds every
 # dependency again under target/x86_64-unknown-linux-gnu/).
-bindings-node: setup
+# A component whose call traps, for the bindings' guest_trap tests (no script can make one).
+bindings-fixtures: setup
+	$(CARGO) run --locked -q -p xtask -- forge-trap target/bindings/trap.wasm
+
+bindings-node: setup bindings-fixtures
 	$(CARGO) build --locked -p palisade-node
 	cp target/debug/libpalisade_node.so bindings/node/palisade.node
 	cd bindings/node && npx tsc -p tsconfig.json
 	cd bindings/node && node --test test/*.test.js
 
 PYTHON_VENV := $(CURDIR)/target/python-venv
-bindings-python: setup
+bindings-python: setup bindings-fixtures
 	cd bindings/python && VIRTUAL_ENV=$(PYTHON_VENV) $(PYTHON_VENV)/bin/maturin develop --locked -q
 	cd bindings/python && $(PYTHON_VENV)/bin/mypy
 	cd bindings/python && $(PYTHON_VENV)/bin/pytest -q
 
+# The page of `palisade serve` (web/; docs/server.md, "The page"): fail when the committed
+# bundle (host/page/app.js) is not what web/ builds to, test how a refusal's fix is applied to
+# a policy, then drive the page in headless Chromium (web/test/e2e.mjs, against the debug
+# binary; screenshots in target/page-e2e/ on failure). `make page-build` rebuilds the bundle.
+.PHONY: page page-build
+page: setup
+	cd web && node build.mjs --check
+	cd web && node --test test/fix.test.mjs
+	$(CARGO) build --locked -q -p palisade-cli
+	node web/test/e2e.mjs
+
+page-build: setup
+	cd web && node build.mjs
+
 # Everything: set-up, formatting, lints (host and guest), the committed guest, the packaged
-# crate and its docs, all tests, the bindings' tests, the soak.
-check: setup fmt lint guest-check package test bindings soak
+# crate and its docs, all tests, the bindings' tests, the page in a browser, the soak.
+check: setup fmt lint guest-check package test bindings page soak
 
 # Benchmarks (release build): the peers' four workloads, fresh sandbox per call.
 bench:

@@ -3,7 +3,10 @@
 # Python (bindings/python/bench.py), one after the other in the same run on this machine; and
 # w1 as a `palisade run` subprocess per call from Python (docs/bench.md, "The bindings").
 #
-# Usage: [PROFILE=release] [CALLS=2000] bench/bindings.sh
+# With PEERS=PATH (the peers' harness, ../shared/bench/peers, installed into $PEERS_DIR as its
+# README says), the Node peers' fresh-context w1 and w2 run in the same session too.
+#
+# Usage: [PROFILE=release] [CALLS=2000] [PEERS=PATH] bench/bindings.sh
 # PROFILE is the cargo profile of all three (dev or release); the bindings' tools come from
 # scripts/setup.sh (bindings/node/node_modules, target/python-venv).
 set -euo pipefail
@@ -26,6 +29,18 @@ echo "bindings: node" >&2
 echo "bindings: python" >&2
 (cd bindings/python && "../../$venv/bin/python" bench.py --calls "$calls" \
   --palisade "$root/target/$dir/palisade") >> "$out/bindings.jsonl"
+
+if [ -n "${PEERS:-}" ]; then
+  for peer in qjs sw-quickjs ivm; do
+    for w in w1 w2; do
+      echo "bindings: peer $peer $w" >&2
+      (cd "$PEERS" && node bench.mjs --peer "$peer" --workload "$w" --mode fresh --n "$calls") |
+        node -pe 'const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
+          JSON.stringify({ binding: `node peer: ${r.peer} ${r.version}`, workload: r.workload,
+            median_us: r.median_us, p99_us: r.p99_us })' >> "$out/bindings.jsonl"
+    done
+  done
+fi
 
 echo "## Rust library (\`palisade bench --only w1,w2\`, $profile)"
 echo

@@ -7,11 +7,12 @@
 # .cargo/config.toml), Debian's libc++ for wasm32 (the guest's URL parser, ada, is C++; see
 # guest-js/wasi-sdk), libclang for javy's bindgen, Binaryen's wasm-opt (xtask optimizes the
 # guest with it), and the wasm32-wasip2 Rust target. The replica tests start Debian's
-# redis-server (tests/tests/integration/replicas.rs) on a loopback port of their own.
+# redis-server (tests/tests/integration/replicas.rs) on a loopback port of their own. The
+# page's browser test (`make page`) drives Debian's chromium, headless.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libc++-22-dev-wasm32 libc++abi-22-dev-wasm32 libclang-22-dev binaryen iproute2 python3 python3-venv redis-server)
+packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libc++-22-dev-wasm32 libc++abi-22-dev-wasm32 libclang-22-dev binaryen iproute2 python3 python3-venv redis-server chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -64,6 +65,14 @@ if ! cmp -s "$node_lock" bindings/node/node_modules/.installed-lock.json 2>/dev/
   echo "setup: installing bindings/node's development packages"
   (cd bindings/node && npm ci --no-audit --no-fund --loglevel=error)
   cp "$node_lock" bindings/node/node_modules/.installed-lock.json
+fi
+# The page's build and browser test (web/: CodeMirror, esbuild, puppeteer-core), pinned by its
+# package-lock.json; puppeteer-core downloads no browser (the test names Debian's chromium).
+web_lock=web/package-lock.json
+if ! cmp -s "$web_lock" web/node_modules/.installed-lock.json 2>/dev/null; then
+  echo "setup: installing web's npm packages"
+  (cd web && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$web_lock" web/node_modules/.installed-lock.json
 fi
 # maturin, pytest and mypy for the Python module, in a virtual environment under target/.
 venv=target/python-venv

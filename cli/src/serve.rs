@@ -76,6 +76,10 @@ pub struct ServeArgs {
     /// mounted at the root, under the `default` policy; it is also `/v1/apps/STEM`.
     #[arg(long, value_name = "FILE.js")]
     app: Option<PathBuf>,
+    /// Serve the page (`GET /`: write and run scripts, read refusals and their fixes, drive
+    /// apps) on a non-loopback --listen too; a loopback listener serves it without the flag.
+    #[arg(long)]
+    playground: bool,
 }
 
 pub fn run(args: ServeArgs) -> ExitCode {
@@ -108,6 +112,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         return super::run::usage_error(format!("cannot read --app {}: not a file", app.display()));
     }
     config.app = args.app;
+    config.playground = args.playground.then_some(true);
     if let Err(e) = palisade::serve::check(&config) {
         return super::run::usage_error(e);
     }

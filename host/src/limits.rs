@@ -19,16 +19,9 @@ const TOUCH_BYTES_PER_NANO: u64 = 4;
 use wasmtime::ResourceLimiter;
 
 /// Marks a trap raised because the call's wall-clock deadline passed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("wall-clock deadline exceeded")]
 pub(crate) struct DeadlineExceeded;
-
-impl std::fmt::Display for DeadlineExceeded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("wall-clock deadline exceeded")
-    }
-}
-
-impl std::error::Error for DeadlineExceeded {}
 
 /// Tables are indexed by 32-bit values in the guest; this bounds what a hostile module could
 /// make the host allocate for them.

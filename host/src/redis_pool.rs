@@ -267,6 +267,15 @@ impl TestRedis {
         }
         panic!("redis-server did not answer within 10 s");
     }
+
+    /// Send the server a signal (`-STOP` stalls it, `-CONT` resumes it).
+    pub(crate) fn signal(&self, signal: &str) {
+        let sent = std::process::Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill {signal}");
+    }
 }
 
 #[cfg(test)]

@@ -68,6 +68,8 @@ mod modules;
 mod network;
 #[path = "integration/output.rs"]
 mod output;
+#[path = "integration/page.rs"]
+mod page;
 #[path = "integration/plain_guest.rs"]
 mod plain_guest;
 #[path = "integration/policy_code.rs"]

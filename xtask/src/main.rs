@@ -1,4 +1,4 @@
-//! Developer tasks: `cargo run -p xtask -- guest [--check]`.
+//! Developer tasks: `cargo run -p xtask -- guest [--check]` and `forge-trap OUT`.
 //!
 //! `guest` builds `guest-js/` for wasm32-wasip2 three times, with and without its `capabilities`
 //! feature and with its `standalone` feature, pre-initializes each with wasmtime-wizer,
@@ -9,6 +9,9 @@
 //! nothing and fails when a committed guest differs from what the sources build to. The build
 //! is reproducible: paths that differ between machines are remapped, so the bytes depend only
 //! on the sources and toolchain.
+//!
+//! `forge-trap OUT` writes a hand-made component whose call traps (`unreachable`) for the
+//! bindings' tests of `guest_trap`, which cannot make one themselves.
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -44,6 +47,21 @@ const QUICKJS_CFLAGS: &str = "-isystem /usr/include/wasm32-wasi -D__ANDROID__";
 /// about 17,500 calls).
 const SHADOW_STACK_LINK_ARG: &str = "-C link-arg=-zstack-size=6291456";
 
+/// Compile a script that returns its input, make its `run` export trap at once, write it to
+/// `out`.
+fn forge_trap(out: &Path) -> Result<()> {
+    let palisade = palisade::Palisade::new()?;
+    let script = palisade::Script::new("trap.js", "export default (x) => x;");
+    let policy = palisade::Policy::builtin_default();
+    let runtime = tokio::runtime::Runtime::new()?;
+    let mut wasm = runtime.block_on(palisade.compile(&policy, &script))?;
+    palisade_tests::patch_run(&mut wasm, &[0x00]);
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(out, wasm).with_context(|| format!("writing {}", out.display()))
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = workspace_root();
@@ -55,7 +73,8 @@ fn main() -> Result<()> {
     {
         ["guest"] => guest(&root, false),
         ["guest", "--check"] => guest(&root, true),
-        _ => bail!("usage: cargo run -p xtask -- guest [--check]"),
+        ["forge-trap", out] => forge_trap(Path::new(out)),
+        _ => bail!("usage: cargo run -p xtask -- guest [--check] | forge-trap OUT"),
     }
 }
 

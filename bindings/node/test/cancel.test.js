@@ -3,6 +3,8 @@
 
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
+const path = require('node:path')
+const { spawn } = require('node:child_process')
 const { Palisade } = require('..')
 const { failure, output, assertNextCallWorks } = require('./support.js')
 
@@ -57,3 +59,40 @@ test('an onEvent callback that throws misses its event; the call goes on', async
   })
   assert.equal(output(outcome), 1)
 })
+
+test('Ctrl-C: a SIGINT handler that aborts the running call gets cancelled, and the next call runs', async () => {
+  // A process of its own, sent SIGINT as Ctrl-C would, while a call loops: its handler aborts
+  // the call, which ends as cancelled (its one slot is free again), and the next call runs.
+  const child = spawn(process.execPath, ['-e', CTRL_C_CHILD], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stderr.on('data', (chunk) => { err += chunk })
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+  await new Promise((resolve) => child.stdout.on('data', (chunk) => {
+    out += chunk
+    if (out.startsWith('calling\n')) resolve(undefined)
+  }))
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  child.kill('SIGINT')
+  const { code, signal } = await exited
+  clearTimeout(killer)
+  assert.equal(signal, null, `the child did not end on its own: ${err}`)
+  assert.equal(code, 0, err)
+  assert.equal(out, 'calling\ncancelled\nafter\n')
+})
+
+const CTRL_C_CHILD = `
+  const { Palisade } = require(${JSON.stringify(path.join(__dirname, '..'))})
+  const palisade = new Palisade({ maxConcurrency: 1, queueTimeout: '30s' })
+  const controller = new AbortController()
+  process.once('SIGINT', () => controller.abort())
+  console.log('calling')
+  palisade.run({
+    source: 'export default () => { for (;;) {} }',
+    policy: '[limits]\\ntimeout = "60s"\\nfuel = 1_000_000_000_000_000\\n',
+    signal: controller.signal
+  }).then((looped) => {
+    console.log(looped.error.code)
+    return palisade.run({ source: "export default () => 'after'" })
+  }).then((after) => console.log(after.output))`

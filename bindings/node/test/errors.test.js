@@ -38,6 +38,17 @@ test('a component that is not one is invalid_component, thrown by Script.fromCom
   })
 })
 
+test('a component whose call traps is guest_trap', async () => {
+  // Made by `cargo run -p xtask -- forge-trap` (make bindings-node does it first): a compiled
+  // script whose run export is `unreachable`, which no script can make.
+  const wasm = fs.readFileSync(path.join(__dirname, '../../../target/bindings/trap.wasm'))
+  const outcome = await palisade.run({ script: Script.fromComponent(wasm), input: 1 })
+  const error = failure(outcome)
+  assertFields(error, 'guest_trap')
+  assert.match(error.message, /unreachable/)
+  await assertNextCallWorks(palisade)
+})
+
 test('an audit log that cannot be opened is internal, thrown by the constructor', () => {
   assert.throws(() => new Palisade({ auditLog: '/nonexistent/dir/audit.jsonl' }), (e) => {
     assert.ok(e instanceof PalisadeError)

@@ -5,6 +5,7 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const path = require('node:path')
+const { spawnSync } = require('node:child_process')
 const { Palisade, Policy, Script } = require('..')
 const { ROOT, GENEROUS, output, failure } = require('./support.js')
 
@@ -83,4 +84,20 @@ test('100 calls at once never block the event loop', async () => {
   clearInterval(timer)
   outcomes.forEach((outcome, i) => assert.equal(output(outcome), i))
   assert.ok(ticksWhileRunning >= 3, `the timer ticked ${ticksWhileRunning} times while calls ran`)
+})
+
+test('a call in flight keeps Node running, and Node exits once calls have ended', () => {
+  // Nothing else holds this process's event loop: without a call holding it open, Node would
+  // exit before the outcome came; with one left holding it, Node would never exit.
+  const script = `
+    const { Palisade } = require(${JSON.stringify(path.join(__dirname, '..'))})
+    const palisade = new Palisade()
+    palisade.run({ source: 'export default () => 6 * 7' }).then((first) => {
+      console.log(first.output)
+      return palisade.run({ source: 'export default () => 43' })
+    }).then((second) => console.log(second.output))`
+  const done = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 })
+  assert.equal(done.signal, null, `Node did not exit on its own: ${done.stderr}`)
+  assert.equal(done.status, 0, done.stderr)
+  assert.equal(done.stdout, '42\n43\n')
 })

@@ -9,6 +9,7 @@
 
 mod errors;
 mod handles;
+mod mailbox;
 mod palisade;
 
 use pyo3::prelude::*;
@@ -20,5 +21,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<handles::NativeScript>()?;
     m.add_class::<palisade::NativePalisade>()?;
     m.add_class::<palisade::NativeCall>()?;
+    m.add_class::<mailbox::Mailbox>()?;
     Ok(())
 }

@@ -1,9 +1,10 @@
 //! `NativePalisade`: a `palisade::Palisade` whose capability handlers are answered in Python.
 //! `run` waits for its call with the GIL released and hands its events to the caller's thread;
-//! `start` reports to Python callbacks (the asyncio wrapper's) from the runtime's threads.
+//! `start` reports to a [`Mailbox`] the asyncio wrapper's loop reads.
 
 use crate::errors::refused;
 use crate::handles::{NativePolicy, NativeScript};
+use crate::mailbox::Mailbox;
 use palisade::CapabilityError;
 use palisade_bindings::{Call, Done, Handler, OnEvent, Start, answer, context_json};
 use pyo3::exceptions::PyTypeError;
@@ -64,23 +65,27 @@ impl NativePalisade {
         wait(py, &call, &Mutex::new(reports), on_event.as_ref())
     }
 
-    /// Start a call; `report(kind, json)` gets its events (with `events`) and then its outcome,
-    /// from the runtime's threads.
-    #[pyo3(signature = (request, policy, script, events, report))]
+    /// Start a call reporting to `mailbox` as `id`: its events (with `events`), then its
+    /// outcome. The runtime's threads only queue them: the loop's thread takes them.
+    #[pyo3(signature = (request, policy, script, events, mailbox, id))]
     fn start(
         &self,
         request: String,
         policy: Option<&NativePolicy>,
         script: Option<&NativeScript>,
         events: bool,
-        report: Py<PyAny>,
+        mailbox: &Mailbox,
+        id: u64,
     ) -> NativeCall {
-        let report = Arc::new(report);
+        let queue = mailbox.queue();
         let on_event = events.then(|| {
-            let report = report.clone();
-            Arc::new(move |json: String| call_back(&report, (EVENT, json))) as OnEvent
+            let queue = queue.clone();
+            Arc::new(move |json: String| queue.post((id, EVENT, json))) as OnEvent
         });
-        let done: Done = Box::new(move |result| call_back(&report, self::report(result)));
+        let done: Done = Box::new(move |result| {
+            let (kind, text) = report(result);
+            queue.post((id, kind, text));
+        });
         let call = palisade_bindings::start(
             &self.palisade,
             start(request, policy, script, on_event),
@@ -144,15 +149,6 @@ fn wait(
             Err(RecvTimeoutError::Disconnected) => unreachable!("a call reports its end"),
         }
     }
-}
-
-/// Call a Python callback from a runtime thread; its exception is reported, not raised.
-fn call_back(callback: &Py<PyAny>, args: (u32, String)) {
-    Python::attach(|py| {
-        if let Err(error) = callback.call1(py, args) {
-            error.write_unraisable(py, None);
-        }
-    });
 }
 
 /// The handler of one capability: hand the call to `invoke` on a blocking thread (it may run a

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import sys
+import time
 from typing import Any, Dict, List
 
 import pytest
@@ -79,3 +83,36 @@ def test_an_on_event_callback_that_raises_misses_its_event() -> None:
     assert output(outcome) == 1
     assert failure(palisade.run(source=LOOP, policy='[limits]\nfuel = 100_000_000\ntimeout = "60s"')).code \
         == "fuel_exhausted"
+
+
+def test_ctrl_c_cancels_a_running_call_and_the_next_call_runs() -> None:
+    # A process of its own, sent SIGINT as Ctrl-C would, while `run` waits with the GIL
+    # released: KeyboardInterrupt is raised in it, the call is cancelled (its one slot is free
+    # again), and the next call on the same Palisade runs.
+    child = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_CHILD],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "calling\n"
+        time.sleep(0.5)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 0, err
+    assert out == "interrupted\nafter\n", err
+
+
+CTRL_C_CHILD = """
+from palisade import Palisade
+palisade = Palisade(max_concurrency=1, queue_timeout="30s")
+print("calling", flush=True)
+try:
+    palisade.run(source="export default () => { for (;;) {} }",
+                 policy='[limits]\\ntimeout = "60s"\\nfuel = 1_000_000_000_000_000\\n')
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+print(palisade.run(source="export default () => 'after'").unwrap(), flush=True)
+"""

@@ -39,6 +39,17 @@ def test_a_component_that_is_not_one_is_invalid_component() -> None:
     assert raised.value.code == "invalid_component"
 
 
+def test_a_component_whose_call_traps_is_guest_trap() -> None:
+    # Made by `cargo run -p xtask -- forge-trap` (make bindings-python does it first): a compiled
+    # script whose run export is `unreachable`, which no script can make.
+    wasm = (ROOT / "target" / "bindings" / "trap.wasm").read_bytes()
+    outcome = palisade.run(script=Script.from_component(wasm), input=1)
+    error = failure(outcome)
+    assert error.code == "guest_trap"
+    assert "unreachable" in error.message
+    assert_next_call_works(palisade)
+
+
 def test_an_audit_log_that_cannot_be_opened_is_internal() -> None:
     with pytest.raises(PalisadeError) as raised:
         Palisade(audit_log="/nonexistent/dir/audit.jsonl")

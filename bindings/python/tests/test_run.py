@@ -3,6 +3,7 @@ per-call options, the GIL released while calls run, and the Outcome as an object
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import threading
 import time
@@ -103,3 +104,26 @@ def test_calls_from_many_threads_overlap_because_run_releases_the_gil() -> None:
         if a < b and spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]
     ]
     assert overlapping, "no two calls were in flight at once"
+
+
+def test_async_calls_on_several_event_loops_each_get_their_own_outcome() -> None:
+    # Each loop reads the reports of the calls it started (its own mailbox): two loops on two
+    # threads at once, then a third after them, each with 100 calls in flight.
+    double = Script.from_source("export default (x) => x.n * 2")
+
+    async def many(tag: int) -> List[Any]:
+        calls = [palisade.run_async(script=double, input={"n": tag * 1000 + i}) for i in range(100)]
+        return [output(outcome) for outcome in await asyncio.gather(*calls)]
+
+    results: dict[int, List[Any]] = {}
+
+    def on_a_thread(tag: int) -> None:
+        results[tag] = asyncio.run(many(tag))
+
+    threads = [threading.Thread(target=on_a_thread, args=(tag,)) for tag in (1, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    results[3] = asyncio.run(many(3))
+    assert results == {tag: [2 * (tag * 1000 + i) for i in range(100)] for tag in (1, 2, 3)}

@@ -10,16 +10,9 @@ use crate::policy::Policy;
 use wasmtime::Trap;
 
 /// The trap an epoch callback ends a cancelled call with.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("the call was cancelled")]
 pub(super) struct CallCancelled;
-
-impl std::fmt::Display for CallCancelled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the call was cancelled")
-    }
-}
-
-impl std::error::Error for CallCancelled {}
 
 pub(super) fn internal(e: wasmtime::Error) -> Error {
     tracing::error!("internal error: {e:#}");
@@ -39,6 +32,12 @@ pub(super) fn classify_trap(
     let limits = policy.limits();
     if error.downcast_ref::<CallCancelled>().is_some() {
         return Error::Cancelled;
+    }
+    if error
+        .downcast_ref::<crate::caps::kv::KvUnavailable>()
+        .is_some()
+    {
+        return Error::StoreUnavailable;
     }
     if error.downcast_ref::<DeadlineExceeded>().is_some() {
         return Error::Timeout {

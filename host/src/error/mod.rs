@@ -244,8 +244,10 @@ pub enum Error {
         /// The name asked for.
         name: String,
     },
-    /// `palisade serve --store redis://…`: the shared store is down or did not answer in time.
-    /// The same request may succeed once it is back (with its `Idempotency-Key`, a commit whose
+    /// `palisade serve --store redis://…`, or a call's key-value store in Redis
+    /// (`RedisKv`): the shared store is down or did not answer in time (a call
+    /// that meets it ends so, whatever its script does with the failed operation). The same
+    /// request may succeed once it is back (with its `Idempotency-Key`, a commit whose
     /// answer was lost is replayed, not repeated). Details go to the log, not the caller.
     #[error("the server's store is unavailable; retry after Retry-After seconds")]
     StoreUnavailable,

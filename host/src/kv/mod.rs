@@ -62,6 +62,11 @@ pub enum KvError {
     /// The storage itself failed.
     #[error("the key-value store failed: {0}")]
     Backend(String),
+    /// The storage is shared and did not answer (Redis down, unreachable or stalled): the same
+    /// operation may succeed later. A call that meets it ends as `store_unavailable`
+    /// (retryable), whatever its script does with the error.
+    #[error("the key-value store is unavailable: {0}")]
+    Unavailable(String),
 }
 
 /// Token buckets for a policy's `[http] rate` that every process on one store shares: the

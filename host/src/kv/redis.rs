@@ -12,12 +12,12 @@
 //! read, decide, then `MULTI` … `EXEC`, which Redis refuses when another writer touched a watched
 //! key meanwhile; the transaction then runs again from the read, at most [`ATTEMPTS`] times.
 //! Durability is Redis's (`appendfsync always`: docs/scaling.md). A Redis that is down or slow
-//! fails the operation within the pool's bounds (`KvError::Backend`); nothing waits longer. Unlike
+//! fails the operation within the pool's bounds (`KvError::Unavailable`); nothing waits longer. Unlike
 //! the server store's idempotent steps, a failed write is not sent again on its own: an increment
 //! whose reply was lost might have been applied.
 
 use super::{Decide, KvBackend, KvError, KvTransaction, KvWrites, SharedRate};
-use crate::redis_pool::{Gcra, Pool};
+use crate::redis_pool::{Failure, Gcra, Pool, is_unavailable};
 use redis::Connection;
 use std::collections::HashMap;
 
@@ -50,8 +50,22 @@ fn count(namespace: &str) -> String {
     format!("palisade:kv:n:{namespace}")
 }
 
-fn backend(e: impl std::fmt::Display) -> KvError {
-    KvError::Backend(e.to_string())
+/// A Redis error met inside a transaction: a Redis that is gone or did not answer is
+/// [`KvError::Unavailable`].
+fn backend(e: redis::RedisError) -> KvError {
+    if is_unavailable(&e) {
+        KvError::Unavailable(e.to_string())
+    } else {
+        KvError::Backend(e.to_string())
+    }
+}
+
+/// A pooled operation's failure as the key-value store's.
+fn failure(e: Failure) -> KvError {
+    match e {
+        Failure::Unavailable(detail) => KvError::Unavailable(detail),
+        Failure::Failed(detail) => KvError::Backend(detail),
+    }
 }
 
 impl RedisKv {
@@ -93,7 +107,7 @@ impl RedisKv {
                 }
                 Ok(())
             })
-            .map_err(backend)?;
+            .map_err(failure)?;
         outcome.unwrap_or_else(|| {
             Err(KvError::Backend(format!(
                 "other writers kept changing the bucket: {ATTEMPTS} attempts"
@@ -162,7 +176,7 @@ impl<'c> Optimistic<'c> {
         let (added, held) = self
             .counts
             .get_mut(namespace)
-            .ok_or_else(|| backend("count"))?;
+            .ok_or_else(|| KvError::Backend("count".into()))?;
         if delta > 0 && held.saturating_add_signed(*added) >= max_keys {
             return Err(KvError::TooManyKeys { limit: max_keys });
         }
@@ -241,7 +255,7 @@ impl KvBackend for RedisKv {
         let hash = values(namespace, bucket);
         self.pool
             .run(|c| redis::cmd("HGET").arg(&hash).arg(key).query(c))
-            .map_err(backend)
+            .map_err(failure)
     }
 
     fn update(
@@ -279,7 +293,7 @@ impl KvBackend for RedisKv {
                     .arg(limit)
                     .query(c)
             })
-            .map_err(backend)
+            .map_err(failure)
     }
 
     fn key_count(&self, namespace: &str) -> Result<u64, KvError> {
@@ -287,7 +301,7 @@ impl KvBackend for RedisKv {
         let held: Option<u64> = self
             .pool
             .run(|c| redis::cmd("GET").arg(&counter).query(c))
-            .map_err(backend)?;
+            .map_err(failure)?;
         Ok(held.unwrap_or(0))
     }
 
@@ -309,7 +323,7 @@ impl SharedRate for RedisKv {
         let wait = self
             .gcra
             .take(&self.pool, &key, interval, count)
-            .map_err(backend)?;
+            .map_err(failure)?;
         Ok(wait.is_none())
     }
 }

@@ -5,9 +5,9 @@
 //! [`runner`] (every sandbox call: admission, metrics, audit tags), [`journal`] (the audit
 //! log), [`idempotency`] (the ledger), [`auth`] (tenants and the [`Authed`](auth::Authed)
 //! extractor), [`catalog`] (policies and reload), [`runs`], [`sessions`] and [`fs`] (file
-//! operations; `search.rs`: grep and sed), and [`apps`](mod@apps) (stateful action apps,
-//! docs/apps.md). Leaves: [`reply`], [`store`], [`turns`], [`admission`], [`metrics`],
-//! [`errors`].
+//! operations; `search.rs`: grep and sed), [`apps`](mod@apps) (stateful action apps,
+//! docs/apps.md) and [`page`] (`GET /`, the page people use). Leaves: [`reply`], [`store`],
+//! [`turns`], [`admission`], [`metrics`], [`errors`].
 
 pub mod admission;
 pub mod apps;
@@ -23,6 +23,7 @@ pub mod listener;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+pub mod page;
 pub mod reply;
 pub mod router;
 pub mod runner;

@@ -24,6 +24,7 @@ use utoipa::OpenApi;
         router::metrics,
         openapi,
         router::policies,
+        router::policy_text,
         router::policy_types,
         router::run,
         router::create_session,
@@ -38,6 +39,7 @@ use utoipa::OpenApi;
         apps::routes::unload,
         apps::routes::act,
         apps::routes::view_app,
+        apps::routes::session_state,
         apps::routes::events,
     ),
     components(schemas(

@@ -34,6 +34,7 @@ pub fn routes(state: &Arc<AppState>) -> Router<AppState> {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/v1/policies", get(policies))
+        .route("/v1/policies/{name}", get(policy_text))
         .route("/v1/policies/{name}/types", get(policy_types))
         .route("/v1/run", post(run))
         .route("/v1/sessions", post(create_session).get(list_sessions))
@@ -41,7 +42,8 @@ pub fn routes(state: &Arc<AppState>) -> Router<AppState> {
         .route("/v1/sessions/{id}/run", post(run_in_session))
         .route("/v1/sessions/{id}/fs/{op}", post(fs_op))
         .merge(super::apps::routes::router())
-        .merge(mcp(state));
+        .merge(mcp(state))
+        .merge(super::page::router(state));
     if state.config.app.is_some() {
         routes.merge(super::apps::seed::router())
     } else {
@@ -259,6 +261,34 @@ pub async fn policies(State(policies): State<Arc<Policies>>, Authed(tenant): Aut
     Ok(json_response(StatusCode::OK, Value::Array(list)))
 }
 
+/// A policy resolved, every default filled in, as TOML (`palisade policy check` prints it):
+/// itself a valid policy, a starting point for one sent with a call.
+#[utoipa::path(get, path = "/v1/policies/{name}", tag = "policies",
+    params(("name" = String, Path, description = "the policy's name")),
+    responses((status = 200, description = "the policy resolved, `application/toml`"),
+        (status = 401, description = "unauthorized"),
+        (status = 404, description = "policy_not_found")))]
+pub async fn policy_text(
+    State(policies): State<Arc<Policies>>,
+    Authed(tenant): Authed,
+    Path(name): Path<String>,
+) -> AppResult {
+    let policy = policies.policy_for(&tenant, &name)?;
+    Ok(text_as(
+        policy.to_string(),
+        "application/toml; charset=utf-8",
+    ))
+}
+
+/// `text` answered as `content_type`.
+fn text_as(text: String, content_type: &'static str) -> Response {
+    let mut response = text.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
 /// The TypeScript declarations of what a script may use under a policy (`Policy::typescript`,
 /// as `palisade types` prints them): a `.d.ts` to type-check scripts against.
 #[utoipa::path(get, path = "/v1/policies/{name}/types", tag = "policies",
@@ -272,12 +302,10 @@ pub async fn policy_types(
     Path(name): Path<String>,
 ) -> AppResult {
     let policy = policies.policy_for(&tenant, &name)?;
-    let mut response = policy.typescript().into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/typescript; charset=utf-8"),
-    );
-    Ok(response)
+    Ok(text_as(
+        policy.typescript(),
+        "application/typescript; charset=utf-8",
+    ))
 }
 
 /// Run a script once, in a fresh sandbox.

@@ -83,8 +83,8 @@ impl Runner {
 
     /// Apply the key-value writes a call held ([`RunOptions::kv_transaction`]) in one
     /// transaction: all of them, or none and 409 `kv_conflict` (retryable) when another writer
-    /// moved a value a compare-and-swap of the call read or filled its namespace since, or
-    /// `internal` when the store failed.
+    /// moved a value a compare-and-swap of the call read or filled its namespace since,
+    /// 503 `store_unavailable` when the store did not answer, or `internal` when it failed.
     pub async fn apply_kv(&self, writes: crate::kv::KvWrites) -> Result<(), ApiError> {
         use crate::kv::KvError;
         self.palisade.apply_kv(writes).await.map_err(|e| match e {
@@ -92,6 +92,10 @@ impl Runner {
                 ApiError::from(Error::KvConflict {
                     detail: e.to_string(),
                 })
+            }
+            KvError::Unavailable(detail) => {
+                tracing::warn!("a call's key-value writes were not applied: {detail}");
+                ApiError::from(Error::StoreUnavailable)
             }
             e => ApiError::from(Error::Internal {
                 detail: format!("a call's key-value writes were not applied: {e}"),

@@ -72,6 +72,9 @@ pub struct Config {
     pub header_timeout: Duration,
     /// How long a request's body may take to arrive before the request is answered 408.
     pub body_timeout: Duration,
+    /// `GET /`, the page (`serve/page.rs`): `None` serves it on a loopback listener only,
+    /// `Some(true)` (`--playground`) on any, `Some(false)` on none.
+    pub playground: Option<bool>,
 }
 
 impl Config {
@@ -80,6 +83,12 @@ impl Config {
         self.replica
             .clone()
             .unwrap_or_else(|| self.listen.to_string())
+    }
+
+    /// Whether `GET /` serves the page: `playground`, else whether the listener is loopback.
+    pub fn playground_on(&self) -> bool {
+        self.playground
+            .unwrap_or_else(|| self.listen.ip().is_loopback())
     }
 
     /// The defaults of `palisade serve` with no flags, keeping data in `data`.
@@ -107,6 +116,7 @@ impl Config {
             max_connections: 512,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
+            playground: None,
         }
     }
 }

@@ -269,45 +269,7 @@ async fn forged(code: &[u8]) -> palisade::Script {
     let p = palisade::Policy::builtin_default();
     let script = palisade::Script::new("forged.js", "export default (x) => x;");
     let mut wasm = PALISADE.compile(&p, &script).await.unwrap();
-    let mut body = None;
-    // Per core module: imported functions, the `run` export's index, its function bodies.
-    let (mut imported, mut run, mut bodies) = (0u32, None, Vec::new());
-    for payload in wasmparser::Parser::new(0).parse_all(&wasm) {
-        match payload.unwrap() {
-            wasmparser::Payload::ImportSection(imports) => {
-                for import in imports.into_imports() {
-                    if matches!(import.unwrap().ty, wasmparser::TypeRef::Func(_)) {
-                        imported += 1;
-                    }
-                }
-            }
-            wasmparser::Payload::ExportSection(exports) => {
-                for export in exports {
-                    let export = export.unwrap();
-                    if export.name.ends_with("runner@0.1.0#run") {
-                        run = Some(export.index);
-                    }
-                }
-            }
-            wasmparser::Payload::CodeSectionEntry(entry) => {
-                let ops = entry.get_operators_reader().unwrap().original_position();
-                bodies.push(ops..entry.range().end);
-            }
-            wasmparser::Payload::End(_) => {
-                if let Some(index) = run.take() {
-                    body = Some(bodies[(index - imported) as usize].clone());
-                }
-                (imported, bodies) = (0, Vec::new());
-            }
-            _ => {}
-        }
-    }
-    let body = body.expect("the guest exports run");
-    assert!(body.len() > code.len() + 1);
-    let ops = &mut wasm[body];
-    ops.fill(0x01); // nop
-    ops[..code.len()].copy_from_slice(code);
-    *ops.last_mut().unwrap() = 0x0b; // end
+    palisade_tests::patch_run(&mut wasm, code);
     palisade::Script::from_component(wasm).unwrap()
 }
 

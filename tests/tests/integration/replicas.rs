@@ -369,6 +369,34 @@ fn kv_written_through_one_replica_is_read_through_the_other() {
     );
 }
 
+/// A script's key-value operation that meets Redis down ends the call as 503
+/// `store_unavailable` (retryable), even when the script catches the failure: no script goes on
+/// as if its write had failed for a reason of its own. Redis back, the same calls run.
+#[test]
+fn a_scripts_kv_operation_while_redis_is_down_ends_the_call_as_store_unavailable() {
+    let mut c = cluster("replicas-kv-down", true);
+    let a = c.a.addr;
+    let catching = "export default async () => { try { await kv.set('x', 'v') } \
+                    catch (e) { return 'caught: ' + e.message } return 'set' }";
+    let read = "export default async () => kv.get('x')";
+    assert_eq!(run_as(a, "beta-key", catching).body["output"], "set");
+    c.redis.kill();
+    for source in [catching, read] {
+        let refused = run_as(a, "beta-key", source);
+        assert_error(&refused, 503, "store_unavailable");
+        assert_eq!(refused.body["error"]["retryable"], true, "{}", refused.body);
+    }
+    let pure = run_as(a, "beta-key", "export default () => 6 * 7");
+    assert_eq!(
+        pure.body["output"], 42,
+        "a call without kv runs: {}",
+        pure.body
+    );
+    c.redis.spawn();
+    assert_eq!(run_as(a, "beta-key", read).body["output"], "v");
+    assert_eq!(run_as(a, "beta-key", catching).body["output"], "set");
+}
+
 /// A tenant's `rate` holds across both replicas together: 6 per minute through A and B
 /// alike, then 429 on either, with a normal request of another tenant answered after it.
 #[test]

@@ -193,6 +193,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/metrics", &["get"]),
     ("/openapi.json", &["get"]),
     ("/v1/policies", &["get"]),
+    ("/v1/policies/{name}", &["get"]),
     ("/v1/policies/{name}/types", &["get"]),
     ("/v1/run", &["post"]),
     ("/v1/sessions", &["get", "post"]),
@@ -203,6 +204,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/apps/{app}", &["get", "delete"]),
     ("/v1/apps/{app}/actions", &["post"]),
     ("/v1/apps/{app}/view", &["get"]),
+    ("/v1/apps/{app}/state", &["get"]),
     ("/v1/apps/{app}/events", &["get"]),
 ];
 

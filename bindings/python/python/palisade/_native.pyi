@@ -1,5 +1,5 @@
 # Types of the native module (bindings/python/src), which palisade/_palisade.py wraps.
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 class NativeError(Exception): ...
 
@@ -21,6 +21,11 @@ class NativeScript:
     @property
     def name(self) -> str: ...
 
+class Mailbox:
+    def __init__(self) -> None: ...
+    def fileno(self) -> int: ...
+    def drain(self) -> List[Tuple[int, int, str]]: ...
+
 class NativeCall:
     def cancel(self) -> None: ...
 
@@ -41,5 +46,6 @@ class NativePalisade:
         policy: Optional[NativePolicy],
         script: Optional[NativeScript],
         events: bool,
-        report: Callable[[int, str], None],
+        mailbox: Mailbox,
+        id: int,
     ) -> NativeCall: ...

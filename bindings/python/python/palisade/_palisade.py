@@ -7,8 +7,11 @@ import asyncio
 import base64
 import datetime
 import inspect
+import itertools
 import json
+import os
 import threading
+import weakref
 from typing import (
     TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Mapping, Optional, TypedDict, Union,
 )
@@ -229,6 +232,8 @@ class Palisade:
         text = json.dumps({k: v for k, v in settings.items() if v is not None})
         self._native: _native.NativePalisade = _native_call(
             lambda: _native.NativePalisade(text, list(handlers), _invoker(handlers)))
+        self._mailboxes: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox]" = (
+            weakref.WeakKeyDictionary())
 
     def run(self, *, on_event: Optional[OnEvent] = None, **request: Unpack[RunRequest]) -> Outcome:
         """Run a script in a fresh sandbox and return its Outcome (a failed call is an Outcome
@@ -246,33 +251,67 @@ class Palisade:
         """`run` for asyncio: the call runs on Palisade's own threads; cancelling the awaiting
         task cancels the call. `on_event` is called on the event loop's thread."""
         text, policy, script = _request(dict(request))
-        loop = asyncio.get_running_loop()
-        done: "asyncio.Future[str]" = loop.create_future()
-
-        def settle(kind: int, json_text: str) -> None:
-            if kind == _EVENT:
-                if on_event is not None:
-                    on_event(json.loads(json_text))
-            elif done.done():
-                return
-            elif kind == _OUTCOME:
-                done.set_result(json_text)
-            else:
-                done.set_exception(TypeError(json_text))
-
-        def report(kind: int, json_text: str) -> None:
-            try:
-                loop.call_soon_threadsafe(settle, kind, json_text)
-            except RuntimeError:
-                pass  # the loop was closed after the awaiting task was cancelled: nobody waits
-
-        call = self._native.start(text, policy, script, on_event is not None, report)
+        mailbox = self._mailbox(asyncio.get_running_loop())
+        call_id, done = mailbox.expect(on_event)
+        call = self._native.start(text, policy, script, on_event is not None, mailbox.native, call_id)
         try:
             outcome = await asyncio.shield(done)
         except asyncio.CancelledError:
+            mailbox.forget(call_id)
             call.cancel()
             raise
         return Outcome.from_dict(json.loads(outcome))
+
+    def _mailbox(self, loop: asyncio.AbstractEventLoop) -> "_Mailbox":
+        mailbox = self._mailboxes.get(loop)
+        if mailbox is None:
+            mailbox = self._mailboxes[loop] = _Mailbox(loop)
+        return mailbox
+
+
+class _Mailbox:
+    """The reports of the calls one event loop started: Palisade's threads queue them in the
+    native mailbox, whose pipe wakes the loop, which settles each call's future on its own
+    thread (Palisade's threads never wait for the GIL)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.native = _native.Mailbox()
+        os.set_blocking(self.native.fileno(), False)
+        self.loop = loop
+        self.ids = itertools.count()
+        self.waiting: Dict[int, "tuple[asyncio.Future[str], Optional[OnEvent]]"] = {}
+        loop.add_reader(self.native.fileno(), self._ready)
+
+    def expect(self, on_event: Optional[OnEvent]) -> "tuple[int, asyncio.Future[str]]":
+        call_id = next(self.ids)
+        done: "asyncio.Future[str]" = self.loop.create_future()
+        self.waiting[call_id] = (done, on_event)
+        return call_id, done
+
+    def forget(self, call_id: int) -> None:
+        self.waiting.pop(call_id, None)
+
+    def _ready(self) -> None:
+        for call_id, kind, text in self.native.drain():
+            waiting = self.waiting.get(call_id)
+            if waiting is None:
+                continue  # a cancelled call's last reports: nobody waits
+            done, on_event = waiting
+            if kind == _EVENT:
+                if on_event is not None:
+                    try:
+                        on_event(json.loads(text))
+                    except Exception as e:  # a failing callback misses its event
+                        self.loop.call_exception_handler(
+                            {"message": "palisade: on_event raised", "exception": e})
+                continue
+            del self.waiting[call_id]
+            if done.done():
+                continue
+            if kind == _OUTCOME:
+                done.set_result(text)
+            else:
+                done.set_exception(TypeError(text))
 
 
 def _event_callback(on_event: OnEvent) -> Callable[[str], None]:

@@ -140,37 +140,54 @@ impl KvState {
     }
 
     /// Run a storage call on the blocking pool; when recording, its result goes to the
-    /// transcript, and when replaying, the recorded result is the answer (no store access).
+    /// transcript, and when replaying, the recorded result is the answer (no store access). A
+    /// store that did not answer ([`KvError::Unavailable`]) ends the call: the outer error,
+    /// which the call's outcome reports as `store_unavailable`.
     async fn storage<T: Taped + Send + 'static>(
         &self,
         (op, bucket, key): (&str, &str, &str),
         f: impl FnOnce(&dyn KvBackend, &str) -> Result<T, KvError> + Send + 'static,
-    ) -> Result<Result<T, KvError>, StoreError> {
+    ) -> Storage<T> {
         if let Some(replay) = self.tape.replaying() {
-            let event = replay
+            let Some(event) = replay
                 .kv()
                 .filter(|e| e.op == op && e.bucket == bucket && e.key == key)
-                .ok_or_else(|| {
-                    StoreError::Other(
-                        "the transcript has no further answer for this kv operation".into(),
-                    )
-                })?;
-            return Ok(match event.outcome {
+            else {
+                return Ok(Err(StoreError::Other(
+                    "the transcript has no further answer for this kv operation".into(),
+                )));
+            };
+            return Ok(Ok(match event.outcome {
                 KvOutcome::Ok => Ok(T::take(event)),
                 KvOutcome::TooManyKeys => Err(KvError::TooManyKeys {
                     limit: event.cursor.unwrap_or(0),
                 }),
                 KvOutcome::Other => Err(KvError::Backend(event.message)),
-            });
+            }));
         }
-        let policy = self.policy()?;
-        let backend = self.backend.clone().ok_or_else(|| {
-            StoreError::Other("no key-value store is configured in this host".into())
-        })?;
+        let policy = match self.policy() {
+            Ok(policy) => policy,
+            Err(e) => return Ok(Err(e)),
+        };
+        let Some(backend) = self.backend.clone() else {
+            return Ok(Err(StoreError::Other(
+                "no key-value store is configured in this host".into(),
+            )));
+        };
         let namespace = policy.namespace.clone();
-        let result = tokio::task::spawn_blocking(move || f(backend.as_ref(), &namespace))
-            .await
-            .map_err(|e| StoreError::Other(format!("the key-value store failed: {e}")))?;
+        let result =
+            match tokio::task::spawn_blocking(move || f(backend.as_ref(), &namespace)).await {
+                Ok(Err(KvError::Unavailable(detail))) => {
+                    tracing::warn!(bucket, key, "key-value store unavailable: {detail}");
+                    return Err(wasmtime::Error::new(KvUnavailable));
+                }
+                Ok(result) => result,
+                Err(e) => {
+                    return Ok(Err(StoreError::Other(format!(
+                        "the key-value store failed: {e}"
+                    ))));
+                }
+            };
         if let Tape::Record(_) = &self.tape {
             let mut event = KvEvent {
                 op: op.into(),
@@ -198,7 +215,7 @@ impl KvState {
                     event.outcome = KvOutcome::Other;
                     event.message = error.to_string();
                 }
-                Err(KvError::Backend(message)) => {
+                Err(KvError::Backend(message) | KvError::Unavailable(message)) => {
                     event.outcome = KvOutcome::Other;
                     event.message = message.clone();
                 }
@@ -210,7 +227,7 @@ impl KvState {
             let bytes = event_bytes(texts) + event.value.as_ref().map_or(0, |v| v.len() as u64);
             self.tape.record_sized(bytes, |t| t.kv.push(event));
         }
-        Ok(result)
+        Ok(Ok(result))
     }
 
     /// A write of `key`: the gate's checks (the key fits, the bucket is `rw`, a value of
@@ -221,20 +238,21 @@ impl KvState {
         (op, bucket, key): (&str, &Bucket, &str),
         value: Option<usize>,
         f: impl FnOnce(&dyn KvBackend, &str, u64) -> Result<T, KvError> + Send + 'static,
-    ) -> Result<T, StoreError> {
+    ) -> StoreResult<T> {
         let started = Instant::now();
-        self.check_key(bucket, key)?;
-        self.check_write(bucket)?;
-        let policy = self.policy()?;
-        if let Some(len) = value {
-            decide::check_value(policy, &bucket.name, len).map_err(|r| self.deny(r))?;
-        }
-        let max_keys = policy.max_keys;
+        let max_keys = match self.check_writable(bucket, key, value) {
+            Ok(max_keys) => max_keys,
+            Err(e) => return Ok(Err(e)),
+        };
         let bytes = value.unwrap_or(0) as u64;
-        let result = self
+        let result = match self
             .storage((op, &bucket.name, key), move |b, ns| f(b, ns, max_keys))
-            .await?;
-        match result {
+            .await?
+        {
+            Ok(result) => result,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(match result {
             Ok(done) => {
                 self.record(bucket, key, started, (bytes, 0), None);
                 Ok(done)
@@ -244,7 +262,24 @@ impl KvState {
                 self.record(bucket, key, started, (bytes, 0), Some(e.to_string()));
                 Err(self.store_error(bucket, e))
             }
+        })
+    }
+
+    /// The gate's checks of a write: the key fits, the bucket is `rw`, a value of `value`
+    /// bytes fits; the namespace's `max_keys`.
+    fn check_writable(
+        &self,
+        bucket: &Bucket,
+        key: &str,
+        value: Option<usize>,
+    ) -> Result<u64, StoreError> {
+        self.check_key(bucket, key)?;
+        self.check_write(bucket)?;
+        let policy = self.policy()?;
+        if let Some(len) = value {
+            decide::check_value(policy, &bucket.name, len).map_err(|r| self.deny(r))?;
         }
+        Ok(policy.max_keys)
     }
 
     fn store_error(&self, bucket: &Bucket, error: KvError) -> StoreError {
@@ -253,12 +288,23 @@ impl KvState {
             KvError::NotACounter { .. }
             | KvError::TransactionTooLarge { .. }
             | KvError::Conflict { .. } => StoreError::Other(error.to_string()),
-            KvError::Backend(message) => StoreError::Other(message),
+            KvError::Backend(message) | KvError::Unavailable(message) => StoreError::Other(message),
         }
     }
 }
 
 type StoreResult<T> = wasmtime::Result<Result<T, StoreError>>;
+
+/// What [`KvState::storage`] gives: the call's end (the store did not answer), a refusal the
+/// script gets, or the backend's answer.
+type Storage<T> = wasmtime::Result<Result<Result<T, KvError>, StoreError>>;
+
+/// The trap a call ends with when its key-value store did not answer: the outcome is
+/// `store_unavailable` (retryable), so that no script goes on as if a write it could not make
+/// had failed for a reason of its own.
+#[derive(Debug, thiserror::Error)]
+#[error("the key-value store is unavailable")]
+pub(crate) struct KvUnavailable;
 
 /// What `wasi:keyvalue/store` reaches of a call's state: the gate and the resource table its
 /// buckets live in.
@@ -293,12 +339,11 @@ impl atomics::Host for KvView<'_> {
     ) -> StoreResult<u64> {
         let bucket = self.table.get(&this)?;
         let (name, k) = (bucket.name.clone(), key.clone());
-        Ok(self
-            .kv
+        self.kv
             .write(("increment", bucket, &key), None, move |b, ns, max_keys| {
                 b.increment(ns, &name, &k, delta, max_keys)
             })
-            .await)
+            .await
     }
 }
 
@@ -313,12 +358,11 @@ impl cas::Host for KvView<'_> {
         let bucket = self.table.get(&this)?;
         let len = next.len();
         let (name, k) = (bucket.name.clone(), key.clone());
-        Ok(self
-            .kv
+        self.kv
             .write(("cas", bucket, &key), Some(len), move |b, ns, max_keys| {
                 b.compare_and_swap(ns, &name, &k, expected.as_deref(), &next, max_keys)
             })
-            .await)
+            .await
     }
 }
 
@@ -350,7 +394,7 @@ impl store::HostBucket for KvView<'_> {
             .storage(("get", &bucket.name, &key), move |b, ns| {
                 b.get(ns, &name, &k)
             })
-            .await
+            .await?
         {
             Ok(result) => result,
             Err(e) => return Ok(Err(e)),
@@ -377,12 +421,11 @@ impl store::HostBucket for KvView<'_> {
         let bucket = self.table.get(&this)?;
         let len = value.len();
         let (name, k) = (bucket.name.clone(), key.clone());
-        Ok(self
-            .kv
+        self.kv
             .write(("set", bucket, &key), Some(len), move |b, ns, max_keys| {
                 b.set(ns, &name, &k, &value, max_keys)
             })
-            .await)
+            .await
     }
 
     async fn delete(&mut self, this: Resource<Bucket>, key: String) -> StoreResult<()> {
@@ -400,7 +443,7 @@ impl store::HostBucket for KvView<'_> {
             .storage(("delete", &bucket.name, &key), move |b, ns| {
                 b.delete(ns, &name, &k)
             })
-            .await
+            .await?
         {
             Ok(result) => result,
             Err(e) => return Ok(Err(e)),
@@ -433,7 +476,7 @@ impl store::HostBucket for KvView<'_> {
             .storage(("list", &bucket.name, &shown), move |b, ns| {
                 b.list(ns, &name, offset, PAGE)
             })
-            .await
+            .await?
         {
             Ok(result) => result,
             Err(e) => return Ok(Err(e)),

@@ -36,6 +36,7 @@ where
         .route("/v1/apps/{app}", get(show).delete(unload))
         .route("/v1/apps/{app}/actions", post(act))
         .route("/v1/apps/{app}/view", get(view_app))
+        .route("/v1/apps/{app}/state", get(session_state))
         .route("/v1/apps/{app}/events", get(events))
 }
 
@@ -60,6 +61,13 @@ pub struct ViewQuery {
     pub session_id: Option<String>,
     /// `agent` or `human`.
     pub audience: Option<String>,
+}
+
+/// `?session_id=` of a session's state.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct SessionQuery {
+    /// The session; `default` when absent.
+    pub session_id: Option<String>,
 }
 
 /// `?session_id=&last_event_id=` of the event stream.
@@ -289,6 +297,31 @@ pub async fn view_app(
     let session = query.session_id.as_deref().unwrap_or(DEFAULT_SESSION);
     let value = apps.view(&tenant, &app, session, None).await?;
     view_response(&value, query.audience.as_deref(), &headers)
+}
+
+/// A session's state as its last commit left it: `{session_id, seq, state}`, `seq` 0 and
+/// `state` null before its first commit (its first action runs on what `init` makes).
+#[utoipa::path(get, path = "/v1/apps/{app}/state", tag = "apps",
+    params(("app" = String, Path, description = "the app's name"), SessionQuery),
+    responses((status = 200, description = "`{session_id, seq, state}`"),
+        (status = 404, description = "app_not_found")))]
+pub async fn session_state(
+    State(apps): St,
+    Authed(tenant): Authed,
+    Path(app): Path<String>,
+    Query(query): Query<SessionQuery>,
+) -> AppResult {
+    let session = query.session_id.as_deref().unwrap_or(DEFAULT_SESSION);
+    check_session(session)?;
+    apps.record(&tenant.name, &app).await?;
+    let store = apps.parts.store.clone();
+    let skey = actions::session_key(&tenant.name, &app, session);
+    let current = records::blocking(move || records::session(&store, &skey)).await?;
+    let (seq, state) = current.map_or((0, Value::Null), |s| (s.seq, s.state));
+    Ok(json_response(
+        StatusCode::OK,
+        json!({"session_id": session, "seq": seq, "state": state}),
+    ))
 }
 
 /// The id after which a stream resumes: `Last-Event-ID`, else `?last_event_id=`, else 0.

@@ -7,6 +7,8 @@
 //! own turns serialize everything and a lease is a no-op.
 
 use super::{Store, StoreError, Write, blocking_store};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a lease lives unless renewed: how long a session stays blocked after its holder
@@ -31,6 +33,9 @@ struct Held {
     holder: String,
     /// Its renewal, once taken.
     renew: Option<tokio::task::JoinHandle<()>>,
+    /// Set when the lease is given up: a try still running on its blocking thread (its
+    /// request was dropped meanwhile) then gives back what it took, itself, after taking it.
+    abandoned: Arc<AtomicBool>,
 }
 
 impl Lease {
@@ -50,6 +55,7 @@ impl Lease {
     /// Stop renewing; what to give back, if anything is held.
     fn give_up(&mut self) -> Option<(Store, String, String)> {
         let held = self.held.take()?;
+        held.abandoned.store(true, Ordering::SeqCst);
         if let Some(renew) = &held.renew {
             renew.abort();
         }
@@ -89,20 +95,31 @@ impl Store {
         let holder = format!("{replica}#{}", crate::serve::new_id());
         // Made before the first try, so that a request dropped while a try is on its blocking
         // thread (its client went away) gives back what that try took, instead of leaving it
-        // held until it expires.
+        // held until it expires: the try sees `abandoned` once it has taken the lease, and
+        // gives it back on the same thread (so after taking it, whatever order Redis would
+        // serve two connections in).
+        let abandoned = Arc::new(AtomicBool::new(false));
         let mut lease = Lease {
             held: Some(Held {
                 store: self.clone(),
                 name: name.to_owned(),
                 holder: holder.clone(),
                 renew: None,
+                abandoned: abandoned.clone(),
             }),
         };
         let started = Instant::now();
         loop {
             let (store, n, h) = (self.clone(), name.to_owned(), holder.clone());
-            let taken =
-                blocking_store(move || store.backend().try_lease(&n, &h, LEASE_TTL)).await?;
+            let gone = abandoned.clone();
+            let taken = blocking_store(move || {
+                let taken = store.backend().try_lease(&n, &h, LEASE_TTL)?;
+                if taken && gone.load(Ordering::SeqCst) {
+                    store.backend().release(&n, &h)?;
+                }
+                Ok::<_, StoreError>(taken)
+            })
+            .await?;
             if taken {
                 break;
             }
@@ -132,5 +149,41 @@ async fn renew(store: Store, name: String, holder: String) {
             // The store is down: try again; a commit meanwhile fails anyway.
             Err(_) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LEASE_TTL, Store};
+    use crate::serve::store::{Backend, RedisBackend};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A request dropped while its try to take a lease waits on a stalled Redis: once Redis
+    /// answers, the try that took the lease gives it back, so another replica takes it at once
+    /// rather than after its time to live.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_request_dropped_while_taking_a_lease_gives_it_back() {
+        let redis = crate::redis_pool::TestRedis::start("lease-dropped");
+        let backend = Arc::new(RedisBackend::open(&redis.url).unwrap());
+        let store = Store::new(backend.clone());
+        redis.signal("-STOP");
+        let taking = store.lease("app\ns", "a");
+        let dropped = tokio::time::timeout(Duration::from_millis(300), taking).await;
+        assert!(dropped.is_err(), "the try waits on the stalled Redis");
+        redis.signal("-CONT");
+        let taken_by_b = tokio::task::spawn_blocking(move || {
+            // Within half the lease's life: a lease left held would stay so for all of it.
+            for _ in 0..(LEASE_TTL.as_millis() / 2 / 25) {
+                if backend.try_lease("app\ns", "b#1", LEASE_TTL).unwrap() {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            false
+        })
+        .await
+        .unwrap();
+        assert!(taken_by_b, "the dropped request's lease was given back");
     }
 }

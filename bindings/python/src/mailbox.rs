@@ -1,0 +1,81 @@
+//! `Mailbox`: where the calls an asyncio loop started report, without the runtime's threads
+//! ever taking the GIL. A finished call's outcome (and each event) is queued here, and a byte
+//! on a pipe wakes the loop (`loop.add_reader(mailbox.fileno(), …)`) when the queue stops being
+//! empty; the loop's thread then takes every queued report at once with `drain`.
+//!
+//! Calling into Python from a runtime thread would make that thread wait for the GIL (up to
+//! Python's switch interval while the loop's thread holds it), and with it every call queued on
+//! the thread.
+
+use pyo3::prelude::*;
+use std::io::{PipeReader, PipeWriter, Read, Write};
+use std::os::fd::AsRawFd;
+use std::sync::{Arc, Mutex};
+
+/// One report: the call's id (the caller's), what it carries (`EVENT`, `OUTCOME`, `USAGE`),
+/// its JSON or message.
+pub type Report = (u64, u32, String);
+
+/// The queue both sides share.
+pub struct Queue {
+    reports: Mutex<Vec<Report>>,
+    wake: PipeWriter,
+}
+
+impl Queue {
+    /// Queue a report; wake the loop if the queue was empty (a loop that has not drained yet
+    /// has a byte waiting already).
+    pub fn post(&self, report: Report) {
+        let mut reports = self.reports.lock().expect("never poisoned");
+        let was_empty = reports.is_empty();
+        reports.push(report);
+        if was_empty {
+            // One byte per empty-to-queued change, and the loop reads every byte before it
+            // drains: the pipe never fills. A loop that is gone takes no more reports.
+            let _ = (&self.wake).write(&[1]);
+        }
+    }
+}
+
+/// The reports of the calls one event loop started.
+#[pyclass(frozen)]
+pub struct Mailbox {
+    queue: Arc<Queue>,
+    woken: PipeReader,
+}
+
+impl Mailbox {
+    pub fn queue(&self) -> Arc<Queue> {
+        self.queue.clone()
+    }
+}
+
+#[pymethods]
+impl Mailbox {
+    #[new]
+    fn new() -> PyResult<Self> {
+        let (woken, wake) = std::io::pipe()?;
+        let queue = Arc::new(Queue {
+            reports: Mutex::new(Vec::new()),
+            wake,
+        });
+        Ok(Self { queue, woken })
+    }
+
+    /// The pipe's end the loop watches (the caller makes it non-blocking).
+    fn fileno(&self) -> i32 {
+        self.woken.as_raw_fd()
+    }
+
+    /// Every queued report, oldest first, after taking the wake-up bytes.
+    fn drain(&self) -> Vec<Report> {
+        let mut bytes = [0u8; 256];
+        // Non-blocking: nothing to read is WouldBlock, which changes nothing here.
+        while let Ok(n @ 1..) = (&self.woken).read(&mut bytes) {
+            if n < bytes.len() {
+                break;
+            }
+        }
+        std::mem::take(&mut *self.queue.reports.lock().expect("never poisoned"))
+    }
+}
