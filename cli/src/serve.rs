@@ -31,6 +31,11 @@ pub struct ServeArgs {
     /// a loopback address is served.
     #[arg(long)]
     keys: Option<PathBuf>,
+    /// The catalog policy that bounds policies sent with calls (`policy` as an object,
+    /// `policy_toml`), for tenants whose keys file entry names no `inline_ceiling`. Without
+    /// either, no policy sent with a call is admitted.
+    #[arg(long, value_name = "POLICY")]
+    inline_ceiling: Option<String>,
     /// Append every gated decision, with tenant and session, to this file (JSON lines).
     #[arg(long)]
     audit_log: Option<PathBuf>,
@@ -96,6 +101,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         local.is_dir().then_some(local)
     });
     config.keys = args.keys;
+    config.inline_ceiling = args.inline_ceiling;
     config.store = args.store;
     config.replica = args.replica;
     config.audit_log = args.audit_log;

@@ -104,6 +104,8 @@ mod serve_live;
 mod serve_openapi;
 #[path = "integration/serve_options.rs"]
 mod serve_options;
+#[path = "integration/serve_seeds.rs"]
+mod serve_seeds;
 #[path = "integration/session_cli.rs"]
 mod session_cli;
 #[path = "integration/shapes.rs"]

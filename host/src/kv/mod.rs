@@ -377,7 +377,10 @@ mod tests {
         store.delete("t", "b", "a").unwrap();
         assert_eq!(store.key_count("t").unwrap(), 1);
         drop(server);
-        assert!(matches!(store.get("t", "b", "n"), Err(KvError::Backend(_))));
+        assert!(matches!(
+            store.get("t", "b", "n"),
+            Err(KvError::Unavailable(_))
+        ));
     }
 
     /// A policy's `[http] rate` of 3 a minute holds for two clients of one Redis together

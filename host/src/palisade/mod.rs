@@ -559,8 +559,8 @@ impl Palisade {
         http.rate?;
         let mut rates = self.inner.rates.lock().unwrap_or_else(|p| p.into_inner());
         rates
-            .entry(policy.sha256().to_owned())
-            .or_insert_with(|| rate_limiter(http, policy.sha256(), self.shared_rates()))
+            .entry(policy.rate_key().to_owned())
+            .or_insert_with(|| rate_limiter(http, policy.rate_key(), self.shared_rates()))
             .clone()
     }
 

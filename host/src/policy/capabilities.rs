@@ -43,6 +43,16 @@ pub struct Schema {
 }
 
 impl Schema {
+    /// Compile `source`, or say why it is not a valid JSON Schema.
+    pub fn new(source: serde_json::Value) -> Result<Schema, String> {
+        let validator = jsonschema::validator_for(&source)
+            .map_err(|e| format!("not a valid JSON Schema: {e}"))?;
+        Ok(Schema {
+            source,
+            validator: Arc::new(validator),
+        })
+    }
+
     /// The schema as the policy wrote it.
     pub fn source(&self) -> &serde_json::Value {
         &self.source
@@ -215,12 +225,7 @@ fn resolve_rule(
         Some(schema) => {
             let err = |m: String| source.error(&format!("{key}.schema"), None, m);
             let value = serde_json::to_value(schema).map_err(|e| err(e.to_string()))?;
-            let validator = jsonschema::validator_for(&value)
-                .map_err(|e| err(format!("not a valid JSON Schema: {e}")))?;
-            Some(Schema {
-                source: value,
-                validator: Arc::new(validator),
-            })
+            Some(Schema::new(value).map_err(err)?)
         }
     };
     let forward = match &rule.forward {

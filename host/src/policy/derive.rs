@@ -85,6 +85,17 @@ impl Policy {
         }
     }
 
+    /// This policy with its deadline (`limits.timeout`) set to `timeout` (an action app's
+    /// actions under the built-in default policy: the action runtime's 2 s).
+    pub fn with_timeout(&self, timeout: std::time::Duration) -> Policy {
+        let mut limits = self.limits;
+        limits.timeout = super::HumanDuration(timeout);
+        Policy {
+            limits,
+            ..self.clone()
+        }
+    }
+
     /// This policy with its `[determinism]` replaced by `determinism`: a per-call clock and
     /// seed (an app's action, whose clock and seed follow its session and sequence number).
     pub fn with_determinism(&self, determinism: Determinism) -> Policy {

@@ -10,6 +10,7 @@
 
 mod builder;
 mod capabilities;
+mod ceiling;
 mod declarations;
 mod derive;
 mod determinism;
@@ -29,6 +30,7 @@ pub use builder::{
 };
 use capabilities::MAX_PAYLOAD_LIMIT;
 pub use capabilities::{Capabilities, CapabilityRule, Schema};
+pub use ceiling::PastCeiling;
 pub use declarations::WEB_GLOBALS;
 pub use determinism::{Clock, Determinism};
 pub use error::PolicyError;
@@ -46,6 +48,7 @@ pub use limits::Limits;
 pub(crate) use limits::bounds;
 pub(crate) use overrides::CallSettings;
 pub use overrides::{CONFIG_VALUE_MAX, Overrides};
+pub use raw::AppRuntime;
 use raw::RawPolicy;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -75,6 +78,10 @@ pub struct Policy {
     /// Printed beside the policy, not in it: the resolved text is itself a valid policy.
     #[serde(skip)]
     sha256: String,
+    /// The policy whose `http.rate` bucket meters this one's calls: its ceiling's SHA-256 for
+    /// a policy sent with a call ([`Policy::metered_as`]), else `None` (its own).
+    #[serde(skip)]
+    rate_key: Option<String>,
     limits: Limits,
     #[serde(skip_serializing_if = "Option::is_none")]
     http: Option<Arc<Http>>,
@@ -93,6 +100,8 @@ pub struct Policy {
     fs: Option<Fs>,
     #[serde(skip_serializing_if = "Overrides::is_default")]
     overrides: Overrides,
+    #[serde(skip_serializing_if = "AppRuntime::is_default")]
+    apps: AppRuntime,
 }
 
 impl Policy {
@@ -161,6 +170,7 @@ impl Policy {
             name,
             description: raw.description,
             sha256: crate::hex::sha256(text.as_bytes()),
+            rate_key: None,
             limits,
             http,
             kv,
@@ -173,6 +183,7 @@ impl Policy {
             config: raw.config.map(Arc::new),
             fs,
             overrides,
+            apps: raw.apps.unwrap_or_default(),
         })
     }
 
@@ -184,6 +195,18 @@ impl Policy {
     /// SHA-256 of the policy text, hex-encoded: which exact policy decided a call.
     pub fn sha256(&self) -> &str {
         &self.sha256
+    }
+
+    /// Meter this policy's `http.rate` in `ceiling`'s bucket: a policy sent with a call, one of
+    /// any number with their own SHA-256, shares the one bucket of the ceiling it fits in.
+    pub fn metered_as(mut self, ceiling: &Policy) -> Policy {
+        self.rate_key = Some(ceiling.rate_key().to_owned());
+        self
+    }
+
+    /// Which `http.rate` bucket meters this policy's calls (a SHA-256).
+    pub(crate) fn rate_key(&self) -> &str {
+        self.rate_key.as_deref().unwrap_or(&self.sha256)
     }
 
     /// The resource limits.
@@ -232,6 +255,11 @@ impl Policy {
     /// Key-value access granted, if any.
     pub fn kv(&self) -> Option<&Arc<Kv>> {
         self.kv.as_ref()
+    }
+
+    /// What an action app's calls may use of the runtime (`[apps]`).
+    pub fn apps(&self) -> AppRuntime {
+        self.apps
     }
 
     /// The host capabilities granted, if any.

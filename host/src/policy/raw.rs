@@ -44,6 +44,35 @@ pub struct RawPolicy {
     pub determinism: Option<RawDeterminism>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overrides: Option<RawOverrides>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apps: Option<AppRuntime>,
+}
+
+/// `[apps]`: what the calls of an action app under this policy may use of the JavaScript
+/// runtime (`palisade serve`'s apps, docs/apps.md; other calls ignore it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+#[schemars(rename = "Apps")]
+pub struct AppRuntime {
+    /// `setTimeout`, `setInterval` and their `clear…` functions (default `false`: off).
+    pub timers: bool,
+    /// `eval` and the `Function` constructors (default `true`).
+    pub eval: bool,
+}
+
+impl AppRuntime {
+    pub(super) fn is_default(&self) -> bool {
+        *self == AppRuntime::default()
+    }
+}
+
+impl Default for AppRuntime {
+    fn default() -> Self {
+        AppRuntime {
+            timers: false,
+            eval: true,
+        }
+    }
 }
 
 /// `[limits]`: every key optional; a missing key takes the built-in default.

@@ -24,6 +24,9 @@ pub struct Tenant {
     pub policies: Option<Vec<String>>,
     /// The most live sessions this tenant may hold.
     pub max_sessions: Option<usize>,
+    /// The catalog policy that bounds the policies this tenant sends with its calls
+    /// (`inline_ceiling`); `None`: the server's `--inline-ceiling`.
+    pub inline_ceiling: Option<String>,
     rate: Option<DefaultDirectRateLimiter>,
     /// The same rate as a pace, for replicas that share it through their store.
     pace: Option<Pace>,
@@ -45,6 +48,7 @@ impl Tenant {
             name: "local".to_owned(),
             policies: None,
             max_sessions: None,
+            inline_ceiling: None,
             rate: None,
             pace: None,
         }
@@ -94,6 +98,7 @@ struct RawTenant {
     policies: Vec<String>,
     rate: Option<String>,
     max_sessions: Option<usize>,
+    inline_ceiling: Option<String>,
 }
 
 /// The tenants of a keys file, by the SHA-256 of their key.
@@ -196,6 +201,7 @@ impl Keys {
                 name: t.name,
                 policies: Some(t.policies),
                 max_sessions: t.max_sessions,
+                inline_ceiling: t.inline_ceiling,
                 rate,
                 pace,
             };
@@ -214,6 +220,14 @@ impl Keys {
             None => None,
         };
         Ok(Keys { by_hash, operator })
+    }
+
+    /// Each tenant's `inline_ceiling`, with where it is named.
+    pub fn ceilings(&self) -> impl Iterator<Item = (String, &str)> {
+        self.by_hash.values().filter_map(|t| {
+            let ceiling = t.inline_ceiling.as_deref()?;
+            Some((format!("the keys file's tenant `{}`", t.name), ceiling))
+        })
     }
 
     /// The tenant whose key the request carries.

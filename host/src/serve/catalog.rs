@@ -5,6 +5,7 @@
 
 use super::auth::Tenant;
 use super::errors::ApiError;
+use super::inline::{InlinePolicies, PolicyRef};
 use super::metrics::Metrics;
 use crate::{Error, Policy};
 use serde::Serialize;
@@ -116,6 +117,8 @@ impl Catalog {
 /// The policies on offer now, replaced whole on each reload of the folder.
 pub struct Policies {
     dir: Option<PathBuf>,
+    /// The policies sent with calls, admitted within their tenants' ceilings.
+    inline: InlinePolicies,
     current: RwLock<Arc<Catalog>>,
     metrics: Arc<Metrics>,
 }
@@ -131,6 +134,7 @@ impl Policies {
         metrics.reload_errors.inc_by(catalog.problems.len() as u64);
         Policies {
             dir,
+            inline: InlinePolicies::new(None),
             current: RwLock::new(Arc::new(catalog)),
             metrics,
         }
@@ -160,6 +164,33 @@ impl Policies {
             }
             .into()),
         }
+    }
+
+    /// Admit policies sent with calls within `ceiling` (`--inline-ceiling`) for tenants whose
+    /// keys file entry names no ceiling of its own.
+    pub fn with_inline_ceiling(mut self, ceiling: Option<String>) -> Policies {
+        self.inline = InlinePolicies::new(ceiling);
+        self
+    }
+
+    /// The policy a request gives, for `tenant`: a catalog policy it may use, or a policy sent
+    /// with the call, admitted within the tenant's ceiling (`policy_denied` past it).
+    pub fn resolve(&self, tenant: &Tenant, policy: PolicyRef<'_>) -> Result<Arc<Policy>, ApiError> {
+        let inline = match policy {
+            PolicyRef::Named(name) => return self.policy_for(tenant, name),
+            PolicyRef::Inline(inline) => inline,
+        };
+        let name = self.inline.ceiling_name(tenant)?;
+        let ceiling = self.current().policies.get(name).cloned().ok_or_else(|| {
+            ApiError::from(Error::PolicyDenied {
+                capability: "inline policy".into(),
+                rule: "inline_ceiling".into(),
+                reason: format!("the ceiling `{name}` set for your key is not in the catalog"),
+                fix: None,
+            })
+            .note("name a catalog policy instead, or ask the operator to restore the ceiling")
+        })?;
+        self.inline.admit(inline, &ceiling)
     }
 
     /// Read the policies folder again (after a change).

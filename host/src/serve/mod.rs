@@ -17,6 +17,7 @@ pub mod daemon;
 pub mod errors;
 pub mod fs;
 pub mod idempotency;
+pub mod inline;
 pub mod journal;
 pub mod listener;
 pub mod live;

@@ -7,6 +7,7 @@ use super::auth::Tenant;
 use super::catalog::Policies;
 use super::daemon::DaemonFields;
 use super::errors::{ApiError, docs_url, status_of};
+use super::inline::PolicyGiven;
 use super::journal::Who;
 use super::reply::Stored;
 use super::runner::Runner;
@@ -66,9 +67,15 @@ pub struct NamedScript {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunRequest {
-    /// The policy's name (`GET /v1/policies`). Not taken in a session, which has its own.
+    /// The policy: a catalog policy's name (`GET /v1/policies`), or a policy as a JSON object
+    /// (`{"http": {"allow": [...]}}`), admitted within the ceiling set for the caller's key
+    /// (docs/server.md#inline-policies). Not taken in a session, which has its own.
     #[serde(default)]
-    pub policy: Option<String>,
+    #[schema(value_type = Option<super::inline::PolicyField>)]
+    pub policy: Option<Box<RawValue>>,
+    /// A policy as TOML text, admitted as an object `policy` is (give one of the two).
+    #[serde(default)]
+    pub policy_toml: Option<String>,
     /// The script's source (named `request.js`), or use `script`.
     #[serde(default)]
     pub source: Option<String>,
@@ -169,6 +176,11 @@ impl RunRequest {
         }
     }
 
+    /// The policy the request gives, if any.
+    pub fn policy_given(&self) -> Result<Option<PolicyGiven>, ApiError> {
+        super::inline::from_fields(self.policy.as_deref(), self.policy_toml.as_deref())
+    }
+
     /// Whether the answer is the daemon's `exec` shape (else the Outcome).
     fn exec_shape(&self) -> Result<bool, ApiError> {
         match self.result.as_deref() {
@@ -266,21 +278,22 @@ impl RunRequest {
     }
 }
 
-/// Run `request` for `tenant` under the policy it names (`POST /v1/run`, the MCP tool
-/// `run_js`): `invalid_input` without one, `policy_not_found` for one the tenant may not use;
-/// a policy with `[kv]` gets the tenant's namespace prefix.
+/// Run `request` for `tenant` under the policy it names or sends (`POST /v1/run`, the MCP
+/// tool `run_js`): `invalid_input` without one, `policy_not_found` for one the tenant may not
+/// use, `policy_denied` for one sent past the tenant's ceiling; a policy with `[kv]` gets the
+/// tenant's namespace prefix.
 pub async fn run_named(
     runner: &Runner,
     policies: &Policies,
     tenant: &Tenant,
     request: &RunRequest,
 ) -> Result<Stored, ApiError> {
-    let Some(name) = &request.policy else {
+    let Some(given) = request.policy_given()? else {
         return Err(
             ApiError::invalid("a run needs `policy`").fix(serde_json::json!({"policy": "default"}))
         );
     };
-    let policy = policies.policy_for(tenant, name)?;
+    let policy = policies.resolve(tenant, given.as_ref())?;
     // Only a policy with [kv] changes for the tenant; any other runs as loaded, not copied for
     // every request.
     let derived = match policy.kv() {

@@ -8,6 +8,7 @@ use super::auth::Tenant;
 use super::catalog::Policies;
 use super::errors::ApiError;
 use super::fs::{FsRequest, Root, Stop};
+use super::inline::{InlineText, PolicyGiven, PolicyRef};
 use super::journal::{Journal, Who};
 use super::metrics::Metrics;
 use super::reply::Stored;
@@ -33,8 +34,13 @@ pub const DEFAULT_GUEST_DIR: &str = "/scratch";
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSession {
-    /// The policy's name.
-    pub policy: String,
+    /// The policy: a catalog policy's name, or a policy as a JSON object admitted within the
+    /// ceiling set for the caller's key (docs/server.md#inline-policies).
+    #[schema(value_type = Option<super::inline::PolicyField>)]
+    pub policy: Option<Box<serde_json::value::RawValue>>,
+    /// A policy as TOML text, admitted as an object `policy` is (give one of the two).
+    #[serde(default)]
+    pub policy_toml: Option<String>,
     /// A label for listings.
     pub name: Option<String>,
     /// Stop the session after this long without a run or file operation, such as `"5m"`.
@@ -79,8 +85,13 @@ pub struct SessionRecord {
     /// Its tenant.
     #[serde(skip_serializing_if = "String::is_empty", default)]
     pub tenant: String,
-    /// Its policy's name.
+    /// Its policy's name (a policy sent with its creation: `inline`, or `inline:` and its own
+    /// `name`).
     pub policy: String,
+    /// The policy sent with its creation, if it was; each run admits it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub inline_policy: Option<InlineText>,
     /// Its label.
     pub name: Option<String>,
     /// When it was created (RFC 3339).
@@ -99,6 +110,16 @@ pub struct SessionRecord {
     /// Whether its runs share one JavaScript heap (`"live": true`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub live: bool,
+}
+
+impl SessionRecord {
+    /// The policy its runs use.
+    pub fn policy_ref(&self) -> PolicyRef<'_> {
+        match &self.inline_policy {
+            Some(inline) => PolicyRef::Inline(inline),
+            None => PolicyRef::Named(&self.policy),
+        }
+    }
 }
 
 /// A live session.
@@ -241,6 +262,27 @@ pub(crate) fn session_policy(policy: &Policy, dir: &std::path::Path) -> Policy {
 
 /// A session's policy with its key-value namespace and config values (a live session's runs
 /// get no folder).
+/// The `policy` and `policy_toml` of a request that creates a session under `record`'s policy
+/// (a fork's).
+fn policy_fields(
+    record: &SessionRecord,
+) -> Result<(Option<Box<serde_json::value::RawValue>>, Option<String>), ApiError> {
+    let raw = |text: String| {
+        serde_json::value::RawValue::from_string(text)
+            .map(Some)
+            .map_err(|e| {
+                ApiError::from(Error::Internal {
+                    detail: e.to_string(),
+                })
+            })
+    };
+    match record.policy_ref() {
+        PolicyRef::Named(name) => Ok((raw(serde_json::Value::from(name).to_string())?, None)),
+        PolicyRef::Inline(inline) if inline.json => Ok((raw(inline.text.clone())?, None)),
+        PolicyRef::Inline(inline) => Ok((None, Some(inline.text.clone()))),
+    }
+}
+
 fn scoped_policy(policy: &Policy, session: &Session) -> Policy {
     policy
         .with_kv_namespace_prefix(&session.kv_prefix())
@@ -423,7 +465,13 @@ impl Sessions {
         tenant: &Tenant,
         body: CreateSession,
     ) -> Result<serde_json::Value, ApiError> {
-        let policy = self.parts.policies.policy_for(tenant, &body.policy)?;
+        let given =
+            super::inline::from_fields(body.policy.as_deref(), body.policy_toml.as_deref())?
+                .ok_or_else(|| {
+                    ApiError::invalid("a session needs `policy`")
+                        .fix(serde_json::json!({"policy": "default"}))
+                })?;
+        let policy = self.parts.policies.resolve(tenant, given.as_ref())?;
         super::daemon::DaemonFields {
             memory_mb: body.memory_mb,
             network: body.network,
@@ -452,7 +500,14 @@ impl Sessions {
         let record = SessionRecord {
             session_id: id.clone(),
             tenant: tenant.name.clone(),
-            policy: body.policy.clone(),
+            policy: match &given {
+                PolicyGiven::Named(name) => name.clone(),
+                PolicyGiven::Inline(_) => policy.name().to_owned(),
+            },
+            inline_policy: match given {
+                PolicyGiven::Named(_) => None,
+                PolicyGiven::Inline(inline) => Some(inline),
+            },
             name: body.name.clone(),
             created_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
             idle_timeout_ms: idle.as_millis() as u64,
@@ -544,13 +599,20 @@ impl Sessions {
             self.parts.live.forget(&session.record.session_id);
             self.parts.metrics.sessions.set(map.len() as i64);
         }
-        let kv_policy = self
-            .parts
-            .policies
-            .current()
-            .policies
-            .get(&session.record.policy)
-            .and_then(|p| p.kv().cloned());
+        let kv_policy = match &session.record.inline_policy {
+            // Its namespace is its ceiling's; reading the table resolves nothing of the host.
+            Some(inline) => Policy::from_inline(&inline.text, inline.json)
+                .ok()
+                .and_then(Result::ok)
+                .and_then(|p| p.kv().cloned()),
+            None => self
+                .parts
+                .policies
+                .current()
+                .policies
+                .get(&session.record.policy)
+                .and_then(|p| p.kv().cloned()),
+        };
         let kv = self.parts.kv.clone();
         let store = self.parts.store.clone();
         blocking(move || {
@@ -581,8 +643,9 @@ impl Sessions {
         if request.memory.is_none() && request.memory_mb.is_none() {
             request.memory_mb = session.record.memory_mb;
         }
-        if let Some(policy) = &request.policy
-            && *policy != session.record.policy
+        if let Some(given) = request.policy_given()?
+            && !matches!(&given, PolicyGiven::Named(name) if *name == session.record.policy
+                && session.record.inline_policy.is_none())
         {
             return Err(ApiError::invalid(format!(
                 "this session runs under `{}`; leave `policy` out",
@@ -600,7 +663,7 @@ impl Sessions {
         let policy = self
             .parts
             .policies
-            .policy_for(tenant, &session.record.policy)?;
+            .resolve(tenant, session.record.policy_ref())?;
         let who = Who {
             tenant: &tenant.name,
             session: Some(id),
@@ -638,7 +701,7 @@ impl Sessions {
         let policy = self
             .parts
             .policies
-            .policy_for(tenant, &session.record.policy)?;
+            .resolve(tenant, session.record.policy_ref())?;
         let file = super::live::heap_file(&session.dir);
         Ok((session.clone(), file, scoped_policy(&policy, &session)))
     }
@@ -662,8 +725,10 @@ impl Sessions {
     pub async fn fork(&self, tenant: &Tenant, id: &str) -> Result<serde_json::Value, ApiError> {
         let (from, file, policy) = self.live(tenant, id).await?;
         let record = &from.record;
+        let (given, policy_toml) = policy_fields(record)?;
         let request = CreateSession {
-            policy: record.policy.clone(),
+            policy: given,
+            policy_toml,
             name: record.name.clone(),
             idle_timeout: Some(format!("{}ms", record.idle_timeout_ms)),
             config: record.config.clone(),
@@ -705,7 +770,7 @@ impl Sessions {
         let policy = self
             .parts
             .policies
-            .policy_for(tenant, &session.record.policy)?;
+            .resolve(tenant, session.record.policy_ref())?;
         let (guest, quota, max_files) = place(&policy);
         let dir = session.dir.clone();
         let started = std::time::Instant::now();
@@ -827,7 +892,7 @@ mod tests {
 
     fn create(policy: &str) -> CreateSession {
         CreateSession {
-            policy: policy.to_owned(),
+            policy: serde_json::value::to_raw_value(policy).ok(),
             ..CreateSession::default()
         }
     }

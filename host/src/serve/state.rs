@@ -37,6 +37,9 @@ pub struct Config {
     pub replica: Option<String>,
     /// The keys file; `None` means no authentication (loopback only).
     pub keys: Option<PathBuf>,
+    /// `--inline-ceiling`: the catalog policy that bounds policies sent with calls, for tenants
+    /// whose keys file entry names none; `None` (and none named): no policy sent is admitted.
+    pub inline_ceiling: Option<String>,
     /// Where audit records are appended (JSON lines); `None` keeps none.
     pub audit_log: Option<PathBuf>,
     /// The most live sessions on the server.
@@ -103,6 +106,7 @@ impl Config {
             store: None,
             replica: None,
             keys: None,
+            inline_ceiling: None,
             audit_log: None,
             max_sessions: 1000,
             max_live_sessions: 64,
@@ -171,7 +175,11 @@ impl AppState {
         let metrics = Arc::new(Metrics::new());
         metrics.pool_slots.set(i64::from(palisade.pool_slots()));
         let journal = Journal::new(palisade.audit_file());
-        let policies = Arc::new(Policies::open(config.policies.clone(), metrics.clone()));
+        let policies = Arc::new(
+            Policies::open(config.policies.clone(), metrics.clone())
+                .with_inline_ceiling(config.inline_ceiling.clone()),
+        );
+        check_ceilings(&config, keys.as_ref(), &policies)?;
         if let (Some(app), Some(dir)) = (&config.app, &config.policies)
             && !policies.current().policies.contains_key("default")
         {
@@ -238,6 +246,27 @@ impl AppState {
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Relaxed)
     }
+}
+
+/// Refuse to start when `--inline-ceiling` or a tenant's `inline_ceiling` names a policy the
+/// catalog lacks.
+fn check_ceilings(config: &Config, keys: Option<&Keys>, policies: &Policies) -> Result<(), String> {
+    let catalog = policies.current();
+    let named = config
+        .inline_ceiling
+        .iter()
+        .map(|c| ("--inline-ceiling".to_owned(), c.as_str()))
+        .chain(keys.into_iter().flat_map(Keys::ceilings));
+    for (by, name) in named {
+        if !catalog.policies.contains_key(name) {
+            return Err(format!(
+                "{by} names the policy `{name}`, which the catalog lacks: add `{name}.toml` to \
+                 the policies folder, or name one of {}",
+                catalog.names_for(|_| true).join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The library, sized by the flags: the pool holds a slot per call the server admits, and

@@ -353,3 +353,22 @@ async fn mcp_and_the_route_run_typescript_with_its_modules() {
     assert_error(&refused_route, 400, "invalid_input");
     normal_run(&server, "acme-key").await;
 }
+
+/// `run_js` takes a policy sent with the call as `POST /v1/run` does, through the same gate:
+/// within the ceiling it runs and the receipt names it `inline`; past it, `policy_denied`.
+#[tokio::test]
+async fn mcp_run_js_takes_an_inline_policy_within_the_ceiling() {
+    let mut config = config("mcp-inline", true);
+    config.inline_ceiling = Some("box".to_owned());
+    let server = start(config);
+    let run = |policy: Value| {
+        let args = json!({"policy": policy, "source": "export default (x) => x * 2", "input": 21});
+        tool(&server, "acme-key", "run_js", args)
+    };
+    let ran = run(json!({"limits": {"timeout": "2s"}})).await;
+    assert_eq!(ran["structuredContent"]["output"], 42, "{ran}");
+    assert_eq!(ran["structuredContent"]["receipt"]["policy"], "inline");
+    let past = run(json!({"limits": {"timeout": "9s"}})).await;
+    assert_eq!(refused(&past), "policy_denied");
+    normal_run(&server, "acme-key").await;
+}

@@ -135,6 +135,12 @@ impl Server {
         created.body["session_id"].as_str().unwrap().to_owned()
     }
 
+    /// `POST /v1/sessions/{id}/run`.
+    pub async fn run_in(&self, key: Option<&str>, id: &str, body: Value) -> Answer {
+        self.call("POST", &format!("/v1/sessions/{id}/run"), key, body)
+            .await
+    }
+
     pub async fn fs(&self, key: Option<&str>, id: &str, op: &str, body: Value) -> Answer {
         self.call("POST", &format!("/v1/sessions/{id}/fs/{op}"), key, body)
             .await

@@ -9,8 +9,10 @@ use super::super::errors::ApiError;
 use super::super::journal::Who;
 use super::super::runner::Runner;
 use super::records::AppRecord;
+use crate::policy::Schema;
 use crate::{Error, Policy, RunOptions, Script};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// The driver around every app.
 pub const DRIVER: &str = include_str!("driver.js");
@@ -23,6 +25,96 @@ pub struct Loaded {
     pub script: Script,
     /// The SHA-256 of the policy it was compiled under; another one compiles it again.
     pub policy_sha256: String,
+    /// The JSON Schema of each action's `params` the app declares (`manifest.params`).
+    pub params: BTreeMap<String, Schema>,
+}
+
+impl Loaded {
+    /// Check an action's `params` (`{}` when absent) against the schema the app declares for
+    /// it, if any: 400 `invalid_input` naming the first mismatch, its path and its reason.
+    pub fn check_params(&self, action: &str, params: Option<&Value>) -> Result<(), ApiError> {
+        let Some(schema) = self.params.get(action) else {
+            return Ok(());
+        };
+        let empty = Value::Object(serde_json::Map::new());
+        let Some(why) = schema.check(params.unwrap_or(&empty)) else {
+            return Ok(());
+        };
+        Err(ApiError::invalid(format!(
+            "params of `{action}` do not match the app's schema: {why}"
+        ))
+        .note(format!(
+            "send params that match manifest.params[\"{action}\"] (GET /v1/apps/{}): {}",
+            self.record.name,
+            schema.source()
+        )))
+    }
+}
+
+/// The schemas of `manifest.params`, one per action the app has; a schema that does not
+/// compile, or one for no action, is `invalid_input`.
+fn params_schemas(
+    manifest: &Value,
+    actions: &[String],
+) -> Result<BTreeMap<String, Schema>, ApiError> {
+    let Some(declared) = manifest.get("params").filter(|p| !p.is_null()) else {
+        return Ok(BTreeMap::new());
+    };
+    let Some(declared) = declared.as_object() else {
+        return Err(ApiError::invalid(
+            "manifest.params maps action names to JSON Schemas of their params",
+        ));
+    };
+    let mut schemas = BTreeMap::new();
+    for (action, source) in declared {
+        if !actions.contains(action) {
+            return Err(ApiError::invalid(format!(
+                "manifest.params names `{action}`, which is not one of the app's actions"
+            )));
+        }
+        let schema = Schema::new(source.clone())
+            .map_err(|e| ApiError::invalid(format!("manifest.params[\"{action}\"]: {e}")))?;
+        schemas.insert(action.clone(), schema);
+    }
+    Ok(schemas)
+}
+
+/// Turns a global off: calling it throws a `TypeError` naming the policy key that grants it.
+const OFF: &str = r#"const off = (name, key) => {
+  const refuse = function () { throw new TypeError(`${name} is off in this app: its policy's ${key} grants it`); };
+  return refuse;
+};
+const hide = (target, name, key) => {
+  const refuse = off(name, key);
+  const prototype = target[name]?.prototype;
+  if (prototype !== undefined) refuse.prototype = prototype; // `instanceof` keeps working
+  Object.defineProperty(target, name, { value: refuse, writable: false, configurable: false });
+};
+"#;
+
+/// The module the driver imports before the app (`[apps]` of its policy): without
+/// `apps.timers`, the timer functions throw; with `apps.eval = false`, `eval` and every
+/// `Function` constructor (plain, async, generator, async generator) throw, through the global
+/// and through each prototype's `constructor`.
+fn runtime_module(apps: crate::policy::AppRuntime) -> String {
+    let mut module = String::from(OFF);
+    if !apps.timers {
+        for name in ["setTimeout", "setInterval", "clearTimeout", "clearInterval"] {
+            module.push_str(&format!("hide(globalThis, \"{name}\", \"apps.timers\");\n"));
+        }
+    }
+    if !apps.eval {
+        module.push_str(
+            r#"hide(globalThis, "eval", "apps.eval");
+for (const f of [function () {}, async function () {}, function* () {}, async function* () {}]) {
+  hide(Object.getPrototypeOf(f), "constructor", "apps.eval");
+}
+hide(globalThis, "Function", "apps.eval");
+"#,
+        );
+    }
+    module.push_str("export {};\n");
+    module
 }
 
 /// Compile `record`'s source with the driver under `policy`, and read its manifest and action
@@ -34,8 +126,12 @@ pub async fn compile(
     mut record: AppRecord,
     tenant: &str,
 ) -> Result<Loaded, ApiError> {
+    let runtime = runtime_module(policy.apps());
     let script = Script::new("driver.js", DRIVER)
-        .with_modules([("app.js", record.source.as_str())])
+        .with_modules([
+            ("app.js", record.source.as_str()),
+            ("runtime.js", runtime.as_str()),
+        ])
         .map_err(ApiError::from)?;
     let script = runner.compile(policy, &script).await?;
     let who = Who {
@@ -65,11 +161,13 @@ pub async fn compile(
              or export `manifest`, `init`, `view` and `actions` (an object of functions)",
         ));
     }
+    let params = params_schemas(&described["manifest"], &actions)?;
     record.manifest = described["manifest"].clone();
     record.actions = actions;
     Ok(Loaded {
         record,
         script,
         policy_sha256: policy.sha256().to_owned(),
+        params,
     })
 }

@@ -95,8 +95,24 @@ pub fn seed(session_key: &str, seq: u64) -> u64 {
     u64::from_le_bytes(digest[..8].try_into().unwrap_or_default())
 }
 
-/// The app's policy for one call: the tenant's key-value prefix, and the clock and seed.
+/// An action's deadline under the built-in default policy (whose own is 1 s): the action
+/// runtime's default wall time.
+pub const DEFAULT_ACTION_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The app's policy for one call: the tenant's key-value prefix, and the clock and seed; under
+/// the built-in default policy (exactly `policies/default.toml`), the deadline of
+/// [`DEFAULT_ACTION_TIMEOUT`]. A policy the operator wrote keeps its own.
 pub fn call_policy(policy: &Policy, tenant: &str, clock_unix_ms: u64, seed: u64) -> Policy {
+    static BUILTIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        crate::hex::sha256(crate::policy::DEFAULT_POLICY_TOML.as_bytes())
+    });
+    let raised;
+    let policy = if policy.sha256() == *BUILTIN {
+        raised = policy.with_timeout(DEFAULT_ACTION_TIMEOUT);
+        &raised
+    } else {
+        policy
+    };
     policy
         .with_kv_namespace_prefix(&format!("{tenant}/"))
         .with_determinism(Determinism {
@@ -406,6 +422,7 @@ impl Apps {
         let mut request: ActionRequest = serde_json::from_slice(body)
             .map_err(|e| ApiError::invalid(format!("the request body is not an action: {e}")))?;
         let loaded = self.get(tenant, app).await?;
+        loaded.check_params(&request.action, request.params.as_ref())?;
         let session = request
             .session_id
             .clone()
@@ -758,5 +775,31 @@ impl ActionTurn<'_> {
             policy_sha256: &self.loaded.policy_sha256,
             app_sha256: &self.loaded.record.sha256,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Under the built-in default policy (1 s) an action's deadline is the action runtime's
+    /// 2 s; under a policy the operator wrote, its own, lower or higher.
+    #[test]
+    fn actions_get_two_seconds_under_the_builtin_default_only() {
+        let builtin = Policy::builtin_default();
+        assert_eq!(builtin.limits().timeout.0, Duration::from_secs(1));
+        let action = call_policy(&builtin, "t", 0, 1);
+        assert_eq!(action.limits().timeout.0, DEFAULT_ACTION_TIMEOUT);
+        assert_eq!(
+            action.sha256(),
+            builtin.sha256(),
+            "still named as the default"
+        );
+        for timeout in ["500ms", "5s"] {
+            let own =
+                Policy::from_toml(&format!("[limits]\ntimeout = \"{timeout}\"\n"), None).unwrap();
+            let action = call_policy(&own, "t", 0, 1);
+            assert_eq!(action.limits().timeout, own.limits().timeout, "{timeout}");
+        }
     }
 }

@@ -56,8 +56,11 @@ pub struct RunJs {
     /// The script's name, in stack traces; a name ending in `.ts` runs it as TypeScript.
     /// Default `main.js`.
     pub name: Option<String>,
-    /// The policy to run under (see the declarations above).
-    pub policy: Option<String>,
+    /// The policy to run under: a policy's name (see the declarations above), or a policy as
+    /// a JSON object, admitted within the ceiling set for the caller's key.
+    pub policy: Option<Value>,
+    /// A policy as TOML text, admitted as an object `policy` is.
+    pub policy_toml: Option<String>,
     /// The modules the script imports, by the relative path it imports them by
     /// (`{"lib.js": "export const add = (a, b) => a + b;"}` for `import { add } from
     /// "./lib.js"`); `.ts` ones are TypeScript, `.json` ones JSON.
@@ -100,8 +103,10 @@ pub struct NewFile {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionCreate {
-    /// The policy the session's runs use.
-    pub policy: String,
+    /// The policy the session's runs use: a name, or a policy as a JSON object.
+    pub policy: Option<Value>,
+    /// A policy as TOML text, admitted as an object `policy` is.
+    pub policy_toml: Option<String>,
     /// A label.
     pub name: Option<String>,
     /// Stop the session after this long without use, such as `"10m"`.
@@ -332,7 +337,8 @@ fn arguments<T: DeserializeOwned + JsonSchema>(
 
 /// A script as a tool takes it.
 struct Source {
-    policy: Option<String>,
+    policy: Option<Value>,
+    policy_toml: Option<String>,
     name: Option<String>,
     source: String,
     modules: Option<BTreeMap<String, String>>,
@@ -342,6 +348,7 @@ struct Source {
 fn run_request(script: Source, options: CallOptions) -> Result<RunRequest, ApiError> {
     let mut body = Map::new();
     body.insert("policy".into(), json!(script.policy));
+    body.insert("policy_toml".into(), json!(script.policy_toml));
     let name = script.name.unwrap_or_else(|| "main.js".to_owned());
     body.insert(
         "script".into(),
@@ -375,6 +382,7 @@ async fn run_js(
     let call: RunJs = arguments("run_js", args)?;
     let script = Source {
         policy: call.policy,
+        policy_toml: call.policy_toml,
         name: call.name,
         source: call.source,
         modules: call.modules,
@@ -393,13 +401,14 @@ async fn session_create(
     let call: SessionCreate = arguments("session_create", args)?;
     let body = json!({
         "policy": call.policy,
+        "policy_toml": call.policy_toml,
         "name": call.name,
         "idle_timeout": call.idle_timeout,
         "files": call.files.unwrap_or_default(),
         "config": call.config.unwrap_or_default(),
         "live": call.live.unwrap_or(false),
     });
-    let request: CreateSession = serde_json::from_value(body)
+    let request: CreateSession = serde_json::from_str(&body.to_string())
         .map_err(|e| ApiError::invalid(format!("not a session: {e}")))?;
     Ok(reply::value(&state.sessions.create(tenant, request).await?))
 }
@@ -412,6 +421,7 @@ async fn session_run(
     let call: SessionRun = arguments("session_run", args)?;
     let script = Source {
         policy: None,
+        policy_toml: None,
         name: call.name,
         source: call.source,
         modules: call.modules,

@@ -1,0 +1,235 @@
+use crate::Policy;
+
+/// The ceiling the cases below are held to.
+const CEILING: &str = r#"
+name = "ceiling"
+[limits]
+timeout = "2s"
+memory = "128MiB"
+[overrides]
+timeout = "5s"
+config = ["region"]
+[http]
+max_requests = 20
+allow_private = ["127.0.0.0/8"]
+allow = [
+  { url = "https://*.example.com/api/", methods = ["GET", "HEAD", "POST"] },
+  { url = "http://127.0.0.1:8080/" },
+]
+deny = [{ url = "https://admin.example.com/" }]
+[kv]
+namespace = "app"
+[kv.buckets]
+state = "rw"
+log = "ro"
+[capabilities.allow.lookup]
+max_calls = 5
+[capabilities.allow.store]
+schema = { type = "object" }
+[fs.scratch]
+guest = "/scratch"
+quota = "1MiB"
+"#;
+
+fn within(inline: &str) -> Result<(), String> {
+    let ceiling = Policy::from_toml(CEILING, None).unwrap();
+    let policy = Policy::from_inline(inline, false)
+        .map_err(|p| p.key)?
+        .unwrap_or_else(|e| panic!("{inline}: {e}"));
+    policy.within(&ceiling).map_err(|p| p.key)
+}
+
+#[test]
+fn a_tighter_policy_is_within() {
+    for inline in [
+        "",
+        "[limits]\ntimeout = \"2s\"\nmemory = \"64MiB\"\n[determinism]\nclock = \"fixed\"\n",
+        "[config]\nanything = \"goes\"\n[overrides]\ntimeout = \"3s\"\nconfig = [\"region\"]\n",
+        "[http]\nmax_requests = 3\ndeny = [{ url = \"https://admin.example.com/\" }]\n\
+         allow = [{ url = \"https://a.example.com/api/v1/\" }, { url = \"http://127.0.0.1:8080/x\" }]\n\
+         allow_private = [\"127.0.0.1/32\"]\n",
+        "[http]\ndeny = [{ url = \"https://admin.example.com/\" }]\n\
+         allow = [{ url = \"https://*.b.example.com/api/\", methods = [\"POST\"] }]\n",
+        "[kv]\nnamespace = \"app\"\n[kv.buckets]\nlog = \"ro\"\nstate = \"ro\"\n",
+        "[capabilities.allow.lookup]\nmax_calls = 2\nschema = { type = \"string\" }\n\
+         [capabilities.allow.store]\nschema = { type = \"object\" }\n",
+        "[fs.scratch]\nguest = \"/tmp\"\nquota = \"512KiB\"\n",
+    ] {
+        assert_eq!(within(inline), Ok(()), "{inline}");
+    }
+}
+
+#[test]
+fn each_grant_past_the_ceiling_is_named_by_its_key() {
+    for (inline, key) in [
+        ("[limits]\ntimeout = \"3s\"\n".to_owned(), "limits.timeout"),
+        ("[limits]\nstack = \"16MiB\"\n".to_owned(), "limits.stack"),
+        (
+            "[overrides]\ntimeout = \"6s\"\n".to_owned(),
+            "overrides.timeout",
+        ),
+        ("[overrides]\nseed = true\n".to_owned(), "overrides.seed"),
+        (
+            "[overrides]\nconfig = [\"zone\"]\n".to_owned(),
+            "overrides.config",
+        ),
+        (
+            "[kv]\nnamespace = \"other\"\n[kv.buckets]\nstate = \"rw\"\n".to_owned(),
+            "kv.namespace",
+        ),
+        (
+            "[kv]\nnamespace = \"app\"\n[kv.buckets]\nlog = \"rw\"\n".to_owned(),
+            "kv.buckets.log",
+        ),
+        (
+            "[kv]\nnamespace = \"app\"\n[kv.buckets]\nnew = \"ro\"\n".to_owned(),
+            "kv.buckets.new",
+        ),
+        (
+            "[capabilities.allow.delete]\n".to_owned(),
+            "capabilities.allow.delete",
+        ),
+        (
+            "[capabilities.allow.lookup]\nmax_calls = 6\n".to_owned(),
+            "capabilities.allow.lookup.max_calls",
+        ),
+        (
+            "[capabilities.allow.store]\n".to_owned(),
+            "capabilities.allow.store.schema",
+        ),
+        (
+            "[capabilities.allow.lookup]\nmax_calls = 1\nforward = \"http://127.0.0.1:9000/do\"\n"
+                .to_owned(),
+            "capabilities.allow.lookup.forward",
+        ),
+        (
+            "[fs.scratch]\nguest = \"/s\"\nquota = \"2MiB\"\n".to_owned(),
+            "fs.scratch.quota",
+        ),
+    ] {
+        assert_eq!(within(&inline), Err(key.to_owned()), "{inline}");
+    }
+}
+
+#[test]
+fn each_http_grant_past_the_ceiling_is_named_by_its_key() {
+    let deny = "deny = [{ url = \"https://admin.example.com/\" }]\n";
+    for (inline, key) in [
+        (
+            format!("[http]\n{deny}allow = [{{ url = \"https://evil.com/\" }}]\n"),
+            "http.allow",
+        ),
+        (
+            format!("[http]\n{deny}allow = [{{ url = \"https://example.com/api/\" }}]\n"),
+            "http.allow",
+        ),
+        (
+            format!("[http]\n{deny}allow = [{{ url = \"https://*.example.com/\" }}]\n"),
+            "http.allow",
+        ),
+        (
+            format!(
+                "[http]\n{deny}allow = [{{ url = \"https://a.example.com/api/\", methods = [\"DELETE\"] }}]\n"
+            ),
+            "http.allow",
+        ),
+        (
+            format!(
+                "[http]\n{deny}allow = [{{ url = \"https://a.example.com/api/\", headers = {{ x = \"1\" }} }}]\n"
+            ),
+            "http.allow",
+        ),
+        (
+            "[http]\nallow = [{ url = \"https://a.example.com/api/\" }]\n".to_owned(),
+            "http.deny",
+        ),
+        (
+            format!("[http]\n{deny}max_requests = 21\n"),
+            "http.max_requests",
+        ),
+        (format!("[http]\n{deny}rate = \"5/s\"\n"), "http.rate"),
+        (
+            format!("[http]\n{deny}allow_private = [\"10.0.0.0/8\"]\n"),
+            "http.allow_private",
+        ),
+    ] {
+        assert_eq!(within(&inline), Err(key.to_owned()), "{inline}");
+    }
+}
+
+#[test]
+fn a_ceiling_without_the_table_refuses_it_whole() {
+    let ceiling = Policy::builtin_default();
+    for (inline, key) in [
+        (
+            "[http]\nallow = [{ url = \"https://example.com/\" }]\n",
+            "http",
+        ),
+        ("[kv]\nnamespace = \"x\"\n[kv.buckets]\na = \"ro\"\n", "kv"),
+        ("[capabilities.allow.a]\n", "capabilities"),
+        ("[fs.scratch]\nguest = \"/s\"\n", "fs.scratch"),
+    ] {
+        let policy = Policy::from_toml(inline, None).unwrap();
+        let refused = policy.within(&ceiling).unwrap_err();
+        assert_eq!(refused.key, key, "{inline}");
+        assert!(
+            refused.fits.is_null(),
+            "{inline}: the fit is to leave it out"
+        );
+    }
+}
+
+#[test]
+fn the_fit_is_the_ceilings_value() {
+    let ceiling = Policy::from_toml(CEILING, None).unwrap();
+    let policy = Policy::from_toml("[limits]\ntimeout = \"9s\"\n", None).unwrap();
+    let refused = policy.within(&ceiling).unwrap_err();
+    assert_eq!(refused.fits, serde_json::json!("2s"));
+    assert!(refused.reason.contains("9s"), "{}", refused.reason);
+}
+
+#[test]
+fn keys_that_read_the_host_are_refused_before_they_are_read() {
+    for (inline, json, key) in [
+        ("[secrets]\nTOKEN = { env = \"HOME\" }\n", false, "secrets"),
+        (
+            "{\"secrets\": {\"T\": {\"file\": \"/etc/passwd\"}}}",
+            true,
+            "secrets",
+        ),
+        (
+            "[http]\nca_file = \"/etc/ssl/x.pem\"\n",
+            false,
+            "http.ca_file",
+        ),
+        (
+            "[[fs.mount]]\nhost = \"/\"\nguest = \"/root\"\n",
+            false,
+            "fs.mount",
+        ),
+        (
+            "[fs.scratch]\nguest = \"/s\"\nseed = [\"/etc\"]\n",
+            false,
+            "fs.scratch.seed",
+        ),
+    ] {
+        let refused = Policy::from_inline(inline, json).unwrap_err();
+        assert_eq!(refused.key, key, "{inline}");
+    }
+    let json = Policy::from_inline("{\"limits\": {\"timeout\": \"1s\"}}", true)
+        .unwrap()
+        .unwrap();
+    assert_eq!(json.name(), "inline");
+    assert_eq!(
+        json.sha256(),
+        crate::hex::sha256(b"{\"limits\": {\"timeout\": \"1s\"}}")
+    );
+}
+
+#[test]
+fn an_inline_policy_is_metered_in_its_ceilings_bucket() {
+    let ceiling = Policy::from_toml(CEILING, None).unwrap();
+    let policy = Policy::from_toml("", None).unwrap().metered_as(&ceiling);
+    assert_eq!(policy.rate_key(), ceiling.sha256());
+    assert_ne!(policy.sha256(), ceiling.sha256());
+}
