@@ -268,7 +268,9 @@ impl TestRedis {
         panic!("redis-server did not answer within 10 s");
     }
 
-    /// Send the server a signal (`-STOP` stalls it, `-CONT` resumes it).
+    /// Send the server a signal (`-STOP` stalls it, `-CONT` resumes it); the server's lease
+    /// tests use it.
+    #[cfg(feature = "serve")]
     pub(crate) fn signal(&self, signal: &str) {
         let sent = std::process::Command::new("kill")
             .args([signal, &self.child.id().to_string()])
