@@ -33,7 +33,7 @@ pub struct ServeArgs {
     keys: Option<PathBuf>,
     /// The catalog policy that bounds policies sent with calls (`policy` as an object,
     /// `policy_toml`), for tenants whose keys file entry names no `inline_ceiling`. Without
-    /// either, no policy sent with a call is admitted.
+    /// either: the built-in default policy without a keys file, and none admitted for a key.
     #[arg(long, value_name = "POLICY")]
     inline_ceiling: Option<String>,
     /// Append every gated decision, with tenant and session, to this file (JSON lines).

@@ -68,7 +68,8 @@ function setUp(targetPort) {
   ].join("\n"));
   const hash = createHash("sha256").update(KEY).digest("hex");
   writeFileSync(join(dir, "keys.toml"), [
-    "[[tenant]]", 'name = "page"', `key_sha256 = "${hash}"`, 'policies = ["default", "fetcher"]', "",
+    "[[tenant]]", 'name = "page"', `key_sha256 = "${hash}"`, 'policies = ["default", "fetcher"]',
+    'inline_ceiling = "ceiling"', "",
   ].join("\n"));
   return dir;
 }

@@ -42,6 +42,11 @@ pub struct Pace {
 }
 
 impl Tenant {
+    /// Whether this is the one tenant of a server without a keys file.
+    pub fn is_local(&self) -> bool {
+        self.policies.is_none()
+    }
+
     /// The tenant of a server without a keys file.
     pub fn local() -> Tenant {
         Tenant {

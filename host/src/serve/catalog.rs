@@ -5,7 +5,7 @@
 
 use super::auth::Tenant;
 use super::errors::ApiError;
-use super::inline::{InlinePolicies, PolicyRef};
+use super::inline::{Ceiling, InlinePolicies, PolicyRef};
 use super::metrics::Metrics;
 use crate::{Error, Policy};
 use serde::Serialize;
@@ -180,7 +180,10 @@ impl Policies {
             PolicyRef::Named(name) => return self.policy_for(tenant, name),
             PolicyRef::Inline(inline) => inline,
         };
-        let name = self.inline.ceiling_name(tenant)?;
+        let name = match self.inline.ceiling(tenant)? {
+            Ceiling::Builtin(builtin) => return self.inline.admit(inline, &builtin),
+            Ceiling::Named(name) => name,
+        };
         let ceiling = self.current().policies.get(name).cloned().ok_or_else(|| {
             ApiError::from(Error::PolicyDenied {
                 capability: "inline policy".into(),

@@ -1,7 +1,8 @@
 //! Policies sent with a call (docs/server.md#inline-policies): a request's `policy` names a
 //! catalog policy (a string) or is one (a JSON object); `policy_toml` is one as TOML text.
 //! A policy sent with a call is admitted only within its tenant's ceiling (the keys file's
-//! `inline_ceiling`, else `palisade serve --inline-ceiling`; neither: none is admitted), by
+//! `inline_ceiling`, else `palisade serve --inline-ceiling`; neither: the built-in default
+//! policy on a server without a keys file, and none admitted for a key of a keys file), by
 //! [`Policy::within`]. Resolved and admitted policies are kept by the SHA-256 of their text
 //! and their ceiling's, so a repeated one costs no parse; receipts and audit records name it
 //! by the SHA-256 of its text.
@@ -125,7 +126,18 @@ type Key = (bool, String, String);
 pub struct InlinePolicies {
     /// `--inline-ceiling`: the ceiling of tenants whose keys file entry names none.
     default_ceiling: Option<String>,
+    /// The built-in default policy: the ceiling of a server without a keys file and without
+    /// `--inline-ceiling`.
+    builtin: Arc<Policy>,
     admitted: Mutex<LruCache<Key, Arc<Policy>>>,
+}
+
+/// Where a tenant's ceiling comes from.
+pub enum Ceiling<'a> {
+    /// A catalog policy (the keys file's `inline_ceiling`, or `--inline-ceiling`).
+    Named(&'a str),
+    /// The built-in default policy (a server without a keys file, nor `--inline-ceiling`).
+    Builtin(Arc<Policy>),
 }
 
 impl InlinePolicies {
@@ -133,17 +145,22 @@ impl InlinePolicies {
     pub fn new(default_ceiling: Option<String>) -> InlinePolicies {
         InlinePolicies {
             default_ceiling,
+            builtin: Arc::new(Policy::builtin_default()),
             admitted: Mutex::new(LruCache::new(NonZeroUsize::new(CACHED).expect("non-zero"))),
         }
     }
 
-    /// The name of `tenant`'s ceiling, or `policy_denied` saying how to get one.
-    pub fn ceiling_name<'a>(&'a self, tenant: &'a Tenant) -> Result<&'a str, ApiError> {
-        tenant
-            .inline_ceiling
-            .as_deref()
-            .or(self.default_ceiling.as_deref())
-            .ok_or_else(no_ceiling)
+    /// `tenant`'s ceiling, or `policy_denied` saying how to get one: a key of a keys file
+    /// whose entry names none has `--inline-ceiling` if its policies include it, else none.
+    pub fn ceiling<'a>(&'a self, tenant: &'a Tenant) -> Result<Ceiling<'a>, ApiError> {
+        match (&tenant.inline_ceiling, &self.default_ceiling) {
+            (Some(name), _) => Ok(Ceiling::Named(name)),
+            // The server's ceiling, only for a tenant that may use it: never wider than what a
+            // tenant's own list of policies lets it name.
+            (None, Some(name)) if tenant.may_use(name) => Ok(Ceiling::Named(name)),
+            (None, None) if tenant.is_local() => Ok(Ceiling::Builtin(self.builtin.clone())),
+            _ => Err(no_ceiling()),
+        }
     }
 
     /// `inline` resolved and admitted under `ceiling`: from the cache, or parsed, checked with

@@ -138,6 +138,59 @@ async fn past_the_ceiling(server: &crate::serve::Server, port: u16) {
     assert_eq!(fits.body["output"], 2, "{}", fits.body);
 }
 
+/// A server without a keys file nor `--inline-ceiling` admits a policy sent with a call within
+/// the built-in default policy: one that tightens it runs, one that grants a host (or a longer
+/// deadline) is 403 `policy_denied` naming the key, then a normal call runs.
+#[tokio::test]
+async fn serve_without_keys_takes_the_builtin_default_as_the_ceiling() {
+    let server = start(config("seeds-inline-keyless", false));
+    let tighter = json!({"policy": {"limits": {"timeout": "900ms", "fuel": 100_000_000}},
+        "source": "export default 3"});
+    let ran = server.call("POST", "/v1/run", None, tighter).await;
+    assert_eq!(ran.body["output"], 3, "{}", ran.body);
+    let host = json!({"http": {"allow_private": ["127.0.0.1/32"],
+        "allow": [{"url": "http://127.0.0.1:9/"}]}});
+    let longer = json!({"limits": {"timeout": "1h"}});
+    for (policy, key) in [(host, "http"), (longer, "limits.timeout")] {
+        let body = json!({"policy": policy, "source": "export default 1"});
+        let refused = server.call("POST", "/v1/run", None, body).await;
+        assert_error(&refused, 403, "policy_denied");
+        let message = refused.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&format!("({key})")), "{message}");
+        assert!(message.contains("`default`"), "{message}");
+    }
+    server.assert_fine(None).await;
+}
+
+/// `--inline-ceiling` bounds the policies a key sends only when the key may name that policy:
+/// `beta` (policies `default` only) gets no ceiling from a server-wide `fetcher` and is refused
+/// with rule `inline_ceiling`; `acme` keeps its own; then a normal call runs.
+#[tokio::test]
+async fn serve_inline_ceiling_reaches_only_keys_that_may_use_it() {
+    let mut config = config("seeds-inline-allowlist", false);
+    let dir = config.policies.clone().unwrap();
+    std::fs::write(dir.join("fetcher.toml"), ceiling(9)).unwrap();
+    config.keys = Some(keys(dir.parent().unwrap()));
+    config.inline_ceiling = Some("fetcher".to_owned());
+    let server = start(config);
+    let body = json!({"policy": {"limits": {"timeout": "2s"}}, "source": "export default 4"});
+    let refused = server
+        .call("POST", "/v1/run", Some("beta-key"), body.clone())
+        .await;
+    assert_error(&refused, 403, "policy_denied");
+    assert!(
+        refused.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("inline_ceiling"),
+        "{}",
+        refused.body
+    );
+    let ran = server.call("POST", "/v1/run", Some("acme-key"), body).await;
+    assert_eq!(ran.body["output"], 4, "{}", ran.body);
+    server.assert_fine(Some("beta-key")).await;
+}
+
 /// A session may run under a policy sent with its creation; each run admits it again, and the
 /// receipt names it.
 #[tokio::test]
