@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import gc
+import pathlib
 import threading
 import time
 from typing import Any, List, Tuple
@@ -127,3 +129,19 @@ def test_async_calls_on_several_event_loops_each_get_their_own_outcome() -> None
         thread.join()
     results[3] = asyncio.run(many(3))
     assert results == {tag: [2 * (tag * 1000 + i) for i in range(100)] for tag in (1, 2, 3)}
+
+
+def test_event_loops_that_end_leave_no_file_descriptors_behind() -> None:
+    # Each loop that ran a call had a mailbox (a pipe): it goes with its loop.
+    fds = pathlib.Path("/proc/self/fd")
+    one = Palisade()
+
+    def rounds(n: int) -> None:
+        for _ in range(n):
+            assert output(asyncio.run(one.run_async(source="export default () => 1"))) == 1
+        gc.collect()
+
+    rounds(20)
+    before = len(list(fds.iterdir()))
+    rounds(300)
+    assert len(list(fds.iterdir())) - before < 20

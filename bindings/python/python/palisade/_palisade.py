@@ -275,16 +275,17 @@ class _Mailbox:
     thread (Palisade's threads never wait for the GIL)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        # No reference to the loop: the Palisade keeps its mailboxes by their loop, weakly, so
+        # that a loop's mailbox (and its pipe) goes with the loop.
         self.native = _native.Mailbox()
         os.set_blocking(self.native.fileno(), False)
-        self.loop = loop
         self.ids = itertools.count()
         self.waiting: Dict[int, "tuple[asyncio.Future[str], Optional[OnEvent]]"] = {}
         loop.add_reader(self.native.fileno(), self._ready)
 
     def expect(self, on_event: Optional[OnEvent]) -> "tuple[int, asyncio.Future[str]]":
         call_id = next(self.ids)
-        done: "asyncio.Future[str]" = self.loop.create_future()
+        done: "asyncio.Future[str]" = asyncio.get_running_loop().create_future()
         self.waiting[call_id] = (done, on_event)
         return call_id, done
 
@@ -302,7 +303,7 @@ class _Mailbox:
                     try:
                         on_event(json.loads(text))
                     except Exception as e:  # a failing callback misses its event
-                        self.loop.call_exception_handler(
+                        asyncio.get_running_loop().call_exception_handler(
                             {"message": "palisade: on_event raised", "exception": e})
                 continue
             del self.waiting[call_id]
