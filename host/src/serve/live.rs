@@ -68,6 +68,14 @@ impl LiveHeaps {
         file: &Path,
     ) -> Result<tokio::sync::MutexGuard<'a, Option<LiveSession>>, ApiError> {
         let mut guard = slot.lock().await;
+        // The catalog changed the session's policy since it was loaded: its heap goes on under
+        // the policy of now (a narrowed grant holds at once, not after the session cools).
+        if let Some(live) = guard.as_ref()
+            && live.policy() != policy
+        {
+            let image = live.image();
+            *guard = Some(runner.palisade().wake_live_session(policy, &image).await?);
+        }
         if guard.is_none() {
             let path = file.to_owned();
             let bytes = tokio::task::spawn_blocking(move || std::fs::read(path).ok())
@@ -102,8 +110,12 @@ impl LiveHeaps {
         let outcome = runner
             .run_live(live, name, source, input, options, who)
             .await?;
-        if outcome.error().is_none() {
-            save(file, live.image()).await?;
+        if outcome.error().is_none()
+            && let Err(e) = save(file, live.image()).await
+        {
+            // Not kept durably, so not kept: the next run wakes from the last saved image.
+            *guard = None;
+            return Err(e);
         }
         drop(guard);
         self.used(id);
@@ -143,6 +155,8 @@ impl LiveHeaps {
         let slot = self.slot(place.0);
         let guard = self.load(&slot, runner, policy, place.1).await?;
         let heap = guard.as_ref().expect("loaded").heap();
+        drop(guard);
+        self.used(place.0);
         Ok(serde_json::json!({
             "session_id": place.0,
             "memory_bytes": heap.memory_bytes,
@@ -164,7 +178,13 @@ impl LiveHeaps {
         let mut guard = self.load(&slot, runner, policy, place.1).await?;
         let live = guard.as_mut().expect("loaded");
         live.reset();
-        save(place.1, live.image()).await
+        let saved = save(place.1, live.image()).await;
+        if saved.is_err() {
+            *guard = None;
+        }
+        drop(guard);
+        self.used(place.0);
+        saved
     }
 
     /// Copy session `from`'s heap (as of its last successful run) to a new session's file.
@@ -179,6 +199,7 @@ impl LiveHeaps {
         let guard = self.load(&slot, runner, policy, from.1).await?;
         let image = guard.as_ref().expect("loaded").image();
         drop(guard);
+        self.used(from.0);
         save(to_file, image).await
     }
 

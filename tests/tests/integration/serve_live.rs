@@ -186,3 +186,67 @@ async fn the_csv_walkthrough_of_the_docs_answers_as_documented() {
     assert_eq!(again.body["error"]["name"], "SyntaxError", "{}", again.body);
     assert_eq!(step(&server, &id, "rows.length", Value::Null).await, 3);
 }
+
+/// A catalog change reaches a hot live session at its next call: the policy narrowed to a
+/// fuel budget no step fits, the next steps end as `fuel_exhausted` (the heap of before is
+/// kept); widened again, the heap is there.
+#[tokio::test]
+async fn a_narrowed_policy_reaches_a_hot_live_session() {
+    let config = config("live-narrowed", false);
+    let file = config.policies.clone().unwrap().join("livep.toml");
+    std::fs::write(&file, "name = \"livep\"\n[limits]\ntimeout = \"20s\"\n").unwrap();
+    let server = start(config);
+    let id = server
+        .session(None, json!({"policy": "livep", "live": true}))
+        .await;
+    assert_eq!(
+        step(&server, &id, "let kept = 7; kept", Value::Null).await,
+        7
+    );
+    std::fs::write(
+        &file,
+        "name = \"livep\"\n[limits]\ntimeout = \"20s\"\nfuel = 1000\n",
+    )
+    .unwrap();
+    // What the folder's watcher does in `palisade serve`.
+    server.state.policies.reload();
+    let mut code = Value::Null;
+    for _ in 0..200 {
+        let ran = server
+            .call(
+                "POST",
+                &format!("/v1/sessions/{id}/run"),
+                None,
+                json!({"source": "kept + 1"}),
+            )
+            .await;
+        code = ran.body["error"]["code"].clone();
+        if code == "fuel_exhausted" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        code, "fuel_exhausted",
+        "the hot session kept its old policy"
+    );
+    std::fs::write(&file, "name = \"livep\"\n[limits]\ntimeout = \"20s\"\n").unwrap();
+    server.state.policies.reload();
+    let mut output = Value::Null;
+    for _ in 0..200 {
+        let ran = server
+            .call(
+                "POST",
+                &format!("/v1/sessions/{id}/run"),
+                None,
+                json!({"source": "kept + 1"}),
+            )
+            .await;
+        output = ran.body["output"].clone();
+        if output == 8 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(output, 8, "the heap of before the narrowed calls");
+}
