@@ -63,7 +63,7 @@ impl Palisade {
     }
 
     /// A live session under `policy` whose heap is `image` (a file from
-    /// [`LiveSession::image`] or [`LiveSession::hibernate`]). An image that is truncated,
+    /// [`LiveSession::image`]). An image that is truncated,
     /// altered, made by another guest build or larger than the policy's memory limit is refused
     /// as `invalid_component` before any of it is used.
     pub async fn wake_live_session(

@@ -7,7 +7,7 @@
 //! commit, which writes its key record in its own transaction with its state, asks
 //! [`Ledger::judge`] and keeps [`Ledger::record`]'s record. [`Ledger::purge`] removes expired
 //! records from every table the ledger was given, a bounded pass at a time. Each tenant's
-//! `POST /v1/run` records are counted in its account ([`account`]), bounded by a [`KeyQuota`].
+//! `POST /v1/run` records are counted in its account (the `account` module), bounded by a [`KeyQuota`].
 
 mod account;
 
