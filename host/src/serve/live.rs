@@ -124,6 +124,14 @@ impl LiveHeaps {
 
     /// Mark `id` hot and cool the least recently run sessions past `max_hot`.
     fn used(&self, id: &str) {
+        if !self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(id)
+        {
+            return; // stopped while this turn ran (`forget`): not hot again
+        }
         let cool: Vec<String> = {
             let mut hot = self.hot.lock().unwrap_or_else(|e| e.into_inner());
             hot.put(id.to_owned(), ());
@@ -136,7 +144,15 @@ impl LiveHeaps {
             out
         };
         for old in cool {
-            let slot = self.slot(&old);
+            let Some(slot) = self
+                .slots
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&old)
+                .cloned()
+            else {
+                continue;
+            };
             // Its image is in its file: the session is dropped from memory and woken from the
             // file by its next run. One running now is cooled after its next turn here.
             if let Ok(mut guard) = slot.try_lock() {
