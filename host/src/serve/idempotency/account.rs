@@ -51,8 +51,8 @@ pub struct Accounts {
     store: Store,
     replica: String,
     quota: KeyQuota,
-    /// One account changes at a time on this server; replicas take turns through the lease
-    /// `usage\nTENANT` too.
+    /// One account changes at a time on a store of one server; on a shared store, replicas
+    /// and this server's own threads take turns through the lease `usage\nTENANT`.
     turn: Arc<Mutex<()>>,
 }
 
@@ -119,10 +119,14 @@ impl Accounts {
         tenant: &str,
         f: impl FnOnce(Write) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let _turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        let backend = self.store.backend();
+        // On a store of one server, this server's lock is the turn (its leases are no-ops); on
+        // a shared store, the tenant's own lease is, and no lock of every tenant's is held
+        // while it is waited for.
+        let _turn =
+            (!backend.shared()).then(|| self.turn.lock().unwrap_or_else(|e| e.into_inner()));
         let lease = format!("usage\n{tenant}");
         let holder = format!("{}#{}", self.replica, crate::serve::new_id());
-        let backend = self.store.backend();
         let started = Instant::now();
         while !backend.try_lease(&lease, &holder, super::super::store::lease::LEASE_TTL)? {
             if started.elapsed() >= TURN_WAIT {
