@@ -353,16 +353,12 @@ pub async fn create_session(
 
 /// The caller's sessions.
 #[utoipa::path(get, path = "/v1/sessions", tag = "sessions",
-    responses((status = 200, description = "`[{session_id, policy, name, status, created_at, last_used_at}]`")))]
+    responses((status = 200, description = "`[{session_id, policy, name, status, created_at, last_used_at}]`; on replicas sharing a store, also the sessions other replicas hold (`status: \"elsewhere\"`), each with its `replica`")))]
 pub async fn list_sessions(
     State(sessions): State<Arc<Sessions>>,
     Authed(tenant): Authed,
 ) -> AppResult {
-    let list: Vec<Value> = sessions
-        .list(&tenant.name)
-        .iter()
-        .map(|s| s.view())
-        .collect();
+    let list = sessions.listing(&tenant.name).await?;
     Ok(json_response(StatusCode::OK, Value::Array(list)))
 }
 

@@ -14,7 +14,7 @@ use super::metrics::Metrics;
 use super::reply::Stored;
 use super::runner::Runner;
 use super::runs::{NewFile, RunRequest};
-use super::store::{Store, Table};
+use super::store::{Lease, Store, Table};
 use crate::kv::KvBackend;
 use crate::policy::{DEFAULT_MAX_FILES, DEFAULT_SCRATCH_QUOTA, HumanDuration};
 use crate::{Error, Policy};
@@ -496,6 +496,7 @@ impl Sessions {
             super::live::LiveHeaps::check(&self.parts.runner, &policy).await?;
         }
         self.room_for(&self.lock(), tenant)?;
+        let cap = self.room_across_replicas(tenant).await?;
         let id = super::reply::new_id();
         let record = SessionRecord {
             session_id: id.clone(),
@@ -522,7 +523,7 @@ impl Sessions {
         };
         let session = Arc::new(Session::new(record, self.parts.dir.join(&id).join("files")));
         let made = self
-            .make(&session, &policy, body.files)
+            .make(&session, &policy, body.files, cap.fence())
             .await
             .and_then(|()| {
                 let mut map = self.lock();
@@ -531,6 +532,7 @@ impl Sessions {
                     self.parts.metrics.sessions.set(map.len() as i64);
                 })
             });
+        cap.release().await;
         if let Err(e) = made {
             self.unmake(&session).await;
             return Err(e);
@@ -542,12 +544,78 @@ impl Sessions {
         }))
     }
 
-    /// Make a new session's folder and files, and keep its record.
+    /// On a shared store, a tenant whose key sets `max_sessions` holds at most that many over
+    /// every replica: the tenant's lease, taken while its records are counted and held until
+    /// the new record is written under its fence. Nothing on a store of one server, whose
+    /// [`Sessions::room_for`] sees every session.
+    async fn room_across_replicas(&self, tenant: &Tenant) -> Result<Lease, ApiError> {
+        let Some(max) = tenant.max_sessions.filter(|_| self.parts.store.shared()) else {
+            return Ok(Lease::none());
+        };
+        let lease = self
+            .parts
+            .store
+            .lease(&format!("sessions\n{}", tenant.name), &self.parts.replica)
+            .await?
+            .ok_or_else(|| full("your key's sessions are being created elsewhere"))?;
+        let held = self.records_of(&tenant.name).await?.len();
+        if held >= max {
+            lease.release().await;
+            return Err(full("your key holds its maximum number of sessions"));
+        }
+        Ok(lease)
+    }
+
+    /// The tenant's session records in the store, on every replica.
+    async fn records_of(&self, tenant: &str) -> Result<Vec<SessionRecord>, ApiError> {
+        let (store, tenant) = (self.parts.store.clone(), tenant.to_owned());
+        Ok(super::store::blocking(move || {
+            store.all::<SessionRecord>(Table::Sessions, "").map(|all| {
+                all.into_iter()
+                    .map(|(_, r)| r)
+                    .filter(|r| r.tenant == tenant)
+                    .collect()
+            })
+        })
+        .await?)
+    }
+
+    /// `GET /v1/sessions`: the tenant's sessions, oldest first. On a shared store, those other
+    /// replicas hold are listed too, with `replica` naming the holder (their own requests go
+    /// there: `session_elsewhere`).
+    pub async fn listing(&self, tenant: &str) -> Result<Vec<serde_json::Value>, ApiError> {
+        let mut list: Vec<serde_json::Value> = self.list(tenant).iter().map(|s| s.view()).collect();
+        if !self.parts.store.shared() {
+            return Ok(list);
+        }
+        for view in &mut list {
+            view["replica"] = self.parts.replica.clone().into();
+        }
+        let mine: std::collections::HashSet<String> = self.lock().keys().cloned().collect();
+        for record in self.records_of(tenant).await? {
+            if mine.contains(&record.session_id) {
+                continue;
+            }
+            list.push(serde_json::json!({
+                "session_id": record.session_id,
+                "policy": record.policy,
+                "name": record.name,
+                "status": "elsewhere",
+                "created_at": record.created_at,
+                "replica": record.replica,
+            }));
+        }
+        list.sort_by(|a, b| a["created_at"].as_str().cmp(&b["created_at"].as_str()));
+        Ok(list)
+    }
+
+    /// Make a new session's folder and files, and keep its record (under `fence`, when given).
     async fn make(
         &self,
         session: &Arc<Session>,
         policy: &Policy,
         files: Vec<NewFile>,
+        fence: Option<super::store::Write>,
     ) -> Result<(), ApiError> {
         let (guest, quota, max_files) = place(policy);
         let store = self.parts.store.clone();
@@ -566,8 +634,14 @@ impl Sessions {
                 };
                 root.op("write", &request)?;
             }
+            let record = serde_json::to_string(&s.record).map_err(|e| internal(e.to_string()))?;
+            let put = super::store::Write::Put {
+                table: Table::Sessions,
+                key: s.record.session_id.clone(),
+                value: record,
+            };
             store
-                .put(Table::Sessions, &s.record.session_id, &s.record)
+                .apply(&fence.into_iter().chain([put]).collect::<Vec<_>>())
                 .map_err(ApiError::from)
         })
         .await

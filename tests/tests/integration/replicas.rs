@@ -153,9 +153,11 @@ fn cluster(name: &str, keys: bool) -> Cluster {
             format!(
                 "[[tenant]]\nname = \"acme\"\nkey_sha256 = \"{}\"\npolicies = [\"kvq\", \"box\"]\n\
                  rate = \"6/min\"\n\n[[tenant]]\nname = \"beta\"\nkey_sha256 = \"{}\"\n\
-                 policies = [\"kvq\"]\n",
+                 policies = [\"kvq\"]\n\n[[tenant]]\nname = \"gamma\"\nkey_sha256 = \"{}\"\n\
+                 policies = [\"default\"]\nmax_sessions = 3\n",
                 key_hash("acme-key"),
                 key_hash("beta-key"),
+                key_hash("gamma-key"),
             ),
         )
         .unwrap();
@@ -314,6 +316,117 @@ fn fifty_concurrent_actions_over_two_replicas_end_at_fifty() {
         None,
     );
     assert_eq!(view.body["value"], 50, "{}", view.body);
+}
+
+/// A tenant holds at most its key's `max_sessions` app sessions over both replicas: twelve
+/// concurrent actions, each creating a session of its own, half through each replica, leave
+/// exactly three; the rest are 429 `capacity_exhausted`, and the sessions kept still act.
+#[test]
+fn a_tenants_app_session_cap_holds_across_replicas() {
+    let c = cluster("replicas-cap", true);
+    let loaded = request(
+        c.a.addr,
+        "POST",
+        "/v1/apps",
+        Some("gamma-key"),
+        Some(json!({"name": "counter", "source": COUNTER, "policy": "default"})),
+    );
+    assert_eq!(loaded.status, 201, "{}", loaded.body);
+    let act = |at: SocketAddr, session: String| {
+        request(
+            at,
+            "POST",
+            "/v1/apps/counter/actions",
+            Some("gamma-key"),
+            Some(json!({"action": "inc", "session_id": session})),
+        )
+    };
+    let threads: Vec<_> = (0..12)
+        .map(|i| {
+            let at = if i % 2 == 0 { c.a.addr } else { c.b.addr };
+            std::thread::spawn(move || (format!("s{i}"), act(at, format!("s{i}"))))
+        })
+        .collect();
+    let mut kept = Vec::new();
+    for thread in threads {
+        let (session, reply) = thread.join().unwrap();
+        if reply.status == 200 {
+            kept.push(session);
+        } else {
+            assert_error(&reply, 429, "capacity_exhausted");
+        }
+    }
+    assert_eq!(kept.len(), 3, "kept: {kept:?}");
+    let again = act(c.b.addr, kept[0].clone());
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(again.body["seq"], 2, "{}", again.body);
+    assert_error(&act(c.a.addr, "one-more".into()), 429, "capacity_exhausted");
+}
+
+/// A tenant holds at most its key's `max_sessions` sandbox sessions over both replicas, and
+/// `GET /v1/sessions` on either lists them all, each naming the replica that holds it.
+#[test]
+fn a_tenants_sandbox_sessions_are_capped_and_listed_across_replicas() {
+    let c = cluster("replicas-session-cap", true);
+    let create = |at: SocketAddr| {
+        request(
+            at,
+            "POST",
+            "/v1/sessions",
+            Some("gamma-key"),
+            Some(json!({"policy": "default"})),
+        )
+    };
+    let (a, b) = (c.a.addr, c.b.addr);
+    let threads: Vec<_> = (0..6)
+        .map(|i| {
+            let (at, name) = if i % 2 == 0 { (a, "a") } else { (b, "b") };
+            std::thread::spawn(move || (name, create(at)))
+        })
+        .collect();
+    let mut kept = std::collections::BTreeMap::new();
+    for thread in threads {
+        let (replica, reply) = thread.join().unwrap();
+        if reply.status == 201 {
+            kept.insert(
+                reply.body["session_id"].as_str().unwrap().to_owned(),
+                replica,
+            );
+        } else {
+            assert_error(&reply, 429, "capacity_exhausted");
+        }
+    }
+    assert_eq!(kept.len(), 3, "kept: {kept:?}");
+    for at in [a, b] {
+        let listed = request(at, "GET", "/v1/sessions", Some("gamma-key"), None);
+        assert_eq!(listed.status, 200, "{}", listed.body);
+        let seen: std::collections::BTreeMap<String, &str> = listed
+            .body
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let id = s["session_id"].as_str().unwrap().to_owned();
+                (id, kept[s["session_id"].as_str().unwrap()])
+            })
+            .collect();
+        assert_eq!(seen, kept, "{}", listed.body);
+        for s in listed.body.as_array().unwrap() {
+            assert_eq!(s["replica"], kept[s["session_id"].as_str().unwrap()], "{s}");
+        }
+    }
+    assert_error(&create(b), 429, "capacity_exhausted");
+    let (first, holder) = kept.iter().next().unwrap();
+    let at = if *holder == "a" { a } else { b };
+    let stopped = request(
+        at,
+        "DELETE",
+        &format!("/v1/sessions/{first}"),
+        Some("gamma-key"),
+        None,
+    );
+    assert_eq!(stopped.status, 200, "{}", stopped.body);
+    assert_eq!(create(if *holder == "a" { b } else { a }).status, 201);
 }
 
 fn run_as(at: SocketAddr, key: &str, source: &str) -> Reply {

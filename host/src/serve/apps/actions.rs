@@ -11,7 +11,7 @@ use super::super::errors::{ApiError, docs_url, status_of};
 use super::super::idempotency::{Ledger, Seen};
 use super::super::journal::Who;
 use super::super::reply::Stored;
-use super::super::store::{Lease, Scan, StoreError, Table};
+use super::super::store::{Lease, Scan, StoreError, Table, Write};
 use super::abi::Loaded;
 use super::events::MAX_EVENT_BYTES;
 use super::records::{self, Commit, EventRecord, SessionState};
@@ -662,11 +662,43 @@ impl ActionTurn<'_> {
     }
 
     /// Keep the next state, its events and the key's record in one transaction, then wake the
-    /// event streams.
-    async fn commit(&self, mut ran: Called, stored: &Stored) -> Result<(), ApiError> {
-        if ran.standing.current.is_none() {
-            self.room_for_a_session().await?;
+    /// event streams. A commit that creates its session counts the tenant's sessions and writes
+    /// in one turn of the tenant's, on this server and (a lease, whose fence goes with the
+    /// commit) across replicas: concurrent creations cannot pass the cap together.
+    async fn commit(&self, ran: Called, stored: &Stored) -> Result<(), ApiError> {
+        if ran.standing.current.is_some() {
+            return self.write(ran, stored, None).await;
         }
+        let turn = format!("app-sessions\n{}", self.tenant.name);
+        self.apps
+            .turns
+            .run(&turn, async {
+                let cap = self
+                    .apps
+                    .parts
+                    .store
+                    .lease(&turn, &self.apps.parts.replica)
+                    .await?
+                    .ok_or_else(|| Error::SessionBusy {
+                        id: self.session.to_owned(),
+                    })?;
+                let written = match self.room_for_a_session().await {
+                    Ok(()) => self.write(ran, stored, cap.fence()).await,
+                    Err(full) => Err(full),
+                };
+                cap.release().await;
+                written
+            })
+            .await
+    }
+
+    /// [`ActionTurn::commit`]'s write, with the tenant's fence when it creates the session.
+    async fn write(
+        &self,
+        mut ran: Called,
+        stored: &Stored,
+        tenant_fence: Option<Write>,
+    ) -> Result<(), ApiError> {
         let seq = ran.standing.seq + 1;
         let mut take = |field: &str| ran.out.get_mut(field).map_or(Value::Null, Value::take);
         let events = match take("events") {
@@ -697,7 +729,7 @@ impl ActionTurn<'_> {
                     Ledger::record(self.hash.clone(), stored),
                 )
             }),
-            fence: self.lease.fence(),
+            fences: self.lease.fence().into_iter().chain(tenant_fence).collect(),
         };
         let has_events = !commit.events.is_empty();
         drop(ran.previous);

@@ -118,8 +118,9 @@ pub struct Commit {
     pub events: Vec<EventRecord>,
     /// The idempotency record, under its key.
     pub key: Option<(String, KeyRecord)>,
-    /// The fence of the session's lease, on a shared store ([`Write::Fence`]).
-    pub fence: Option<Write>,
+    /// The fences of the session's lease and, for a commit that creates the session, of the
+    /// tenant's, on a shared store ([`Write::Fence`]).
+    pub fences: Vec<Write>,
 }
 
 /// Most commits written in one transaction by the [`Committer`].
@@ -194,7 +195,7 @@ pub fn write<'a>(
 ) -> Result<(), StoreError> {
     let mut writes = Vec::new();
     for commit in commits {
-        writes.extend(commit.fence.clone());
+        writes.extend(commit.fences.iter().cloned());
         writes.push(Write::Put {
             table: Table::AppSessions,
             key: commit.session_key.clone(),
@@ -299,7 +300,7 @@ mod tests {
                 },
                 events,
                 key: None,
-                fence: None,
+                fences: Vec::new(),
             };
             write(store, std::iter::once(&commit)).unwrap();
         }
