@@ -3,7 +3,8 @@
 # replicas sharing Redis (docs/bench.md, "Replicas on Redis"). Needs redis-server, redis-cli and
 # wrk. Usage: bench/apps/replicas.sh embedded|redis1|redis2 [DRY=0|1]
 # PALISADE: the binary (default target/release/palisade); OFFSET=1 gives the second replica its
-# own sessions (sticky routing), OFFSET=0 the same ones as the first.
+# own sessions (sticky routing), OFFSET=0 the same ones as the first. CONNS: connections in all
+# (default 64; CONNS=1 gives one action at a time, its latency uncontended).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=$1
@@ -42,10 +43,11 @@ if [ "$mode" = redis2 ]; then
   wait %%
   grep -E "Requests/sec|50%|99%|requests in|Socket errors|Non-2xx" "$work/a.txt" "$work/b.txt"
 else
-  DRY=$dry wrk -t2 -c64 -d10s --latency -s bench/apps/actions.lua http://127.0.0.1:16401 >"$work/a.txt"
+  conns=${CONNS:-64}
+  DRY=$dry wrk -t$((conns > 1 ? 2 : 1)) -c"$conns" -d10s --latency -s bench/apps/actions.lua http://127.0.0.1:16401 >"$work/a.txt"
   grep -E "Requests/sec|50%|99%|requests in|Socket errors|Non-2xx" "$work/a.txt"
 fi
 if [ "$mode" != embedded ]; then
   redis-cli -p 16400 info commandstats | grep -E "cmdstat_(evalsha|hget)" | cut -d, -f1
-  redis-cli -p 16400 info stats | grep total_commands_processed
+  redis-cli -p 16400 info stats | grep -E "total_commands_processed|total_connections_received"
 fi

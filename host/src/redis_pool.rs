@@ -19,8 +19,11 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Idle connections kept for reuse; a connection given back past this is closed. Bounds the
-/// sockets a burst leaves open (Redis's own `maxclients` is 10,000 by default).
-const IDLE: usize = 32;
+/// sockets a burst leaves open (Redis's own `maxclients` is 10,000 by default). Above the
+/// store steps a busy replica has in flight (64 concurrent app commits keep about 64 open):
+/// at 32, each of those past it opened a new connection, one per three actions, and a replica
+/// committed 1,640 actions/s where two (32 each) committed 3,040 (docs/bench.md).
+const IDLE: usize = 256;
 
 /// Why a Redis operation failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
