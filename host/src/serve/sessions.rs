@@ -569,7 +569,7 @@ impl Sessions {
     /// The tenant's session records in the store, on every replica.
     async fn records_of(&self, tenant: &str) -> Result<Vec<SessionRecord>, ApiError> {
         let (store, tenant) = (self.parts.store.clone(), tenant.to_owned());
-        Ok(super::store::blocking(move || {
+        super::store::blocking(move || {
             store.all::<SessionRecord>(Table::Sessions, "").map(|all| {
                 all.into_iter()
                     .map(|(_, r)| r)
@@ -577,7 +577,7 @@ impl Sessions {
                     .collect()
             })
         })
-        .await?)
+        .await
     }
 
     /// `GET /v1/sessions`: the tenant's sessions, oldest first. On a shared store, those other
