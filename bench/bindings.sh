@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # w1 and w2 from the Rust library (`palisade bench`), from Node (bindings/node/bench.js) and from
-# Python (bindings/python/bench.py), one after the other in the same run on this machine; and
-# w1 as a `palisade run` subprocess per call from Python (docs/bench.md, "The bindings").
+# Python (bindings/python/bench.py), one after the other in the same run on this machine; w1's
+# throughput from $THREADS Python threads each calling `run` beside the Rust library with as
+# many tasks; and w1 as a `palisade run` subprocess per call from Python (docs/bench.md, "The
+# bindings").
 #
 # With PEERS=PATH (the peers' harness, ../shared/bench/peers, installed into $PEERS_DIR as its
 # README says), the Node peers' fresh-context w1 and w2 run in the same session too.
 #
-# Usage: [PROFILE=release] [CALLS=2000] [PEERS=PATH] bench/bindings.sh
+# Usage: [PROFILE=release] [CALLS=2000] [THREADS=2,8] [PEERS=PATH] bench/bindings.sh
 # PROFILE is the cargo profile of all three (dev or release); the bindings' tools come from
 # scripts/setup.sh (bindings/node/node_modules, target/python-venv).
 set -euo pipefail
@@ -14,6 +16,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 profile=${PROFILE:-release}
 calls=${CALLS:-2000}
+threads=${THREADS:-2,8}
 venv=target/python-venv
 if [ "$profile" = release ]; then flag=--release; dir=release; else flag=; dir=debug; fi
 
@@ -27,8 +30,16 @@ echo "bindings: rust" >&2
 echo "bindings: node" >&2
 (cd bindings/node && node bench.js --calls "$calls") > "$out/bindings.jsonl"
 echo "bindings: python" >&2
-(cd bindings/python && "../../$venv/bin/python" bench.py --calls "$calls" \
+(cd bindings/python && "../../$venv/bin/python" bench.py --calls "$calls" --threads "$threads" \
   --palisade "$root/target/$dir/palisade") >> "$out/bindings.jsonl"
+for n in ${threads//,/ }; do
+  echo "bindings: rust, $n tasks" >&2
+  ./target/$dir/palisade bench --only w1 --calls "$calls" --concurrency "$n" --in-flight 0 \
+    --one-shot-runs 0 | sed -n 's/^throughput: w1, .*: \([0-9.]*\) calls\/s.*/\1/p' |
+    node -pe 'JSON.stringify({ binding: `rust library, '"$n"' tasks`, workload: "w1",
+      throughput_calls_per_s: Number(require("fs").readFileSync(0, "utf8")), in_flight: '"$n"' })' \
+    >> "$out/bindings.jsonl"
+done
 
 if [ -n "${PEERS:-}" ]; then
   for peer in qjs sw-quickjs ivm; do
@@ -48,11 +59,13 @@ cat "$out/rust.md"
 echo
 echo "## Node and Python ($profile)"
 echo
-echo "| binding | workload | median µs | p99 µs | calls/s one at a time | w1 calls/s, 64 in flight |"
-echo "|---|---|---|---|---|---|"
+echo "| binding | workload | median µs | p99 µs | calls/s one at a time | w1 calls/s (in flight) | CPU µs per call |"
+echo "|---|---|---|---|---|---|---|"
 node -e '
+  const fixed = (x, d) => (x === undefined ? "" : x.toFixed(d))
   for (const line of require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n")) {
     const r = JSON.parse(line)
-    const t = r.throughput_calls_per_s ? r.throughput_calls_per_s.toFixed(0) : ""
-    console.log(`| ${r.binding} | ${r.workload} | ${r.median_us.toFixed(1)} | ${r.p99_us.toFixed(1)} | ${(1e6 / r.median_us).toFixed(0)} | ${t} |`)
+    const t = r.throughput_calls_per_s ? `${r.throughput_calls_per_s.toFixed(0)} (${r.in_flight})` : ""
+    const once = r.median_us ? (1e6 / r.median_us).toFixed(0) : ""
+    console.log(`| ${r.binding} | ${r.workload} | ${fixed(r.median_us, 1)} | ${fixed(r.p99_us, 1)} | ${once} | ${t} | ${fixed(r.cpu_us_per_call, 1)} |`)
   }' "$out/bindings.jsonl"

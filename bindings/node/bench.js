@@ -1,8 +1,9 @@
 'use strict'
 // w1 and w2 from Node, measured as `palisade bench` measures the Rust library: the workload's
 // module and input from bench/workloads/, a fresh sandbox per call, the output checked; the
-// median of sequential calls, then w1's throughput with many calls in flight. One JSON line per
-// workload (bench/bindings.sh puts them beside `palisade bench`).
+// median of sequential calls, then w1's throughput with many calls in flight and the process's
+// CPU time per call. One JSON line per workload (bench/bindings.sh puts them beside
+// `palisade bench`).
 //
 // Usage: node bench.js [--calls N] [--concurrency N]
 
@@ -56,12 +57,18 @@ async function sequential (palisade, workload) {
 async function throughput (palisade, workload) {
   const total = calls * 5
   const perTask = Math.floor(total / concurrency)
+  const cpu = process.cpuUsage()
   const started = process.hrtime.bigint()
   await Promise.all(Array.from({ length: concurrency }, async () => {
     for (let i = 0; i < perTask; i++) await call(palisade, workload)
   }))
   const seconds = Number(process.hrtime.bigint() - started) / 1e9
-  return (perTask * concurrency) / seconds
+  const used = process.cpuUsage(cpu)
+  return {
+    throughput_calls_per_s: (perTask * concurrency) / seconds,
+    cpu_us_per_call: (used.user + used.system) / (perTask * concurrency),
+    in_flight: concurrency
+  }
 }
 
 async function main () {
@@ -70,7 +77,7 @@ async function main () {
     const workload = load(name)
     const measured = await sequential(palisade, workload)
     const line = { binding: 'node', workload: name, calls, ...measured }
-    if (name === 'w1') line.throughput_calls_per_s = await throughput(palisade, workload)
+    if (name === 'w1') Object.assign(line, await throughput(palisade, workload))
     console.log(JSON.stringify(line))
   }
 }

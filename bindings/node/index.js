@@ -5,7 +5,7 @@
 
 const native = require('./palisade.node')
 
-/** What a report from the addon carries (src/palisade.rs). */
+/** What a report from the addon carries (src/palisade.rs): an event, the outcome, or the caller's mistake. */
 const EVENT = 0
 const OUTCOME = 1
 
@@ -133,8 +133,56 @@ function requestJson (rest) {
   return JSON.stringify(rest)
 }
 
+/**
+ * The calls of one Palisade in flight, by id. The addon delivers their reports in batches
+ * (every report queued by then, in order); while any call runs, a timer keeps Node running (the
+ * addon's own channel does not).
+ */
+class Calls {
+  constructor () {
+    this.waiting = new Map()
+    this.next = 0
+    this.keepAlive = null
+  }
+
+  /** Register a call's `{ resolve, reject, onEvent, signal, abort }`; its id. */
+  add (entry) {
+    const id = this.next
+    this.next = (this.next + 1) >>> 0
+    if (this.waiting.size === 0) this.keepAlive = setInterval(() => {}, 2 ** 31 - 1)
+    this.waiting.set(id, entry)
+    return id
+  }
+
+  /** Forget call `id`: it ended, or never started. */
+  forget (id) {
+    this.waiting.delete(id)
+    if (this.waiting.size === 0 && this.keepAlive !== null) {
+      clearInterval(this.keepAlive)
+      this.keepAlive = null
+    }
+  }
+
+  /** Hand each report to its call: an event to `onEvent`, an outcome to `resolve`. */
+  deliver (reports) {
+    for (const { id, kind, json } of reports) {
+      const entry = this.waiting.get(id)
+      if (entry === undefined) continue
+      if (kind === EVENT) {
+        try { entry.onEvent(JSON.parse(json)) } catch { /* a failing callback misses its event */ }
+        continue
+      }
+      this.forget(id)
+      if (entry.abort !== null) entry.signal.removeEventListener('abort', entry.abort)
+      if (kind === OUTCOME) entry.resolve(JSON.parse(json))
+      else entry.reject(new TypeError(json))
+    }
+  }
+}
+
 class Palisade {
   #native
+  #calls = new Calls()
 
   /**
    * @param {{ capabilities?: Record<string, Function>, maxConcurrency?: number,
@@ -149,8 +197,10 @@ class Palisade {
       }
       handlers[name] = handler
     }
+    const calls = this.#calls
     this.#native = native_(() => new native.NativePalisade(
-      JSON.stringify(settings), Object.keys(handlers), dispatcher(handlers)))
+      JSON.stringify(settings), Object.keys(handlers), dispatcher(handlers),
+      (reports) => calls.deliver(reports)))
   }
 
   /**
@@ -173,21 +223,23 @@ class Palisade {
         throw new TypeError('run(): `onEvent` is a function')
       }
       const scriptHandle = script === undefined ? null : script[NATIVE]
-      const abort = () => call.cancel()
-      const report = (kind, json) => {
-        if (kind === EVENT) {
-          try { onEvent(JSON.parse(json)) } catch { /* a failing callback misses its event */ }
-          return
-        }
-        if (signal) signal.removeEventListener('abort', abort)
-        if (kind === OUTCOME) resolve(JSON.parse(json))
-        else reject(new TypeError(json))
+      const text = requestJson(rest)
+      const entry = { resolve, reject, onEvent, signal, abort: null }
+      const id = this.#calls.add(entry)
+      let call
+      try {
+        call = this.#native.start(
+          text, policyHandle, scriptHandle, onEvent !== undefined, id, Boolean(signal))
+      } catch (e) {
+        this.#calls.forget(id)
+        throw e
       }
-      const call = this.#native.start(
-        requestJson(rest), policyHandle, scriptHandle, onEvent !== undefined, report)
       if (signal) {
         if (signal.aborted) call.cancel()
-        else signal.addEventListener('abort', abort, { once: true })
+        else {
+          entry.abort = () => call.cancel()
+          signal.addEventListener('abort', entry.abort, { once: true })
+        }
       }
     })
   }

@@ -1,10 +1,12 @@
 """w1 and w2 from Python, measured as `palisade bench` measures the Rust library: the workload's
 module and input from bench/workloads/, a fresh sandbox per call, the output checked; the median
-of sequential `run` calls, then w1's throughput with many `run_async` calls in flight; and, for
-the `run_js` tool's comparison, w1 as a `palisade run` subprocess per call. One JSON line per
-measure (bench/bindings.sh puts them beside `palisade bench`).
+of sequential `run` calls, then w1's throughput with many `run_async` calls in flight and with a
+few threads each calling `run`, with the process's CPU time per call; and, for the `run_js`
+tool's comparison, w1 as a `palisade run` subprocess per call. One JSON line per measure
+(bench/bindings.sh puts them beside `palisade bench`).
 
-Usage: python bench.py [--calls N] [--concurrency N] [--palisade PATH] [--subprocess-calls N]
+Usage: python bench.py [--calls N] [--concurrency N] [--threads N,N] [--palisade PATH]
+                       [--subprocess-calls N]
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import json
 import pathlib
 import subprocess
 import tempfile
+import threading
 import time
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 from palisade import Palisade, Policy, Script
 
@@ -56,7 +59,15 @@ def sequential(palisade: Palisade, policy: Policy, workload: Dict[str, Any], cal
     return percentiles(times)
 
 
-def throughput(palisade: Palisade, policy: Policy, workload: Dict[str, Any], calls: int, concurrency: int) -> float:
+def timed(run: Callable[[], None], calls: int) -> Tuple[float, float]:
+    """Calls per second of `run`, which makes `calls` calls, and the process's CPU µs per call."""
+    cpu, started = time.process_time(), time.perf_counter()
+    run()
+    seconds = time.perf_counter() - started
+    return calls / seconds, (time.process_time() - cpu) / calls * 1e6
+
+
+def throughput(palisade: Palisade, policy: Policy, workload: Dict[str, Any], calls: int, concurrency: int) -> Tuple[float, float]:
     per_task = calls * 5 // concurrency
 
     async def task() -> None:
@@ -67,9 +78,25 @@ def throughput(palisade: Palisade, policy: Policy, workload: Dict[str, Any], cal
     async def all_tasks() -> None:
         await asyncio.gather(*(task() for _ in range(concurrency)))
 
-    started = time.perf_counter()
-    asyncio.run(all_tasks())
-    return per_task * concurrency / (time.perf_counter() - started)
+    return timed(lambda: asyncio.run(all_tasks()), per_task * concurrency)
+
+
+def threaded(palisade: Palisade, policy: Policy, workload: Dict[str, Any], calls: int, threads: int) -> Tuple[float, float]:
+    """w1's throughput with `threads` threads each calling `run` in a loop."""
+    per_thread = calls * 5 // threads
+
+    def loop() -> None:
+        for _ in range(per_thread):
+            palisade.run(policy=policy, script=workload["script"], input=workload["input"]).unwrap()
+
+    def all_threads() -> None:
+        running = [threading.Thread(target=loop) for _ in range(threads)]
+        for thread in running:
+            thread.start()
+        for thread in running:
+            thread.join()
+
+    return timed(all_threads, per_thread * threads)
 
 
 def subprocess_per_call(binary: str, workload: Dict[str, Any], calls: int) -> Dict[str, float]:
@@ -97,6 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--threads", default="2,8", help="thread counts for `run` from threads")
     parser.add_argument("--palisade", help="the palisade binary, for a subprocess per call")
     parser.add_argument("--subprocess-calls", type=int, default=50)
     args = parser.parse_args()
@@ -107,8 +135,15 @@ def main() -> None:
         line: Dict[str, Any] = {"binding": "python", "workload": name, "calls": args.calls}
         line.update(sequential(palisade, policy, workload, args.calls))
         if name == "w1":
-            line["throughput_calls_per_s"] = throughput(palisade, policy, workload, args.calls, args.concurrency)
+            rate, cpu = throughput(palisade, policy, workload, args.calls, args.concurrency)
+            line.update(throughput_calls_per_s=rate, cpu_us_per_call=cpu, in_flight=args.concurrency)
         print(json.dumps(line), flush=True)
+        if name == "w1":
+            for threads in [int(n) for n in args.threads.split(",") if n]:
+                rate, cpu = threaded(palisade, policy, workload, args.calls, threads)
+                print(json.dumps({"binding": f"python, {threads} threads on `run`", "workload": name,
+                                  "throughput_calls_per_s": rate, "cpu_us_per_call": cpu,
+                                  "in_flight": threads}), flush=True)
         if name == "w1" and args.palisade:
             measured = subprocess_per_call(args.palisade, workload, args.subprocess_calls)
             print(json.dumps({"binding": "python-subprocess", "workload": name,

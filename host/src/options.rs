@@ -48,6 +48,8 @@ pub struct RunOptions {
     /// Hold the call's key-value writes instead of storing them
     /// ([`RunOptions::kv_transaction`]).
     pub kv_transaction: bool,
+    /// Ends the call as `cancelled` when cancelled ([`RunOptions::canceller`]).
+    pub cancel: Option<crate::Canceller>,
 }
 
 impl RunOptions {
@@ -116,6 +118,16 @@ impl RunOptions {
     /// Place a file named `name` holding `contents` in the scratch directory.
     pub fn file(mut self, name: impl Into<String>, contents: impl Into<bytes::Bytes>) -> Self {
         self.files.push((name.into(), contents.into()));
+        self
+    }
+
+    /// Let `canceller` end the call as `cancelled` ([`Canceller::cancel`](crate::Canceller)),
+    /// as [`Palisade::start`](crate::Palisade::start)'s handle does, for a call awaited where
+    /// it runs ([`Palisade::run_with`](crate::Palisade::run_with)): on the caller's own thread
+    /// under `Runtime::block_on`, without a task of its own. A canceller cancelled before the
+    /// call starts ends it before its sandbox runs.
+    pub fn canceller(mut self, canceller: &crate::Canceller) -> Self {
+        self.cancel = Some(canceller.clone());
         self
     }
 

@@ -1,21 +1,25 @@
-//! A call on the bindings' own tokio runtime: read, resolved and run there, so that the
-//! caller's thread (Node's event loop, a Python thread) never waits on it, and cancellable from
-//! that thread at any point.
+//! A call of a binding: read, resolved and run through the library's own call path
+//! ([`palisade::Palisade::run_with`]), cancellable from the caller's thread at any point. It
+//! runs either on a task of the bindings' own tokio runtime ([`start`], for callers that must
+//! not wait: Node's event loop, an asyncio loop), or on the caller's own thread under that
+//! runtime ([`run_here`], for a caller that waits anyway: Python's `run`), with no hand-off
+//! between threads.
 
 use crate::host::event_json;
 use crate::outcome::{failed, outcome_json};
 use crate::request::{Refused, Request};
 use palisade::{Canceller, Palisade, Policy, Script};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
 
 /// Called once when a call ends: the Outcome as JSON, or the caller's own mistake (a message
 /// the binding throws as a `TypeError`).
 pub type Done = Box<dyn FnOnce(Result<String, String>) + Send>;
 
-/// Called with each event of a call as JSON ([`crate::event_json`]), on the call's task.
+/// Called with each event of a call as JSON ([`crate::event_json`]), inside the call.
 pub type OnEvent = Arc<dyn Fn(String) + Send + Sync>;
 
-/// The runtime every call of the binding runs on: one worker thread per CPU, named
+/// The runtime every call of the binding runs under: one worker thread per CPU, named
 /// `palisade`, started on first use and kept for the life of the process.
 pub fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
@@ -28,35 +32,16 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// A running call: [`Call::cancel`] ends it as `cancelled`, before or after it has started.
+/// A call: [`Call::cancel`] ends it as `cancelled`, before or after it has started.
 #[derive(Clone, Default)]
 pub struct Call {
-    slot: Arc<Mutex<Slot>>,
-}
-
-#[derive(Default)]
-struct Slot {
-    cancelled: bool,
-    canceller: Option<Canceller>,
+    canceller: Canceller,
 }
 
 impl Call {
     /// End the call at once as `cancelled` (nothing, once it has ended).
     pub fn cancel(&self) {
-        let mut slot = self.slot.lock().expect("the slot's lock is never poisoned");
-        slot.cancelled = true;
-        if let Some(canceller) = &slot.canceller {
-            canceller.cancel();
-        }
-    }
-
-    /// Hold the library's canceller of the started call; cancel it now if asked before.
-    fn attach(&self, canceller: Canceller) {
-        let mut slot = self.slot.lock().expect("the slot's lock is never poisoned");
-        if slot.cancelled {
-            canceller.cancel();
-        }
-        slot.canceller = Some(canceller);
+        self.canceller.cancel();
     }
 }
 
@@ -72,35 +57,62 @@ pub struct Start {
     pub on_event: Option<OnEvent>,
 }
 
-/// Read, resolve and run `start` under `palisade` on the bindings' runtime through
-/// [`Palisade::start`], and call `done` with its Outcome.
+/// Read, resolve and run `start` under `palisade` on a task of the bindings' runtime, and
+/// call `done` with its Outcome there.
 pub fn start(palisade: &Palisade, start: Start, done: Done) -> Call {
     let call = Call::default();
-    let (handle, palisade) = (call.clone(), palisade.clone());
-    runtime().spawn(async move {
-        let prepared = Request::parse(&start.request)
-            .and_then(|request| request.prepare(start.policy, start.script));
-        let mut prepared = match prepared {
-            Ok(prepared) => prepared,
-            Err(Refused::Usage(message)) => return done(Err(message)),
-            Err(Refused::Call(error, policy)) => {
-                return done(Ok(outcome_json(&failed(*error, policy.as_deref()))));
-            }
-        };
-        if let Some(on_event) = start.on_event {
-            prepared.options = prepared
-                .options
-                .on_event(move |event| on_event(event_json(&event)));
+    let running = run(palisade.clone(), start, call.canceller.clone());
+    runtime().spawn(async move { done(running.await) });
+    call
+}
+
+/// Read, resolve and run `start` under `palisade` on this thread, under the bindings' runtime
+/// (`Runtime::block_on`), while `watch` runs beside it (it may cancel `call`, and ends when
+/// the call does): the Outcome as JSON, or the caller's mistake. The runtime's workers only
+/// serve what the call waits on (timers, sockets).
+pub fn run_here<W>(
+    palisade: &Palisade,
+    start: Start,
+    call: &Call,
+    watch: W,
+) -> Result<String, String>
+where
+    W: Future<Output = std::convert::Infallible>,
+{
+    let running = run(palisade.clone(), start, call.canceller.clone());
+    runtime().block_on(async move {
+        tokio::select! {
+            biased;
+            result = running => result,
+            never = watch => match never {},
         }
-        let running = palisade.start(
+    })
+}
+
+/// The call itself: the request read and resolved, then run with `canceller`.
+async fn run(palisade: Palisade, start: Start, canceller: Canceller) -> Result<String, String> {
+    let prepared = Request::parse(&start.request)
+        .and_then(|request| request.prepare(start.policy, start.script));
+    let mut prepared = match prepared {
+        Ok(prepared) => prepared,
+        Err(Refused::Usage(message)) => return Err(message),
+        Err(Refused::Call(error, policy)) => {
+            return Ok(outcome_json(&failed(*error, policy.as_deref())));
+        }
+    };
+    if let Some(on_event) = start.on_event {
+        prepared.options = prepared
+            .options
+            .on_event(move |event| on_event(event_json(&event)));
+    }
+    let options = prepared.options.canceller(&canceller);
+    let outcome = palisade
+        .run_with(
             &prepared.policy,
             &prepared.script,
             &prepared.input,
-            prepared.options,
-        );
-        handle.attach(running.canceller());
-        let outcome = running.outcome().await;
-        done(Ok(outcome_json(&outcome)));
-    });
-    call
+            &options,
+        )
+        .await;
+    Ok(outcome_json(&outcome))
 }

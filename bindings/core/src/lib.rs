@@ -1,6 +1,6 @@
 //! What Palisade's Node.js (`bindings/node`) and Python (`bindings/python`) bindings share, so
 //! that both read a call and write its outcome the same way, through the library's own call
-//! path ([`palisade::Palisade::start`]) with its limits, audit and refusals:
+//! path ([`palisade::Palisade::run_with`]) with its limits, audit and refusals:
 //!
 //! - [`Request`]: one call as the binding's caller wrote it (JSON), checked, then resolved
 //!   into a policy, a script, the input and [`palisade::RunOptions`];
@@ -8,15 +8,15 @@
 //!   error with its `fix_note`;
 //! - [`Settings`] and [`build`]: a `Palisade` from the caller's settings and capability
 //!   handlers;
-//! - [`start`] and [`Call`]: a call on the bindings' own tokio runtime, cancellable from the
-//!   caller's thread.
+//! - [`start`], [`run_here`] and [`Call`]: a call on the bindings' own tokio runtime, or on
+//!   the caller's thread under it, cancellable from the caller's thread.
 
 mod call;
 mod host;
 mod outcome;
 mod request;
 
-pub use call::{Call, Done, OnEvent, Start, runtime, start};
+pub use call::{Call, Done, OnEvent, Start, run_here, runtime, start};
 pub use host::{Handler, Settings, answer, build, build_with, context_json, event_json};
 pub use outcome::{error_json, failed, fix_note, outcome_json};
 pub use request::{Prepared, Refused, Request, read_policy, read_script};

@@ -1,5 +1,5 @@
 //! One call as a binding's caller wrote it ([`Request`], JSON), checked and resolved into what
-//! [`palisade::Palisade::start`] takes ([`Prepared`]). The caller's own mistakes (an unknown
+//! [`palisade::Palisade::run_with`] takes ([`Prepared`]). The caller's own mistakes (an unknown
 //! option, a value of the wrong type, two scripts) are [`Refused::Usage`], which the bindings
 //! throw; a policy, script or option the library refuses is [`Refused::Call`], which comes back
 //! as a failed Outcome with the library's code (`invalid_policy`, `invalid_input`,

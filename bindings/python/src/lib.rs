@@ -3,9 +3,10 @@
 //! API (`Palisade`, `Policy`, `Script`, `Outcome`, `CapabilityError`); docs/python.md
 //! describes it.
 //!
-//! Every call goes through [`palisade::Palisade::start`] on the bindings' own tokio runtime
-//! (`palisade_bindings::runtime`); `run` waits for it with the GIL released. Capability
-//! handlers are answered in Python through one invoking function per `Palisade`.
+//! Every call goes through [`palisade::Palisade::run_with`] under the bindings' own tokio
+//! runtime (`palisade_bindings::runtime`): `run` runs it on the calling thread with the GIL
+//! released, `start` (for asyncio) on the runtime's threads. Capability handlers are answered
+//! in Python through one invoking function per `Palisade`.
 
 mod errors;
 mod handles;

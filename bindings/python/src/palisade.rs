@@ -1,17 +1,19 @@
 //! `NativePalisade`: a `palisade::Palisade` whose capability handlers are answered in Python.
-//! `run` waits for its call with the GIL released and hands its events to the caller's thread;
-//! `start` reports to a [`Mailbox`] the asyncio wrapper's loop reads.
+//! `run` runs its call on the caller's thread with the GIL released, handing its events to that
+//! thread; `start` reports to a [`Mailbox`] the asyncio wrapper's loop reads.
 
 use crate::errors::refused;
 use crate::handles::{NativePolicy, NativeScript};
 use crate::mailbox::Mailbox;
 use palisade::CapabilityError;
-use palisade_bindings::{Call, Done, Handler, OnEvent, Start, answer, context_json};
+use palisade_bindings::{Call, Done, Handler, OnEvent, Start, answer, context_json, run_here};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::MissedTickBehavior;
 
 /// What a report carries: an event, the outcome, or the caller's mistake.
 const EVENT: u32 = 0;
@@ -39,8 +41,9 @@ impl NativePalisade {
         Ok(Self { palisade })
     }
 
-    /// Run a call and wait for its outcome (JSON) with the GIL released; `on_event` gets each
-    /// event (JSON) on this thread as it comes. Ctrl-C cancels the call.
+    /// Run a call on this thread with the GIL released, and return its outcome (JSON);
+    /// `on_event` gets each event (JSON) on this thread as it comes. Ctrl-C cancels the call
+    /// and is raised once it has ended.
     #[pyo3(signature = (request, policy, script, on_event))]
     fn run(
         &self,
@@ -50,19 +53,33 @@ impl NativePalisade {
         script: Option<&NativeScript>,
         on_event: Option<Py<PyAny>>,
     ) -> PyResult<String> {
-        let (sender, reports) = std::sync::mpsc::channel::<(u32, String)>();
-        let events = on_event.is_some().then(|| {
-            let sender = sender.clone();
+        let (sender, events) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let mut events = on_event.is_some().then_some(events);
+        let forward = events.is_some().then(|| {
             Arc::new(move |json: String| {
-                let _ = sender.send((EVENT, json));
+                let _ = sender.send(json);
             }) as OnEvent
         });
-        let done: Done = Box::new(move |result| {
-            let _ = sender.send(report(result));
-        });
-        let call =
-            palisade_bindings::start(&self.palisade, start(request, policy, script, events), done);
-        wait(py, &call, &Mutex::new(reports), on_event.as_ref())
+        let call = Call::default();
+        let start = start(request, policy, script, forward);
+        let mut interrupt = None;
+        let watched = Watch {
+            call: &call,
+            on_event: on_event.as_ref(),
+            events: &mut events,
+            interrupt: &mut interrupt,
+        };
+        let result = py.detach(|| run_here(&self.palisade, start, &call, watched.run()));
+        // The events the call made after the watch last looked.
+        if let (Some(callback), Some(events)) = (&on_event, &mut events) {
+            while let Ok(json) = events.try_recv() {
+                deliver(py, callback, json);
+            }
+        }
+        if let Some(interrupt) = interrupt {
+            return Err(interrupt);
+        }
+        result.map_err(PyTypeError::new_err)
     }
 
     /// Start a call reporting to `mailbox` as `id`: its events (with `events`), then its
@@ -116,39 +133,69 @@ fn report(result: Result<String, String>) -> (u32, String) {
     }
 }
 
-/// Wait for the call's reports with the GIL released, handing each event to `on_event` on this
-/// thread; a signal's exception (KeyboardInterrupt) cancels the call and is raised.
-fn wait(
-    py: Python<'_>,
-    call: &Call,
-    reports: &Mutex<Receiver<(u32, String)>>,
-    on_event: Option<&Py<PyAny>>,
-) -> PyResult<String> {
-    loop {
-        let report = py.detach(|| {
-            let reports = reports.lock().expect("never poisoned");
-            reports.recv_timeout(SIGNAL_CHECK)
-        });
-        match report {
-            Ok((EVENT, json)) => {
-                if let Some(callback) = on_event
-                    && let Err(error) = callback.call1(py, (json,))
-                {
-                    // A failing callback misses its event; the call goes on.
-                    error.write_unraisable(py, None);
-                }
+/// What watches a `run` on its thread while the call runs there: it hands each event to
+/// `on_event`, and looks for a signal every [`SIGNAL_CHECK`] (a signal's exception, such as
+/// KeyboardInterrupt, cancels the call and is kept in `interrupt`). It takes the GIL only for
+/// those.
+struct Watch<'a> {
+    call: &'a Call,
+    on_event: Option<&'a Py<PyAny>>,
+    events: &'a mut Option<UnboundedReceiver<String>>,
+    interrupt: &'a mut Option<PyErr>,
+}
+
+impl Watch<'_> {
+    async fn run(mut self) -> Infallible {
+        let first = tokio::time::Instant::now() + SIGNAL_CHECK;
+        let mut ticks = tokio::time::interval_at(first, SIGNAL_CHECK);
+        ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            let event = tokio::select! {
+                json = next_event(self.events) => Some(json),
+                _ = ticks.tick() => None,
+            };
+            match event {
+                Some(json) => self.deliver(json),
+                None => self.check_signals(),
             }
-            Ok((OUTCOME, json)) => return Ok(json),
-            Ok((_, message)) => return Err(PyTypeError::new_err(message)),
-            Err(RecvTimeoutError::Timeout) => {
-                if let Err(interrupt) = py.check_signals() {
-                    call.cancel();
-                    return Err(interrupt);
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => unreachable!("a call reports its end"),
         }
     }
+
+    fn deliver(&self, json: String) {
+        if let Some(callback) = self.on_event {
+            Python::attach(|py| deliver(py, callback, json));
+        }
+    }
+
+    fn check_signals(&mut self) {
+        if self.interrupt.is_some() {
+            return;
+        }
+        if let Err(interrupt) = Python::attach(|py| py.check_signals()) {
+            self.call.cancel();
+            *self.interrupt = Some(interrupt);
+        }
+    }
+}
+
+/// Hand an event to the caller's callback; one that raises misses its event, and the call goes
+/// on.
+fn deliver(py: Python<'_>, callback: &Py<PyAny>, json: String) {
+    if let Err(error) = callback.call1(py, (json,)) {
+        error.write_unraisable(py, None);
+    }
+}
+
+/// The call's next event; pending for ever once the call has dropped its sender (or when
+/// nobody listens).
+async fn next_event(events: &mut Option<UnboundedReceiver<String>>) -> String {
+    if let Some(receiver) = events.as_mut()
+        && let Some(json) = receiver.recv().await
+    {
+        return json;
+    }
+    *events = None;
+    std::future::pending().await
 }
 
 /// The handler of one capability: hand the call to `invoke` on a blocking thread (it may run a

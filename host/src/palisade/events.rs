@@ -36,11 +36,18 @@ impl std::fmt::Debug for EventSink {
     }
 }
 
-/// Cancels one call; cheap to clone and send to another task.
-#[derive(Clone)]
+/// Cancels one call; cheap to clone and send to another task. From
+/// [`CallHandle::canceller`], or made first and given to the call
+/// ([`RunOptions::canceller`](crate::RunOptions::canceller)).
+#[derive(Clone, Default)]
 pub struct Canceller(pub(crate) Cancel);
 
 impl Canceller {
+    /// A canceller for a call not started yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
     /// End the call at once as `cancelled`: the guest stops at its next yield to the host, its
     /// store (memory, pending host calls, responses in flight, scratch directory) is dropped
     /// and its admission slot freed. Cancelling a call that has ended does nothing.

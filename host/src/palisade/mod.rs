@@ -131,7 +131,7 @@ impl Palisade {
     /// metadata for capability handlers, and a callback for its console lines and audit
     /// records as they happen. An option beyond what the policy allows ends the call as
     /// `invalid_input`, with the ceiling in the message and the policy change that would allow
-    /// it as the fix.
+    /// it as the fix. A [`RunOptions::canceller`] can end it as `cancelled`.
     pub async fn run_with(
         &self,
         policy: &Policy,
@@ -139,14 +139,16 @@ impl Palisade {
         input: &str,
         options: &RunOptions,
     ) -> Outcome {
-        self.run_cancellable(policy, script, input, options, None)
+        let cancel = options.cancel.as_ref().map(|c| c.0.clone());
+        self.run_cancellable(policy, script, input, options, cancel)
             .await
     }
 
     /// Start `script` under `policy` on a task of its own (on the current tokio runtime), and
     /// return a handle that cancels it ([`CallHandle::cancel`]: the call ends at once as
     /// `cancelled`) or waits for its outcome ([`CallHandle::outcome`]). Options as in
-    /// [`Palisade::run_with`].
+    /// [`Palisade::run_with`]; the handle cancels through the options' canceller if they have
+    /// one.
     pub fn start(
         &self,
         policy: &Policy,
@@ -154,7 +156,11 @@ impl Palisade {
         input: &str,
         options: RunOptions,
     ) -> CallHandle {
-        let cancel = Cancel::default();
+        let cancel = options
+            .cancel
+            .as_ref()
+            .map(|c| c.0.clone())
+            .unwrap_or_default();
         let (palisade, kept, script, input) = (
             self.clone(),
             policy.clone(),
@@ -182,6 +188,9 @@ impl Palisade {
         options: &RunOptions,
         cancel: Option<Cancel>,
     ) -> Outcome {
+        if cancel.as_ref().is_some_and(Cancel::is_cancelled) {
+            return Outcome::failed(crate::Error::Cancelled, policy, std::time::Instant::now());
+        }
         let policy = match options.policy(policy) {
             Ok(policy) => policy,
             Err(error) => return Outcome::failed(error, policy, std::time::Instant::now()),

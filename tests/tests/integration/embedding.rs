@@ -385,6 +385,47 @@ async fn a_started_call_streams_its_events_and_cancels_at_once() {
     assert_next_call_works().await;
 }
 
+/// Issue 41: a call awaited where it runs (`run_with`, no task of its own) is cancelled by
+/// the canceller its options carry: while it runs (a CPU loop) at once, and before it starts
+/// without running its sandbox (no console line).
+#[tokio::test]
+async fn a_canceller_in_the_options_cancels_a_call_run_in_place() {
+    let p = policy("[limits]\ntimeout = \"60s\"\nfuel = 10_000_000_000_000\n");
+    let looping = Script::new("loop.js", "export default () => { for (;;) {} };");
+    let canceller = palisade::Canceller::new();
+    let options = RunOptions::default().canceller(&canceller);
+    let cancel = canceller.clone();
+    let stopper = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cancel.cancel();
+    });
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(30),
+        PALISADE.run_with(&p, &looping, "null", &options),
+    )
+    .await
+    .expect("a cancelled call ends well before its deadline");
+    stopper.await.unwrap();
+    assert_eq!(code(&outcome), "cancelled");
+    let early = palisade::Canceller::new();
+    early.cancel();
+    let logging = Script::new(
+        "log.js",
+        "export default () => { console.log('ran'); return 1; };",
+    );
+    let outcome = PALISADE
+        .run_with(
+            &p,
+            &logging,
+            "null",
+            &RunOptions::default().canceller(&early),
+        )
+        .await;
+    assert_eq!(code(&outcome), "cancelled");
+    assert!(outcome.logs.is_empty(), "{:?}", outcome.logs);
+    assert_next_call_works().await;
+}
+
 /// Issue 25: the operator's audit log (`Builder::audit_log`) has the addresses an HTTP
 /// request's host resolved to, refused or sent; the outcome names the host only.
 #[tokio::test]

@@ -236,10 +236,10 @@ class Palisade:
             weakref.WeakKeyDictionary())
 
     def run(self, *, on_event: Optional[OnEvent] = None, **request: Unpack[RunRequest]) -> Outcome:
-        """Run a script in a fresh sandbox and return its Outcome (a failed call is an Outcome
-        with `ok` False, not an exception), with the GIL released while it runs. `on_event`
-        gets each console line and audit record on this thread as they come. Ctrl-C cancels
-        the call. Raises TypeError for a malformed request."""
+        """Run a script in a fresh sandbox on this thread, with the GIL released while it
+        runs, and return its Outcome (a failed call is an Outcome with `ok` False, not an
+        exception). `on_event` gets each console line and audit record on this thread as they
+        come. Ctrl-C cancels the call. Raises TypeError for a malformed request."""
         text, policy, script = _request(dict(request))
         events = None if on_event is None else _event_callback(on_event)
         outcome = self._native.run(text, policy, script, events)
@@ -255,7 +255,8 @@ class Palisade:
         call_id, done = mailbox.expect(on_event)
         call = self._native.start(text, policy, script, on_event is not None, mailbox.native, call_id)
         try:
-            outcome = await asyncio.shield(done)
+            # Cancelling the awaiting task cancels `done` too; the mailbox skips a done future.
+            outcome = await done
         except asyncio.CancelledError:
             mailbox.forget(call_id)
             call.cancel()
