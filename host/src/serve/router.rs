@@ -347,7 +347,7 @@ pub async fn create_session(
     body: Bytes,
 ) -> AppResult {
     let request: CreateSession = parse(&body)?;
-    let created = sessions.create(&tenant, request).await?;
+    let created = sessions.create_detached(&tenant, request).await?;
     Ok(json_response(StatusCode::CREATED, created))
 }
 

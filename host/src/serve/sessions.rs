@@ -459,8 +459,23 @@ impl Sessions {
         Ok(())
     }
 
-    /// `POST /v1/sessions`.
-    pub async fn create(
+    /// `POST /v1/sessions` and MCP's `session_create`: [`Sessions::create`] on a task of its
+    /// own, so that a request that goes away mid-create (its client left) still ends it, the
+    /// session kept and counted or undone: never a folder and a record that nothing counts or
+    /// frees.
+    pub async fn create_detached(
+        self: &Arc<Self>,
+        tenant: &Arc<Tenant>,
+        body: CreateSession,
+    ) -> Result<serde_json::Value, ApiError> {
+        let (sessions, tenant) = (self.clone(), tenant.clone());
+        tokio::spawn(async move { sessions.create(&tenant, body).await })
+            .await
+            .map_err(|e| internal(format!("creating a session: {e}")))?
+    }
+
+    /// Create a session (see [`Sessions::create_detached`]).
+    async fn create(
         &self,
         tenant: &Tenant,
         body: CreateSession,
@@ -591,9 +606,10 @@ impl Sessions {
         for view in &mut list {
             view["replica"] = self.parts.replica.clone().into();
         }
-        let mine: std::collections::HashSet<String> = self.lock().keys().cloned().collect();
         for record in self.records_of(tenant).await? {
-            if mine.contains(&record.session_id) {
+            // This replica's own are listed above; one of its records missing from its map is
+            // a session being created or stopped.
+            if record.replica.as_deref() == Some(&self.parts.replica) {
                 continue;
             }
             list.push(serde_json::json!({
@@ -969,6 +985,60 @@ mod tests {
             policy: serde_json::value::to_raw_value(policy).ok(),
             ..CreateSession::default()
         }
+    }
+
+    /// A create whose request goes away at any point (its future dropped) still ends: every
+    /// folder left on disk belongs to a session the map counts (none is left that nothing
+    /// frees).
+    #[tokio::test]
+    async fn a_create_dropped_midway_leaves_no_session_uncounted() {
+        let dir =
+            std::env::temp_dir().join(format!("palisade-sessions-drop-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let sessions = Arc::new(sessions(&dir, 1000));
+        let local = Arc::new(Tenant::local());
+        let files = || -> Vec<NewFile> {
+            (0..200)
+                .map(|i| NewFile {
+                    path: format!("d/f{i}.txt"),
+                    content: Some("x".repeat(4096)),
+                    content_b64: None,
+                })
+                .collect()
+        };
+        for micros in (0..40).map(|i| i * 250) {
+            let body = CreateSession {
+                files: files(),
+                ..create("default")
+            };
+            let made = sessions.create_detached(&local, body);
+            let _ = tokio::time::timeout(Duration::from_micros(micros), made).await;
+        }
+        let folders = |dir: &std::path::Path| {
+            std::fs::read_dir(dir.join("sessions")).map_or(0, Iterator::count)
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while folders(&dir) != sessions.list("local").len() && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(folders(&dir), sessions.list("local").len());
+        let stored = sessions
+            .parts
+            .store
+            .all::<SessionRecord>(Table::Sessions, "")
+            .unwrap();
+        assert_eq!(
+            stored.len(),
+            sessions.list("local").len(),
+            "a record for every session kept"
+        );
+        sessions
+            .create_detached(&local, create("default"))
+            .await
+            .unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Past `max_sessions` a new session is 429 `capacity_exhausted` and leaves nothing on

@@ -287,7 +287,7 @@ fn declarations(catalog: &Catalog, tenant: &Tenant) -> (String, String) {
 /// is a protocol error.
 pub async fn call(
     state: &AppState,
-    tenant: &Tenant,
+    tenant: &Arc<Tenant>,
     name: &str,
     arguments: JsonObject,
 ) -> Result<CallToolResult, McpError> {
@@ -395,7 +395,7 @@ async fn run_js(
 
 async fn session_create(
     state: &AppState,
-    tenant: &Tenant,
+    tenant: &Arc<Tenant>,
     args: JsonObject,
 ) -> Result<CallToolResult, ApiError> {
     let call: SessionCreate = arguments("session_create", args)?;
@@ -410,7 +410,9 @@ async fn session_create(
     });
     let request: CreateSession = serde_json::from_str(&body.to_string())
         .map_err(|e| ApiError::invalid(format!("not a session: {e}")))?;
-    Ok(reply::value(&state.sessions.create(tenant, request).await?))
+    Ok(reply::value(
+        &state.sessions.create_detached(tenant, request).await?,
+    ))
 }
 
 async fn session_run(
