@@ -95,23 +95,24 @@ impl HeapImage {
     /// The image as a file, for `guest` (the SHA-256 of the guest build it belongs to): the
     /// blocks that differ from `base`.
     pub(crate) fn encode(&self, guest: &[u8; 32], base: &[u8]) -> Vec<u8> {
-        let mut indices = Vec::new();
-        let mut blocks = Vec::new();
-        for (i, block) in self.changed(base) {
-            indices.extend_from_slice(&i.to_le_bytes());
-            blocks.extend_from_slice(block);
-        }
-        let count = (indices.len() / 4) as u32;
-        indices.extend_from_slice(&blocks);
-        let compressed =
-            zstd::bulk::compress(&indices, ZSTD_LEVEL).expect("zstd compresses a buffer in memory");
-        let mut out = Vec::with_capacity(HEADER + compressed.len() + DIGEST);
+        use std::io::Write;
+        let changed: Vec<(u32, &[u8])> = self.changed(base).collect();
+        let mut out = Vec::with_capacity(HEADER + changed.len() * BLOCK / 4 + DIGEST);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
         out.extend_from_slice(guest);
         out.extend_from_slice(&self.memory_size.to_le_bytes());
-        out.extend_from_slice(&count.to_le_bytes());
-        out.extend_from_slice(&compressed);
+        out.extend_from_slice(&(changed.len() as u32).to_le_bytes());
+        // Compressed straight from the heap, after the header: no copy of the blocks first.
+        let in_memory = "zstd compresses into memory";
+        let mut zstd = zstd::stream::write::Encoder::new(out, ZSTD_LEVEL).expect(in_memory);
+        for (i, _) in &changed {
+            zstd.write_all(&i.to_le_bytes()).expect(in_memory);
+        }
+        for (_, block) in &changed {
+            zstd.write_all(block).expect(in_memory);
+        }
+        let mut out = zstd.finish().expect(in_memory);
         out.extend_from_slice(blake3::hash(&out).as_bytes());
         out
     }
