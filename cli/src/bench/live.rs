@@ -153,9 +153,9 @@ pub(super) async fn live(palisade: &Palisade, calls: usize) -> Result<(), ExitCo
         us(resume)
     );
     println!(
-        "  rollback protection, small heap: {:.0}% of a fresh call, 16 MiB: {:.0}% of a hot step (target 10%)",
+        "  rollback protection (the image update), {:.1} MiB memory: {:.0}% of a fresh call (target 10%)",
+        mib(small_heap.memory_bytes),
         ratio(small.checkpoint, fresh),
-        ratio(big.checkpoint, big.step)
     );
     println!(
         "  wake of the 16 MiB heap {:>9.2} ms (target 2 ms); fork {:.1} µs, restored {:.2} ms (target 1 ms)",
