@@ -194,19 +194,20 @@ impl LiveHeaps {
         }))
     }
 
-    /// `POST /v1/sessions/{id}/reset`: back to a fresh heap, kept durably.
+    /// `POST /v1/sessions/{id}/reset`: back to a fresh heap, kept durably. The heap of before
+    /// is not read, so a session whose file no longer wakes (damaged, or of an older format)
+    /// can be reset.
     pub async fn reset(
         &self,
         runner: &Runner,
         place: (&str, &Path),
         policy: &Policy,
     ) -> Result<(), ApiError> {
-        let mut turn = self.load(place.0, runner, policy, place.1).await?;
-        let live = turn.live();
-        live.reset();
-        let saved = save(place.1, live.image()).await;
-        if saved.is_err() {
-            turn.unload();
+        let mut turn = self.turn(place.0).await;
+        let fresh = runner.palisade().live_session(policy).await?;
+        let saved = save(place.1, fresh.image()).await;
+        if let Some(guard) = turn.guard.as_mut() {
+            **guard = saved.is_ok().then_some(fresh);
         }
         saved
     }

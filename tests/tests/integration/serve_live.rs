@@ -393,4 +393,48 @@ fn a_thousand_live_sessions_hold_a_bounded_memory() {
     let bound = own + 8 * 2 * 32 * 1024;
     assert!(after <= bound, "RSS {after} KiB over the bound {bound} KiB");
     assert!(after <= warm + 64 * 1024, "RSS {warm} -> {after} KiB");
+    drop(running);
+    // 1,000 heap files: about 170 MB.
+    std::fs::remove_dir_all(&data).unwrap();
+}
+
+/// A heap file that no longer wakes (here, cut short while the server was down) makes each run
+/// `invalid_component` and is never restored; a reset does not read it, so it brings the
+/// session back to a fresh heap, and a normal call works.
+#[tokio::test]
+async fn a_damaged_heap_file_is_refused_and_a_reset_recovers_the_session() {
+    let cfg = config("live-damaged", false);
+    let data = cfg.data.clone();
+    let server = start(cfg);
+    let id = live(&server).await;
+    assert_eq!(
+        step(&server, &id, "let kept = 1; kept", Value::Null).await,
+        1
+    );
+    drop(server);
+    let file = data.join("sessions").join(&id).join("heap.img");
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    let mut cfg = config("live-damaged-2", false);
+    cfg.data = data;
+    let server = start(cfg);
+    let uri = format!("/v1/sessions/{id}/run");
+    let refused = server
+        .call("POST", &uri, None, json!({"source": "kept"}))
+        .await;
+    assert_error(&refused, 400, "invalid_component");
+    let reset = server
+        .call(
+            "POST",
+            &format!("/v1/sessions/{id}/reset"),
+            None,
+            Value::Null,
+        )
+        .await;
+    assert_eq!(reset.status, StatusCode::OK, "{}", reset.body);
+    assert_eq!(
+        step(&server, &id, "typeof kept", Value::Null).await,
+        "undefined"
+    );
+    server.assert_fine(None).await;
 }
