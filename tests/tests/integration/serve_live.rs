@@ -18,6 +18,15 @@ async fn step(server: &Server, id: &str, source: &str, input: Value) -> Value {
     answer.body["output"].clone()
 }
 
+/// `POST /v1/sessions/{id}/reset` answers 200, and `name` is no longer defined.
+async fn reset_forgets(server: &Server, id: &str, name: &str) {
+    let uri = format!("/v1/sessions/{id}/reset");
+    let reset = server.call("POST", &uri, None, Value::Null).await;
+    assert_eq!(reset.status, StatusCode::OK, "{}", reset.body);
+    let kind = step(server, id, &format!("typeof {name}"), Value::Null).await;
+    assert_eq!(kind, "undefined");
+}
+
 async fn live(server: &Server) -> String {
     server
         .session(None, json!({"policy": "default", "live": true}))
@@ -82,19 +91,7 @@ async fn runs_share_a_heap_that_rolls_back_forks_and_resets() {
     );
     assert_eq!(step(&server, &id, "warmest()", Value::Null).await, "Rome");
     // A reset forgets it all.
-    let reset = server
-        .call(
-            "POST",
-            &format!("/v1/sessions/{id}/reset"),
-            None,
-            Value::Null,
-        )
-        .await;
-    assert_eq!(reset.status, StatusCode::OK, "{}", reset.body);
-    assert_eq!(
-        step(&server, &id, "typeof rows", Value::Null).await,
-        "undefined"
-    );
+    reset_forgets(&server, &id, "rows").await;
 }
 
 #[tokio::test]
@@ -423,18 +420,6 @@ async fn a_damaged_heap_file_is_refused_and_a_reset_recovers_the_session() {
         .call("POST", &uri, None, json!({"source": "kept"}))
         .await;
     assert_error(&refused, 400, "invalid_component");
-    let reset = server
-        .call(
-            "POST",
-            &format!("/v1/sessions/{id}/reset"),
-            None,
-            Value::Null,
-        )
-        .await;
-    assert_eq!(reset.status, StatusCode::OK, "{}", reset.body);
-    assert_eq!(
-        step(&server, &id, "typeof kept", Value::Null).await,
-        "undefined"
-    );
+    reset_forgets(&server, &id, "kept").await;
     server.assert_fine(None).await;
 }
