@@ -18,7 +18,7 @@ pub(crate) const BLOCK: usize = 4096;
 pub(crate) const WASM_PAGE: u64 = 65536;
 
 const MAGIC: &[u8; 8] = b"PALIHEAP";
-/// Version 2: the digest is BLAKE3 (version 1's was SHA-256, three times slower to check).
+/// Version 2: the digest is BLAKE3 (version 1's was SHA-256).
 const VERSION: u32 = 2;
 /// Magic, version, guest digest, memory size and block count.
 const HEADER: usize = 8 + 4 + 32 + 8 + 4;
