@@ -7,7 +7,8 @@ Run by tests/tests/integration/mcp.rs, against `palisade mcp` over stdio or `/mc
     python client.py http URL KEY
 
 It lists the tools and resources, runs a script, gets a typed refusal and follows its `fix`,
-and drives a session create -> write -> run -> stop. Every step checks exact values; the last
+drives a session create -> write -> run -> stop, and a live session whose heap outlives its
+runs. Every step checks exact values; the last
 line printed is a JSON summary, which the Rust test checks too.
 """
 
@@ -118,6 +119,27 @@ async def session_flow(session, summary):
     summary["session"] = outputs
 
 
+async def live_flow(session, summary):
+    """A live session keeps its heap between `session_run` calls; a failed run rolls back."""
+    result, body = await call(session, "session_create", {"policy": "default", "live": True})
+    check(not result.is_error, f"session_create live: {result}")
+    sid = body["session_id"]
+    steps = [
+        "const seen = new Map([['n', 40]]); seen.get('n')",
+        "seen.set('n', seen.get('n') + 2).get('n')",
+        "seen.clear(); null.x",
+        "seen.get('n')",
+    ]
+    seen = []
+    for source in steps:
+        result, body = await call(session, "session_run", {"session_id": sid, "source": source})
+        seen.append(body["error"]["code"] if result.is_error else body["output"])
+    check(seen == [40, 42, "guest_exception", 42], seen)
+    result, body = await call(session, "session_stop", {"session_id": sid})
+    check(not result.is_error, f"session_stop live: {result}")
+    summary["live"] = seen
+
+
 async def main(argv):
     summary = {}
     async with connect(argv) as (read, write):
@@ -136,6 +158,7 @@ async def main(argv):
             await run_script(session, summary)
             await refusal_then_fix(session, summary)
             await session_flow(session, summary)
+            await live_flow(session, summary)
     print(json.dumps(summary))
 
 

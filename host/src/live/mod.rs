@@ -291,6 +291,17 @@ impl LiveSession {
             .encode(&self.runtime.guest_sha256, &self.runtime.base)
     }
 
+    /// Bring the image up to the hot instance's heap now: what every successful call ends with
+    /// (the cost of rollback protection), timed alone by `palisade bench --live`. Does nothing
+    /// when the session is not hot.
+    #[doc(hidden)]
+    pub async fn checkpoint(&mut self) -> Result<(), Error> {
+        match self.hot.as_mut() {
+            Some(hot) => hot.capture(&mut self.image).await,
+            None => Ok(()),
+        }
+    }
+
     /// Drop the instance and keep only the image: the next call restores it.
     pub fn cool(&mut self) {
         self.hot = None;

@@ -143,6 +143,7 @@ impl LiveRuntime {
                 });
             }
         }
+        hot.huge_pages(image.stack_top).await?;
         // The whole heap in one write: a call into the instance costs more than copying
         // megabytes.
         hot.seek
@@ -173,6 +174,32 @@ impl Hot {
             .await
             .map_err(internal("reading memory"))?;
         image.update(list.as_le_slice(&self.store));
+        Ok(())
+    }
+
+    /// Ask the kernel to back the instance's memory from `from` up with huge pages where it
+    /// can: a restore writes all of it at once, and a fault per 2 MiB costs less than 512
+    /// faults of 4 KiB. A hint only: the memory's content and access are unchanged.
+    #[allow(unsafe_code)]
+    async fn huge_pages(&mut self, from: u32) -> Result<(), Error> {
+        let (list,) = self
+            .view
+            .call_async(&mut self.store, (SCRATCH,))
+            .await
+            .map_err(internal("reading memory"))?;
+        let memory = list.as_le_slice(&self.store);
+        const HUGE: usize = 2 << 20;
+        let start = (memory.as_ptr() as usize + from as usize).next_multiple_of(HUGE);
+        let end = memory.as_ptr() as usize + memory.len();
+        if end > start + HUGE {
+            let len = (end - start) / HUGE * HUGE;
+            // SAFETY: the range lies within the instance's linear memory, which stays mapped
+            // while `self.store` lives; MADV_HUGEPAGE changes no byte of it and no mapping's
+            // protection, so neither wasmtime nor the guest can observe it but in speed.
+            let _ = unsafe {
+                rustix::mm::madvise(start as *mut _, len, rustix::mm::Advice::LinuxHugepage)
+            };
+        }
         Ok(())
     }
 

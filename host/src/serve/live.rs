@@ -59,22 +59,33 @@ impl LiveHeaps {
         Ok(())
     }
 
-    /// The session `id`'s [`LiveSession`], loaded from `file` (or fresh) on first use.
-    async fn load<'a>(
+    /// The session `id`'s turn: its slot, locked until the turn ends.
+    async fn turn(&self, id: &str) -> Turn<'_> {
+        Turn {
+            guard: Some(self.slot(id).lock_owned().await),
+            heaps: self,
+            id: id.to_owned(),
+        }
+    }
+
+    /// The session `id`'s turn with its [`LiveSession`], loaded from `file` (or fresh) on
+    /// first use.
+    async fn load(
         &self,
-        slot: &'a Slot,
+        id: &str,
         runner: &Runner,
         policy: &Policy,
         file: &Path,
-    ) -> Result<tokio::sync::MutexGuard<'a, Option<LiveSession>>, ApiError> {
-        let mut guard = slot.lock().await;
+    ) -> Result<Turn<'_>, ApiError> {
+        let mut turn = self.turn(id).await;
+        let guard = turn.guard.as_mut().expect("held until dropped");
         // The catalog changed the session's policy since it was loaded: its heap goes on under
         // the policy of now (a narrowed grant holds at once, not after the session cools).
         if let Some(live) = guard.as_ref()
             && live.policy() != policy
         {
             let image = live.image();
-            *guard = Some(runner.palisade().wake_live_session(policy, &image).await?);
+            **guard = Some(runner.palisade().wake_live_session(policy, &image).await?);
         }
         if guard.is_none() {
             let path = file.to_owned();
@@ -82,16 +93,17 @@ impl LiveHeaps {
                 .await
                 .map_err(|e| internal(e.to_string()))?;
             let palisade = runner.palisade();
-            *guard = Some(match bytes {
+            **guard = Some(match bytes {
                 Some(bytes) => palisade.wake_live_session(policy, &bytes).await?,
                 None => palisade.live_session(policy).await?,
             });
         }
-        Ok(guard)
+        Ok(turn)
     }
 
     /// Run `request` in the live session `id` (one run at a time: the caller holds the
-    /// session's turn), then keep its image and cool the least recently run past the limit.
+    /// session's turn), then keep its image; the turn's end cools the least recently run past
+    /// the limit.
     pub async fn run(
         &self,
         runner: &Runner,
@@ -104,9 +116,8 @@ impl LiveHeaps {
         let (name, source) = request.live_source()?;
         let options = request.options(who)?;
         let input = request.input.as_deref().map_or("null", |i| i.get());
-        let slot = self.slot(id);
-        let mut guard = self.load(&slot, runner, policy, file).await?;
-        let live = guard.as_mut().expect("loaded");
+        let mut turn = self.load(id, runner, policy, file).await?;
+        let live = turn.live();
         let outcome = runner
             .run_live(live, name, source, input, options, who)
             .await?;
@@ -114,15 +125,16 @@ impl LiveHeaps {
             && let Err(e) = save(file, live.image()).await
         {
             // Not kept durably, so not kept: the next run wakes from the last saved image.
-            *guard = None;
+            turn.unload();
             return Err(e);
         }
-        drop(guard);
-        self.used(id);
+        drop(turn);
         super::runs::respond(&outcome)
     }
 
-    /// Mark `id` hot and cool the least recently run sessions past `max_hot`.
+    /// Mark `id` hot and cool the least recently run sessions past `max_hot`. Called at the
+    /// end of every turn, however it ends, so that a session skipped here because its turn
+    /// was under way (a run that then failed, even before it ran) is counted again.
     fn used(&self, id: &str) {
         if !self
             .slots
@@ -154,7 +166,8 @@ impl LiveHeaps {
                 continue;
             };
             // Its image is in its file: the session is dropped from memory and woken from the
-            // file by its next run. One running now is cooled after its next turn here.
+            // file by its next run. One whose turn is under way is counted hot again when its
+            // turn ends, and cooled here in its order.
             if let Ok(mut guard) = slot.try_lock() {
                 *guard = None;
             }
@@ -168,11 +181,9 @@ impl LiveHeaps {
         place: (&str, &Path),
         policy: &Policy,
     ) -> Result<serde_json::Value, ApiError> {
-        let slot = self.slot(place.0);
-        let guard = self.load(&slot, runner, policy, place.1).await?;
-        let heap = guard.as_ref().expect("loaded").heap();
-        drop(guard);
-        self.used(place.0);
+        let mut turn = self.load(place.0, runner, policy, place.1).await?;
+        let heap = turn.live().heap();
+        drop(turn);
         Ok(serde_json::json!({
             "session_id": place.0,
             "memory_bytes": heap.memory_bytes,
@@ -183,40 +194,44 @@ impl LiveHeaps {
         }))
     }
 
-    /// `POST /v1/sessions/{id}/reset`: back to a fresh heap, kept durably.
+    /// `POST /v1/sessions/{id}/reset`: back to a fresh heap, kept durably. The heap of before
+    /// is not read, so a session whose file no longer wakes (damaged, or of an older format)
+    /// can be reset.
     pub async fn reset(
         &self,
         runner: &Runner,
         place: (&str, &Path),
         policy: &Policy,
     ) -> Result<(), ApiError> {
-        let slot = self.slot(place.0);
-        let mut guard = self.load(&slot, runner, policy, place.1).await?;
-        let live = guard.as_mut().expect("loaded");
-        live.reset();
-        let saved = save(place.1, live.image()).await;
-        if saved.is_err() {
-            *guard = None;
+        let mut turn = self.turn(place.0).await;
+        let fresh = runner.palisade().live_session(policy).await?;
+        let saved = save(place.1, fresh.image()).await;
+        if let Some(guard) = turn.guard.as_mut() {
+            **guard = saved.is_ok().then_some(fresh);
         }
-        drop(guard);
-        self.used(place.0);
         saved
     }
 
-    /// Copy session `from`'s heap (as of its last successful run) to a new session's file.
-    pub async fn fork(
-        &self,
-        runner: &Runner,
-        from: (&str, &Path),
-        policy: &Policy,
-        to_file: &Path,
-    ) -> Result<(), ApiError> {
-        let slot = self.slot(from.0);
-        let guard = self.load(&slot, runner, policy, from.1).await?;
-        let image = guard.as_ref().expect("loaded").image();
-        drop(guard);
-        self.used(from.0);
-        save(to_file, image).await
+    /// Give a new session's file (`to_file`) session `from`'s heap as of its last
+    /// acknowledged run: a hard link to its file (which [`save`] only ever replaces, never
+    /// changes), or a copy where the folder cannot link. A session with no file yet (no run
+    /// kept) forks to one that starts fresh too.
+    pub async fn fork(&self, from: (&str, &Path), to_file: &Path) -> Result<(), ApiError> {
+        // After a run in progress here has kept its image.
+        let _turn = self.turn(from.0).await;
+        let (from, to) = (from.1.to_owned(), to_file.to_owned());
+        tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+            match std::fs::hard_link(&from, &to) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                Err(_) => drop(std::fs::copy(&from, &to)?),
+                Ok(()) => {}
+            }
+            std::fs::File::open(&to)?.sync_all()?;
+            sync_folder(&to)
+        })
+        .await
+        .map_err(|e| internal(e.to_string()))?
+        .map_err(|e| internal(format!("forking a live session's heap: {e}")))
     }
 
     /// Forget a stopped session.
@@ -229,8 +244,40 @@ impl LiveHeaps {
     }
 }
 
+/// A session's turn: its slot locked. When it ends, however its holder leaves (an answer, an
+/// error, a refusal at admission), the session is counted as just used and the least recently
+/// used past `--max-live-sessions` are cooled: no session keeps an instance uncounted.
+struct Turn<'a> {
+    heaps: &'a LiveHeaps,
+    id: String,
+    /// `Some` until the turn is dropped.
+    guard: Option<tokio::sync::OwnedMutexGuard<Option<LiveSession>>>,
+}
+
+impl Turn<'_> {
+    /// The session, once [`LiveHeaps::load`] has loaded it.
+    fn live(&mut self) -> &mut LiveSession {
+        let guard = self.guard.as_mut().expect("held until dropped");
+        guard.as_mut().expect("loaded")
+    }
+
+    /// Drop the session from memory: its next turn wakes it from its file.
+    fn unload(&mut self) {
+        if let Some(guard) = self.guard.as_mut() {
+            **guard = None;
+        }
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        drop(self.guard.take());
+        self.heaps.used(&self.id);
+    }
+}
+
 /// Write `image` to `file` durably: a temporary file, synced, renamed over it, the folder
-/// synced.
+/// synced. A heap file is never changed in place, so a fork may link to it.
 async fn save(file: &Path, image: Vec<u8>) -> Result<(), ApiError> {
     let file = file.to_owned();
     tokio::task::spawn_blocking(move || -> std::io::Result<()> {
@@ -240,14 +287,19 @@ async fn save(file: &Path, image: Vec<u8>) -> Result<(), ApiError> {
         out.write_all(&image)?;
         out.sync_all()?;
         std::fs::rename(&temp, &file)?;
-        if let Some(dir) = file.parent() {
-            std::fs::File::open(dir)?.sync_all()?;
-        }
-        Ok(())
+        sync_folder(&file)
     })
     .await
     .map_err(|e| internal(e.to_string()))?
     .map_err(|e| internal(format!("keeping a live session's heap: {e}")))
+}
+
+/// Sync the folder that holds `file`, so that its new name is durable.
+fn sync_folder(file: &Path) -> std::io::Result<()> {
+    match file.parent() {
+        Some(dir) => std::fs::File::open(dir)?.sync_all(),
+        None => Ok(()),
+    }
 }
 
 /// A live session's heap: its size, the blocks that differ from a fresh instance's, whether its
@@ -297,4 +349,82 @@ pub async fn fork_session(
 ) -> Result<Response, ApiError> {
     let forked = sessions.fork(&tenant, &id).await?;
     Ok((StatusCode::CREATED, axum::Json(forked)).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::admission::Admission;
+    use crate::serve::metrics::Metrics;
+    use std::time::Duration;
+
+    fn who(id: &str) -> Who<'_> {
+        Who {
+            tenant: "local",
+            session: Some(id),
+            app: None,
+        }
+    }
+
+    fn step(source: &str) -> RunRequest {
+        serde_json::from_value(serde_json::json!({ "source": source })).unwrap()
+    }
+
+    /// Sessions holding an instance.
+    fn hot(heaps: &LiveHeaps) -> Vec<String> {
+        let slots = heaps.slots.lock().unwrap();
+        let mut out: Vec<String> = slots
+            .iter()
+            .filter(|(_, slot)| {
+                let guard = slot.try_lock().expect("no turn under way");
+                guard.as_ref().is_some_and(LiveSession::is_hot)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// With one hot session at most: `a`'s run waits for a run slot (holding its turn) while
+    /// `b` is used, which skips cooling `a`; `a`'s run is then refused at admission
+    /// (`capacity_exhausted`). Its turn's end counts `a` again, so `c`'s run cools it: one
+    /// instance is held, not two.
+    #[tokio::test]
+    async fn a_session_skipped_while_its_turn_runs_is_cooled_later() {
+        let dir = std::env::temp_dir().join(format!("palisade-live-heaps-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let file = |id: &str| {
+            std::fs::create_dir_all(dir.join(id)).unwrap();
+            dir.join(id).join("heap.img")
+        };
+        let (fa, fb, fc) = (file("a"), file("b"), file("c"));
+        let palisade = crate::Palisade::builder().build().unwrap();
+        // The refusal comes after 5 s, ample for `b`'s use to happen first on a loaded machine.
+        let admission = Admission::new(1, Duration::from_secs(5));
+        let runner = Runner::new(palisade, admission, Arc::new(Metrics::new()));
+        let heaps = LiveHeaps::new(1);
+        let policy = Policy::builtin_default();
+        let run = async |id: &str, file: &Path, source: &str| {
+            heaps
+                .run(&runner, (id, file), &policy, &step(source), &who(id))
+                .await
+        };
+        run("a", &fa, "let x = 1; x").await.unwrap();
+        assert_eq!(hot(&heaps), ["a"]);
+        let permit = runner.admit().await.unwrap();
+        let (refused, ()) = tokio::join!(run("a", &fa, "x"), async {
+            while heaps.slot("a").try_lock().is_ok() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            heaps.heap(&runner, ("b", &fb), &policy).await.unwrap();
+        });
+        assert_eq!(refused.err().unwrap().code(), "capacity_exhausted");
+        drop(permit);
+        run("c", &fc, "let y = 2; y").await.unwrap();
+        assert_eq!(hot(&heaps), ["c"]);
+        // `a` wakes from its file with its heap.
+        run("a", &fa, "x + 1").await.unwrap();
+        assert_eq!(hot(&heaps), ["a"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

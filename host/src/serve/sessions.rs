@@ -813,7 +813,7 @@ impl Sessions {
     /// `POST /v1/sessions/{id}/fork`: a new live session with the same policy, config and a
     /// copy of the heap (its key-value namespace and folder are its own, and empty).
     pub async fn fork(&self, tenant: &Tenant, id: &str) -> Result<serde_json::Value, ApiError> {
-        let (from, file, policy) = self.live(tenant, id).await?;
+        let (from, file, _) = self.live(tenant, id).await?;
         let record = &from.record;
         let (given, policy_toml) = policy_fields(record)?;
         let request = CreateSession {
@@ -833,13 +833,7 @@ impl Sessions {
             .to_owned();
         let new = self.get(&tenant.name, &new_id).await?;
         let to = super::live::heap_file(&new.dir);
-        let runner = &self.parts.runner;
-        if let Err(e) = self
-            .parts
-            .live
-            .fork(runner, (id, &file), &policy, &to)
-            .await
-        {
+        if let Err(e) = self.parts.live.fork((id, &file), &to).await {
             let _ = self.stop(new).await;
             return Err(e);
         }

@@ -60,6 +60,9 @@ fn assert_summary(summary: &Value) {
         summary["session"],
         json!([{"doubled": 40, "runs": 1}, {"doubled": 40, "runs": 2}])
     );
+    // A live session: a `Map` made in one `session_run` is there in the next; a failed run
+    // (after clearing it) leaves it as it was.
+    assert_eq!(summary["live"], json!([40, 42, "guest_exception", 42]));
 }
 
 #[test]

@@ -665,7 +665,7 @@ fn serve_cli_recovers_when_its_disk_has_room_again() {
 }
 
 /// The server's resident memory (`VmRSS`, KiB).
-fn rss_kib(pid: u32) -> u64 {
+pub(crate) fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     status
         .lines()

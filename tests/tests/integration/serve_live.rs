@@ -18,6 +18,15 @@ async fn step(server: &Server, id: &str, source: &str, input: Value) -> Value {
     answer.body["output"].clone()
 }
 
+/// `POST /v1/sessions/{id}/reset` answers 200, and `name` is no longer defined.
+async fn reset_forgets(server: &Server, id: &str, name: &str) {
+    let uri = format!("/v1/sessions/{id}/reset");
+    let reset = server.call("POST", &uri, None, Value::Null).await;
+    assert_eq!(reset.status, StatusCode::OK, "{}", reset.body);
+    let kind = step(server, id, &format!("typeof {name}"), Value::Null).await;
+    assert_eq!(kind, "undefined");
+}
+
 async fn live(server: &Server) -> String {
     server
         .session(None, json!({"policy": "default", "live": true}))
@@ -82,19 +91,7 @@ async fn runs_share_a_heap_that_rolls_back_forks_and_resets() {
     );
     assert_eq!(step(&server, &id, "warmest()", Value::Null).await, "Rome");
     // A reset forgets it all.
-    let reset = server
-        .call(
-            "POST",
-            &format!("/v1/sessions/{id}/reset"),
-            None,
-            Value::Null,
-        )
-        .await;
-    assert_eq!(reset.status, StatusCode::OK, "{}", reset.body);
-    assert_eq!(
-        step(&server, &id, "typeof rows", Value::Null).await,
-        "undefined"
-    );
+    reset_forgets(&server, &id, "rows").await;
 }
 
 #[tokio::test]
@@ -249,4 +246,180 @@ async fn a_narrowed_policy_reaches_a_hot_live_session() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(output, 8, "the heap of before the narrowed calls");
+}
+
+/// A real `palisade serve`: live steps, then `kill -9` of the server right after a step was
+/// acknowledged (and a failed step after it), a restart on the same data folder: the next step
+/// sees the heap of the last acknowledged step.
+#[test]
+fn a_server_killed_with_sigkill_wakes_the_heap_of_the_last_acknowledged_step() {
+    use crate::serve_cli::{base, data_args, request, serve};
+    let (policies, data, _) = base("live-kill-9");
+    let args = data_args(&policies, &data);
+    let first = serve(&args);
+    let created = request(
+        first.addr,
+        "POST",
+        "/v1/sessions",
+        None,
+        Some(json!({"policy": "default", "live": true})),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.body["session_id"].as_str().unwrap().to_owned();
+    let run = |addr, source: &str| {
+        let uri = format!("/v1/sessions/{id}/run");
+        request(addr, "POST", &uri, None, Some(json!({"source": source})))
+    };
+    let one = run(first.addr, "const log = ['one']; log.length");
+    assert_eq!((one.status, one.body["output"].clone()), (200, json!(1)));
+    let two = run(first.addr, "log.push('two'); log.length");
+    assert_eq!((two.status, two.body["output"].clone()), (200, json!(2)));
+    let failed = run(first.addr, "log.push('lost'); null.x");
+    assert_eq!(
+        failed.body["error"]["code"], "guest_exception",
+        "{}",
+        failed.body
+    );
+    let pid = first.child.id().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    drop(first); // waits for the killed process
+    let second = serve(&args);
+    let after = run(second.addr, "log.join(',')");
+    assert_eq!(after.status, 200, "{}", after.body);
+    assert_eq!(after.body["output"], "one,two");
+    let next = run(second.addr, "log.push('three'); log.length");
+    assert_eq!(next.body["output"], 3, "{}", next.body);
+}
+
+/// Another tenant's key reaches none of a live session's routes: heap, reset, fork and run
+/// are each 404 `session_not_found`, and leave the heap as it was; then calls work for both.
+#[tokio::test]
+async fn another_tenant_reaches_no_live_session_route() {
+    let server = start(config("live-tenants", true));
+    let id = server
+        .session(Some("acme-key"), json!({"policy": "default", "live": true}))
+        .await;
+    let run = async |key: &str, source: &str| {
+        let body = json!({"source": source});
+        let uri = format!("/v1/sessions/{id}/run");
+        server.call("POST", &uri, Some(key), body).await
+    };
+    let kept = run("acme-key", "let secret = 41; secret").await;
+    assert_eq!(kept.body["output"], 41, "{}", kept.body);
+    for (method, route) in [
+        ("GET", "heap"),
+        ("POST", "reset"),
+        ("POST", "fork"),
+        ("POST", "run"),
+    ] {
+        let body = if route == "run" {
+            json!({"source": "secret"})
+        } else {
+            Value::Null
+        };
+        let uri = format!("/v1/sessions/{id}/{route}");
+        let other = server.call(method, &uri, Some("beta-key"), body).await;
+        assert_error(&other, 404, "session_not_found");
+    }
+    let listed = server
+        .call("GET", "/v1/sessions", Some("beta-key"), Value::Null)
+        .await;
+    assert_eq!(listed.body, json!([]), "the refused fork made no session");
+    let after = run("acme-key", "secret + 1").await;
+    assert_eq!(after.body["output"], 42, "{}", after.body);
+    server.assert_fine(Some("beta-key")).await;
+}
+
+/// The soak of issue 45: 1,000 live sessions on a real `palisade serve --max-live-sessions 8`
+/// under a 32 MiB memory limit, each given a heap of its own (20,000 strings, about 1 MiB).
+/// At most 8 keep an instance and the rest wait as files, so the server's RSS stays within
+/// the documented bound (docs/sessions.md: `--max-live-sessions` × 2 × the memory limit, plus
+/// the server's own, taken before the first live session) and grows by at most 64 MiB from the
+/// 16th session to the 1,000th. Every heap is still its own at the end.
+#[test]
+fn a_thousand_live_sessions_hold_a_bounded_memory() {
+    use crate::serve_cli::{base, data_args, request, rss_kib, serve};
+    let (policies, data, _) = base("live-soak");
+    let policy = "name = \"livesoak\"\n[limits]\nmemory = \"32MiB\"\ntimeout = \"60s\"\n";
+    std::fs::write(policies.join("livesoak.toml"), policy).unwrap();
+    let mut args = data_args(&policies, &data);
+    args.extend(["--max-live-sessions", "8", "--max-sessions", "1000"]);
+    let running = serve(&args);
+    let (addr, pid) = (running.addr, running.child.id());
+    let run = |id: &str, source: &str| {
+        let uri = format!("/v1/sessions/{id}/run");
+        request(addr, "POST", &uri, None, Some(json!({"source": source})))
+    };
+    let session = |i: usize| {
+        let body = json!({"policy": "livesoak", "live": true});
+        let created = request(addr, "POST", "/v1/sessions", None, Some(body));
+        assert_eq!(created.status, 201, "{}", created.body);
+        let id = created.body["session_id"].as_str().unwrap().to_owned();
+        let fill = format!(
+            "globalThis.mine = Array.from({{length: 20000}}, (_, j) => '{i}:' + j); mine.length"
+        );
+        let filled = run(&id, &fill);
+        assert_eq!(filled.body["output"], 20000, "{}", filled.body);
+        id
+    };
+    let own = rss_kib(pid);
+    let mut ids: Vec<(usize, String)> = (0..16).map(|i| (i, session(i))).collect();
+    let warm = rss_kib(pid);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                let numbers = (16 + w..1000).step_by(4);
+                scope.spawn(move || numbers.map(|i| (i, session(i))).collect::<Vec<_>>())
+            })
+            .collect();
+        for worker in workers {
+            ids.extend(worker.join().unwrap());
+        }
+    });
+    let after = rss_kib(pid);
+    eprintln!("live soak: RSS {own} KiB before, {warm} KiB after 16 sessions, {after} after 1000");
+    assert_eq!(ids.len(), 1000);
+    for (i, id) in ids.iter().step_by(61) {
+        let read = run(id, "mine[7]");
+        assert_eq!(read.body["output"], format!("{i}:7"), "{}", read.body);
+    }
+    let bound = own + 8 * 2 * 32 * 1024;
+    assert!(after <= bound, "RSS {after} KiB over the bound {bound} KiB");
+    assert!(after <= warm + 64 * 1024, "RSS {warm} -> {after} KiB");
+    drop(running);
+    // 1,000 heap files: about 170 MB.
+    std::fs::remove_dir_all(&data).unwrap();
+}
+
+/// A heap file that no longer wakes (here, cut short while the server was down) makes each run
+/// `invalid_component` and is never restored; a reset does not read it, so it brings the
+/// session back to a fresh heap, and a normal call works.
+#[tokio::test]
+async fn a_damaged_heap_file_is_refused_and_a_reset_recovers_the_session() {
+    let cfg = config("live-damaged", false);
+    let data = cfg.data.clone();
+    let server = start(cfg);
+    let id = live(&server).await;
+    assert_eq!(
+        step(&server, &id, "let kept = 1; kept", Value::Null).await,
+        1
+    );
+    drop(server);
+    let file = data.join("sessions").join(&id).join("heap.img");
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    let mut cfg = config("live-damaged-2", false);
+    cfg.data = data;
+    let server = start(cfg);
+    let uri = format!("/v1/sessions/{id}/run");
+    let refused = server
+        .call("POST", &uri, None, json!({"source": "kept"}))
+        .await;
+    assert_error(&refused, 400, "invalid_component");
+    reset_forgets(&server, &id, "kept").await;
+    server.assert_fine(None).await;
 }
