@@ -84,16 +84,16 @@ fuzz:
 		$(FUZZ) target/fuzz-corpus/$(FUZZ) fuzz/corpus/$(FUZZ) -- \
 		-max_total_time=$(FUZZ_TIME) -timeout=300 -rss_limit_mb=6144 -detect_leaks=0 -print_final_stats=1 $(FUZZ_ARGS)
 
-# Two minutes in all (docs/reliability.md, "Soak"): one of normal and hostile scripts at 64 calls
-# in flight on the library, then one of normal and hostile requests from 16 workers on a
+# Three minutes in all (docs/reliability.md, "Soak"): one of normal and hostile scripts at 64
+# calls in flight on the library, then two of normal and hostile requests from 16 workers on a
 # `palisade serve` it starts (bodies, streams, file operations, an app, each limit). Every call
 # must end with its expected code, and RSS, open fds and threads must stay flat. The debug
 # binary the tests build: a release build takes too long for CI. SOAK=1h for a long run of each.
-SOAK ?= 1m
+SOAK ?=
 soak:
 	$(CARGO) build --locked -q -p palisade-cli
-	target/debug/palisade soak --duration $(SOAK) --concurrency 64 > target/soak.json
-	target/debug/palisade soak --server --duration $(SOAK) --concurrency 16 > target/soak-server.json
+	target/debug/palisade soak --duration $(or $(SOAK),1m) --concurrency 64 > target/soak.json
+	target/debug/palisade soak --server --duration $(or $(SOAK),2m) --concurrency 16 > target/soak-server.json
 
 # The Node.js addon and the Python module (docs/node.md, docs/python.md), built in the
 # workspace's dev profile on target/'s compiled dependencies, then their type checks and tests.

@@ -7,12 +7,12 @@
 //! commit, which writes its key record in its own transaction with its state, asks
 //! [`Ledger::judge`] and keeps [`Ledger::record`]'s record. [`Ledger::purge`] removes expired
 //! records from every table the ledger was given, a bounded pass at a time. Each tenant's
-//! `POST /v1/run` records are counted in its account (the `account` module), bounded by a [`KeyQuota`].
+//! records of both tables are counted in its account (the `account` module), bounded by a
+//! [`KeyQuota`].
 
 mod account;
 
-use account::Accounts;
-pub use account::{KeyQuota, Usage};
+pub use account::{Accounts, Kept, KeyQuota, Usage, tenant_of};
 
 use super::errors::ApiError;
 use super::reply::Stored;
@@ -70,7 +70,8 @@ pub struct Answer {
 
 impl Ledger {
     /// A ledger over `store`, keeping records for `ttl`, purging `tables` (the first is
-    /// `POST /v1/run`'s own).
+    /// `POST /v1/run`'s own) and counting their records in the tenants' accounts (every key
+    /// of them starts with `TENANT\n`).
     pub fn new(store: Store, ttl: Duration, tables: Vec<Table>) -> Ledger {
         let purge_from = Mutex::new(vec![None; tables.len()]);
         Ledger {
@@ -97,9 +98,33 @@ impl Ledger {
         self
     }
 
-    /// What `tenant`'s `POST /v1/run` records take now.
+    /// What `tenant`'s key records (`POST /v1/run`'s and its apps') take now.
     pub fn usage(&self, tenant: &str) -> Result<Usage, StoreError> {
         self.accounts.usage(tenant)
+    }
+
+    /// The tenants' accounts, which an app's commit keeps its key record through.
+    pub fn accounts(&self) -> &Accounts {
+        &self.accounts
+    }
+
+    /// Whether `tenant` may keep one more key record (429 `capacity_exhausted` at its quota),
+    /// asked before the keyed request runs.
+    pub async fn admit(&self, tenant: &str) -> Result<(), ApiError> {
+        let accounts = self.accounts.clone();
+        let payer = tenant.to_owned();
+        tokio::task::spawn_blocking(move || accounts.admit(&payer))
+            .await
+            .map_err(|e| Error::Internal {
+                detail: format!("the idempotency account check ended: {e}"),
+            })?
+    }
+
+    /// Count the records of the ledger's tables into the accounts, once per store
+    /// ([`Accounts::rebuild_once`]); the server does it at start, before it serves. Whether
+    /// it rebuilt them.
+    pub fn count_stored_records(&self) -> Result<bool, StoreError> {
+        self.accounts.rebuild_once(&self.tables)
     }
 
     /// The request's `Idempotency-Key`, if any: visible ASCII, 1 to [`MAX_KEY_BYTES`] bytes.
@@ -198,13 +223,7 @@ impl Ledger {
                     replayed: true,
                 });
             }
-            let accounts = self.accounts.clone();
-            let payer = tenant.to_owned();
-            tokio::task::spawn_blocking(move || accounts.admit(&payer))
-                .await
-                .map_err(|e| Error::Internal {
-                    detail: format!("the idempotency account check ended: {e}"),
-                })??;
+            self.admit(tenant).await?;
             let stored = run().await?;
             let record = Ledger::record(hash, &stored);
             let value = serde_json::to_string(&record).map_err(|e| Error::Internal {
@@ -286,29 +305,17 @@ fn purge_table(
         .collect();
     let still = |v: &str| expired(v, now, ttl);
     let mut removed = 0;
-    if table == Table::RunKeys {
-        // Each tenant's records leave its account in the batch that removes them.
-        let mut by_tenant: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
-        for id in &old {
-            by_tenant
-                .entry(account::tenant_of(id))
-                .or_default()
-                .push(id.clone());
-        }
-        for (tenant, ids) in by_tenant {
-            for batch in ids.chunks(PURGE_BATCH) {
-                removed += accounts
-                    .remove_if(tenant, batch, &still)
-                    .map_err(store_err)?;
-            }
-        }
-        return Ok((removed, last));
+    // Each tenant's records leave its account in the batch that removes them.
+    let mut by_tenant: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for id in &old {
+        by_tenant.entry(tenant_of(id)).or_default().push(id.clone());
     }
-    for batch in old.chunks(PURGE_BATCH) {
-        removed += store
-            .backend()
-            .remove_if(table, batch, &still)
-            .map_err(store_err)?;
+    for (tenant, ids) in by_tenant {
+        for batch in ids.chunks(PURGE_BATCH) {
+            removed += accounts
+                .remove_if((tenant, table), batch, &still)
+                .map_err(store_err)?;
+        }
     }
     Ok((removed, last))
 }
@@ -519,6 +526,81 @@ mod tests {
             }])
             .unwrap();
         the_byte_quota_holds(open()).await;
+    }
+
+    /// Issue 38: a store an older server left (records of both tables, an account that
+    /// counted only some of them, no version marker) is counted exactly once when it is
+    /// opened, and the purge then brings the accounts to exactly nothing.
+    fn an_upgraded_store_is_counted(open: &dyn Fn() -> Store) {
+        use crate::serve::store::Write;
+        let value = |n: usize| {
+            let record = Ledger::record(Ledger::hash(b"A"), &ok(&"x".repeat(n)).unwrap());
+            serde_json::to_string(&record).unwrap()
+        };
+        let records = [
+            (Table::RunKeys, "t\nk1", value(10)),
+            (Table::RunKeys, "t\nk2", value(20)),
+            (Table::AppKeys, "t\napp\ns\nk3", value(30)),
+            (Table::AppKeys, "u\napp\ns\nk", value(5)),
+        ];
+        let mut writes: Vec<Write> = records
+            .iter()
+            .map(|(table, key, value)| Write::Put {
+                table: *table,
+                key: (*key).to_owned(),
+                value: value.clone(),
+            })
+            .collect();
+        writes.push(Write::Put {
+            table: Table::Usage,
+            key: "runs\nt".into(),
+            value: r#"{"records":1,"bytes":50}"#.into(),
+        });
+        open().apply(&writes).unwrap();
+        let size = |tenant: &str| {
+            let mine = records.iter().filter(|(_, k, _)| k.starts_with(tenant));
+            mine.map(|(_, k, v)| (k.len() + v.len()) as u64)
+                .sum::<u64>()
+        };
+        let tables = vec![Table::RunKeys, Table::AppKeys];
+        let ledger = Ledger::new(open(), Duration::from_secs(60), tables.clone());
+        assert!(ledger.count_stored_records().unwrap(), "rebuilt");
+        let t = super::Usage {
+            records: 3,
+            bytes: size("t\n"),
+        };
+        assert_eq!(ledger.usage("t").unwrap(), t);
+        let u = super::Usage {
+            records: 1,
+            bytes: size("u\n"),
+        };
+        assert_eq!(ledger.usage("u").unwrap(), u);
+        drop(ledger);
+        // Once: the next opening finds the marker and leaves the accounts as they are.
+        let again = Ledger::new(open(), Duration::from_secs(60), tables);
+        assert!(!again.count_stored_records().unwrap(), "rebuilt once");
+        let later = crate::audit::now_unix_ms() + 61_000;
+        assert_eq!(again.purge_at(later, 100).unwrap(), vec![2, 2]);
+        assert_eq!(again.usage("t").unwrap(), super::Usage::default());
+        assert_eq!(again.usage("u").unwrap(), super::Usage::default());
+    }
+
+    #[test]
+    fn an_upgraded_store_is_counted_on_the_embedded_store() {
+        let (ledger, dir) = ledger("upgraded");
+        drop(ledger);
+        let path = dir.join("upgraded.redb");
+        an_upgraded_store_is_counted(&|| Store::open(&path).unwrap());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn an_upgraded_store_is_counted_on_redis() {
+        let redis = crate::redis_pool::TestRedis::start("upgraded");
+        an_upgraded_store_is_counted(&|| {
+            let backend = crate::serve::store::RedisBackend::open(&redis.url).unwrap();
+            Store::new(std::sync::Arc::new(backend))
+        });
     }
 
     /// A record past the TTL is judged fresh even before a purge removes it.

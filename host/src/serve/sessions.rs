@@ -129,6 +129,9 @@ pub struct Session {
     dir: PathBuf,
     last_used: AtomicU64,
     run: tokio::sync::Mutex<()>,
+    /// Held shared by each file operation, exclusively by a stop: a session is never stopped
+    /// (its folder removed) under an operation in flight.
+    in_use: tokio::sync::RwLock<()>,
     stopped: AtomicBool,
 }
 
@@ -139,6 +142,7 @@ impl Session {
             dir,
             last_used: AtomicU64::new(crate::audit::now_unix_ms()),
             run: tokio::sync::Mutex::new(()),
+            in_use: tokio::sync::RwLock::new(()),
             stopped: AtomicBool::new(false),
         }
     }
@@ -146,6 +150,11 @@ impl Session {
     fn touch(&self) {
         self.last_used
             .store(crate::audit::now_unix_ms(), Ordering::Relaxed);
+    }
+
+    /// Whether it has been idle past its timeout at `now`.
+    fn idle_at(&self, now: u64) -> bool {
+        now.saturating_sub(self.last_used.load(Ordering::Relaxed)) > self.record.idle_timeout_ms
     }
 
     /// The listing form: `{session_id, policy, name, status, created_at, last_used_at}`.
@@ -430,10 +439,7 @@ impl Sessions {
     fn idle(&self, now: u64) -> Vec<Arc<Session>> {
         self.lock()
             .values()
-            .filter(|s| {
-                now.saturating_sub(s.last_used.load(Ordering::Relaxed)) > s.record.idle_timeout_ms
-                    && s.run.try_lock().is_ok()
-            })
+            .filter(|s| s.idle_at(now) && s.run.try_lock().is_ok())
             .cloned()
             .collect()
     }
@@ -676,11 +682,13 @@ impl Sessions {
         .await;
     }
 
-    /// Stop a session: wait for its run, then remove its files, keys and record.
+    /// Stop a session: wait for its run and file operations, then remove its files, keys and
+    /// record.
     pub async fn stop(&self, session: Arc<Session>) -> Result<(), ApiError> {
         session.stopped.store(true, Ordering::Relaxed);
         let held = session.clone();
         let _run = held.run.lock().await;
+        let _ops = held.in_use.write().await;
         {
             let mut map = self.lock();
             if map.remove(&session.record.session_id).is_none() {
@@ -850,6 +858,11 @@ impl Sessions {
         request: FsRequest,
     ) -> Result<serde_json::Value, ApiError> {
         let session = self.get(&tenant.name, id).await?;
+        // Held until the operation ends: the reaper stops no session under it.
+        let _in_use = session.in_use.read().await;
+        if session.stopped.load(Ordering::Relaxed) {
+            return Err(Error::SessionNotFound { id: id.to_owned() }.into());
+        }
         session.touch();
         let policy = self
             .parts
@@ -912,11 +925,28 @@ impl Sessions {
     /// Stop the sessions idle past their timeout.
     pub async fn reap(&self) {
         for session in self.idle(crate::audit::now_unix_ms()) {
-            tracing::info!(session = %session.record.session_id, "stopping an idle session");
-            if let Err(e) = self.stop(session).await {
+            if let Err(e) = self.stop_if_idle(session).await {
                 tracing::warn!("reaper: {}", e.body());
             }
         }
+    }
+
+    /// Stop `session` if it is still idle, checked again in its turn with no file operation
+    /// in flight: a run or an operation that came after [`Sessions::idle`] listed it (the
+    /// reaper stops the listed sessions one after another) keeps it. Whether it stopped it.
+    async fn stop_if_idle(&self, session: Arc<Session>) -> Result<bool, ApiError> {
+        {
+            let (Ok(_run), Ok(_ops)) = (session.run.try_lock(), session.in_use.try_write()) else {
+                return Ok(false);
+            };
+            if !session.idle_at(crate::audit::now_unix_ms()) {
+                return Ok(false);
+            }
+            // Set in its turn: a run or an operation after this finds it stopped.
+            session.stopped.store(true, Ordering::Relaxed);
+        }
+        tracing::info!(session = %session.record.session_id, "stopping an idle session");
+        self.stop(session).await.map(|()| true)
     }
 }
 
@@ -1033,6 +1063,58 @@ mod tests {
             .await
             .unwrap();
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Issue 38: the reaper lists the idle sessions, then stops them one after another. A
+    /// session that takes a request after it was listed is checked again in its turn and
+    /// kept; one still idle is stopped (then `session_not_found`).
+    #[tokio::test]
+    async fn a_session_used_after_the_reaper_listed_it_is_kept() {
+        let dir = std::env::temp_dir().join(format!("palisade-reap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let sessions = sessions(&dir, 4);
+        let local = Tenant::local();
+        let mut ids = Vec::new();
+        for _ in 0..2 {
+            let made = sessions.create(&local, create("default")).await.unwrap();
+            let id = made["session_id"].as_str().unwrap().to_owned();
+            // Idle since long past its timeout (60 s).
+            let session = sessions.get("local", &id).await.unwrap();
+            session.last_used.store(0, Ordering::Relaxed);
+            ids.push(id);
+        }
+        let listed = sessions.idle(crate::audit::now_unix_ms());
+        assert_eq!(listed.len(), 2);
+        let write = |content: &str| FsRequest {
+            path: Some("note.txt".into()),
+            content: Some(content.into()),
+            ..FsRequest::default()
+        };
+        sessions
+            .fs(&local, &ids[0], "write".into(), write("used"))
+            .await
+            .unwrap();
+        let mut stopped = Vec::new();
+        for session in listed {
+            let id = session.record.session_id.clone();
+            if sessions.stop_if_idle(session).await.unwrap() {
+                stopped.push(id);
+            }
+        }
+        assert_eq!(stopped, [ids[1].clone()], "only the session still idle");
+        let gone = sessions.fs(&local, &ids[1], "write".into(), write("x"));
+        assert_eq!(gone.await.unwrap_err().code(), "session_not_found");
+        let read = FsRequest {
+            path: Some("note.txt".into()),
+            ..FsRequest::default()
+        };
+        let kept = sessions
+            .fs(&local, &ids[0], "read".into(), read)
+            .await
+            .unwrap();
+        assert_eq!(kept["body"], "used", "{kept}");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     /// Past `max_sessions` a new session is 429 `capacity_exhausted` and leaves nothing on

@@ -192,15 +192,7 @@ impl AppState {
         }
         let admission = Admission::new(config.max_concurrency, config.admission_wait);
         let runner = Arc::new(Runner::new(palisade, admission, metrics.clone()));
-        let ledger = Arc::new(
-            Ledger::new(
-                store.clone(),
-                config.idempotency_ttl,
-                vec![Table::RunKeys, Table::AppKeys],
-            )
-            .for_replica(config.replica_name())
-            .with_quota(config.keyed_quota),
-        );
+        let ledger = ledger(&config, &store)?;
         let sessions = Arc::new(Sessions::open(SessionParts {
             store: store.clone(),
             kv,
@@ -246,6 +238,23 @@ impl AppState {
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Relaxed)
     }
+}
+
+/// The idempotency ledger over `store`, its records' accounts counted.
+fn ledger(config: &Config, store: &Store) -> Result<Arc<Ledger>, String> {
+    let ledger = Ledger::new(
+        store.clone(),
+        config.idempotency_ttl,
+        vec![Table::RunKeys, Table::AppKeys],
+    )
+    .for_replica(config.replica_name())
+    .with_quota(config.keyed_quota);
+    // A store from before the accounts counted every key record is counted once, before any
+    // request: purges would otherwise uncount records never counted.
+    ledger
+        .count_stored_records()
+        .map_err(|e| format!("cannot count the stored idempotency records: {e}"))?;
+    Ok(Arc::new(ledger))
 }
 
 /// Refuse to start when `--inline-ceiling` or a tenant's `inline_ceiling` names a policy the

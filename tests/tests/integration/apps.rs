@@ -477,6 +477,108 @@ fn unix_ms() -> u64 {
         .as_millis() as u64
 }
 
+/// Issue 38 (13): an app action's key record is kept in its tenant's account with its keyed
+/// runs' (`--max-keyed-records`): past the quota a keyed action is 429 `capacity_exhausted`
+/// and does not run, while a replay, a keyless action and a dry run still answer; the
+/// account is exactly what the stored records take, and unloading the app and the purge
+/// uncount them.
+async fn app_keys_count_in_the_tenants_quota(mut cfg: palisade::serve::Config) {
+    cfg.keyed_quota = palisade::serve::idempotency::KeyQuota {
+        records: 2,
+        bytes: 1 << 20,
+    };
+    let server = start(cfg);
+    let module = load(&server, "counter", COUNTER, "default").await;
+    assert_eq!(module.status, StatusCode::CREATED, "{}", module.body);
+    let inc = json!({"action": "inc", "session_id": "q"});
+    let run = json!({"policy": "default", "source": "export default (x) => x + 1", "input": 1});
+    let keyed_run = |key: &'static str| {
+        let (server, run) = (&server, run.clone());
+        async move {
+            let headers = [("idempotency-key", key)];
+            server
+                .call_with("POST", "/v1/run", None, &headers, run)
+                .await
+        }
+    };
+    assert_eq!(keyed_run("r1").await.status, StatusCode::OK);
+    let first = act_key(&server, "counter", "a1", inc.clone()).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    assert_exact_account(&server, 2);
+    let refused = act_key(&server, "counter", "a2", inc.clone()).await;
+    assert_error(&refused, 429, "capacity_exhausted");
+    assert_eq!(counter(&server, "counter", "q").await, 1, "not run");
+    assert_error(&keyed_run("r2").await, 429, "capacity_exhausted");
+    let replay = act_key(&server, "counter", "a1", inc.clone()).await;
+    assert_eq!(replay.headers["idempotent-replayed"], "true");
+    assert_eq!(replay.body, first.body);
+    let dry = act_key(
+        &server,
+        "counter",
+        "a3",
+        json!({"action": "inc", "session_id": "q", "dry_run": true}),
+    )
+    .await;
+    assert_eq!(
+        dry.status,
+        StatusCode::OK,
+        "a dry run keeps nothing: {}",
+        dry.body
+    );
+    let keyless = act(&server, "counter", inc.clone()).await;
+    assert_eq!(keyless.status, StatusCode::OK, "{}", keyless.body);
+    assert_exact_account(&server, 2);
+    // Unloading the app takes its record out of the account with it.
+    let gone = server
+        .call("DELETE", "/v1/apps/counter", None, Value::Null)
+        .await;
+    assert_eq!(gone.status, StatusCode::OK, "{}", gone.body);
+    assert_exact_account(&server, 1);
+    let module = load(&server, "counter", COUNTER, "default").await;
+    assert_eq!(module.status, StatusCode::CREATED, "{}", module.body);
+    let again = act_key(&server, "counter", "a2", inc.clone()).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    assert_exact_account(&server, 2);
+    // The purge takes both kinds out, to exactly nothing.
+    let later = unix_ms() + 2 * server.state.config.idempotency_ttl.as_millis() as u64;
+    let purged = server.state.ledger.purge_at(later, 100).unwrap();
+    assert_eq!(purged, [1, 1]);
+    assert_exact_account(&server, 0);
+    let fresh = act_key(&server, "counter", "a4", inc).await;
+    assert_eq!(fresh.status, StatusCode::OK, "{}", fresh.body);
+    server.assert_fine(None).await;
+}
+
+/// The tenant `local`'s account holds `records` records, and its bytes are exactly what the
+/// stored key records of both tables take (key and value).
+fn assert_exact_account(server: &Server, records: u64) {
+    use palisade::serve::store::{Scan, Table};
+    let store = &server.state.store;
+    let (mut stored, mut bytes) = (0, 0);
+    for table in [Table::RunKeys, Table::AppKeys] {
+        for (key, value) in store.scan(table, Scan::prefix("local\n")).unwrap() {
+            stored += 1;
+            bytes += (key.len() + value.len()) as u64;
+        }
+    }
+    let usage = server.state.ledger.usage("local").unwrap();
+    assert_eq!((usage.records, usage.bytes), (stored, bytes));
+    assert_eq!(usage.records, records, "{usage:?}");
+}
+
+#[tokio::test]
+async fn issue_38_app_keys_count_in_the_tenants_quota() {
+    app_keys_count_in_the_tenants_quota(config("apps-keyed-quota", false)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_38_app_keys_count_in_the_tenants_quota_on_redis() {
+    let mut cfg = config("apps-keyed-quota-redis", false);
+    let redis = crate::replicas::Redis::start(cfg.data.with_file_name("redis"));
+    cfg.store = Some(redis.url());
+    app_keys_count_in_the_tenants_quota(cfg).await;
+}
+
 #[tokio::test]
 async fn apps_idempotency_records_are_purged_after_their_ttl() {
     use palisade::serve::apps::{actions::session_key, records::key_record};

@@ -16,14 +16,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A `redis-server` of the test's own; killed when dropped.
-struct Redis {
+pub struct Redis {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
 }
 
 impl Redis {
-    fn start(dir: PathBuf) -> Redis {
+    pub fn start(dir: PathBuf) -> Redis {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -39,7 +39,7 @@ impl Redis {
         redis
     }
 
-    fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/0", self.port)
     }
 

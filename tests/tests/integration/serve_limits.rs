@@ -76,7 +76,6 @@ async fn serve_max_sessions_and_the_idle_reaper() {
     cfg.max_sessions = 2;
     cfg.reap_interval = Duration::from_millis(50);
     let server = start(cfg);
-    let reaper = tokio::spawn(palisade::serve::reaper(server.state.clone()));
     let short = server
         .session(None, json!({"policy": "box", "idle_timeout": "300ms"}))
         .await;
@@ -97,6 +96,10 @@ async fn serve_max_sessions_and_the_idle_reaper() {
         )
         .await;
     assert_error(&bad, 400, "invalid_input");
+    // The reaper starts only now: on a loaded machine, making the sessions above can take
+    // longer than the short one's 300 ms, and a reaper already running would free its slot
+    // before the third was refused.
+    let reaper = tokio::spawn(palisade::serve::reaper(server.state.clone()));
     // The short session is reaped once idle; the long one stays.
     let mut reaped = false;
     for _ in 0..100 {

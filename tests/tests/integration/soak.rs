@@ -40,8 +40,12 @@ fn issue_29_a_short_soak_ends_every_call_as_expected_and_does_not_drift() {
         assert_eq!(codes[code].as_u64(), Some(calls), "{name}: {codes:?}");
     }
     assert_samples(&report, 5);
+    // RSS median to median after the warm-up, within the bound that fails the same steady
+    // leaks as 5% from the first sample to the last (3.7% over 17 samples).
+    let allowed = report["rss_allowed_pct"].as_f64().unwrap();
+    assert!((3.0..5.0).contains(&allowed), "{report:#}");
     assert!(
-        report["drift"]["rss_pct"].as_f64().unwrap() <= 5.0,
+        report["drift"]["rss_pct"].as_f64().unwrap() <= allowed,
         "{report:#}"
     );
     assert!(

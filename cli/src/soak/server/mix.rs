@@ -112,14 +112,17 @@ pub async fn prepare(shared: &Shared, workers: u32) -> Result<(), String> {
 }
 
 /// Fill every slot of the server's instance pools once: `workers` memory bombs at once (the
-/// server's `--max-concurrency`, so each holds a slot of its own) under each stack size the
-/// mix uses (the server has an engine, with its own pool, per stack size). A slot keeps up to
-/// 10 MiB of what a call wrote resident for the next (`Builder::keep_resident`), so without
-/// this the server's RSS goes on rising, in steps, for as long as calls keep landing on
-/// slots not used before: up to 2 pools × `workers` slots × 10 MiB, long after any warm-up.
+/// server's `--max-concurrency`) under each stack size the mix uses (the server has an engine,
+/// with its own pool, per stack size). Each bomb holds its slot for 2 s before it fills its
+/// memory, so that all are in flight together and each lands on a slot of its own (a bomb
+/// that ended before the next began would leave its slot to it). A slot keeps up to 10 MiB
+/// of what a call wrote resident for the next (`Builder::keep_resident`), so without this the
+/// server's RSS goes on rising, in steps, for as long as calls keep landing on slots not used
+/// before: up to 2 pools × `workers` slots × 10 MiB, long after any warm-up.
 async fn warm_pool(shared: &Shared, workers: u32) -> Result<(), String> {
-    let bomb =
-        "export default () => { const kept = []; for (;;) kept.push(new ArrayBuffer(1 << 20)); };";
+    let bomb = "export default async () => { const kept = [new ArrayBuffer(1 << 20)]; \
+        await new Promise((ok) => setTimeout(ok, 2000)); \
+        for (;;) kept.push(new ArrayBuffer(1 << 20)); };";
     for policy in ["soak-plain", "soak-recursion"] {
         let calls = (0..workers).map(|_| {
             let request = json!({"policy": policy, "source": bomb});

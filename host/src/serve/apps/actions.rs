@@ -476,6 +476,11 @@ impl ActionTurn<'_> {
         if let Some(replayed) = self.replay().await? {
             return Ok(replayed);
         }
+        // A commit with a key keeps its record for the TTL, in the tenant's account: past its
+        // quota the action does not run (a replay, above, always answers).
+        if self.key.is_some() && !self.request.dry_run {
+            self.apps.parts.ledger.admit(&self.tenant.name).await?;
+        }
         let ran = match self.run().await? {
             Ok(ran) => ran,
             Err(failed) => return Ok(failed),

@@ -198,8 +198,8 @@ impl Apps {
     /// the writes that arrive together) and whose fence then refuses this commit alone.
     async fn commit(&self, commit: records::Commit) -> Result<(), ApiError> {
         if self.parts.store.shared() {
-            let store = self.parts.store.clone();
-            return records::blocking(move || records::write(&store, std::iter::once(&commit)))
+            let accounts = self.parts.ledger.accounts().clone();
+            return records::blocking(move || records::write(&accounts, std::iter::once(&commit)))
                 .await;
         }
         let committer = {
@@ -207,7 +207,9 @@ impl Apps {
             match &*slot {
                 Some(c) => c.clone(),
                 None => {
-                    let c = Arc::new(records::Committer::start(self.parts.store.clone())?);
+                    let c = Arc::new(records::Committer::start(
+                        self.parts.ledger.accounts().clone(),
+                    )?);
                     *slot = Some(c.clone());
                     c
                 }

@@ -4,6 +4,7 @@
 //! idempotency record in one atomic step (durable before the response is sent).
 
 pub use super::super::idempotency::KeyRecord;
+use super::super::idempotency::{Accounts, Kept};
 use super::super::store::{Scan, Store, StoreError, Table, Write};
 use super::events::MAX_EVENTS_PER_SESSION;
 use serde::{Deserialize, Serialize};
@@ -75,9 +76,9 @@ pub fn put_app(store: &Store, key: &str, record: &AppRecord) -> Result<(), Store
     store.put(Table::Apps, key, record)
 }
 
-/// Remove an app with its sessions, events and idempotency records, in one step; whether it
-/// existed.
-pub fn remove_app(store: &Store, key: &str) -> Result<bool, StoreError> {
+/// Remove an app (`key`: `tenant\napp\n`) with its sessions, events and idempotency records,
+/// in one step that also uncounts those records from the tenant's account; whether it existed.
+pub fn remove_app(store: &Store, accounts: &Accounts, key: &str) -> Result<bool, StoreError> {
     let existed = store.backend().get(Table::Apps, key)?.is_some();
     let mut writes = vec![Write::Remove {
         table: Table::Apps,
@@ -89,7 +90,8 @@ pub fn remove_app(store: &Store, key: &str) -> Result<bool, StoreError> {
             prefix: key.to_owned(),
         });
     }
-    store.apply(&writes)?;
+    let tenant = super::super::idempotency::tenant_of(key);
+    accounts.remove_prefix((tenant, Table::AppKeys), key, writes)?;
     Ok(existed)
 }
 
@@ -148,8 +150,9 @@ impl Drop for Committer {
 }
 
 impl Committer {
-    /// Start the thread; it ends when the committer is dropped.
-    pub fn start(store: Store) -> Result<Committer, StoreError> {
+    /// Start the thread; it ends when the committer is dropped. Key records are counted in
+    /// `accounts`, in the same transaction.
+    pub fn start(accounts: Accounts) -> Result<Committer, StoreError> {
         let (queue, commits) = std::sync::mpsc::channel::<Waiting>();
         let thread = std::thread::Builder::new()
             .name("palisade-app-commits".into())
@@ -162,7 +165,7 @@ impl Committer {
                             Err(_) => break,
                         }
                     }
-                    let result = write(&store, group.iter().map(|(c, _)| c));
+                    let result = write(&accounts, group.iter().map(|(c, _)| c));
                     for (_, done) in group {
                         let _ = done.send(result.clone());
                     }
@@ -188,12 +191,13 @@ impl Committer {
     }
 }
 
-/// Write commits in one atomic step.
+/// Write commits in one atomic step, their key records counted in their tenants' accounts.
 pub fn write<'a>(
-    store: &Store,
+    accounts: &Accounts,
     commits: impl Iterator<Item = &'a Commit>,
 ) -> Result<(), StoreError> {
     let mut writes = Vec::new();
+    let mut kept = Vec::new();
     for commit in commits {
         writes.extend(commit.fences.iter().cloned());
         writes.push(Write::Put {
@@ -221,14 +225,14 @@ pub fn write<'a>(
             }
         }
         if let Some((key, record)) = &commit.key {
-            writes.push(Write::Put {
+            kept.push(Kept {
                 table: Table::AppKeys,
-                key: key.clone(),
+                id: key.clone(),
                 value: serde_json::to_string(record).map_err(err)?,
             });
         }
     }
-    store.apply(&writes)
+    accounts.apply_counted(writes, kept)
 }
 
 /// An event as the stream sends it: its id and its JSON text, never parsed into a tree.
@@ -274,8 +278,9 @@ pub fn events_after(
 
 #[cfg(test)]
 mod tests {
-    use super::{Commit, EventRecord, SessionState, events_after, write};
+    use super::{Accounts, Commit, EventRecord, SessionState, events_after, write};
     use crate::serve::apps::events::MAX_EVENTS_PER_SESSION;
+    use crate::serve::idempotency::KeyQuota;
     use crate::serve::store::{RedisBackend, Store};
     use std::sync::Arc;
 
@@ -302,7 +307,8 @@ mod tests {
                 key: None,
                 fences: Vec::new(),
             };
-            write(store, std::iter::once(&commit)).unwrap();
+            let accounts = Accounts::new(store.clone(), String::new(), KeyQuota::default());
+            write(&accounts, std::iter::once(&commit)).unwrap();
         }
         let kept = events_after(store, &key, 0, (usize::MAX, usize::MAX)).unwrap();
         assert_eq!(kept.len() as u64, MAX_EVENTS_PER_SESSION);

@@ -126,9 +126,13 @@ impl Apps {
     /// Unload `tenant`'s app `name`: its sessions, events and key records go with it.
     pub async fn unload(&self, tenant: &Tenant, name: &str) -> Result<(), ApiError> {
         check_name(name)?;
-        let store = self.parts.store.clone();
+        let (store, accounts) = (
+            self.parts.store.clone(),
+            self.parts.ledger.accounts().clone(),
+        );
         let key = app_key(&tenant.name, name);
-        let existed = records::blocking(move || records::remove_app(&store, &key)).await?;
+        let existed =
+            records::blocking(move || records::remove_app(&store, &accounts, &key)).await?;
         self.forget(&tenant.name, name);
         if self.parts.seed_file.is_some() {
             self.seed.lock().await.remove(&tenant.name);
