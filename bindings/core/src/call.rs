@@ -69,7 +69,8 @@ pub fn start(palisade: &Palisade, start: Start, done: Done) -> Call {
 /// Read, resolve and run `start` under `palisade` on this thread, under the bindings' runtime
 /// (`Runtime::block_on`), while `watch` runs beside it (it may cancel `call`, and ends when
 /// the call does): the Outcome as JSON, or the caller's mistake. The runtime's workers only
-/// serve what the call waits on (timers, sockets).
+/// serve what the call waits on (timers, sockets). From inside the runtime (a call made by a
+/// callback of another), the call runs on the workers and `watch` does not run.
 pub fn run_here<W>(
     palisade: &Palisade,
     start: Start,
@@ -80,6 +81,18 @@ where
     W: Future<Output = std::convert::Infallible>,
 {
     let running = run(palisade.clone(), start, call.canceller.clone());
+    if tokio::runtime::Handle::try_current().is_ok() {
+        // Inside the runtime already: a call made from an event callback of a call this thread
+        // runs (whose `block_on` would panic if entered again), or from one of its tasks. The
+        // call goes to the runtime's workers, and this thread waits for it without a watch.
+        let (sender, outcome) = std::sync::mpsc::channel();
+        runtime().spawn(async move {
+            let _ = sender.send(running.await);
+        });
+        return outcome
+            .recv()
+            .unwrap_or_else(|_| Err("the call ended without an outcome".to_owned()));
+    }
     runtime().block_on(async move {
         tokio::select! {
             biased;

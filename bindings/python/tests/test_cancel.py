@@ -85,6 +85,21 @@ def test_an_on_event_callback_that_raises_misses_its_event() -> None:
         == "fuel_exhausted"
 
 
+def test_a_run_made_from_an_on_event_callback_runs() -> None:
+    # The outer call runs on this thread and hands it its events; a run made from that callback
+    # cannot enter the runtime again there: it runs on the runtime's workers and answers.
+    nested: List[Any] = []
+
+    def on_event(event: Dict[str, Any]) -> None:
+        if event.get("type") == "console" and not nested:
+            nested.append(output(palisade.run(source="export default (x) => x.n * 2", input={"n": 21})))
+
+    outcome = palisade.run(source='export default () => { console.log("x"); return 1 }', on_event=on_event)
+    assert output(outcome) == 1
+    assert nested == [42]
+    assert_next_call_works(palisade)
+
+
 def test_ctrl_c_cancels_a_running_call_and_the_next_call_runs() -> None:
     # A process of its own, sent SIGINT as Ctrl-C would, while `run` waits with the GIL
     # released: KeyboardInterrupt is raised in it, the call is cancelled (its one slot is free

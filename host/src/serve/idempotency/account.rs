@@ -259,8 +259,12 @@ impl Accounts {
         prefix: &str,
         mut writes: Vec<Write>,
     ) -> Result<(), StoreError> {
+        // Counted before the turn: reading an app's records (up to the quota) must not hold
+        // every tenant's keyed writes (on the embedded store the turn is one for all). A record
+        // kept under the prefix meanwhile is removed without being uncounted, which errs on the
+        // side of the quota.
+        let gone = tally(&self.store, table, prefix)?;
         self.in_turn(&[tenant], |fences| {
-            let gone = tally(&self.store, table, prefix)?;
             let mut usage = self.usage(tenant)?;
             let gone = gone.get(tenant).copied().unwrap_or_default();
             usage.records = usage.records.saturating_sub(gone.records);
@@ -279,8 +283,10 @@ impl Accounts {
     /// has no [`VERSION_KEY`] (a store written before the accounts counted every key record,
     /// whose purges would otherwise uncount records never counted). In one batch, with the
     /// marker; on a shared store, in the turn of the lease `usage-rebuild`, so the first
-    /// replica of this version to start rebuilds and the others find the marker. Whether it
-    /// rebuilt.
+    /// replica of this version to start rebuilds and the others find the marker. The batch
+    /// carries no fence: a tally of a large store may outlive the lease, and a rebuild that
+    /// could never write would keep the server from starting; two replicas that rebuild at
+    /// once each write a whole count. Whether it rebuilt.
     pub fn rebuild_once(&self, tables: &[Table]) -> Result<bool, StoreError> {
         let backend = self.store.backend();
         let _turn =
@@ -302,16 +308,10 @@ impl Accounts {
                     total.bytes += usage.bytes;
                 }
             }
-            let mut writes = vec![
-                Write::Fence {
-                    lease: lease.to_owned(),
-                    holder: holder.clone(),
-                },
-                Write::RemovePrefix {
-                    table: Table::Usage,
-                    prefix: account_key(""),
-                },
-            ];
+            let mut writes = vec![Write::RemovePrefix {
+                table: Table::Usage,
+                prefix: account_key(""),
+            }];
             for (tenant, usage) in &by_tenant {
                 writes.push(account(tenant, *usage)?);
             }
