@@ -35,11 +35,21 @@ pub struct SessionArgs {
 
 #[derive(Debug, Subcommand)]
 enum SessionCommand {
-    /// Create a session under a policy of the server's catalog; prints its id.
+    /// Create a session under a policy of the server's catalog, or one sent from a file
+    /// (admitted within the ceiling set for your key); prints its id.
     Create {
         /// The policy's name in the server's catalog.
-        #[arg(long)]
-        policy: String,
+        #[arg(
+            long,
+            required_unless_present = "policy_file",
+            conflicts_with = "policy_file"
+        )]
+        policy: Option<String>,
+        /// A policy to send with the request: a TOML file, or a JSON one (by its `.json`
+        /// extension, or text that starts with `{`); `-` reads standard input. The server
+        /// admits it within your key's ceiling and names it by the SHA-256 of its bytes.
+        #[arg(long, value_name = "FILE")]
+        policy_file: Option<PathBuf>,
         /// A name to find it by.
         #[arg(long)]
         name: Option<String>,
@@ -140,8 +150,26 @@ pub(crate) struct Call {
     pub words: Vec<String>,
     /// The body's fields that are positional arguments, in order.
     pub positional: &'static [&'static str],
-    /// Options the body does not carry (`--from FILE`).
+    /// Options the body does not carry (`--from FILE`, `--policy-file FILE`).
     pub extra: Vec<String>,
+    /// A JSON policy from `--policy-file`, sent as the body's `policy` with its bytes as they
+    /// are (the server names it by their SHA-256).
+    pub raw_policy: Option<Box<serde_json::value::RawValue>>,
+}
+
+impl Call {
+    /// The request body's text: `body`, with `raw_policy` as its `policy` (first).
+    fn body_text(&self) -> String {
+        let Some(body) = &self.body else {
+            return String::new();
+        };
+        let rest = Value::Object(body.clone()).to_string();
+        match &self.raw_policy {
+            None => rest,
+            Some(policy) if body.is_empty() => format!("{{\"policy\":{}}}", policy.get()),
+            Some(policy) => format!("{{\"policy\":{},{}", policy.get(), &rest[1..]),
+        }
+    }
 }
 
 /// What a command prints on success.
@@ -169,8 +197,7 @@ pub fn run(args: SessionArgs) -> ExitCode {
         .enable_all()
         .build()
         .expect("a tokio runtime starts");
-    let body = call.body.clone().map(Value::Object);
-    let sent = runtime.block_on(server.send(call.method.clone(), &call.path, body.as_ref()));
+    let sent = runtime.block_on(server.send(call.method.clone(), &call.path, call.body_text()));
     match sent {
         Ok(answer) => print::answer(&call, &answer, args.json),
         Err(message) => {
@@ -208,11 +235,17 @@ fn call_of(command: SessionCommand) -> Result<Call, String> {
     Ok(match command {
         SessionCommand::Create {
             policy,
+            policy_file,
             name,
             idle_timeout,
             config,
             live,
         } => {
+            let policy = match (policy, policy_file) {
+                (Some(name), _) => SessionPolicy::Named(name),
+                (None, Some(path)) => policy_from_file(&path)?,
+                (None, None) => return Err("give --policy NAME or --policy-file FILE".into()),
+            };
             let mut call = create(policy, name, idle_timeout, &config)?;
             if live && let Some(body) = call.body.as_mut() {
                 body.insert("live".into(), true.into());
@@ -235,14 +268,59 @@ fn call_of(command: SessionCommand) -> Result<Call, String> {
     })
 }
 
+/// The policy of `session create`.
+enum SessionPolicy {
+    /// `--policy NAME`.
+    Named(String),
+    /// `--policy-file F` holding TOML, sent as `policy_toml`.
+    Toml { file: String, text: String },
+    /// `--policy-file F` holding a JSON object, sent as `policy` with its bytes as they are.
+    Json {
+        file: String,
+        text: Box<serde_json::value::RawValue>,
+    },
+}
+
+/// The policy in `path` (`-`: standard input): JSON when the file's name ends in `.json` or its
+/// text starts with `{`, else TOML (which the server checks, with the line of a mistake).
+fn policy_from_file(path: &Path) -> Result<SessionPolicy, String> {
+    let (_, bytes) = read_local(path)?;
+    let file = path.display().to_string();
+    let text = String::from_utf8(bytes).map_err(|_| format!("{file}: a policy is UTF-8 text"))?;
+    let json = path.extension().is_some_and(|e| e == "json") || text.trim_start().starts_with('{');
+    if !json {
+        return Ok(SessionPolicy::Toml { file, text });
+    }
+    let text = text.trim().to_owned();
+    if !text.starts_with('{') {
+        return Err(format!("{file}: a JSON policy is an object (`{{...}}`)"));
+    }
+    let text = serde_json::value::RawValue::from_string(text)
+        .map_err(|e| format!("{file} is not JSON: {e}"))?;
+    Ok(SessionPolicy::Json { file, text })
+}
+
 fn create(
-    policy: String,
+    policy: SessionPolicy,
     name: Option<String>,
     idle_timeout: Option<String>,
     config: &[String],
 ) -> Result<Call, String> {
     let mut body = Map::new();
-    body.insert("policy".into(), policy.into());
+    let (mut raw_policy, mut extra) = (None, Vec::new());
+    match policy {
+        SessionPolicy::Named(name) => {
+            body.insert("policy".into(), name.into());
+        }
+        SessionPolicy::Toml { file, text } => {
+            body.insert("policy_toml".into(), text.into());
+            extra = vec!["--policy-file".to_owned(), file];
+        }
+        SessionPolicy::Json { file, text } => {
+            raw_policy = Some(text);
+            extra = vec!["--policy-file".to_owned(), file];
+        }
+    }
     if let Some(name) = name {
         body.insert("name".into(), name.into());
     }
@@ -259,7 +337,11 @@ fn create(
         }
         body.insert("config".into(), Value::Object(values));
     }
-    Ok(Call::new(Kind::Created, Method::POST, "/v1/sessions", Some(body)).words(&["create"]))
+    let mut call =
+        Call::new(Kind::Created, Method::POST, "/v1/sessions", Some(body)).words(&["create"]);
+    call.raw_policy = raw_policy;
+    call.extra = extra;
+    Ok(call)
 }
 
 fn run_call(
@@ -390,6 +472,7 @@ impl Call {
             words: Vec::new(),
             positional: &[],
             extra: Vec::new(),
+            raw_policy: None,
         }
     }
 

@@ -93,7 +93,8 @@ pub fn run(
             // The input is read first: input that is not JSON ends the call before any of the
             // script runs.
             let (arg, shapes) = crate::json::parse(&cx, input).map_err(Error::InvalidInput)?;
-            install_call_globals(&cx, env)
+            globals::runtime::apply(&cx, env)
+                .and_then(|()| install_call_globals(&cx, env))
                 .catch(&cx)
                 .map_err(|e| Error::Exception(exception(&cx, e)))?;
             let real_clock = !env.fixed_clock;

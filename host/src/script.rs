@@ -27,6 +27,9 @@ pub struct Script {
     modules: Arc<[ModuleFile]>,
     /// Whether its last expression is its result ([`Script::new`]).
     last_expression: bool,
+    /// What an action app's policy leaves of the JavaScript runtime (`[apps]`); `None` for
+    /// every other script, which has all of it.
+    app_runtime: Option<crate::policy::AppRuntime>,
 }
 
 /// A compiled script's component and its SHA-256, which keys the host's caches.
@@ -81,6 +84,7 @@ impl Script {
             compiled: None,
             key: Arc::default(),
             modules: Arc::new([]),
+            app_runtime: None,
         }
     }
 
@@ -118,6 +122,7 @@ impl Script {
             key: Arc::default(),
             modules: Arc::new([]),
             last_expression: false,
+            app_runtime: None,
         })
     }
 
@@ -298,6 +303,23 @@ impl Script {
 
     pub(crate) fn bytecode(&self) -> Option<&[u8]> {
         self.bytecode.as_deref()
+    }
+
+    /// This script as an action app's, run with what `runtime` leaves of the JavaScript
+    /// runtime: the guest turns the rest off before any of its JavaScript runs.
+    #[cfg(feature = "serve")]
+    pub(crate) fn with_app_runtime(self, runtime: crate::policy::AppRuntime) -> Self {
+        Self {
+            app_runtime: Some(runtime),
+            ..self
+        }
+    }
+
+    /// Whether the script's calls may use timers, and `eval` with the `Function`
+    /// constructors: both for any script but an action app's.
+    pub(crate) fn runtime_grants(&self) -> (bool, bool) {
+        self.app_runtime
+            .map_or((true, true), |r| (r.timers, r.eval))
     }
 
     pub(crate) fn with_bytecode(&self, bytecode: Arc<[u8]>) -> Self {

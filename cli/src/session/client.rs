@@ -68,13 +68,7 @@ impl Server {
     }
 
     /// `method path` with `body` as JSON.
-    pub async fn send(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-    ) -> Result<Answer, String> {
-        let text = body.map(Value::to_string).unwrap_or_default();
+    pub async fn send(&self, method: Method, path: &str, text: String) -> Result<Answer, String> {
         let call = Call::new(method, path).body(text);
         let raw = self.exchange(&call).await?;
         let body = if raw.bytes.is_empty() {

@@ -132,7 +132,7 @@ fn refusal(call: &Call, error: &Value) {
     let text = |k: &str| one_line(error[k].as_str().unwrap_or_default()).into_owned();
     eprintln!("error[{}]: {}", text("code"), text("message"));
     match error.get("fix").and_then(Value::as_object) {
-        Some(fix) => match next_command(call, fix) {
+        Some(fix) => match policy_file_edit(call, fix).or_else(|| next_command(call, fix)) {
             Some(line) => eprintln!("  try: {}", one_line(&line)),
             None => eprintln!(
                 "  fix: {}",
@@ -147,8 +147,38 @@ fn refusal(call: &Call, error: &Value) {
     }
 }
 
+/// The `--policy-file` of `call`, if it sent one.
+fn policy_file(call: &Call) -> Option<&str> {
+    let at = call.extra.iter().position(|w| w == "--policy-file")?;
+    call.extra.get(at + 1).map(String::as_str)
+}
+
+/// A fix to a policy sent from `--policy-file F` (`{"policy": {KEY: VALUE}}`, the keys past
+/// the ceiling and the values that fit): the change to make in F, then the same command.
+fn policy_file_edit(call: &Call, fix: &Map<String, Value>) -> Option<String> {
+    let file = policy_file(call)?;
+    let keys = fix.get("policy")?.as_object()?;
+    let changes: Vec<String> = keys
+        .iter()
+        .map(|(key, value)| match value {
+            Value::Null => format!("leave `{key}` out"),
+            value => format!("set `{key} = {value}`"),
+        })
+        .collect();
+    let mut words = vec!["palisade".to_owned(), "session".to_owned()];
+    words.extend(call.words.iter().cloned());
+    words.extend(call.extra.iter().map(|w| quoted(w)));
+    Some(format!(
+        "in {}, {}; then: {}",
+        quoted(file),
+        changes.join(", "),
+        words.join(" ")
+    ))
+}
+
 /// `call` with `fix` merged in, as a command line; `None` when the fix sets a field this
-/// command has no option for.
+/// command has no option for. A fix that names a catalog policy replaces `--policy-file`; a
+/// field it sets to `null` is left out.
 pub fn next_command(call: &Call, fix: &Map<String, Value>) -> Option<String> {
     let mut body = call.body.clone().unwrap_or_default();
     for (key, value) in fix {
@@ -159,13 +189,19 @@ pub fn next_command(call: &Call, fix: &Map<String, Value>) -> Option<String> {
     for field in call.positional {
         words.push(quoted(body.get(*field)?.as_str()?));
     }
-    words.extend(call.extra.iter().map(|w| quoted(w)));
+    let named = fix.get("policy").is_some_and(Value::is_string);
+    let extra = call.extra.iter().enumerate().filter(|(at, _)| {
+        let file_at = call.extra.iter().position(|w| w == "--policy-file");
+        !(named && file_at.is_some_and(|f| *at == f || *at == f + 1))
+    });
+    words.extend(extra.map(|(_, w)| quoted(w)));
     for (key, value) in fix {
         if call.positional.contains(&key.as_str()) {
             continue;
         }
         let flag = format!("--{}", key.replace('_', "-"));
         match value {
+            Value::Null => {}
             Value::Bool(true) => words.push(flag),
             Value::String(s) if OPTIONS.contains(&key.as_str()) => {
                 words.extend([flag, quoted(s)]);

@@ -21,6 +21,7 @@ mod messaging;
 mod navigator;
 pub(crate) mod performance;
 mod promises;
+pub mod runtime;
 mod streams;
 mod structured_clone;
 mod subtle;
@@ -122,6 +123,7 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     config::register(cx)?;
     fetch::register(cx, &wait, &cancel)?;
     ungranted::register(cx)?;
+    runtime::register(cx)?;
     #[cfg(feature = "standalone")]
     crate::standalone::register(cx)?;
     promises::unregister(cx)?;

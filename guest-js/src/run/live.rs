@@ -47,7 +47,10 @@ fn evaluate_in(
     globals::fetch::set_data_limit(env.response_body_limit);
     globals::console::set_cap(env.console_limit);
     let (arg, shapes) = crate::json::parse(cx, input).map_err(Error::InvalidInput)?;
-    install_call_globals(cx, env).catch(cx).map_err(thrown)?;
+    globals::runtime::apply(cx, env)
+        .and_then(|()| install_call_globals(cx, env))
+        .catch(cx)
+        .map_err(thrown)?;
     cx.globals().set("input", arg).catch(cx).map_err(thrown)?;
     let mut options = EvalOptions::default();
     options.global = true;

@@ -59,6 +59,9 @@ pub fn preload(name: &str, source: &str, env: &Environment) -> Result<(), Error>
             set_stack_limit(&cx, env.stack_limit);
             crate::globals::console::set_cap(env.console_limit);
             let thrown = |e| Error::Exception(exception(&cx, e));
+            crate::globals::runtime::apply(&cx, env)
+                .catch(&cx)
+                .map_err(thrown)?;
             let reserved = call_global_names(env);
             let placeholders = reserve(&cx, &reserved).catch(&cx).map_err(thrown)?;
             let evaluated = evaluate_top_level(&cx, name, source);

@@ -54,6 +54,19 @@ pub(crate) fn environment(policy: &Policy, random_seed: u64) -> Environment {
             })
             .0,
         console_limit: policy.limits().console.0,
+        timers: true,
+        eval: true,
+    }
+}
+
+/// [`environment`] for a call of `script`: an action app's gets only the timers and `eval`
+/// its policy's `[apps]` table grants.
+pub(crate) fn environment_for(policy: &Policy, script: &Script, random_seed: u64) -> Environment {
+    let (timers, eval) = script.runtime_grants();
+    Environment {
+        timers,
+        eval,
+        ..environment(policy, random_seed)
     }
 }
 
@@ -95,7 +108,7 @@ pub(crate) async fn run(
     let random_seed = crate::caps::clock::math_random_seed(policy.determinism(), &shared.tape);
     let env = Environment {
         spread_args: invoke.spread_args,
-        ..environment(policy, random_seed)
+        ..environment_for(policy, script, random_seed)
     };
     let module = module_of(script);
     let budget = policy.limits().fuel.saturating_sub(times.fuel_spent);

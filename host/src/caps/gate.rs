@@ -23,6 +23,9 @@ pub enum Capability {
     Fs,
     /// Configuration values (`[config]`).
     Config,
+    /// A part of the JavaScript runtime an action app's policy turns off (`[apps]`): timers,
+    /// `eval` and the `Function` constructors.
+    Runtime,
 }
 
 impl Capability {
@@ -34,11 +37,13 @@ impl Capability {
             Capability::Kv => "kv",
             Capability::Fs => "fs",
             Capability::Config => "config",
+            Capability::Runtime => "runtime",
         }
     }
 
     /// What the script's `PolicyDeniedError` names as the capability of a refusal of
-    /// `target`: a host capability's own name, `fetch`, `kv` or `fs`.
+    /// `target`: a host capability's own name, `fetch`, `kv`, `fs`, `config`, or the runtime's
+    /// function (`eval`, `setTimeout`).
     fn label(self, target: &str) -> &str {
         match self {
             Capability::Host => target,
@@ -46,6 +51,7 @@ impl Capability {
             Capability::Kv => "kv",
             Capability::Fs => "fs",
             Capability::Config => "config",
+            Capability::Runtime => target,
         }
     }
 

@@ -1,5 +1,5 @@
 //! Uses of `kv`, `fs`, `config` or the capability bridge's `host` under a policy that does not
-//! grant them. The guest defines these globals under every policy, so that code written for a
+//! grant them, and of timers or `eval` under an action app's policy that turns them off. The guest defines these globals under every policy, so that code written for a
 //! richer policy fails as `fetch` does there: with a `PolicyDeniedError` naming the rule and the
 //! policy change that would let the call through. The decision is [`decide`], a plain function;
 //! `capability.ungranted` (caps/capability.rs) audits it.
@@ -36,6 +36,7 @@ pub(crate) fn decide(global: &str, name: &str, bridge: Option<&str>) -> Refusal 
         "kv" => Capability::Kv,
         "fs" => Capability::Fs,
         "config" => Capability::Config,
+        "runtime" => Capability::Runtime,
         _ => Capability::Host,
     };
     let refusal = Refusal::new(
@@ -82,6 +83,7 @@ fn decide_parts(global: &str, name: &str, bridge: Option<&str>) -> Ungranted {
                 format!("{{ guest = \"{}\" }}", guest_directory(name)),
             ),
         },
+        "timers" | "eval" => runtime_part(global, name),
         "config" => Ungranted {
             capability: "config",
             target,
@@ -123,6 +125,28 @@ fn decide_parts(global: &str, name: &str, bridge: Option<&str>) -> Ungranted {
                 },
             }
         }
+    }
+}
+
+/// A function of the JavaScript runtime that an action app's policy turns off: `part` is
+/// `timers` or `eval` (the `[apps]` key), `name` the function the script used.
+fn runtime_part(part: &str, name: &str) -> Ungranted {
+    let label = crate::audit::truncate(name, MAX_NAME_BYTES);
+    let (key, what) = if part == "timers" {
+        ("apps.timers", "timers")
+    } else {
+        ("apps.eval", "`eval` and the `Function` constructors")
+    };
+    Ungranted {
+        capability: "runtime",
+        target: label.clone(),
+        label,
+        rule: key.into(),
+        reason: format!("the app's policy turns {what} off (`{key} = false`)"),
+        fix: Some(Fix {
+            key: key.into(),
+            value: "true".into(),
+        }),
     }
 }
 
@@ -235,6 +259,22 @@ mod tests {
                 "do",
                 "capabilities.global",
                 Some("capabilities.global = \"host\""),
+            ),
+            (
+                "timers",
+                "setTimeout",
+                None,
+                "setTimeout",
+                "apps.timers",
+                Some("apps.timers = true"),
+            ),
+            (
+                "eval",
+                "AsyncFunction",
+                None,
+                "AsyncFunction",
+                "apps.eval",
+                Some("apps.eval = true"),
             ),
         ];
         for &(global, name, bridge, label, rule, fix) in cases {

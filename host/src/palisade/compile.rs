@@ -90,7 +90,7 @@ impl Palisade {
             ..*policy.limits()
         };
         // The call environment names the policy's globals; the seed is not used here.
-        let env = call::environment(policy, 0);
+        let env = call::environment_for(policy, script, 0);
         let guest = Guest::for_policy(policy);
         let (name, source) = (script.name().to_owned(), script.source().to_owned());
         let modules = script.module_files().to_vec();

@@ -2,7 +2,12 @@
 //! (its ceiling) lacks: no host, method, header, mount, bucket, capability, secret or
 //! `[overrides]` right the ceiling does not grant, and no limit above the ceiling's. It is the
 //! one gate of policies sent with a call (`palisade serve`, docs/server.md#inline-policies):
-//! such a policy may tighten freely, never widen. Clocks, seeds, `[config]` values and the
+//! such a policy may tighten freely, never widen. Two things count as widening though they
+//! add no grant: an allow rule that leaves out a header its ceiling's rule injects (the
+//! operator's header, often one that names the caller to the upstream, would be gone, and the
+//! script could send its own under that name), and a clock or seed other than the ceiling's
+//! when the ceiling does not let a call choose them (`overrides.now`, `overrides.seed`: a fixed
+//! `determinism.clock` is the instant a call's `now` would set). `[config]` values and the
 //! bridge's global name grant nothing and are free.
 //!
 //! [`Policy::from_inline`] reads such a policy: before anything is resolved it refuses the
@@ -99,6 +104,7 @@ impl Policy {
     pub fn within(&self, ceiling: &Policy) -> Result<(), PastCeiling> {
         limits_within(self, ceiling)?;
         overrides_within(self, ceiling)?;
+        determinism_within(self, ceiling)?;
         http_within(self, ceiling)?;
         kv_within(self, ceiling)?;
         capabilities_within(self, ceiling)?;
@@ -179,6 +185,30 @@ fn overrides_within(p: &Policy, c: &Policy) -> Within {
     Ok(())
 }
 
+/// The clock and the seed: the ceiling's, unless its `[overrides]` let a call set them.
+fn determinism_within(p: &Policy, c: &Policy) -> Within {
+    let (d, m) = (p.determinism(), c.determinism());
+    let free = c.overrides();
+    if d.clock != m.clock && !free.now {
+        return Err(past(
+            "determinism.clock",
+            "the ceiling does not let a call choose its clock (overrides.now)",
+            json!(match m.clock {
+                super::Clock::Real => "real",
+                super::Clock::Fixed(_) => "fixed",
+            }),
+        ));
+    }
+    if d.seed != m.seed && !free.seed {
+        return Err(past(
+            "determinism.seed",
+            "the ceiling does not let a call choose its seed (overrides.seed)",
+            json!(m.seed),
+        ));
+    }
+    Ok(())
+}
+
 /// Whether the ceiling's host pattern matches every host `inner` does.
 fn host_covers(outer: &HostPattern, inner: &HostPattern) -> bool {
     match (outer, inner) {
@@ -192,17 +222,19 @@ fn host_covers(outer: &HostPattern, inner: &HostPattern) -> bool {
     }
 }
 
-/// Whether the ceiling's rule allows every request `inner` allows, with no header it lacks.
+/// Whether the ceiling's rule allows every request `inner` allows, with the same headers: none
+/// it lacks, and every one it injects, with its value.
 fn rule_covers(outer: &HttpRule, inner: &HttpRule) -> bool {
+    let has = |rule: &HttpRule, (name, value): &(String, super::HeaderValue)| {
+        rule.headers.iter().any(|(n, v)| n == name && v == value)
+    };
     outer.scheme == inner.scheme
         && outer.port == inner.port
         && host_covers(&outer.host, &inner.host)
         && inner.path.starts_with(outer.path.as_str())
         && inner.methods.iter().all(|m| outer.methods.contains(m))
-        && inner
-            .headers
-            .iter()
-            .all(|(name, v)| outer.headers.iter().any(|(n, w)| n == name && w == v))
+        && inner.headers.iter().all(|h| has(outer, h))
+        && outer.headers.iter().all(|h| has(inner, h))
 }
 
 fn http_within(p: &Policy, c: &Policy) -> Within {
@@ -271,8 +303,9 @@ fn http_rules_within(h: &super::Http, m: &super::Http) -> Within {
         return Err(past(
             "http.allow",
             format!(
-                "no allow rule of the ceiling covers {} {} (scheme, host, port, path prefix, \
-                 methods and headers must all fall within one)",
+                "no allow rule of the ceiling covers {} {} (scheme, host, port, path prefix \
+                 and methods must fall within one, with the same headers: every header it \
+                 injects, none it lacks)",
                 rule.methods.join(","),
                 rule.url
             ),

@@ -55,8 +55,8 @@ pub fn routes(state: &Arc<AppState>) -> Router<AppState> {
 }
 
 /// `/mcp`: the MCP server over streamable HTTP (docs/agents.md), each request's key checked
-/// and its tenant's rate taken as for every route; the tenant rides in the request's
-/// extensions to the tools.
+/// and its tenant's rate taken as for every route; the tenant, and an inline policy's bytes as
+/// sent ([`super::mcp::SentPolicy`]), ride in the request's extensions to the tools.
 fn mcp(state: &Arc<AppState>) -> Router<AppState> {
     async fn authed(
         State(tenants): State<Arc<Tenants>>,
@@ -66,7 +66,18 @@ fn mcp(state: &Arc<AppState>) -> Router<AppState> {
         match tenants.admit(request.headers()).await {
             Ok(tenant) => {
                 request.extensions_mut().insert(tenant);
-                next.run(request).await
+                let (mut parts, body) = request.into_parts();
+                // The body is read here to keep an inline policy's bytes as sent; the
+                // transport then reads it from memory.
+                let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+                    Ok(bytes) => bytes,
+                    Err(error) => return unread(error).await,
+                };
+                if let Some(sent) = super::mcp::SentPolicy::read(&bytes) {
+                    parts.extensions.insert(sent);
+                }
+                next.run(axum::extract::Request::from_parts(parts, bytes.into()))
+                    .await
             }
             Err(error) => error.into_response(),
         }
@@ -78,6 +89,16 @@ fn mcp(state: &Arc<AppState>) -> Router<AppState> {
             state.tenants.clone(),
             authed,
         ))
+}
+
+/// A body the `/mcp` route could not read, refused as axum refuses one it could not read for
+/// another route: over the size limit, past the body timeout, or cut off.
+async fn unread(error: axum::Error) -> Response {
+    let inner = error.into_inner();
+    if inner.is::<http_body_util::LengthLimitError>() {
+        return plain_refusals(StatusCode::PAYLOAD_TOO_LARGE.into_response()).await;
+    }
+    plain_refusals((StatusCode::BAD_REQUEST, inner.to_string()).into_response()).await
 }
 
 /// The MCP transport's own refusals (a missing `Accept`, an unknown session, a protocol

@@ -99,17 +99,93 @@ fn mcp_http_a_python_client_does_the_same_with_a_tenants_key() {
     assert_summary(&summary);
 }
 
+/// The headers of a JSON-RPC message to `/mcp`.
+const RPC_HEADERS: [(&str, &str); 4] = [
+    ("accept", "application/json, text/event-stream"),
+    ("content-type", "application/json"),
+    ("mcp-protocol-version", "2025-06-18"),
+    ("host", "localhost"),
+];
+
 /// One JSON-RPC message to `/mcp` in process, as `key`.
 async fn rpc(server: &Server, key: &str, body: Value) -> crate::serve::Answer {
-    let headers = [
-        ("accept", "application/json, text/event-stream"),
-        ("content-type", "application/json"),
-        ("mcp-protocol-version", "2025-06-18"),
-        ("host", "localhost"),
-    ];
     server
-        .call_with("POST", "/mcp", Some(key), &headers, body)
+        .call_with("POST", "/mcp", Some(key), &RPC_HEADERS, body)
         .await
+}
+
+/// An inline policy's receipt names the SHA-256 of the bytes the client sent, over MCP as over
+/// `POST /v1/run`: the same text (keys unsorted, spaces kept) gives the same SHA-256 both ways,
+/// for `run_js` and for `session_create`'s session; a different text of the same policy gives
+/// another. A policy object repeated in a body (a key twice) is read as the transport reads it.
+#[tokio::test]
+async fn mcp_names_an_inline_policy_by_the_bytes_sent() {
+    let server = start(config("mcp-inline-sha", false));
+    let policy =
+        r#"{ "limits": {"timeout": "900ms", "fuel": 900000000},  "description": "unsorted" }"#;
+    let sha = crate::support::sha256_hex(policy.as_bytes());
+    let source = r#""export default (x) => x + 1""#;
+    let http = format!(r#"{{"policy": {policy}, "source": {source}, "input": 1}}"#);
+    let ran = server
+        .call_text("POST", "/v1/run", None, &RPC_HEADERS[1..2], http)
+        .await;
+    assert_eq!(ran.status, 200, "{}", ran.body);
+    assert_eq!(ran.body["receipt"]["policy_sha256"], sha, "{}", ran.body);
+    let call = |tool: &str, arguments: String| {
+        format!(
+            r#"{{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {{"name": "{tool}", "arguments": {arguments}}}}}"#
+        )
+    };
+    let run_js = call(
+        "run_js",
+        format!(r#"{{"source": {source}, "policy": {policy}, "input": 2}}"#),
+    );
+    let answer = server
+        .call_text("POST", "/mcp", Some("local"), &RPC_HEADERS, run_js)
+        .await;
+    let result = &answer.body["result"]["structuredContent"];
+    assert_eq!(result["output"], 3, "{}", answer.body);
+    assert_eq!(result["receipt"]["policy_sha256"], sha, "{}", answer.body);
+    let create = call("session_create", format!(r#"{{"policy": {policy}}}"#));
+    let answer = server
+        .call_text("POST", "/mcp", Some("local"), &RPC_HEADERS, create)
+        .await;
+    let id = &answer.body["result"]["structuredContent"]["session_id"];
+    assert!(id.is_string(), "{}", answer.body);
+    let ran = tool(
+        &server,
+        "local",
+        "session_run",
+        json!({"session_id": id, "source": "export default 4"}),
+    )
+    .await;
+    let receipt = &ran["structuredContent"]["receipt"];
+    assert_eq!(receipt["policy_sha256"], sha, "{ran}");
+    // The parsed value written out (sorted keys, no spaces) is another text, another SHA-256.
+    let sorted = serde_json::from_str::<Value>(policy).unwrap().to_string();
+    let other = tool(
+        &server,
+        "local",
+        "run_js",
+        json!({"source": "export default 1", "policy": serde_json::from_str::<Value>(&sorted).unwrap()}),
+    )
+    .await;
+    let other_sha = &other["structuredContent"]["receipt"]["policy_sha256"];
+    assert_eq!(*other_sha, crate::support::sha256_hex(sorted.as_bytes()));
+    assert_ne!(*other_sha, sha);
+    // A body that gives `policy` twice: the transport refuses it or reads one; either way
+    // nothing runs under bytes the tool did not resolve, and the next call is fine.
+    let twice = call(
+        "run_js",
+        format!(r#"{{"source": "export default 1", "policy": {policy}, "policy": "default"}}"#),
+    );
+    let answer = server
+        .call_text("POST", "/mcp", Some("local"), &RPC_HEADERS, twice)
+        .await;
+    let receipt = &answer.body["result"]["structuredContent"]["receipt"];
+    assert_ne!(receipt["policy_sha256"], sha, "{}", answer.body);
+    normal_run(&server, "local").await;
 }
 
 /// `initialize` answers for `key`'s tenant (the server keeps no session: each request stands

@@ -99,6 +99,23 @@ impl Server {
         headers: &[(&str, &str)],
         body: Value,
     ) -> Answer {
+        let text = if body.is_null() {
+            String::new()
+        } else {
+            body.to_string()
+        };
+        self.call_text(method, uri, key, headers, text).await
+    }
+
+    /// A request whose body is `text` as it is (empty: no body).
+    pub async fn call_text(
+        &self,
+        method: &str,
+        uri: &str,
+        key: Option<&str>,
+        headers: &[(&str, &str)],
+        text: String,
+    ) -> Answer {
         let mut request = Request::builder().method(method).uri(uri);
         if let Some(key) = key {
             request = request.header("authorization", format!("Bearer {key}"));
@@ -106,10 +123,10 @@ impl Server {
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let body = if body.is_null() {
+        let body = if text.is_empty() {
             Body::empty()
         } else {
-            Body::from(body.to_string())
+            Body::from(text)
         };
         let response = router(self.state.clone())
             .oneshot(request.body(body).unwrap())

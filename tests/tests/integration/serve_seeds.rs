@@ -354,41 +354,76 @@ async fn serve_apps_check_params_against_the_declared_schema() {
     server.assert_fine(None).await;
 }
 
-/// An app whose actions use a timer, `eval` and the `Function` constructors.
+/// An app whose actions reach timers, `eval` and the `Function` constructors by every road a
+/// script has: the globals, computed names, indirect calls, each function kind's
+/// `constructor`, `Reflect.construct`, and the timers the runtime's own classes schedule.
 const RUNTIME: &str = r#"export const manifest = { name: "runtime", version: "1.0.0" };
 export function init() { return {}; }
 export function view(state) { return state; }
+const tick = (schedule) => new Promise((r) => schedule(r, 5));
 export const actions = {
-  async timer() { await new Promise((r) => setTimeout(r, 5)); return { state: { timer: true } }; },
+  async timer() { await tick(setTimeout); return { state: { timer: true } }; },
+  async computed() { await tick(globalThis["set" + "Timeout"]); return { state: { timer: true } }; },
+  async interval() { await new Promise((r) => { const id = setInterval(() => { clearInterval(id); r(); }, 5); }); return { state: { timer: true } }; },
+  clear() { clearTimeout(1); return { state: { cleared: true } }; },
+  async abort() { const s = AbortSignal.timeout(5); await new Promise((r) => s.addEventListener("abort", r)); return { state: { timer: true } }; },
+  async port() { const c = new MessageChannel(); const got = new Promise((r) => { c.port2.onmessage = (e) => r(e.data); }); c.port1.postMessage(7); return { state: { port: await got } }; },
   evaluate() { return { state: { eval: eval("1 + 1") } }; },
+  indirect() { return { state: { eval: (0, eval)("1 + 1") } }; },
+  named() { return { state: { eval: globalThis["ev" + "al"]("1 + 1") } }; },
   construct() { return { state: { fn: new Function("return 3")() } }; },
-  reach() { return { state: { fn: (async function () {}).constructor("return 4") instanceof Function } }; },
-  plain() { return { state: { ok: (() => 1) instanceof Function } }; },
+  prototype() { return { state: { fn: Function.prototype.constructor("return 3")() } }; },
+  plainKind() { return { state: { fn: (function () {}).constructor("return 3")() } }; },
+  asyncKind() { return { state: { fn: (async function () {}).constructor("return 4") instanceof Function } }; },
+  generatorKind() { return { state: { fn: typeof (function* () {}).constructor("yield 5") } }; },
+  asyncGeneratorKind() { return { state: { fn: typeof (async function* () {}).constructor("yield 6") } }; },
+  reflected() { return { state: { fn: Reflect.construct(Object.getPrototypeOf(() => 1).constructor, ["return 7"])() } }; },
+  caught() { try { eval("1"); } catch (e) { return { state: { name: e.name, rule: e.rule, fix: e.fix } }; } return {}; },
+  plain() { return { state: { ok: (() => 1) instanceof Function && (async () => 1) instanceof Function } }; },
 };"#;
 
-/// The action-runtime seed's defaults: timers are off in an app unless its policy's
-/// `apps.timers` grants them (a call throws a `TypeError` naming the key), `eval` and the
-/// `Function` constructors are on unless `apps.eval = false` turns them off, by the global and
-/// by each prototype's `constructor`; `instanceof Function` keeps working.
+/// The actions of `RUNTIME` that use timers, and those that use `eval` or a `Function`
+/// constructor.
+const TIMER_ACTIONS: [&str; 6] = ["timer", "computed", "interval", "clear", "abort", "port"];
+const EVAL_ACTIONS: [&str; 10] = [
+    "evaluate",
+    "indirect",
+    "named",
+    "construct",
+    "prototype",
+    "plainKind",
+    "asyncKind",
+    "generatorKind",
+    "asyncGeneratorKind",
+    "reflected",
+];
+
+/// The action-runtime seed's defaults, enforced by the guest's Rust and the host, never by
+/// JavaScript: timers are off in an app unless its policy's `apps.timers` grants them, `eval`
+/// and the `Function` constructors are on unless `apps.eval = false` turns them off. Every road
+/// to a part that is off ends the action as 403 `policy_denied` with `apps.timers` or
+/// `apps.eval` as the rule and `KEY = true` as the fix; a script that catches the refusal sees
+/// a `PolicyDeniedError`; `instanceof Function` keeps working; and after each refusal a plain
+/// action of the same app is fine.
 #[tokio::test]
 async fn serve_apps_runtime_follows_the_policys_apps_table() {
     let config = config("seeds-app-runtime", false);
     let dir = config.policies.clone().unwrap();
-    std::fs::write(
-        dir.join("timers.toml"),
-        "name = \"timers\"\n[apps]\ntimers = true\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("noeval.toml"),
-        "name = \"noeval\"\n[apps]\neval = false\n",
-    )
-    .unwrap();
+    let policies = [
+        ("timers", "[apps]\ntimers = true\n"),
+        ("noeval", "[apps]\neval = false\n"),
+        ("neither", "[apps]\ntimers = false\neval = false\n"),
+    ];
+    for (name, table) in policies {
+        let text = format!("name = \"{name}\"\n{table}");
+        std::fs::write(dir.join(format!("{name}.toml")), text).unwrap();
+    }
     let server = start(config);
     for (app, policy) in [
         ("plain", "default"),
         ("timed", "timers"),
         ("sealed", "noeval"),
+        ("bare", "neither"),
     ] {
         let loaded = crate::apps::load(&server, app, RUNTIME, policy).await;
         assert_eq!(loaded.status, StatusCode::CREATED, "{}", loaded.body);
@@ -400,26 +435,37 @@ async fn serve_apps_runtime_follows_the_policys_apps_table() {
             json!({ "action": action, "session_id": action }),
         )
     };
-    let off = act("plain", "timer").await;
-    assert_error(&off, 422, "guest_exception");
-    assert!(
-        off.body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("apps.timers"),
-        "{}",
-        off.body
-    );
-    assert_eq!(act("timed", "timer").await.body["state"]["timer"], true);
-    assert_eq!(act("plain", "evaluate").await.body["state"]["eval"], 2);
-    assert_eq!(act("plain", "construct").await.body["state"]["fn"], 3);
-    for action in ["evaluate", "construct", "reach"] {
-        let sealed = act("sealed", action).await;
-        assert_error(&sealed, 422, "guest_exception");
-        let message = sealed.body["error"]["message"].as_str().unwrap();
-        assert!(message.contains("apps.eval"), "{action}: {message}");
+    let refused = |app: &'static str, action: &'static str, key: &'static str| async move {
+        let off = act(app, action).await;
+        assert_error(&off, 403, "policy_denied");
+        let message = off.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(key), "{app} {action}: {message}");
+        let fine = act(app, "plain").await;
+        assert_eq!(fine.body["state"]["ok"], true, "{app} after {action}");
+    };
+    for action in TIMER_ACTIONS {
+        refused("plain", action, "apps.timers").await;
+        refused("sealed", action, "apps.timers").await;
+        refused("bare", action, "apps.timers").await;
+        let timed = act("timed", action).await;
+        assert_eq!(timed.status, StatusCode::OK, "{action}: {}", timed.body);
     }
-    assert_eq!(act("sealed", "plain").await.body["state"]["ok"], true);
+    assert_eq!(act("timed", "port").await.body["state"]["port"], 7);
+    for action in EVAL_ACTIONS {
+        refused("sealed", action, "apps.eval").await;
+        refused("bare", action, "apps.eval").await;
+        let on = act("plain", action).await;
+        assert_eq!(on.status, StatusCode::OK, "{action}: {}", on.body);
+    }
+    assert_eq!(act("plain", "evaluate").await.body["state"]["eval"], 2);
+    assert_eq!(act("plain", "reflected").await.body["state"]["fn"], 7);
+    let caught = act("sealed", "caught").await;
+    assert_eq!(
+        caught.body["state"],
+        json!({"name": "PolicyDeniedError", "rule": "apps.eval", "fix": "apps.eval = true"}),
+        "{}",
+        caught.body
+    );
     server.assert_fine(None).await;
 }
 

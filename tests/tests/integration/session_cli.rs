@@ -180,3 +180,72 @@ fn session_cli_creates_a_live_session_whose_runs_share_a_heap() {
     assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
     assert_eq!(text(&second.stdout), "42\n");
 }
+
+/// `palisade session create --policy-file F`: a TOML file is sent as `policy_toml`, a JSON one
+/// (by its extension, or by its text from standard input) as `policy` with its bytes as they
+/// are, each admitted within the key's ceiling (`--inline-ceiling box`) and named in the
+/// receipt by the SHA-256 of the file. A file past the ceiling is `policy_denied` (exit 31),
+/// its fix written as the change to make in the file and the command to type again; made, the
+/// command works, and the server serves on.
+#[test]
+fn session_cli_sends_a_policy_file_within_the_ceiling() {
+    let (policies, data, root) = base("session-cli-policy-file");
+    let keys = keys_file(&root);
+    let key = root.join("acme.key");
+    std::fs::write(&key, "acme-key\n").unwrap();
+    let mut args = data_args(&policies, &data);
+    args.extend(["--keys", keys.to_str().unwrap(), "--inline-ceiling", "box"]);
+    let running = serve(&args);
+    let server = format!("http://{}", running.addr);
+    let s = |args: &[&str], stdin: Option<&str>| session(&server, &key, args, stdin);
+    // A session under `file`'s policy runs a script; its receipt names `bytes`' SHA-256.
+    let runs_under = |args: &[&str], stdin: Option<&str>, bytes: &str| {
+        let created = s(args, stdin);
+        assert_eq!(created.status.code(), Some(0), "{}", text(&created.stderr));
+        let id = text(&created.stdout).trim().to_owned();
+        let ran = s(&["--json", "run", &id, "-"], Some("export default 6 * 7"));
+        assert_eq!(ran.status.code(), Some(0), "{}", text(&ran.stderr));
+        let answer: Value = serde_json::from_slice(&ran.stdout).unwrap();
+        assert_eq!(answer["output"], 42, "{answer}");
+        let sha = crate::support::sha256_hex(bytes.as_bytes());
+        assert_eq!(answer["receipt"]["policy_sha256"], sha, "{answer}");
+        assert_eq!(s(&["stop", &id], None).status.code(), Some(0));
+    };
+    let toml = "[limits]\ntimeout = \"3s\"\n";
+    let toml_file = root.join("tight.toml");
+    std::fs::write(&toml_file, toml).unwrap();
+    let toml_path = toml_file.to_str().unwrap();
+    runs_under(&["create", "--policy-file", toml_path], None, toml);
+    let json = "{ \"limits\": {\"timeout\": \"2s\", \"fuel\": 1000000000} }";
+    let json_file = root.join("tight.json");
+    std::fs::write(&json_file, json).unwrap();
+    let json_path = json_file.to_str().unwrap();
+    runs_under(&["create", "--policy-file", json_path], None, json);
+    runs_under(&["create", "--policy-file", "-"], Some(json), json);
+
+    let wide = root.join("wide.toml");
+    std::fs::write(&wide, "[limits]\ntimeout = \"9s\"\n").unwrap();
+    let wide_path = wide.to_str().unwrap();
+    let refused = s(&["create", "--policy-file", wide_path], None);
+    assert_eq!(refused.status.code(), Some(31), "{}", text(&refused.stderr));
+    let stderr = text(&refused.stderr);
+    assert!(stderr.starts_with("error[policy_denied]"), "{stderr}");
+    let expected = format!(
+        "try: in {wide_path}, set `limits.timeout = \"5s\"`; then: palisade session create \
+         --policy-file {wide_path}"
+    );
+    assert!(stderr.contains(&expected), "{stderr}");
+    std::fs::write(&wide, "[limits]\ntimeout = \"5s\"\n").unwrap();
+    let rest = stderr.split("; then: palisade session ").nth(1).unwrap();
+    let again: Vec<&str> = rest.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(again, ["create", "--policy-file", wide_path]);
+    let fixed = s(&again, None);
+    assert_eq!(fixed.status.code(), Some(0), "{}", text(&fixed.stderr));
+    // Not a JSON object: a usage error before any request.
+    let broken = root.join("broken.json");
+    std::fs::write(&broken, "[1, 2]").unwrap();
+    let usage = s(&["create", "--policy-file", broken.to_str().unwrap()], None);
+    assert_eq!(usage.status.code(), Some(2), "{}", text(&usage.stderr));
+    let listed = s(&["ls"], None);
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+}

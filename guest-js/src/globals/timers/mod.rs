@@ -3,8 +3,11 @@
 //! still pending, the loop waits for the earliest timer together with the host operations in
 //! flight (a `wasi:io/poll` wait, which the host bounds by the call's deadline). Under a fixed
 //! clock, timers fire in due order without waiting. Timers and intervals still pending when the
-//! result settles are dropped with the call; an interval never keeps a call alive.
+//! result settles are dropped with the call; an interval never keeps a call alive. When the
+//! call's policy turns timers off (`runtime::timers_off`), every timer function refuses, and
+//! the loop runs no timer: one pending then ends the call with the host's refusal.
 
+use javy::quickjs::prelude::Func;
 use javy::quickjs::{Array, Ctx, Function, Persistent, Result};
 use std::cell::RefCell;
 use std::time::Duration;
@@ -20,7 +23,7 @@ const PRELUDE: &str = include_str!("timers.js");
 /// Install the timer globals and keep `nextWait` and `runNext`. Runs once, before the snapshot.
 pub fn register(cx: &Ctx<'_>) -> Result<()> {
     let prelude: Function = cx.eval(PRELUDE)?;
-    let parts: Array = prelude.call(())?;
+    let parts: Array = prelude.call((Func::from(admit),))?;
     let next_wait: Function = parts.get(0)?;
     let run_next: Function = parts.get(1)?;
     let clear_all: Function = parts.get(2)?;
@@ -30,12 +33,26 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Time until the earliest timer is due; `None` when no timer is set.
+/// Called by each timer function before it does anything (`name` is the function): refused
+/// by the host when the call's policy turns timers off.
+fn admit(cx: Ctx<'_>, name: String) -> Result<()> {
+    if super::runtime::timers_off() {
+        return Err(super::runtime::refuse(&cx, "timers", &name));
+    }
+    Ok(())
+}
+
+/// Time until the earliest timer is due; `None` when no timer is set. With timers off, a
+/// pending timer (which no timer function would have admitted) is dropped and refused.
 pub fn next_wait(cx: &Ctx<'_>) -> Result<Option<Duration>> {
     let next = NEXT_WAIT
         .with(|slot| slot.borrow().clone())
         .expect("timers were registered at init");
     let ms: f64 = next.restore(cx)?.call(())?;
+    if ms >= 0.0 && super::runtime::timers_off() {
+        clear_all(cx)?;
+        return Err(super::runtime::refuse(cx, "timers", "setTimeout"));
+    }
     Ok((ms >= 0.0).then(|| Duration::from_secs_f64(ms.min(1e9) / 1000.0)))
 }
 

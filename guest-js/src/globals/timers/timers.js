@@ -1,5 +1,5 @@
 
-(function () {
+(function (admit) {
   "use strict";
   // Host-facing: uses only intrinsics captured while the guest is built, never a global, prototype method or iterator a script can replace, freeze or poison.
   const uncurry = (fn) => Function.prototype.call.bind(fn);
@@ -31,7 +31,12 @@
     if (level > 5 && ms < 4) ms = 4;
     return ms;
   };
+  // `admit` (Rust) refuses every timer function, through the host, when the call's policy
+  // turns timers off (an action app under `[apps] timers = false`): here, where the global
+  // functions and every alias a prelude captured (`AbortSignal.timeout`, a `MessagePort`'s
+  // delivery) schedule, and again in the event loop (timers/mod.rs), which runs no timer then.
   const schedule = (callback, delay, args, repeat) => {
+    admit(repeat ? "setInterval" : "setTimeout");
     if (typeof callback !== "function") {
       throw new TypeErrorCtor(repeat ? "setInterval needs a function" : "setTimeout needs a function");
     }
@@ -49,9 +54,11 @@
   };
   // Timeouts and intervals share one list of ids, as in HTML: either function clears either.
   globalThis.clearTimeout = function clearTimeout(id = 0) {
+    admit("clearTimeout");
     mapDelete(timers, id);
   };
   globalThis.clearInterval = function clearInterval(id = 0) {
+    admit("clearInterval");
     mapDelete(timers, id);
   };
   globalThis.queueMicrotask = function queueMicrotask(callback) {

@@ -15,6 +15,7 @@ allow_private = ["127.0.0.0/8"]
 allow = [
   { url = "https://*.example.com/api/", methods = ["GET", "HEAD", "POST"] },
   { url = "http://127.0.0.1:8080/" },
+  { url = "https://tenant.example.org/", headers = { x-tenant = "acme" } },
 ]
 deny = [{ url = "https://admin.example.com/" }]
 [kv]
@@ -43,13 +44,15 @@ fn within(inline: &str) -> Result<(), String> {
 fn a_tighter_policy_is_within() {
     for inline in [
         "",
-        "[limits]\ntimeout = \"2s\"\nmemory = \"64MiB\"\n[determinism]\nclock = \"fixed\"\n",
+        "[limits]\ntimeout = \"2s\"\nmemory = \"64MiB\"\n[determinism]\nclock = \"real\"\n",
         "[config]\nanything = \"goes\"\n[overrides]\ntimeout = \"3s\"\nconfig = [\"region\"]\n",
         "[http]\nmax_requests = 3\ndeny = [{ url = \"https://admin.example.com/\" }]\n\
          allow = [{ url = \"https://a.example.com/api/v1/\" }, { url = \"http://127.0.0.1:8080/x\" }]\n\
          allow_private = [\"127.0.0.1/32\"]\n",
         "[http]\ndeny = [{ url = \"https://admin.example.com/\" }]\n\
          allow = [{ url = \"https://*.b.example.com/api/\", methods = [\"POST\"] }]\n",
+        "[http]\ndeny = [{ url = \"https://admin.example.com/\" }]\n\
+         allow = [{ url = \"https://tenant.example.org/v1/\", headers = { x-tenant = \"acme\" } }]\n",
         "[kv]\nnamespace = \"app\"\n[kv.buckets]\nlog = \"ro\"\nstate = \"ro\"\n",
         "[capabilities.allow.lookup]\nmax_calls = 2\nschema = { type = \"string\" }\n\
          [capabilities.allow.store]\nschema = { type = \"object\" }\n",
@@ -69,6 +72,15 @@ fn each_grant_past_the_ceiling_is_named_by_its_key() {
             "overrides.timeout",
         ),
         ("[overrides]\nseed = true\n".to_owned(), "overrides.seed"),
+        (
+            "[determinism]\nclock = \"fixed\"\n".to_owned(),
+            "determinism.clock",
+        ),
+        (
+            "[determinism]\nclock = \"fixed\"\ninstant = \"2030-01-01T00:00:00Z\"\n".to_owned(),
+            "determinism.clock",
+        ),
+        ("[determinism]\nseed = 7\n".to_owned(), "determinism.seed"),
         (
             "[overrides]\nconfig = [\"zone\"]\n".to_owned(),
             "overrides.config",
@@ -142,6 +154,24 @@ fn each_http_grant_past_the_ceiling_is_named_by_its_key() {
         (
             "[http]\nallow = [{ url = \"https://a.example.com/api/\" }]\n".to_owned(),
             "http.deny",
+        ),
+        // The ceiling's rule for this host injects `x-tenant`: leaving it out, or sending
+        // another value, is past it.
+        (
+            format!("[http]\n{deny}allow = [{{ url = \"https://tenant.example.org/\" }}]\n"),
+            "http.allow",
+        ),
+        (
+            format!(
+                "[http]\n{deny}allow = [{{ url = \"https://tenant.example.org/\", headers = {{ x-tenant = \"other\" }} }}]\n"
+            ),
+            "http.allow",
+        ),
+        (
+            format!(
+                "[http]\n{deny}allow = [{{ url = \"https://tenant.example.org/\", headers = {{ x-tenant = \"acme\", x-more = \"1\" }} }}]\n"
+            ),
+            "http.allow",
         ),
         (
             format!("[http]\n{deny}max_requests = 21\n"),
@@ -232,4 +262,34 @@ fn an_inline_policy_is_metered_in_its_ceilings_bucket() {
     let policy = Policy::from_toml("", None).unwrap().metered_as(&ceiling);
     assert_eq!(policy.rate_key(), ceiling.sha256());
     assert_ne!(policy.sha256(), ceiling.sha256());
+}
+
+/// A clock and a seed of the inline policy's own are past a ceiling that does not let a call
+/// choose them, and within one that does (`overrides.now`, `overrides.seed`); a ceiling with a
+/// fixed clock keeps it.
+#[test]
+fn a_clock_or_seed_is_free_only_where_a_call_could_set_it() {
+    let free = Policy::from_toml(
+        "name = \"free\"\n[overrides]\nnow = true\nseed = true\n",
+        None,
+    )
+    .unwrap();
+    let fixed = Policy::from_toml(
+        "name = \"fixed\"\n[determinism]\nclock = \"fixed\"\ninstant = \"2030-01-01T00:00:00Z\"\n",
+        None,
+    )
+    .unwrap();
+    let own = "[determinism]\nclock = \"fixed\"\ninstant = \"2031-01-01T00:00:00Z\"\nseed = 3\n";
+    let policy = |text: &str| Policy::from_inline(text, false).unwrap().unwrap();
+    assert_eq!(policy(own).within(&free), Ok(()));
+    let real = policy("[determinism]\nclock = \"real\"\n");
+    let past = real.within(&fixed).unwrap_err();
+    assert_eq!(past.key, "determinism.clock");
+    assert_eq!(past.fits, serde_json::json!("fixed"));
+    assert_eq!(
+        policy(own).within(&fixed).unwrap_err().key,
+        "determinism.clock"
+    );
+    let same = "[determinism]\nclock = \"fixed\"\ninstant = \"2030-01-01T00:00:00Z\"\n";
+    assert_eq!(policy(same).within(&fixed), Ok(()));
 }

@@ -3,7 +3,9 @@
 //! runs as the module `app.js` of a small driver (`driver.js`) whose exports the host calls:
 //! `describe` (manifest and action names), `view` and `act`. The driver takes the state as
 //! JSON and returns the next one as JSON: no heap outlives a call. Driver and app are compiled
-//! together once, into a component of their own (`Palisade::compile`), under the app's policy.
+//! together once, into a component of their own (`Palisade::compile`), under the app's policy;
+//! what its `[apps]` table turns off of the JavaScript runtime, the guest turns off in Rust
+//! before any of the driver's or the app's JavaScript runs (the call's environment says what).
 
 use super::super::errors::ApiError;
 use super::super::journal::Who;
@@ -79,44 +81,6 @@ fn params_schemas(
     Ok(schemas)
 }
 
-/// Turns a global off: calling it throws a `TypeError` naming the policy key that grants it.
-const OFF: &str = r#"const off = (name, key) => {
-  const refuse = function () { throw new TypeError(`${name} is off in this app: its policy's ${key} grants it`); };
-  return refuse;
-};
-const hide = (target, name, key) => {
-  const refuse = off(name, key);
-  const prototype = target[name]?.prototype;
-  if (prototype !== undefined) refuse.prototype = prototype; // `instanceof` keeps working
-  Object.defineProperty(target, name, { value: refuse, writable: false, configurable: false });
-};
-"#;
-
-/// The module the driver imports before the app (`[apps]` of its policy): without
-/// `apps.timers`, the timer functions throw; with `apps.eval = false`, `eval` and every
-/// `Function` constructor (plain, async, generator, async generator) throw, through the global
-/// and through each prototype's `constructor`.
-fn runtime_module(apps: crate::policy::AppRuntime) -> String {
-    let mut module = String::from(OFF);
-    if !apps.timers {
-        for name in ["setTimeout", "setInterval", "clearTimeout", "clearInterval"] {
-            module.push_str(&format!("hide(globalThis, \"{name}\", \"apps.timers\");\n"));
-        }
-    }
-    if !apps.eval {
-        module.push_str(
-            r#"hide(globalThis, "eval", "apps.eval");
-for (const f of [function () {}, async function () {}, function* () {}, async function* () {}]) {
-  hide(Object.getPrototypeOf(f), "constructor", "apps.eval");
-}
-hide(globalThis, "Function", "apps.eval");
-"#,
-        );
-    }
-    module.push_str("export {};\n");
-    module
-}
-
 /// Compile `record`'s source with the driver under `policy`, and read its manifest and action
 /// names. A syntax error is `guest_syntax` with its line and column in `app.js`; a module that
 /// is not an app (no `actions`, no `view`) is `invalid_input`.
@@ -126,14 +90,17 @@ pub async fn compile(
     mut record: AppRecord,
     tenant: &str,
 ) -> Result<Loaded, ApiError> {
-    let runtime = runtime_module(policy.apps());
+    // What the policy's `[apps]` table turns off, the guest turns off before the driver's
+    // top level runs (when the app is compiled) and again before each call.
+    let runtime = policy.apps();
     let script = Script::new("driver.js", DRIVER)
-        .with_modules([
-            ("app.js", record.source.as_str()),
-            ("runtime.js", runtime.as_str()),
-        ])
-        .map_err(ApiError::from)?;
-    let script = runner.compile(policy, &script).await?;
+        .with_modules([("app.js", record.source.as_str())])
+        .map_err(ApiError::from)?
+        .with_app_runtime(runtime);
+    let script = runner
+        .compile(policy, &script)
+        .await?
+        .with_app_runtime(runtime);
     let who = Who {
         tenant,
         session: None,

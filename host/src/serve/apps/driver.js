@@ -1,6 +1,5 @@
 // The driver around an action app (docs/apps.md): the host calls its exports with the state as
 // JSON and reads the next state back as JSON.
-import "./runtime.js"; // evaluated first: what the app's policy leaves of the runtime
 import * as module from "./app.js";
 
 const app = () => {

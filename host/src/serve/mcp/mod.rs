@@ -71,6 +71,41 @@ impl Mcp {
     }
 }
 
+/// The `policy` argument of a `tools/call` request over HTTP, as its bytes were sent, when it
+/// is a JSON object: an inline policy is named by the SHA-256 of its text, so a tool resolves
+/// these bytes (as `POST /v1/run` does its body's) rather than the argument as parsed, whose
+/// keys serde_json sorts. Put in the request's extensions by the `/mcp` route
+/// ([`SentPolicy::read`]); over stdio there is none, and the parsed argument is written out.
+#[derive(Debug, Clone)]
+pub struct SentPolicy(pub Arc<str>);
+
+impl SentPolicy {
+    /// The `params.arguments.policy` of a JSON-RPC `body`, when it is an object and each of
+    /// those keys appears once (as the transport, reading the same body, then finds it).
+    pub fn read(body: &[u8]) -> Option<SentPolicy> {
+        use serde::Deserialize;
+        use serde_json::value::RawValue;
+        #[derive(Deserialize)]
+        struct Call<'a> {
+            #[serde(borrow)]
+            params: Option<Params<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct Params<'a> {
+            #[serde(borrow)]
+            arguments: Option<Arguments<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct Arguments<'a> {
+            #[serde(borrow)]
+            policy: Option<&'a RawValue>,
+        }
+        let call: Call = serde_json::from_slice(body).ok()?;
+        let policy = call.params?.arguments?.policy?.get();
+        policy.starts_with('{').then(|| SentPolicy(policy.into()))
+    }
+}
+
 /// `/mcp`: the streamable HTTP transport, each request's tenant checked by its key first.
 pub fn http_service(
     state: Arc<AppState>,
@@ -130,7 +165,11 @@ impl ServerHandler for Mcp {
     ) -> Result<CallToolResponse, McpError> {
         let tenant = self.tenant(&context)?;
         let arguments = request.arguments.unwrap_or_default();
-        let result = tools::call(&self.state, &tenant, &request.name, arguments).await?;
+        let sent = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<SentPolicy>());
+        let result = tools::call(&self.state, &tenant, &request.name, arguments, sent).await?;
         Ok(result.into())
     }
 

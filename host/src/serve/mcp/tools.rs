@@ -15,6 +15,7 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -290,10 +291,11 @@ pub async fn call(
     tenant: &Arc<Tenant>,
     name: &str,
     arguments: JsonObject,
+    sent: Option<&super::SentPolicy>,
 ) -> Result<CallToolResult, McpError> {
     let answer = match name {
-        "run_js" => run_js(state, tenant, arguments).await,
-        "session_create" => session_create(state, tenant, arguments).await,
+        "run_js" => run_js(state, tenant, arguments, sent).await,
+        "session_create" => session_create(state, tenant, arguments, sent).await,
         "session_run" => session_run(state, tenant, arguments).await,
         "session_stop" => session_stop(state, tenant, arguments).await,
         "app_view" => app_view(state, tenant, arguments).await,
@@ -374,12 +376,30 @@ fn run_request(script: Source, options: CallOptions) -> Result<RunRequest, ApiEr
     RunRequest::parse(Value::Object(body).to_string().as_bytes())
 }
 
+/// The policy text to resolve for a tool's `policy` argument: the bytes the client sent when
+/// the argument is a JSON object and the transport kept them ([`super::SentPolicy`]), so its
+/// SHA-256 is the one `POST /v1/run` gives the same bytes; otherwise none (a name, or no text
+/// kept: the argument as serde_json writes it).
+fn sent_text(
+    policy: Option<&Value>,
+    sent: Option<&super::SentPolicy>,
+) -> Result<Option<Box<RawValue>>, ApiError> {
+    let (Some(Value::Object(_)), Some(sent)) = (policy, sent) else {
+        return Ok(None);
+    };
+    RawValue::from_string(sent.0.to_string())
+        .map(Some)
+        .map_err(|e| ApiError::invalid(format!("policy: {e}")))
+}
+
 async fn run_js(
     state: &AppState,
     tenant: &Tenant,
     args: JsonObject,
+    sent: Option<&super::SentPolicy>,
 ) -> Result<CallToolResult, ApiError> {
     let call: RunJs = arguments("run_js", args)?;
+    let text = sent_text(call.policy.as_ref(), sent)?;
     let script = Source {
         policy: call.policy,
         policy_toml: call.policy_toml,
@@ -387,7 +407,10 @@ async fn run_js(
         source: call.source,
         modules: call.modules,
     };
-    let request = run_request(script, call.options)?;
+    let mut request = run_request(script, call.options)?;
+    if text.is_some() {
+        request.policy = text;
+    }
     let stored =
         crate::serve::runs::run_named(&state.runner, &state.policies, tenant, &request).await?;
     Ok(reply::stored(&stored))
@@ -397,8 +420,10 @@ async fn session_create(
     state: &AppState,
     tenant: &Arc<Tenant>,
     args: JsonObject,
+    sent: Option<&super::SentPolicy>,
 ) -> Result<CallToolResult, ApiError> {
     let call: SessionCreate = arguments("session_create", args)?;
+    let text = sent_text(call.policy.as_ref(), sent)?;
     let body = json!({
         "policy": call.policy,
         "policy_toml": call.policy_toml,
@@ -408,8 +433,11 @@ async fn session_create(
         "config": call.config.unwrap_or_default(),
         "live": call.live.unwrap_or(false),
     });
-    let request: CreateSession = serde_json::from_str(&body.to_string())
+    let mut request: CreateSession = serde_json::from_str(&body.to_string())
         .map_err(|e| ApiError::invalid(format!("not a session: {e}")))?;
+    if text.is_some() {
+        request.policy = text;
+    }
     Ok(reply::value(
         &state.sessions.create_detached(tenant, request).await?,
     ))
