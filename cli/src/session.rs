@@ -47,7 +47,8 @@ enum SessionCommand {
         policy: Option<String>,
         /// A policy to send with the request: a TOML file, or a JSON one (by its `.json`
         /// extension, or text that starts with `{`); `-` reads standard input. The server
-        /// admits it within your key's ceiling and names it by the SHA-256 of its bytes.
+        /// admits it within your key's ceiling and names it by the SHA-256 of its text (a JSON
+        /// object's, without the whitespace around it).
         #[arg(long, value_name = "FILE")]
         policy_file: Option<PathBuf>,
         /// A name to find it by.

@@ -182,9 +182,9 @@ fn session_cli_creates_a_live_session_whose_runs_share_a_heap() {
 }
 
 /// `palisade session create --policy-file F`: a TOML file is sent as `policy_toml`, a JSON one
-/// (by its extension, or by its text from standard input) as `policy` with its bytes as they
-/// are, each admitted within the key's ceiling (`--inline-ceiling box`) and named in the
-/// receipt by the SHA-256 of the file. A file past the ceiling is `policy_denied` (exit 31),
+/// (by its extension, or by its text from standard input) as `policy` with the object's text as
+/// it is, each admitted within the key's ceiling (`--inline-ceiling box`) and named in the
+/// receipt by the SHA-256 of that text (the file's, without whitespace around the object). A file past the ceiling is `policy_denied` (exit 31),
 /// its fix written as the change to make in the file and the command to type again; made, the
 /// command works, and the server serves on.
 #[test]
@@ -222,6 +222,15 @@ fn session_cli_sends_a_policy_file_within_the_ceiling() {
     let json_path = json_file.to_str().unwrap();
     runs_under(&["create", "--policy-file", json_path], None, json);
     runs_under(&["create", "--policy-file", "-"], Some(json), json);
+    // A file that ends in a newline, as editors write them: named by the object's text, without
+    // the whitespace around it.
+    let lined = root.join("lined.json");
+    std::fs::write(&lined, format!("\n{json}\n")).unwrap();
+    runs_under(
+        &["create", "--policy-file", lined.to_str().unwrap()],
+        None,
+        json,
+    );
 
     let wide = root.join("wide.toml");
     std::fs::write(&wide, "[limits]\ntimeout = \"9s\"\n").unwrap();
