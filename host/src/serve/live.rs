@@ -213,7 +213,7 @@ impl LiveHeaps {
     }
 
     /// Give a new session's file (`to_file`) session `from`'s heap as of its last
-    /// acknowledged run: a hard link to its file (which [`save`] only ever replaces, never
+    /// acknowledged run: a hard link to its file (which `save` only ever replaces, never
     /// changes), or a copy where the folder cannot link. A session with no file yet (no run
     /// kept) forks to one that starts fresh too.
     pub async fn fork(&self, from: (&str, &Path), to_file: &Path) -> Result<(), ApiError> {

@@ -465,7 +465,7 @@ impl Sessions {
         Ok(())
     }
 
-    /// `POST /v1/sessions` and MCP's `session_create`: [`Sessions::create`] on a task of its
+    /// `POST /v1/sessions` and MCP's `session_create`: `Sessions::create` on a task of its
     /// own, so that a request that goes away mid-create (its client left) still ends it, the
     /// session kept and counted or undone: never a folder and a record that nothing counts or
     /// frees.

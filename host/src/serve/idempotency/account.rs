@@ -280,7 +280,7 @@ impl Accounts {
 
 impl Accounts {
     /// Count every record of `tables` into the accounts anew, once per store: when the store
-    /// has no [`VERSION_KEY`] (a store written before the accounts counted every key record,
+    /// has no `VERSION_KEY` (a store written before the accounts counted every key record,
     /// whose purges would otherwise uncount records never counted). In one batch, with the
     /// marker; on a shared store, in the turn of the lease `usage-rebuild`, so the first
     /// replica of this version to start rebuilds and the others find the marker. The batch
