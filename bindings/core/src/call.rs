@@ -81,10 +81,10 @@ where
     W: Future<Output = std::convert::Infallible>,
 {
     let running = run(palisade.clone(), start, call.canceller.clone());
-    if tokio::runtime::Handle::try_current().is_ok() {
-        // Inside the runtime already: a call made from an event callback of a call this thread
-        // runs (whose `block_on` would panic if entered again), or from one of its tasks. The
-        // call goes to the runtime's workers, and this thread waits for it without a watch.
+    if RUNNING_HERE.get() {
+        // A call made from an event callback of a call this thread runs, whose `block_on`
+        // would panic if entered again: the call goes to the runtime's workers, and this
+        // thread waits for it without a watch.
         let (sender, outcome) = std::sync::mpsc::channel();
         runtime().spawn(async move {
             let _ = sender.send(running.await);
@@ -93,6 +93,7 @@ where
             .recv()
             .unwrap_or_else(|_| Err("the call ended without an outcome".to_owned()));
     }
+    let _here = RunningHere::enter();
     runtime().block_on(async move {
         tokio::select! {
             biased;
@@ -100,6 +101,27 @@ where
             never = watch => match never {},
         }
     })
+}
+
+/// [`RUNNING_HERE`] set while held.
+struct RunningHere;
+
+impl RunningHere {
+    fn enter() -> RunningHere {
+        RUNNING_HERE.set(true);
+        RunningHere
+    }
+}
+
+impl Drop for RunningHere {
+    fn drop(&mut self) {
+        RUNNING_HERE.set(false);
+    }
+}
+
+thread_local! {
+    /// Whether this thread is in [`run_here`]'s `block_on`.
+    static RUNNING_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The call itself: the request read and resolved, then run with `canceller`.

@@ -123,10 +123,15 @@ def test_ctrl_c_cancels_a_running_call_and_the_next_call_runs() -> None:
 CTRL_C_CHILD = """
 from palisade import Palisade
 palisade = Palisade(max_concurrency=1, queue_timeout="30s")
-print("calling", flush=True)
+# "calling" once the script runs: its console line reaches on_event on this thread.
+def started(event):
+    if event.get("type") == "console":
+        print("calling", flush=True)
 try:
-    palisade.run(source="export default () => { for (;;) {} }",
-                 policy='[limits]\\ntimeout = "60s"\\nfuel = 1_000_000_000_000_000\\n')
+    outcome = palisade.run(source="export default () => { console.log('in'); for (;;) {} }",
+                           policy='[limits]\\ntimeout = "60s"\\nfuel = 1_000_000_000_000_000\\n',
+                           on_event=started)
+    print("returned", outcome.to_dict(), flush=True)
 except KeyboardInterrupt:
     print("interrupted", flush=True)
 print(palisade.run(source="export default () => 'after'").unwrap(), flush=True)
