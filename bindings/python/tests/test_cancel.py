@@ -121,7 +121,11 @@ def test_ctrl_c_cancels_a_running_call_and_the_next_call_runs() -> None:
 
 
 CTRL_C_CHILD = """
+import signal
 from palisade import Palisade
+# Ctrl-C as in a terminal: a child started from a background job inherits SIGINT ignored (a
+# non-interactive shell's `&`), and Python then leaves it ignored.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 palisade = Palisade(max_concurrency=1, queue_timeout="30s")
 # "calling" once the script runs: its console line reaches on_event on this thread.
 def started(event):
