@@ -68,7 +68,7 @@ pub use caps::capability::{CallContext, CapabilityError, CapabilityFuture};
 pub use caps::console::{Level, LogLine};
 pub use caps::gate::Capability;
 pub use error::{DEFAULT_DOCS_URL, Error, ErrorCode, Fix, GuestLocation, docs_base, set_docs_base};
-pub use live::{HeapImage, HeapInfo, LiveSession};
+pub use live::{HeapImage, HeapInfo, LiveSession, Protection};
 pub use modules::{MAX_BUNDLE_BYTES, MAX_MODULES};
 pub use options::RunOptions;
 pub use palisade::{Builder, CallHandle, Canceller, Event, EventSink, Palisade};

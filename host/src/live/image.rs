@@ -67,6 +67,23 @@ impl HeapImage {
         self.memory_size = memory.len() as u64;
     }
 
+    /// Bring the copy up to `memory` when the pages at `written` (offsets in the memory, as
+    /// [`super::written::WriteTracker`] reports them) are all that changed since the copy was
+    /// last brought up to it: those pages are copied, and the memory grown since, whole.
+    pub(crate) fn update_written(&mut self, memory: &[u8], written: &[std::ops::Range<usize>]) {
+        let top = self.stack_top as usize;
+        let heap = Arc::make_mut(&mut self.heap);
+        let kept = top + heap.len().min(memory.len().saturating_sub(top));
+        for range in written {
+            let (from, to) = (range.start.max(top), range.end.min(kept));
+            if from < to {
+                heap[from - top..to - top].copy_from_slice(&memory[from..to]);
+            }
+        }
+        heap.extend_from_slice(&memory[kept.max(top).min(memory.len())..]);
+        self.memory_size = memory.len() as u64;
+    }
+
     /// The blocks of the heap that differ from `base` (a fresh instance's memory), by index
     /// from the stack top.
     fn changed<'a>(&'a self, base: &'a [u8]) -> impl Iterator<Item = (u32, &'a [u8])> + 'a {

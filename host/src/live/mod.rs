@@ -7,15 +7,17 @@
 //! against), stack, console and audit records.
 //!
 //! After every call that succeeds, the session brings its image of the heap up to date (a copy
-//! of the guest's memory above its shadow stack, compared block by block and the changed blocks
-//! copied). A call that fails (a trap, the deadline, fuel, memory, an uncaught error) drops its instance, and the
-//! next call runs in a fresh instance with the last good image written back: the failed call
+//! of the guest's memory above its shadow stack): where the kernel reports which pages the call
+//! wrote (`written`), those pages are copied; elsewhere the heap is compared with the image
+//! block by block and the changed blocks copied. A call that fails (a trap, the deadline, fuel,
+//! memory, an uncaught error) drops its instance, and the next call runs in a fresh instance with the last good image written back: the failed call
 //! left nothing behind. The image is also what a session hibernates to ([`HeapImage`]'s file
 //! format) and what a fork copies.
 
 mod access;
 mod image;
 mod runtime;
+mod written;
 
 pub(crate) use access::instrument;
 pub use image::HeapImage;
@@ -39,6 +41,21 @@ pub struct LiveSession {
     /// The heap after the last call that succeeded.
     image: HeapImage,
     calls: u64,
+    /// How successful calls bring the image up to their heap.
+    protection: Protection,
+}
+
+/// How a live session keeps the image a failed call rolls back to ([`LiveSession::set_protection`]).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protection {
+    /// After each successful call, the pages the kernel reports it wrote are copied where the
+    /// kernel tracks writes, else the whole heap is compared (the default).
+    Tracked,
+    /// After each successful call, the whole heap is compared with the image.
+    Compared,
+    /// The image is left as it was: a failed call rolls back to the last protected one.
+    Off,
 }
 
 /// What [`LiveSession::heap`] reports.
@@ -104,6 +121,7 @@ impl Palisade {
             hot: None,
             image,
             calls: 0,
+            protection: Protection::Tracked,
         })
     }
 }
@@ -182,7 +200,7 @@ impl LiveSession {
         let deadline = Instant::now() + policy.limits().timeout.0;
         let mut hot = match self.hot.take() {
             Some(hot) => hot,
-            None => match self.runtime.restore(policy, &self.image).await {
+            None => match self.restore(policy).await {
                 Ok(hot) => hot,
                 Err(error) => return Outcome::failed(error, policy, started),
             },
@@ -197,6 +215,7 @@ impl LiveSession {
             Err(error) => (Err(error), 0),
         };
         let result = match result {
+            Ok(json) if self.protection == Protection::Off => Ok(json),
             Ok(json) => self.keep(&mut hot).await.map(|()| json),
             Err(error) => Err(error),
         };
@@ -282,6 +301,7 @@ impl LiveSession {
             hot: None,
             image: self.image.clone(),
             calls: self.calls,
+            protection: Protection::Tracked,
         }
     }
 
@@ -291,15 +311,38 @@ impl LiveSession {
             .encode(&self.runtime.guest_sha256, &self.runtime.base)
     }
 
-    /// Bring the image up to the hot instance's heap now: what every successful call ends with
-    /// (the cost of rollback protection), timed alone by `palisade bench --live`. Does nothing
-    /// when the session is not hot.
+    /// How each successful call brings the image up to its heap ([`Protection::Tracked`] by
+    /// default). Set otherwise only to measure what rollback protection costs (`palisade bench
+    /// --live`). The image is brought up to the heap at once.
     #[doc(hidden)]
-    pub async fn checkpoint(&mut self) -> Result<(), Error> {
-        match self.hot.as_mut() {
-            Some(hot) => hot.capture(&mut self.image).await,
-            None => Ok(()),
+    pub async fn set_protection(&mut self, protection: Protection) -> Result<(), Error> {
+        if let Some(hot) = self.hot.as_mut() {
+            // Off and Compared keep no tracker, so this compares the whole heap.
+            hot.capture(&mut self.image).await?;
+            match protection {
+                Protection::Tracked => hot.track(self.image.stack_top).await?,
+                Protection::Compared | Protection::Off => hot.untrack(),
+            }
         }
+        self.protection = protection;
+        Ok(())
+    }
+
+    /// A fresh instance holding the image, its writes tracked if the session's protection
+    /// says so.
+    async fn restore(&mut self, policy: &Policy) -> Result<Hot, Error> {
+        let mut hot = self.runtime.restore(policy, &self.image).await?;
+        if self.protection == Protection::Tracked {
+            hot.track(self.image.stack_top).await?;
+        }
+        Ok(hot)
+    }
+
+    /// Whether the kernel reports which pages each call writes (the image update then copies
+    /// those alone), rather than the whole heap being compared. `None` when not hot.
+    #[doc(hidden)]
+    pub fn writes_tracked(&self) -> Option<bool> {
+        self.hot.as_ref().map(Hot::tracked)
     }
 
     /// Drop the instance and keep only the image: the next call restores it.
@@ -315,7 +358,8 @@ impl LiveSession {
     /// Restore the instance now, if it is not hot, so that the next call resumes it.
     pub async fn warm(&mut self) -> Result<(), Error> {
         if self.hot.is_none() {
-            self.hot = Some(self.runtime.restore(&self.policy, &self.image).await?);
+            let policy = self.policy.clone();
+            self.hot = Some(self.restore(&policy).await?);
         }
         Ok(())
     }
@@ -346,4 +390,50 @@ async fn evaluate(
     })
     .await
     .and_then(|json| call::accept_output(policy, json))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The image after each successful step equals the heap, byte for byte, whether the
+    /// kernel reported the pages written or the heap was compared: through allocation,
+    /// growth of the memory, changes to old objects, frees and a failed step between.
+    #[tokio::test]
+    async fn the_image_follows_the_heap_through_every_kind_of_step() {
+        let palisade = Palisade::builder().build().unwrap();
+        let policy = Policy::from_toml(
+            "name = \"t\"\n[limits]\ntimeout = \"60s\"\nmemory = \"128MiB\"\n",
+            None,
+        )
+        .unwrap();
+        let mut live = palisade.live_session(&policy).await.unwrap();
+        let steps = [
+            "globalThis.rows = []; rows.length",
+            "for (let i = 0; i < 200000; i++) rows.push({ i, s: 'row ' + i }); rows.length",
+            "for (let i = 0; i < rows.length; i += 97) rows[i].s = 'changed'; rows[97].s",
+            "throw new Error('rolled back')",
+            "rows.length = 1000; globalThis.m = new Map(rows.map((r) => [r.i, r])); m.size",
+            "m.get(5).s += '!'; m.get(5).s",
+            "n = 1",
+            "n += 1",
+            "n += 1",
+            "n += 1",
+        ];
+        for (k, source) in steps.iter().enumerate() {
+            let ok = live.run("step.js", source, "null").await.result.is_ok();
+            assert_eq!(ok, k != 3, "step {k}: {source}");
+            live.warm().await.unwrap();
+            let hot = live.hot.as_mut().expect("hot after a step");
+            let memory = hot.memory().await.unwrap();
+            let top = live.image.stack_top as usize;
+            assert_eq!(live.image.memory_size, memory.len() as u64, "step {k}");
+            assert!(
+                live.image.heap[..] == memory[top..],
+                "step {k}: the image differs from the heap (tracked: {})",
+                hot.tracked()
+            );
+        }
+        eprintln!("writes tracked: {:?}", live.writes_tracked());
+    }
 }

@@ -5,6 +5,7 @@
 
 use super::access::{ACCESS, Layout};
 use super::image::{HeapImage, WASM_PAGE};
+use super::written::WriteTracker;
 use crate::Error;
 use crate::bindings::{Sandbox, SandboxPre};
 use crate::call::{CallState, Shared};
@@ -36,6 +37,11 @@ pub(crate) struct Hot {
     seek: TypedFunc<(u32,), ()>,
     /// Typed at each use: its parameter borrows the bytes written.
     write: wasmtime::component::Func,
+    /// Which pages of the heap a call wrote, where the kernel tells; `None`: the image update
+    /// compares the whole heap.
+    tracker: Option<WriteTracker>,
+    /// The pages the last call wrote (a buffer kept between calls).
+    written: Vec<std::ops::Range<usize>>,
 }
 
 /// Where `view` stores the list it returns: the bottom of the shadow stack, dead between calls.
@@ -126,6 +132,8 @@ impl LiveRuntime {
             grow,
             seek,
             write,
+            tracker: None,
+            written: Vec::new(),
         })
     }
 
@@ -166,15 +174,53 @@ impl Hot {
         Ok(list.as_le_slice(&self.store).to_vec())
     }
 
-    /// Bring `image` up to this instance's heap.
+    /// Bring `image` up to this instance's heap: the pages written since the last update
+    /// where they are tracked, else the whole heap compared with the image.
     pub(crate) async fn capture(&mut self, image: &mut HeapImage) -> Result<(), Error> {
         let (list,) = self
             .view
             .call_async(&mut self.store, (SCRATCH,))
             .await
             .map_err(internal("reading memory"))?;
-        image.update(list.as_le_slice(&self.store));
+        let memory = list.as_le_slice(&self.store);
+        let Some(tracker) = self.tracker.as_mut() else {
+            image.update(memory);
+            return Ok(());
+        };
+        self.written.clear();
+        if tracker.written(&mut self.written).is_err() {
+            // The kernel stopped answering: compare from now on.
+            self.tracker = None;
+            image.update(memory);
+            return Ok(());
+        }
+        image.update_written(memory, &self.written);
+        if tracker.cover(memory).is_err() {
+            self.tracker = None;
+        }
         Ok(())
+    }
+
+    /// Track the writes to the heap (from `stack_top` up) from now on, where the kernel can;
+    /// the image must equal the heap now.
+    pub(crate) async fn track(&mut self, stack_top: u32) -> Result<(), Error> {
+        let (list,) = self
+            .view
+            .call_async(&mut self.store, (SCRATCH,))
+            .await
+            .map_err(internal("reading memory"))?;
+        self.tracker = WriteTracker::new(list.as_le_slice(&self.store), stack_top as usize);
+        Ok(())
+    }
+
+    /// Stop tracking writes: the image update compares the whole heap.
+    pub(crate) fn untrack(&mut self) {
+        self.tracker = None;
+    }
+
+    /// Whether the kernel tracks the heap's writes.
+    pub(crate) fn tracked(&self) -> bool {
+        self.tracker.is_some()
     }
 
     /// Ask the kernel to back the instance's memory from `from` up with huge pages where it
