@@ -36,6 +36,36 @@ pub struct HeapImage {
     pub(crate) stack_top: u32,
     /// The memory from `stack_top` up.
     pub(crate) heap: Arc<Vec<u8>>,
+    /// The blocks changed since [`HeapImage::take_changed`] last ran.
+    changed: Changed,
+}
+
+/// Blocks of a heap, by index from the stack top, a bit each.
+#[derive(Clone, Debug, Default)]
+struct Changed(Vec<u64>);
+
+impl Changed {
+    fn mark(&mut self, blocks: std::ops::Range<usize>) {
+        if blocks.end > self.0.len() * 64 {
+            self.0.resize(blocks.end.div_ceil(64), 0);
+        }
+        for i in blocks {
+            self.0[i / 64] |= 1 << (i % 64);
+        }
+    }
+
+    /// The blocks marked, in order; none are marked after.
+    fn take(&mut self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for (word, bits) in self.0.iter_mut().enumerate() {
+            while *bits != 0 {
+                let bit = bits.trailing_zeros() as usize;
+                out.push((word * 64 + bit) as u32);
+                *bits &= *bits - 1;
+            }
+        }
+        out
+    }
 }
 
 impl HeapImage {
@@ -45,6 +75,7 @@ impl HeapImage {
             memory_size: base.len() as u64,
             stack_top,
             heap: Arc::new(base[stack_top as usize..].to_vec()),
+            changed: Changed::default(),
         }
     }
 
@@ -55,15 +86,18 @@ impl HeapImage {
         let now = &memory[from..];
         let heap = Arc::make_mut(&mut self.heap);
         let kept = heap.len().min(now.len());
-        for (old, new) in heap[..kept]
+        for (i, (old, new)) in heap[..kept]
             .chunks_mut(BLOCK)
             .zip(now[..kept].chunks(BLOCK))
+            .enumerate()
         {
             if old != new {
                 old.copy_from_slice(new);
+                self.changed.mark(i..i + 1);
             }
         }
         heap.extend_from_slice(&now[kept..]);
+        self.changed.mark(kept / BLOCK..heap.len().div_ceil(BLOCK));
         self.memory_size = memory.len() as u64;
     }
 
@@ -78,10 +112,42 @@ impl HeapImage {
             let (from, to) = (range.start.max(top), range.end.min(kept));
             if from < to {
                 heap[from - top..to - top].copy_from_slice(&memory[from..to]);
+                self.changed
+                    .mark((from - top) / BLOCK..(to - top).div_ceil(BLOCK));
             }
         }
+        let grown = heap.len();
         heap.extend_from_slice(&memory[kept.max(top).min(memory.len())..]);
+        self.changed.mark(grown / BLOCK..heap.len().div_ceil(BLOCK));
         self.memory_size = memory.len() as u64;
+    }
+
+    /// The blocks brought up to the memory since this last ran (or since the image was made),
+    /// by index from the stack top, in order.
+    pub(crate) fn take_changed(&mut self) -> Vec<u32> {
+        self.changed.take()
+    }
+
+    /// Block `i` (from the stack top).
+    pub(crate) fn block(&self, i: u32) -> &[u8] {
+        let at = i as usize * BLOCK;
+        &self.heap[at..(at + BLOCK).min(self.heap.len())]
+    }
+
+    /// Grow the heap to `memory_size` bytes of memory (zeros) and write `blocks` (index from
+    /// the stack top, and its bytes) into it; checked by the caller against the memory's size.
+    pub(crate) fn apply<'a>(
+        &mut self,
+        memory_size: u64,
+        blocks: impl Iterator<Item = (u32, &'a [u8])>,
+    ) {
+        let heap = Arc::make_mut(&mut self.heap);
+        heap.resize((memory_size - u64::from(self.stack_top)) as usize, 0);
+        for (i, bytes) in blocks {
+            let at = i as usize * BLOCK;
+            heap[at..at + bytes.len()].copy_from_slice(bytes);
+        }
+        self.memory_size = memory_size;
     }
 
     /// The blocks of the heap that differ from `base` (a fresh instance's memory), by index
@@ -180,6 +246,7 @@ impl HeapImage {
             memory_size,
             stack_top,
             heap: Arc::new(heap),
+            changed: Changed::default(),
         })
     }
 }
@@ -255,6 +322,11 @@ mod tests {
         assert_eq!(image.memory_size(), 5 * WASM_PAGE);
         assert_eq!(image.changed_blocks(&base), 3);
         assert_eq!(image.heap[..], memory[TOP as usize..]);
+        // The two blocks changed, and the sixteen the memory grew by.
+        let grown = (4 * WASM_PAGE - u64::from(TOP)) as u32 / BLOCK as u32;
+        let expected: Vec<u32> = [0, 1].into_iter().chain(grown..grown + 16).collect();
+        assert_eq!(image.take_changed(), expected);
+        assert!(image.take_changed().is_empty());
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub(crate) struct Hot {
     tracker: Option<WriteTracker>,
     /// The pages the last call wrote (a buffer kept between calls).
     written: Vec<std::ops::Range<usize>>,
+    /// Why the kernel refused to track writes, when it last did.
+    refused: Option<rustix::io::Errno>,
 }
 
 /// Where `view` stores the list it returns: the bottom of the shadow stack, dead between calls.
@@ -134,6 +136,7 @@ impl LiveRuntime {
             write,
             tracker: None,
             written: Vec::new(),
+            refused: None,
         })
     }
 
@@ -209,7 +212,12 @@ impl Hot {
             .call_async(&mut self.store, (SCRATCH,))
             .await
             .map_err(internal("reading memory"))?;
-        self.tracker = WriteTracker::new(list.as_le_slice(&self.store), stack_top as usize);
+        // The old tracker first: a range registered with one userfaultfd cannot be with another.
+        self.tracker = None;
+        match WriteTracker::new(list.as_le_slice(&self.store), stack_top as usize) {
+            Ok(tracker) => (self.tracker, self.refused) = (Some(tracker), None),
+            Err(refused) => self.refused = Some(refused),
+        }
         Ok(())
     }
 
@@ -221,6 +229,12 @@ impl Hot {
     /// Whether the kernel tracks the heap's writes.
     pub(crate) fn tracked(&self) -> bool {
         self.tracker.is_some()
+    }
+
+    /// Why the kernel refused to track the heap's writes, if it did.
+    #[cfg(test)]
+    pub(crate) fn tracking_refused(&self) -> Option<rustix::io::Errno> {
+        self.refused
     }
 
     /// Ask the kernel to back the instance's memory from `from` up with huge pages where it

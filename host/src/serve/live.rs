@@ -1,8 +1,11 @@
 //! Live sessions in the server (`"live": true` on `POST /v1/sessions`): each session's
 //! [`LiveSession`], at most `--max-live-sessions` of them hot (their instances kept), the rest
-//! cooled to their image. After every run that succeeds, the image is written durably to the
-//! session's folder (`DATA/sessions/ID/heap.img`) before the answer goes out, so a restart (or
-//! a `kill -9`) finds the heap of the last acknowledged run; the next run wakes it.
+//! cooled to their image. After every run that succeeds, what the run changed is written
+//! durably to the session's folder before the answer goes out, so a restart (or a `kill -9`)
+//! finds the heap of the last acknowledged run; the next run wakes it. The folder holds the
+//! heap's image file (`DATA/sessions/ID/heap.img`) and its journal (`heap.jrnl`, the blocks each
+//! run changed since the image was written, appended); when the journal outgrows half the
+//! image (or 1 MiB), the next run writes a new image and starts the journal again.
 
 use super::auth::Authed;
 use super::errors::ApiError;
@@ -19,7 +22,59 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-type Slot = Arc<tokio::sync::Mutex<Option<LiveSession>>>;
+type Slot = Arc<tokio::sync::Mutex<Option<Loaded>>>;
+
+/// A live session in memory, and where its journal stands.
+struct Loaded {
+    live: LiveSession,
+    journal: Journal,
+}
+
+/// Where a session's files stand: the image file's length (0: none yet, so the next run
+/// writes one) and the journal after it.
+#[derive(Clone, Copy)]
+struct Journal {
+    image_len: u64,
+    /// The digest the next record chains from (the last record's, or the image file's).
+    head: [u8; 32],
+    /// Bytes in the journal file (0: none yet; the next record writes its header first).
+    len: u64,
+    /// The memory's size at the last record (or image file).
+    memory_size: u64,
+}
+
+/// The journal is folded into a new image file once it is past half the image or this.
+const JOURNAL_MIN: u64 = 1 << 20;
+
+impl Journal {
+    /// A session with no file yet.
+    fn none() -> Journal {
+        Journal {
+            image_len: 0,
+            head: [0; 32],
+            len: 0,
+            memory_size: 0,
+        }
+    }
+
+    /// Just after the image file `image` was written, for a memory of `memory_size` bytes.
+    fn after_image(image: &[u8], memory_size: u64) -> Journal {
+        let head = image[image.len().saturating_sub(32)..]
+            .try_into()
+            .unwrap_or([0; 32]);
+        Journal {
+            image_len: image.len() as u64,
+            head,
+            len: 0,
+            memory_size,
+        }
+    }
+
+    /// Whether the next run writes a new image file rather than a record.
+    fn full(&self) -> bool {
+        self.image_len == 0 || self.len > (self.image_len / 2).max(JOURNAL_MIN)
+    }
+}
 
 /// The server's live sessions, by session id.
 pub struct LiveHeaps {
@@ -32,6 +87,11 @@ pub struct LiveHeaps {
 /// Where a live session's image is kept, beside its `files` folder.
 pub fn heap_file(session_dir: &Path) -> PathBuf {
     session_dir.with_file_name("heap.img")
+}
+
+/// Where the journal of the image `heap_file` is kept.
+fn journal_file(heap_file: &Path) -> PathBuf {
+    heap_file.with_file_name("heap.jrnl")
 }
 
 fn internal(detail: String) -> ApiError {
@@ -81,22 +141,14 @@ impl LiveHeaps {
         let guard = turn.guard.as_mut().expect("held until dropped");
         // The catalog changed the session's policy since it was loaded: its heap goes on under
         // the policy of now (a narrowed grant holds at once, not after the session cools).
-        if let Some(live) = guard.as_ref()
-            && live.policy() != policy
+        if let Some(loaded) = guard.as_mut()
+            && loaded.live.policy() != policy
         {
-            let image = live.image();
-            **guard = Some(runner.palisade().wake_live_session(policy, &image).await?);
+            let image = loaded.live.image();
+            loaded.live = runner.palisade().wake_live_session(policy, &image).await?;
         }
         if guard.is_none() {
-            let path = file.to_owned();
-            let bytes = tokio::task::spawn_blocking(move || std::fs::read(path).ok())
-                .await
-                .map_err(|e| internal(e.to_string()))?;
-            let palisade = runner.palisade();
-            **guard = Some(match bytes {
-                Some(bytes) => palisade.wake_live_session(policy, &bytes).await?,
-                None => palisade.live_session(policy).await?,
-            });
+            **guard = Some(wake(runner, policy, file).await?);
         }
         Ok(turn)
     }
@@ -117,12 +169,12 @@ impl LiveHeaps {
         let options = request.options(who)?;
         let input = request.input.as_deref().map_or("null", |i| i.get());
         let mut turn = self.load(id, runner, policy, file).await?;
-        let live = turn.live();
+        let loaded = turn.loaded();
         let outcome = runner
-            .run_live(live, name, source, input, options, who)
+            .run_live(&mut loaded.live, name, source, input, options, who)
             .await?;
         if outcome.error().is_none()
-            && let Err(e) = save(file, live.image()).await
+            && let Err(e) = keep(file, loaded).await
         {
             // Not kept durably, so not kept: the next run wakes from the last saved image.
             turn.unload();
@@ -204,18 +256,20 @@ impl LiveHeaps {
         policy: &Policy,
     ) -> Result<(), ApiError> {
         let mut turn = self.turn(place.0).await;
-        let fresh = runner.palisade().live_session(policy).await?;
-        let saved = save(place.1, fresh.image()).await;
+        let live = runner.palisade().live_session(policy).await?;
+        let image = live.image();
+        let journal = Journal::after_image(&image, live.memory_size());
+        let saved = save(place.1, image).await;
         if let Some(guard) = turn.guard.as_mut() {
-            **guard = saved.is_ok().then_some(fresh);
+            **guard = saved.is_ok().then_some(Loaded { live, journal });
         }
         saved
     }
 
     /// Give a new session's file (`to_file`) session `from`'s heap as of its last
-    /// acknowledged run: a hard link to its file (which `save` only ever replaces, never
-    /// changes), or a copy where the folder cannot link. A session with no file yet (no run
-    /// kept) forks to one that starts fresh too.
+    /// acknowledged run: a hard link to its image file (which `save` only ever replaces, never
+    /// changes), or a copy where the folder cannot link, and a copy of its journal. A session
+    /// with no file yet (no run kept) forks to one that starts fresh too.
     pub async fn fork(&self, from: (&str, &Path), to_file: &Path) -> Result<(), ApiError> {
         // After a run in progress here has kept its image.
         let _turn = self.turn(from.0).await;
@@ -227,6 +281,11 @@ impl LiveHeaps {
                 Ok(()) => {}
             }
             std::fs::File::open(&to)?.sync_all()?;
+            match std::fs::copy(journal_file(&from), journal_file(&to)) {
+                Ok(_) => std::fs::File::open(journal_file(&to))?.sync_all()?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
             sync_folder(&to)
         })
         .await
@@ -251,14 +310,18 @@ struct Turn<'a> {
     heaps: &'a LiveHeaps,
     id: String,
     /// `Some` until the turn is dropped.
-    guard: Option<tokio::sync::OwnedMutexGuard<Option<LiveSession>>>,
+    guard: Option<tokio::sync::OwnedMutexGuard<Option<Loaded>>>,
 }
 
 impl Turn<'_> {
     /// The session, once [`LiveHeaps::load`] has loaded it.
-    fn live(&mut self) -> &mut LiveSession {
+    fn loaded(&mut self) -> &mut Loaded {
         let guard = self.guard.as_mut().expect("held until dropped");
         guard.as_mut().expect("loaded")
+    }
+
+    fn live(&mut self) -> &mut LiveSession {
+        &mut self.loaded().live
     }
 
     /// Drop the session from memory: its next turn wakes it from its file.
@@ -276,8 +339,107 @@ impl Drop for Turn<'_> {
     }
 }
 
-/// Write `image` to `file` durably: a temporary file, synced, renamed over it, the folder
-/// synced. A heap file is never changed in place, so a fork may link to it.
+/// A session from its files: the image file, then its journal's records; a fresh session if
+/// no run was kept yet. A journal cut short (a write that never finished) is cut back to its
+/// last whole record, and one left from an older image is emptied.
+async fn wake(runner: &Runner, policy: &Policy, file: &Path) -> Result<Loaded, ApiError> {
+    let (image_path, journal_path) = (file.to_owned(), journal_file(file));
+    let (image, log) = tokio::task::spawn_blocking(move || {
+        (
+            std::fs::read(&image_path).ok(),
+            std::fs::read(&journal_path).ok(),
+        )
+    })
+    .await
+    .map_err(|e| internal(e.to_string()))?;
+    let palisade = runner.palisade();
+    let Some(image) = image else {
+        let live = palisade.live_session(policy).await?;
+        return Ok(Loaded {
+            live,
+            journal: Journal::none(),
+        });
+    };
+    let mut live = palisade.wake_live_session(policy, &image).await?;
+    let mut journal = Journal::after_image(&image, live.memory_size());
+    if let Some(log) = log {
+        let replayed = live.replay_journal(&log, &journal.head)?;
+        if replayed.valid < log.len() {
+            cut(journal_file(file), replayed.valid as u64).await?;
+        }
+        journal.head = replayed.head;
+        journal.len = replayed.valid as u64;
+        journal.memory_size = live.memory_size();
+    }
+    Ok(Loaded { live, journal })
+}
+
+/// Keep a successful run durably: a record of what it changed appended to the journal, or a
+/// new image file once the journal is past its bound.
+async fn keep(file: &Path, loaded: &mut Loaded) -> Result<(), ApiError> {
+    let memory_size = loaded.live.memory_size();
+    let was = loaded.journal;
+    if was.full() {
+        let image = loaded.live.image_for_journal();
+        let journal = Journal::after_image(&image, memory_size);
+        save(file, image).await?;
+        loaded.journal = journal;
+        return Ok(());
+    }
+    let (record, head) = loaded.live.journal_record(was.memory_size, &was.head);
+    let added = append(journal_file(file), was, record).await?;
+    loaded.journal = Journal {
+        head,
+        len: was.len + added,
+        memory_size,
+        ..was
+    };
+    Ok(())
+}
+
+/// Append `record` to the journal at `path` (`was` says where it stands: a journal of no bytes
+/// is written anew, its header first) and sync it; the bytes added. A write that fails is cut
+/// back off, so that it cannot surface as a run that was never acknowledged.
+async fn append(path: PathBuf, was: Journal, record: Vec<u8>) -> Result<u64, ApiError> {
+    tokio::task::spawn_blocking(move || -> std::io::Result<u64> {
+        use std::io::Write;
+        if was.len == 0 {
+            let mut bytes = crate::live::journal::header(&was.head);
+            bytes.extend_from_slice(&record);
+            let mut out = std::fs::File::create(&path)?;
+            out.write_all(&bytes)?;
+            out.sync_all()?;
+            sync_folder(&path)?;
+            return Ok(bytes.len() as u64);
+        }
+        let mut out = std::fs::OpenOptions::new().append(true).open(&path)?;
+        let written = out.write_all(&record).and_then(|()| out.sync_data());
+        if let Err(e) = written {
+            let _ = out.set_len(was.len).and_then(|()| out.sync_data());
+            return Err(e);
+        }
+        Ok(record.len() as u64)
+    })
+    .await
+    .map_err(|e| internal(e.to_string()))?
+    .map_err(|e| internal(format!("keeping a live session's journal: {e}")))
+}
+
+/// Cut the journal at `path` back to `len` bytes, durably.
+async fn cut(path: PathBuf, len: u64) -> Result<(), ApiError> {
+    tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+        let out = std::fs::OpenOptions::new().write(true).open(&path)?;
+        out.set_len(len)?;
+        out.sync_all()
+    })
+    .await
+    .map_err(|e| internal(e.to_string()))?
+    .map_err(|e| internal(format!("cutting a live session's journal: {e}")))
+}
+
+/// Write `image` to `file` durably: a temporary file, synced, renamed over it, the journal of
+/// the image before removed, the folder synced (so that neither the old image nor its journal
+/// can come back). A heap file is never changed in place, so a fork may link to it.
 async fn save(file: &Path, image: Vec<u8>) -> Result<(), ApiError> {
     let file = file.to_owned();
     tokio::task::spawn_blocking(move || -> std::io::Result<()> {
@@ -287,6 +449,10 @@ async fn save(file: &Path, image: Vec<u8>) -> Result<(), ApiError> {
         out.write_all(&image)?;
         out.sync_all()?;
         std::fs::rename(&temp, &file)?;
+        match std::fs::remove_file(journal_file(&file)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
         sync_folder(&file)
     })
     .await
@@ -377,7 +543,7 @@ mod tests {
             .iter()
             .filter(|(_, slot)| {
                 let guard = slot.try_lock().expect("no turn under way");
-                guard.as_ref().is_some_and(LiveSession::is_hot)
+                guard.as_ref().is_some_and(|loaded| loaded.live.is_hot())
             })
             .map(|(id, _)| id.clone())
             .collect();

@@ -423,3 +423,73 @@ async fn a_damaged_heap_file_is_refused_and_a_reset_recovers_the_session() {
     reset_forgets(&server, &id, "kept").await;
     server.assert_fine(None).await;
 }
+
+/// The image file's identity (inode, length, modification time).
+fn image_id(file: &std::path::Path) -> (u64, u64, std::time::SystemTime) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(file).unwrap();
+    (meta.ino(), meta.len(), meta.modified().unwrap())
+}
+
+/// A step after the first is kept by appending what it changed to the journal
+/// (`heap.jrnl`), the image file untouched; a restart replays it; a journal cut mid-record is
+/// cut back to its last whole record (that step was never acknowledged); a whole record
+/// damaged is refused as `invalid_component` and a reset recovers; past its bound the journal
+/// is folded into a new image file.
+#[tokio::test]
+async fn steps_are_kept_in_a_journal_that_a_restart_replays() {
+    let cfg = config("live-journal", false);
+    let data = cfg.data.clone();
+    let server = start(cfg);
+    let id = live(&server).await;
+    let dir = data.join("sessions").join(&id);
+    let (image, journal) = (dir.join("heap.img"), dir.join("heap.jrnl"));
+    step(&server, &id, "const log = []; log.length", Value::Null).await;
+    let first = image_id(&image);
+    let mut lengths = Vec::new();
+    for n in 1..=2 {
+        assert_eq!(step(&server, &id, "log.push(1)", Value::Null).await, n);
+        lengths.push(std::fs::metadata(&journal).unwrap().len());
+    }
+    assert_eq!(image_id(&image), first, "the image file is not rewritten");
+    assert!(lengths[0] > 0 && lengths[1] > lengths[0], "{lengths:?}");
+    drop(server);
+    // A write that never finished: half a record at the end.
+    let mut bytes = std::fs::read(&journal).unwrap();
+    let whole = bytes.len();
+    bytes.extend_from_slice(&bytes[44..44 + 5000].to_vec());
+    std::fs::write(&journal, &bytes).unwrap();
+    let restart = |name: &str| {
+        let mut cfg = config(name, false);
+        cfg.data = data.clone();
+        start(cfg)
+    };
+    let server = restart("live-journal-2");
+    assert_eq!(step(&server, &id, "log.length", Value::Null).await, 2);
+    assert!(std::fs::metadata(&journal).unwrap().len() > whole as u64);
+    // Steps until the journal passes its bound: a new image file, a new journal.
+    let mut folded = false;
+    for _ in 0..64 {
+        step(&server, &id, "log.push('x'.repeat(4096)); 0", Value::Null).await;
+        if image_id(&image).0 != first.0 {
+            folded = true;
+            break;
+        }
+    }
+    assert!(folded, "the journal was never folded into a new image");
+    let length = step(&server, &id, "log.length", Value::Null).await;
+    drop(server);
+    // A whole record damaged: refused, never run; a reset recovers.
+    let mut bytes = std::fs::read(&journal).unwrap();
+    bytes[44 + 20] ^= 1;
+    std::fs::write(&journal, &bytes).unwrap();
+    let server = restart("live-journal-3");
+    let uri = format!("/v1/sessions/{id}/run");
+    let refused = server
+        .call("POST", &uri, None, json!({"source": "log.length"}))
+        .await;
+    assert_error(&refused, 400, "invalid_component");
+    assert!(length.as_u64().unwrap() > 2);
+    reset_forgets(&server, &id, "log").await;
+    server.assert_fine(None).await;
+}
