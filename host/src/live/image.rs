@@ -55,6 +55,7 @@ impl Changed {
     }
 
     /// The blocks marked, in order; none are marked after.
+    #[cfg(feature = "serve")]
     fn take(&mut self) -> Vec<u32> {
         let mut out = Vec::new();
         for (word, bits) in self.0.iter_mut().enumerate() {
@@ -124,11 +125,13 @@ impl HeapImage {
 
     /// The blocks brought up to the memory since this last ran (or since the image was made),
     /// by index from the stack top, in order.
+    #[cfg(feature = "serve")]
     pub(crate) fn take_changed(&mut self) -> Vec<u32> {
         self.changed.take()
     }
 
     /// Block `i` (from the stack top).
+    #[cfg(feature = "serve")]
     pub(crate) fn block(&self, i: u32) -> &[u8] {
         let at = i as usize * BLOCK;
         &self.heap[at..(at + BLOCK).min(self.heap.len())]
@@ -136,6 +139,7 @@ impl HeapImage {
 
     /// Grow the heap to `memory_size` bytes of memory (zeros) and write `blocks` (index from
     /// the stack top, and its bytes) into it; checked by the caller against the memory's size.
+    #[cfg(feature = "serve")]
     pub(crate) fn apply<'a>(
         &mut self,
         memory_size: u64,
@@ -323,10 +327,13 @@ mod tests {
         assert_eq!(image.changed_blocks(&base), 3);
         assert_eq!(image.heap[..], memory[TOP as usize..]);
         // The two blocks changed, and the sixteen the memory grew by.
-        let grown = (4 * WASM_PAGE - u64::from(TOP)) as u32 / BLOCK as u32;
-        let expected: Vec<u32> = [0, 1].into_iter().chain(grown..grown + 16).collect();
-        assert_eq!(image.take_changed(), expected);
-        assert!(image.take_changed().is_empty());
+        #[cfg(feature = "serve")]
+        {
+            let grown = (4 * WASM_PAGE - u64::from(TOP)) as u32 / BLOCK as u32;
+            let expected: Vec<u32> = [0, 1].into_iter().chain(grown..grown + 16).collect();
+            assert_eq!(image.take_changed(), expected);
+            assert!(image.take_changed().is_empty());
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@
 
 mod access;
 mod image;
+#[cfg(feature = "serve")]
 pub(crate) mod journal;
 mod runtime;
 mod written;
@@ -281,6 +282,7 @@ impl LiveSession {
     }
 
     /// Bytes of linear memory the heap spans.
+    #[cfg(feature = "serve")]
     pub(crate) fn memory_size(&self) -> u64 {
         self.image.memory_size
     }
@@ -312,6 +314,7 @@ impl LiveSession {
     }
 
     /// The heap as an image file, starting a new journal: what changed so far is in the file.
+    #[cfg(feature = "serve")]
     pub(crate) fn image_for_journal(&mut self) -> Vec<u8> {
         drop(self.image.take_changed());
         self.image()
@@ -320,6 +323,7 @@ impl LiveSession {
     /// A journal record of what changed since the last record or image file (whose memory
     /// size was `grown_from`), chained after the record (or file) whose digest is `previous`;
     /// and its digest.
+    #[cfg(feature = "serve")]
     pub(crate) fn journal_record(
         &mut self,
         grown_from: u64,
@@ -331,6 +335,7 @@ impl LiveSession {
 
     /// Apply a journal written after the image file the session woke from (which ends with
     /// `image_digest`). The instance, if any, is dropped: the next call restores the image.
+    #[cfg(feature = "serve")]
     pub(crate) fn replay_journal(
         &mut self,
         log: &[u8],

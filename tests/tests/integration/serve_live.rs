@@ -457,7 +457,7 @@ async fn steps_are_kept_in_a_journal_that_a_restart_replays() {
     // A write that never finished: half a record at the end.
     let mut bytes = std::fs::read(&journal).unwrap();
     let whole = bytes.len();
-    bytes.extend_from_slice(&bytes[44..44 + 5000].to_vec());
+    bytes.extend_from_within(44..44 + 5000);
     std::fs::write(&journal, &bytes).unwrap();
     let restart = |name: &str| {
         let mut cfg = config(name, false);
