@@ -103,16 +103,29 @@ impl HeapImage {
     }
 
     /// Bring the copy up to `memory` when the pages at `written` (offsets in the memory, as
-    /// [`super::written::WriteTracker`] reports them) are all that changed since the copy was
-    /// last brought up to it: those pages are copied, and the memory grown since, whole.
-    pub(crate) fn update_written(&mut self, memory: &[u8], written: &[std::ops::Range<usize>]) {
+    /// [`super::written::WriteTracker`] reports them, of 4 KiB pages) are all that may have
+    /// changed since the copy was last brought up to it: each is compared and copied if it
+    /// changed, and the memory grown since is copied whole. The pages of `written` that had
+    /// not changed are pushed to `unchanged`.
+    pub(crate) fn update_written(
+        &mut self,
+        memory: &[u8],
+        written: &[std::ops::Range<usize>],
+        unchanged: &mut Vec<usize>,
+    ) {
         let top = self.stack_top as usize;
         let heap = Arc::make_mut(&mut self.heap);
         let kept = top + heap.len().min(memory.len().saturating_sub(top));
-        for range in written {
-            let (from, to) = (range.start.max(top), range.end.min(kept));
-            if from < to {
-                heap[from - top..to - top].copy_from_slice(&memory[from..to]);
+        for page in written.iter().flat_map(|r| r.clone().step_by(BLOCK)) {
+            let (from, to) = (page.max(top), (page + BLOCK).min(kept));
+            if from >= to {
+                continue;
+            }
+            let old = &mut heap[from - top..to - top];
+            if *old == memory[from..to] {
+                unchanged.push(page);
+            } else {
+                old.copy_from_slice(&memory[from..to]);
                 self.changed
                     .mark((from - top) / BLOCK..(to - top).div_ceil(BLOCK));
             }

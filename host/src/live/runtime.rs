@@ -40,8 +40,10 @@ pub(crate) struct Hot {
     /// Which pages of the heap a call wrote, where the kernel tells; `None`: the image update
     /// compares the whole heap.
     tracker: Option<WriteTracker>,
-    /// The pages the last call wrote (a buffer kept between calls).
+    /// The pages the last call may have written, and those of them it left unchanged
+    /// (buffers kept between calls).
     written: Vec<std::ops::Range<usize>>,
+    unchanged: Vec<usize>,
     /// Why the kernel refused to track writes, when it last did.
     refused: Option<rustix::io::Errno>,
 }
@@ -136,6 +138,7 @@ impl LiveRuntime {
             write,
             tracker: None,
             written: Vec::new(),
+            unchanged: Vec::new(),
             refused: None,
         })
     }
@@ -191,14 +194,16 @@ impl Hot {
             return Ok(());
         };
         self.written.clear();
+        self.unchanged.clear();
         if tracker.written(&mut self.written).is_err() {
             // The kernel stopped answering: compare from now on.
             self.tracker = None;
             image.update(memory);
             return Ok(());
         }
-        image.update_written(memory, &self.written);
-        if tracker.cover(memory).is_err() {
+        image.update_written(memory, &self.written, &mut self.unchanged);
+        let settled = tracker.settle(&self.written, &self.unchanged);
+        if settled.and_then(|()| tracker.cover(memory)).is_err() {
             self.tracker = None;
         }
         Ok(())

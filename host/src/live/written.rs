@@ -9,7 +9,7 @@
 #![allow(unsafe_code)]
 
 use linux_raw_sys::general::{
-    PAGE_IS_WRITTEN, PM_SCAN_CHECK_WPASYNC, PM_SCAN_WP_MATCHING, UFFD_API, UFFD_FEATURE_WP_ASYNC,
+    PAGE_IS_WRITTEN, PM_SCAN_CHECK_WPASYNC, UFFD_API, UFFD_FEATURE_WP_ASYNC,
     UFFD_FEATURE_WP_UNPOPULATED, UFFD_USER_MODE_ONLY, UFFDIO_REGISTER_MODE_WP,
     page_region as PageRegion, pm_scan_arg as PmScanArg, uffdio_api as UffdioApi,
     uffdio_range as UffdioRange, uffdio_register as UffdioRegister,
@@ -65,7 +65,18 @@ pub(crate) struct WriteTracker {
     /// Offsets in the memory of the tracked pages.
     tracked: Range<usize>,
     regions: Vec<PageRegion>,
+    /// Each tracked page's state: [`PROTECTED`], or left writable (a page written by a recent
+    /// step) and how many scans in a row it came back unchanged.
+    pages: Vec<u8>,
 }
+
+/// A page's state when it is write-protected.
+const PROTECTED: u8 = u8::MAX;
+
+/// Scans in a row a writable page may come back unchanged before it is protected again. A page
+/// that steps keep writing is left writable: its write costs no fault, and each scan reports
+/// it (to be compared), which costs less than a fault.
+const QUIET: u8 = 4;
 
 impl WriteTracker {
     /// Track writes to `memory` (an instance's whole linear memory) from offset `from` to its
@@ -101,6 +112,7 @@ impl WriteTracker {
                 };
                 256
             ],
+            pages: Vec::new(),
         };
         tracker.cover(memory)?;
         Ok(tracker)
@@ -141,18 +153,21 @@ impl WriteTracker {
             )?;
         }
         self.tracked.end = end;
+        self.pages
+            .resize((self.tracked.end - self.tracked.start) / PAGE, PROTECTED);
         Ok(())
     }
 
-    /// The ranges (offsets in the memory) of the pages written since the last call, in order,
-    /// each protected again; appended to `out`.
+    /// The ranges (offsets in the memory) of the pages that may have been written since the
+    /// last scan, in order, appended to `out`: those written while protected, and those left
+    /// writable. Then [`WriteTracker::settle`] says which of them came back unchanged.
     pub(crate) fn written(&mut self, out: &mut Vec<Range<usize>>) -> rustix::io::Result<()> {
         let end = (self.base + self.tracked.end) as u64;
         let mut start = (self.base + self.tracked.start) as u64;
         while start < end {
             let mut arg = PmScanArg {
                 size: size_of::<PmScanArg>() as u64,
-                flags: u64::from(PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC),
+                flags: u64::from(PM_SCAN_CHECK_WPASYNC),
                 start,
                 end,
                 walk_end: 0,
@@ -176,6 +191,59 @@ impl WriteTracker {
             start = arg.walk_end.max(start + PAGE as u64);
             if arg.walk_end >= end {
                 break;
+            }
+        }
+        for range in out.iter() {
+            for page in range.clone().step_by(PAGE) {
+                let state = &mut self.pages[(page - self.tracked.start) / PAGE];
+                if *state == PROTECTED {
+                    *state = 0; // its first write lifted the protection
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After [`WriteTracker::written`] reported `written`: `unchanged` (ascending offsets) are
+    /// the pages among them whose bytes the step left as they were. A page unchanged [`QUIET`]
+    /// scans in a row is protected again; a changed one starts counting again.
+    pub(crate) fn settle(
+        &mut self,
+        written: &[Range<usize>],
+        unchanged: &[usize],
+    ) -> rustix::io::Result<()> {
+        let mut unchanged = unchanged.iter().peekable();
+        let mut protect: Vec<Range<usize>> = Vec::new();
+        for page in written.iter().flat_map(|r| r.clone().step_by(PAGE)) {
+            let state = &mut self.pages[(page - self.tracked.start) / PAGE];
+            if unchanged.next_if(|&&u| u == page).is_none() {
+                *state = 0;
+                continue;
+            }
+            *state += 1;
+            if *state < QUIET {
+                continue;
+            }
+            *state = PROTECTED;
+            match protect.last_mut() {
+                Some(last) if last.end == page => last.end += PAGE,
+                _ => protect.push(page..page + PAGE),
+            }
+        }
+        for range in protect {
+            let mut protect = UffdioWriteprotect {
+                range: UffdioRange {
+                    start: (self.base + range.start) as u64,
+                    len: range.len() as u64,
+                },
+                mode: u64::from(UFFDIO_WRITEPROTECT_MODE_WP),
+            };
+            // SAFETY: as in `cover`: a tracked range of the instance's memory.
+            unsafe {
+                rustix::ioctl::ioctl(
+                    &self.uffd,
+                    Updater::<UFFDIO_WRITEPROTECT, _>::new(&mut protect),
+                )?;
             }
         }
         Ok(())
@@ -233,16 +301,25 @@ mod tests {
         }
         let mut written = Vec::new();
         tracker.written(&mut written).unwrap();
-        assert_eq!(
-            written,
-            vec![PAGE..2 * PAGE, 5 * PAGE..7 * PAGE, 40 * PAGE..41 * PAGE]
-        );
+        let expected = vec![PAGE..2 * PAGE, 5 * PAGE..7 * PAGE, 40 * PAGE..41 * PAGE];
+        assert_eq!(written, expected, "page 0 is not tracked");
+        // Changed: left writable, so reported at each scan, written or not, until they come
+        // back unchanged QUIET scans in a row.
+        tracker.settle(&written, &[]).unwrap();
+        let all: Vec<usize> = [1, 5, 6, 40].map(|p| p * PAGE).to_vec();
+        for _ in 0..QUIET {
+            written.clear();
+            tracker.written(&mut written).unwrap();
+            assert_eq!(written, expected);
+            tracker.settle(&written, &all).unwrap();
+        }
         written.clear();
         tracker.written(&mut written).unwrap();
-        assert!(written.is_empty(), "protected again");
+        assert!(written.is_empty(), "protected again: {written:?}");
         memory[63 * PAGE] = 2;
+        memory[5 * PAGE] = 2;
         tracker.written(&mut written).unwrap();
-        assert_eq!(written, vec![63 * PAGE..64 * PAGE]);
+        assert_eq!(written, vec![5 * PAGE..6 * PAGE, 63 * PAGE..64 * PAGE]);
         drop(tracker);
         // SAFETY: the mapping made above, no longer borrowed.
         unsafe { rustix::mm::munmap(ptr, 64 * PAGE) }.unwrap();
