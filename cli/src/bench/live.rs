@@ -56,16 +56,31 @@ struct Cold {
     bytes: usize,
     hibernate: Duration,
     wake: Duration,
+    wake_bytes: Duration,
     fork: Duration,
     fork_restored: Duration,
 }
 
 async fn cold(palisade: &Palisade, policy: &Policy, live: &LiveSession, n: usize) -> Cold {
     let hibernate = timed(n, async || drop(live.image())).await;
-    let file = live.image();
+    let bytes = live.image();
+    // The server's wake: from the session's file (here in the page cache, just written).
+    let path = std::env::temp_dir().join(format!("palisade-bench-heap-{}", std::process::id()));
+    std::fs::write(&path, &bytes).expect("the heap file is written");
+    let file = std::fs::File::open(&path).expect("the heap file opens");
     let wake = timed(n, async || {
         let mut woken = palisade
-            .wake_live_session(policy, &file)
+            .wake_live_session_file(policy, &file)
+            .await
+            .expect("wakes");
+        woken.warm().await.expect("restores");
+    })
+    .await;
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    let wake_bytes = timed(n, async || {
+        let mut woken = palisade
+            .wake_live_session(policy, &bytes)
             .await
             .expect("wakes");
         woken.warm().await.expect("restores");
@@ -78,9 +93,10 @@ async fn cold(palisade: &Palisade, policy: &Policy, live: &LiveSession, n: usize
     })
     .await;
     Cold {
-        bytes: file.len(),
+        bytes: bytes.len(),
         hibernate,
         wake,
+        wake_bytes,
         fork,
         fork_restored,
     }
@@ -139,7 +155,14 @@ pub(super) async fn live(palisade: &Palisade, calls: usize) -> Result<(), ExitCo
     );
     let hibernate = format!("hibernate that heap to a file of {} bytes", cold.bytes);
     line(&hibernate, cold.hibernate);
-    line("wake that heap (check, decompress, restore)", cold.wake);
+    line(
+        "wake that heap from its file (check, map, restore)",
+        cold.wake,
+    );
+    line(
+        "wake that heap from bytes in memory (check, copy, restore)",
+        cold.wake_bytes,
+    );
     line("fork that heap (a session sharing its image)", cold.fork);
     line(
         "fork that heap and restore the fork (its first step)",

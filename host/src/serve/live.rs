@@ -88,14 +88,14 @@ impl LiveHeaps {
             **guard = Some(runner.palisade().wake_live_session(policy, &image).await?);
         }
         if guard.is_none() {
-            let path = file.to_owned();
-            let bytes = tokio::task::spawn_blocking(move || std::fs::read(path).ok())
-                .await
-                .map_err(|e| internal(e.to_string()))?;
             let palisade = runner.palisade();
-            **guard = Some(match bytes {
-                Some(bytes) => palisade.wake_live_session(policy, &bytes).await?,
-                None => palisade.live_session(policy).await?,
+            // Woken from its file, mapped (no run kept yet: no file, a fresh heap).
+            **guard = Some(match std::fs::File::open(file) {
+                Ok(opened) => palisade.wake_live_session_file(policy, &opened).await?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    palisade.live_session(policy).await?
+                }
+                Err(e) => return Err(internal(format!("opening a live session's heap: {e}"))),
             });
         }
         Ok(turn)
