@@ -102,6 +102,26 @@ async fn cold(palisade: &Palisade, policy: &Policy, live: &LiveSession, n: usize
     }
 }
 
+impl Cold {
+    fn print(&self, line: impl Fn(&str, Duration)) {
+        let hibernate = format!("hibernate that heap to a file of {} bytes", self.bytes);
+        line(&hibernate, self.hibernate);
+        line(
+            "wake that heap from its file (check, map, restore)",
+            self.wake,
+        );
+        line(
+            "wake that heap from bytes in memory (check, copy, restore)",
+            self.wake_bytes,
+        );
+        line("fork that heap (a session sharing its image)", self.fork);
+        line(
+            "fork that heap and restore the fork (its first step)",
+            self.fork_restored,
+        );
+    }
+}
+
 /// Print the live figures, `calls` samples each (a tenth of them for the 16 MiB ones).
 pub(super) async fn live(palisade: &Palisade, calls: usize) -> Result<(), ExitCode> {
     let report = |e: String| {
@@ -153,21 +173,7 @@ pub(super) async fn live(palisade: &Palisade, calls: usize) -> Result<(), ExitCo
         "  of which the image update (rollback protection)",
         big.checkpoint,
     );
-    let hibernate = format!("hibernate that heap to a file of {} bytes", cold.bytes);
-    line(&hibernate, cold.hibernate);
-    line(
-        "wake that heap from its file (check, map, restore)",
-        cold.wake,
-    );
-    line(
-        "wake that heap from bytes in memory (check, copy, restore)",
-        cold.wake_bytes,
-    );
-    line("fork that heap (a session sharing its image)", cold.fork);
-    line(
-        "fork that heap and restore the fork (its first step)",
-        cold.fork_restored,
-    );
+    cold.print(line);
     println!("targets (docs/sessions.md)");
     let resume = small.step.saturating_sub(small.checkpoint);
     let ratio = |part: Duration, of: Duration| 100.0 * part.as_secs_f64() / of.as_secs_f64();

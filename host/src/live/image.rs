@@ -186,7 +186,7 @@ impl HeapImage {
         let body = checked(&map, max_memory)?;
         let header = Header::parse(body, guest, max_memory, (base, stack_top)).map_err(refused)?;
         let size = header.memory_size as usize - stack_top as usize;
-        if stack_top as usize % BLOCK == 0 {
+        if (stack_top as usize).is_multiple_of(BLOCK) {
             let runs = header.runs.clone();
             let file = file.try_clone().map_err(unreadable)?;
             let file = Arc::new(HeapFile { file, runs });
