@@ -56,6 +56,10 @@ struct Cold {
     bytes: usize,
     hibernate: Duration,
     wake: Duration,
+    /// The wake without its restore: the file checked and the image mapped.
+    wake_checked: Duration,
+    /// The wake and a first step on it, whose image update reads the mapped pages.
+    wake_step: Duration,
     wake_bytes: Duration,
     fork: Duration,
     fork_restored: Duration,
@@ -74,6 +78,18 @@ async fn cold(palisade: &Palisade, policy: &Policy, live: &LiveSession, n: usize
             .await
             .expect("wakes");
         woken.warm().await.expect("restores");
+    })
+    .await;
+    let wake_checked = timed(n, async || {
+        let woken = palisade.wake_live_session_file(policy, &file).await;
+        drop(woken.expect("wakes"));
+    })
+    .await;
+    let wake_step = timed(n, async || {
+        let woken = palisade.wake_live_session_file(policy, &file).await;
+        ok(&mut woken.expect("wakes"), "n += 1")
+            .await
+            .expect("runs");
     })
     .await;
     drop(file);
@@ -96,6 +112,8 @@ async fn cold(palisade: &Palisade, policy: &Policy, live: &LiveSession, n: usize
         bytes: bytes.len(),
         hibernate,
         wake,
+        wake_checked,
+        wake_step,
         wake_bytes,
         fork,
         fork_restored,
@@ -109,6 +127,14 @@ impl Cold {
         line(
             "wake that heap from its file (check, map, restore)",
             self.wake,
+        );
+        line(
+            "  of which the check and the image's mapping",
+            self.wake_checked,
+        );
+        line(
+            "wake that heap from its file and run a step",
+            self.wake_step,
         );
         line(
             "wake that heap from bytes in memory (check, copy, restore)",

@@ -181,8 +181,13 @@ impl HeapImage {
         }
         // SAFETY: a heap file is written whole to a temporary file and renamed into place
         // (`serve::live`), never changed in place, so its bytes do not change while mapped.
-        let map =
-            unsafe { memmap2::MmapOptions::new().populate().map(file) }.map_err(unreadable)?;
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .len(len as usize)
+                .populate()
+                .map(file)
+        }
+        .map_err(unreadable)?;
         let body = checked(&map, max_memory)?;
         let header = Header::parse(body, guest, max_memory, (base, stack_top)).map_err(refused)?;
         let size = header.memory_size as usize - stack_top as usize;
