@@ -13,7 +13,7 @@
 //! they read anything else: a truncated or altered file is refused as `invalid_component`,
 //! never restored.
 
-use super::heap::{HeapBytes, HeapFile, MapBase, Run};
+use super::heap::{HeapBytes, HeapFile, MAX_MAPPINGS, MapBase, Run};
 use crate::Error;
 use std::sync::Arc;
 
@@ -101,12 +101,26 @@ impl HeapImage {
     }
 
     /// The runs of blocks a file of the image holds: those that differ from `base`, two runs
-    /// joined when at most [`GAP`] blocks lie between them.
+    /// joined when at most [`GAP`] blocks lie between them, and across the smallest gaps
+    /// beyond that when the runs would be more than [`MAX_MAPPINGS`]: a file Palisade writes
+    /// is always mapped at a wake, at the cost of storing unchanged blocks.
     fn runs(&self, base: &[u8]) -> Vec<(u32, u32)> {
+        let changed: Vec<u32> = self.changed(base).map(|(i, _)| i).collect();
+        let mut gaps: Vec<u32> = changed
+            .windows(2)
+            .map(|w| w[1] - w[0] - 1)
+            .filter(|&gap| gap > 0)
+            .collect();
+        let join = if gaps.len() + 1 > MAX_MAPPINGS {
+            gaps.sort_unstable();
+            gaps[gaps.len() - MAX_MAPPINGS].max(GAP)
+        } else {
+            GAP
+        };
         let mut runs: Vec<(u32, u32)> = Vec::new();
-        for (i, _) in self.changed(base) {
+        for i in changed {
             match runs.last_mut() {
-                Some((first, count)) if i - (*first + *count) <= GAP => *count = i + 1 - *first,
+                Some((first, count)) if i - (*first + *count) <= join => *count = i + 1 - *first,
                 _ => runs.push((i, 1)),
             }
         }
@@ -402,6 +416,34 @@ mod tests {
         let back = HeapImage::decode(&file, &guest, 1 << 30, (&base, TOP)).unwrap();
         assert_eq!(back.heap, image.heap);
         assert_eq!(back.memory_size, image.memory_size);
+    }
+
+    /// A heap changed in 200 scattered blocks is written as at most [`MAX_MAPPINGS`] runs
+    /// (across its smallest gaps), so a wake maps it; it decodes to the image.
+    #[test]
+    fn a_fragmented_heap_is_written_in_few_enough_runs_to_be_mapped() {
+        let base = vec![0u8; 4 * WASM_PAGE as usize];
+        let mut memory = vec![0u8; 160 * WASM_PAGE as usize];
+        for i in 0..200 {
+            // Gaps of 1 to 6 blocks beyond `GAP`, so that joining within `GAP` is not enough.
+            let block = 1 + i * (GAP as usize + 2) + i % 5;
+            memory[TOP as usize + block * BLOCK] = 1 + (i % 250) as u8;
+        }
+        let mut image = HeapImage::pristine(&base, TOP);
+        image.update(&memory);
+        assert_eq!(image.changed_blocks(&base), 200);
+        let guest = [3u8; 32];
+        let file = image.encode(&guest, &base);
+        let runs = u32_at(&file, 52) as usize;
+        assert!((1..=MAX_MAPPINGS).contains(&runs), "{runs} runs");
+        let path = std::env::temp_dir().join(format!("palisade-runs-{}", std::process::id()));
+        std::fs::write(&path, &file).unwrap();
+        let opened = std::fs::File::open(&path).unwrap();
+        let map_base = base_map(&base);
+        let back = HeapImage::open(&opened, &guest, 1 << 30, (&base, TOP, &map_base)).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(back.heap.file().is_some(), "mapped");
+        assert_eq!(back.heap, image.heap);
     }
 
     /// Truncated, altered, another guest's, over the limit, of an older version, or forged
