@@ -6,10 +6,10 @@
 //! belongs to (32 bytes), the memory size in bytes (u64), the number of runs (u32), the runs
 //! (first block and block count, u32 each), zeros up to the next multiple of 4 KiB, each run's
 //! blocks whole and in order, and the BLAKE3 digest of everything before it. All integers are
-//! little-endian. Blocks are counted from the stack top; a run may hold a few blocks that equal
-//! a fresh instance's, to join two runs into one ([`GAP`]). Every block starts at a multiple of
-//! 4 KiB in the file, so that a wake maps the runs ([`HeapImage::open`]) rather than copying
-//! them. [`HeapImage::decode`] and [`HeapImage::open`] check the length and the digest before
+//! little-endian. Blocks are counted from the stack top; a run may hold blocks that equal a
+//! fresh instance's, to join two runs into one ([`GAP`], [`MAX_MAPPINGS`]). Every block starts
+//! at a multiple of 4 KiB in the file, so that a wake maps the runs ([`HeapImage::open`])
+//! rather than copying them. [`HeapImage::decode`] and [`HeapImage::open`] check the length and the digest before
 //! they read anything else: a truncated or altered file is refused as `invalid_component`,
 //! never restored.
 
