@@ -71,16 +71,47 @@ struct Cold {
     bytes: usize,
     hibernate: Duration,
     wake: Duration,
+    /// The wake without its restore: the file checked and the image mapped.
+    wake_checked: Duration,
+    /// The wake and a first step on it, whose image update reads the mapped pages.
+    wake_step: Duration,
+    wake_bytes: Duration,
     fork: Duration,
     fork_restored: Duration,
 }
 
 async fn cold(palisade: &Palisade, policy: &Policy, live: &LiveSession, n: usize) -> Cold {
     let hibernate = timed(n, async || drop(live.image())).await;
-    let file = live.image();
+    let bytes = live.image();
+    // The server's wake: from the session's file (here in the page cache, just written).
+    let path = std::env::temp_dir().join(format!("palisade-bench-heap-{}", std::process::id()));
+    std::fs::write(&path, &bytes).expect("the heap file is written");
+    let file = std::fs::File::open(&path).expect("the heap file opens");
     let wake = timed(n, async || {
         let mut woken = palisade
-            .wake_live_session(policy, &file)
+            .wake_live_session_file(policy, &file)
+            .await
+            .expect("wakes");
+        woken.warm().await.expect("restores");
+    })
+    .await;
+    let wake_checked = timed(n, async || {
+        let woken = palisade.wake_live_session_file(policy, &file).await;
+        drop(woken.expect("wakes"));
+    })
+    .await;
+    let wake_step = timed(n, async || {
+        let woken = palisade.wake_live_session_file(policy, &file).await;
+        ok(&mut woken.expect("wakes"), "n += 1")
+            .await
+            .expect("runs");
+    })
+    .await;
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    let wake_bytes = timed(n, async || {
+        let mut woken = palisade
+            .wake_live_session(policy, &bytes)
             .await
             .expect("wakes");
         woken.warm().await.expect("restores");
@@ -93,11 +124,42 @@ async fn cold(palisade: &Palisade, policy: &Policy, live: &LiveSession, n: usize
     })
     .await;
     Cold {
-        bytes: file.len(),
+        bytes: bytes.len(),
         hibernate,
         wake,
+        wake_checked,
+        wake_step,
+        wake_bytes,
         fork,
         fork_restored,
+    }
+}
+
+impl Cold {
+    fn print(&self, line: impl Fn(&str, Duration)) {
+        let hibernate = format!("hibernate that heap to a file of {} bytes", self.bytes);
+        line(&hibernate, self.hibernate);
+        line(
+            "wake that heap from its file (check, map, restore)",
+            self.wake,
+        );
+        line(
+            "  of which the check and the image's mapping",
+            self.wake_checked,
+        );
+        line(
+            "wake that heap from its file and run a step",
+            self.wake_step,
+        );
+        line(
+            "wake that heap from bytes in memory (check, copy, restore)",
+            self.wake_bytes,
+        );
+        line("fork that heap (a session sharing its image)", self.fork);
+        line(
+            "fork that heap and restore the fork (its first step)",
+            self.fork_restored,
+        );
     }
 }
 
@@ -179,17 +241,6 @@ impl Hot {
     }
 }
 
-fn print_cold(cold: &Cold) {
-    let hibernate = format!("hibernate that heap to a file of {} bytes", cold.bytes);
-    line(&hibernate, cold.hibernate);
-    line("wake that heap (check, decompress, restore)", cold.wake);
-    line("fork that heap (a session sharing its image)", cold.fork);
-    line(
-        "fork that heap and restore the fork (its first step)",
-        cold.fork_restored,
-    );
-}
-
 /// Print the live figures, `calls` samples each (a tenth of them for the 16 MiB ones).
 pub(super) async fn live(palisade: &Palisade, calls: usize) -> Result<(), ExitCode> {
     let report = |e: String| {
@@ -227,7 +278,7 @@ pub(super) async fn live(palisade: &Palisade, calls: usize) -> Result<(), ExitCo
         heap,
     };
     figures.print_hot();
-    print_cold(&cold);
+    cold.print(line);
     figures.print_targets();
     println!(
         "  wake of the 16 MiB heap {:>9.2} ms (target 2 ms); fork {:.1} µs, restored {:.2} ms (target 1 ms)",

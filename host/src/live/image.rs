@@ -3,11 +3,17 @@
 //! (hibernation, restarts), which holds only the blocks that differ from a fresh instance's.
 //!
 //! The file: `PALIHEAP`, the format version (u32), the SHA-256 of the guest build the image
-//! belongs to (32 bytes), the memory size in bytes (u64), the number of blocks (u32), the
-//! zstd-compressed block indices (u32 each) and blocks, and the BLAKE3 digest of everything
-//! before it. All integers are little-endian. [`HeapImage::decode`] checks the digest before it reads
-//! anything else: a truncated or altered file is refused as `invalid_component`, never restored.
+//! belongs to (32 bytes), the memory size in bytes (u64), the number of runs (u32), the runs
+//! (first block and block count, u32 each), zeros up to the next multiple of 4 KiB, each run's
+//! blocks whole and in order, and the BLAKE3 digest of everything before it. All integers are
+//! little-endian. Blocks are counted from the stack top; a run may hold blocks that equal a
+//! fresh instance's, to join two runs into one ([`GAP`], [`MAX_MAPPINGS`]). Every block starts
+//! at a multiple of 4 KiB in the file, so that a wake maps the runs ([`HeapImage::open`])
+//! rather than copying them. [`HeapImage::decode`] and [`HeapImage::open`] check the length and the digest before
+//! they read anything else: a truncated or altered file is refused as `invalid_component`,
+//! never restored.
 
+use super::heap::{HeapBytes, HeapFile, MAX_MAPPINGS, MapBase, Run};
 use crate::Error;
 use std::sync::Arc;
 
@@ -18,15 +24,17 @@ pub(crate) const BLOCK: usize = 4096;
 pub(crate) const WASM_PAGE: u64 = 65536;
 
 const MAGIC: &[u8; 8] = b"PALIHEAP";
-/// Version 2: the digest is BLAKE3 (version 1's was SHA-256).
-const VERSION: u32 = 2;
-/// Magic, version, guest digest, memory size and block count.
+/// Version 3: the blocks are stored whole at multiples of 4 KiB, to be mapped (version 2's
+/// were zstd-compressed; version 1's digest was SHA-256). Older files are refused.
+const VERSION: u32 = 3;
+/// Magic, version, guest digest, memory size and run count.
 const HEADER: usize = 8 + 4 + 32 + 8 + 4;
+/// Bytes of a run in the file's table: its first block and its block count.
+const RUN: usize = 8;
 const DIGEST: usize = 32;
-/// zstd's level for hibernation: its fastest levels are negative. On 16 MiB of rows (`palisade
-/// bench --live`) level 1 compresses 6.2 times at 0.8 GB/s and decompresses at 2.3 GB/s; -1
-/// compresses 5.4 times at 1.1 GB/s and decompresses at 2.7 GB/s.
-const ZSTD_LEVEL: i32 = -1;
+/// Unchanged blocks between two runs of changed ones that a file stores anyway, joining the
+/// two runs: one mapping fewer at a wake for at most 32 KiB more on disk.
+const GAP: u32 = 8;
 
 /// A heap: the guest's memory from the top of its shadow stack to its end, copied. Cheap to
 /// clone (shared until one copy changes).
@@ -35,7 +43,7 @@ pub struct HeapImage {
     pub(crate) memory_size: u64,
     pub(crate) stack_top: u32,
     /// The memory from `stack_top` up.
-    pub(crate) heap: Arc<Vec<u8>>,
+    pub(crate) heap: Arc<HeapBytes>,
     /// The blocks changed since [`HeapImage::take_changed`] last ran.
     changed: Changed,
 }
@@ -75,7 +83,7 @@ impl HeapImage {
         HeapImage {
             memory_size: base.len() as u64,
             stack_top,
-            heap: Arc::new(base[stack_top as usize..].to_vec()),
+            heap: Arc::new(HeapBytes::Owned(base[stack_top as usize..].to_vec())),
             changed: Changed::default(),
         }
     }
@@ -159,7 +167,9 @@ impl HeapImage {
         blocks: impl Iterator<Item = (u32, &'a [u8])>,
     ) {
         let heap = Arc::make_mut(&mut self.heap);
-        heap.resize((memory_size - u64::from(self.stack_top)) as usize, 0);
+        // The memory only grows (the journal checks it); growth fills with zeros.
+        let len = (memory_size - u64::from(self.stack_top)) as usize;
+        heap.extend_from_slice(&vec![0; len.saturating_sub(heap.len())]);
         for (i, bytes) in blocks {
             let at = i as usize * BLOCK;
             heap[at..at + bytes.len()].copy_from_slice(bytes);
@@ -192,120 +202,248 @@ impl HeapImage {
         self.changed(base).count()
     }
 
+    /// The runs of blocks a file of the image holds: those that differ from `base`, two runs
+    /// joined when at most [`GAP`] blocks lie between them, and across the smallest gaps
+    /// beyond that when the runs would be more than [`MAX_MAPPINGS`]: a file Palisade writes
+    /// is always mapped at a wake, at the cost of storing unchanged blocks.
+    fn runs(&self, base: &[u8]) -> Vec<(u32, u32)> {
+        let changed: Vec<u32> = self.changed(base).map(|(i, _)| i).collect();
+        let mut gaps: Vec<u32> = changed
+            .windows(2)
+            .map(|w| w[1] - w[0] - 1)
+            .filter(|&gap| gap > 0)
+            .collect();
+        let join = if gaps.len() + 1 > MAX_MAPPINGS {
+            gaps.sort_unstable();
+            gaps[gaps.len() - MAX_MAPPINGS].max(GAP)
+        } else {
+            GAP
+        };
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for i in changed {
+            match runs.last_mut() {
+                Some((first, count)) if i - (*first + *count) <= join => *count = i + 1 - *first,
+                _ => runs.push((i, 1)),
+            }
+        }
+        runs
+    }
+
     /// The image as a file, for `guest` (the SHA-256 of the guest build it belongs to): the
     /// blocks that differ from `base`.
     pub(crate) fn encode(&self, guest: &[u8; 32], base: &[u8]) -> Vec<u8> {
-        use std::io::Write;
-        let changed: Vec<(u32, &[u8])> = self.changed(base).collect();
-        let mut out = Vec::with_capacity(HEADER + changed.len() * BLOCK / 4 + DIGEST);
+        let runs = self.runs(base);
+        let data = (HEADER + RUN * runs.len()).next_multiple_of(BLOCK);
+        let blocks: usize = runs.iter().map(|&(_, count)| count as usize).sum();
+        let mut out = Vec::with_capacity(data + blocks * BLOCK + DIGEST);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
         out.extend_from_slice(guest);
         out.extend_from_slice(&self.memory_size.to_le_bytes());
-        out.extend_from_slice(&(changed.len() as u32).to_le_bytes());
-        // Compressed straight from the heap, after the header: no copy of the blocks first.
-        let in_memory = "zstd compresses into memory";
-        let mut zstd = zstd::stream::write::Encoder::new(out, ZSTD_LEVEL).expect(in_memory);
-        for (i, _) in &changed {
-            zstd.write_all(&i.to_le_bytes()).expect(in_memory);
+        out.extend_from_slice(&(runs.len() as u32).to_le_bytes());
+        for (first, count) in &runs {
+            out.extend_from_slice(&first.to_le_bytes());
+            out.extend_from_slice(&count.to_le_bytes());
         }
-        for (_, block) in &changed {
-            zstd.write_all(block).expect(in_memory);
+        out.resize(data, 0);
+        for &(first, count) in &runs {
+            let span = first as usize * BLOCK..(first + count) as usize * BLOCK;
+            let end = span.end.min(self.heap.len());
+            out.extend_from_slice(&self.heap[span.start..end]);
+            // A last block cut short by the memory's end is stored whole.
+            out.resize(out.len() + (span.end - end), 0);
         }
-        let mut out = zstd.finish().expect(in_memory);
-        out.extend_from_slice(blake3::hash(&out).as_bytes());
+        let digest = blake3::Hasher::new().update_rayon(&out).finalize();
+        out.extend_from_slice(digest.as_bytes());
         out
     }
 
     /// Read a file [`HeapImage::encode`] wrote for `guest` against `base` (whose shadow stack
-    /// ends at `stack_top`); its memory may be at most `max_memory` bytes.
+    /// ends at `stack_top`); its memory may be at most `max_memory` bytes. The heap is a copy.
     pub(crate) fn decode(
         bytes: &[u8],
         guest: &[u8; 32],
         max_memory: u64,
         base: (&[u8], u32),
     ) -> Result<HeapImage, Error> {
-        let (base, stack_top) = base;
-        let refused = |why: &str| Error::InvalidComponent {
-            detail: format!("the heap image is refused: {why}"),
+        let body = checked(bytes, max_memory)?;
+        let header = Header::parse(body, guest, max_memory, base).map_err(refused)?;
+        Ok(header.copied(body, base))
+    }
+
+    /// [`HeapImage::decode`] for the file `file`, whose runs are mapped rather than copied
+    /// where they are few enough ([`super::heap::MAX_MAPPINGS`]): the file is mapped, its
+    /// digest checked on all cores, and its blocks left in the page cache, to be mapped again
+    /// into the instance that restores the image.
+    #[allow(unsafe_code)]
+    pub(crate) fn open(
+        file: &std::fs::File,
+        guest: &[u8; 32],
+        max_memory: u64,
+        base: (&[u8], u32, &MapBase),
+    ) -> Result<HeapImage, Error> {
+        let (base, stack_top, map_base) = base;
+        let unreadable = |e: std::io::Error| Error::Internal {
+            detail: format!("reading a heap file: {e}"),
         };
-        if bytes.len() < HEADER + DIGEST {
+        let len = file.metadata().map_err(unreadable)?.len();
+        if len > longest(max_memory) as u64 {
+            return Err(refused(
+                "it is larger than the policy's memory limit allows",
+            ));
+        }
+        if len < (HEADER + DIGEST) as u64 {
             return Err(refused("it is truncated"));
         }
-        let (body, digest) = bytes.split_at(bytes.len() - DIGEST);
-        if blake3::hash(body).as_bytes() != digest {
-            return Err(refused("its digest does not match its content"));
+        // SAFETY: a heap file is written whole to a temporary file and renamed into place
+        // (`serve::live`), never changed in place, so its bytes do not change while mapped.
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .len(len as usize)
+                .populate()
+                .map(file)
         }
+        .map_err(unreadable)?;
+        let body = checked(&map, max_memory)?;
+        let header = Header::parse(body, guest, max_memory, (base, stack_top)).map_err(refused)?;
+        let size = header.memory_size as usize - stack_top as usize;
+        if (stack_top as usize).is_multiple_of(BLOCK) {
+            let runs = header.runs.clone();
+            let file = file.try_clone().map_err(unreadable)?;
+            let file = Arc::new(HeapFile { file, runs });
+            if let Some(heap) = HeapBytes::mapped(size, file, map_base) {
+                return Ok(HeapImage {
+                    memory_size: header.memory_size,
+                    stack_top,
+                    heap: Arc::new(heap),
+                    changed: Changed::default(),
+                });
+            }
+        }
+        Ok(header.copied(body, (base, stack_top)))
+    }
+}
+
+fn refused(why: &str) -> Error {
+    Error::InvalidComponent {
+        detail: format!("the heap image is refused: {why}"),
+    }
+}
+
+/// The longest file an image of at most `max_memory` bytes of memory may be: a run per block.
+fn longest(max_memory: u64) -> usize {
+    let blocks = usize::try_from(max_memory).unwrap_or(usize::MAX) / BLOCK + 1;
+    (HEADER + RUN * blocks)
+        .next_multiple_of(BLOCK)
+        .saturating_add(blocks.saturating_mul(BLOCK))
+        .saturating_add(DIGEST)
+}
+
+/// `bytes` without their digest, once it matches them.
+fn checked(bytes: &[u8], max_memory: u64) -> Result<&[u8], Error> {
+    if bytes.len() > longest(max_memory) {
+        return Err(refused(
+            "it is larger than the policy's memory limit allows",
+        ));
+    }
+    if bytes.len() < HEADER + DIGEST {
+        return Err(refused("it is truncated"));
+    }
+    let (body, digest) = bytes.split_at(bytes.len() - DIGEST);
+    if blake3::Hasher::new()
+        .update_rayon(body)
+        .finalize()
+        .as_bytes()
+        != digest
+    {
+        return Err(refused("its digest does not match its content"));
+    }
+    Ok(body)
+}
+
+/// What a file's header says, checked against its length, its guest and the limits.
+struct Header {
+    memory_size: u64,
+    runs: Vec<Run>,
+}
+
+impl Header {
+    fn parse(
+        body: &[u8],
+        guest: &[u8; 32],
+        max_memory: u64,
+        (base, stack_top): (&[u8], u32),
+    ) -> Result<Header, &'static str> {
         if &body[..8] != MAGIC || u32_at(body, 8) != VERSION {
-            return Err(refused("it is not a heap image of this version"));
+            return Err("it is not a heap image of this version");
         }
         if &body[12..44] != guest {
-            return Err(refused("it belongs to another build of the guest"));
+            return Err("it belongs to another build of the guest");
         }
         let memory_size = u64::from_le_bytes(body[44..52].try_into().expect("8 bytes"));
-        let count = u32_at(body, 52) as usize;
         if memory_size > max_memory
             || !memory_size.is_multiple_of(WASM_PAGE)
             || memory_size < base.len() as u64
         {
-            return Err(refused(
-                "its memory size is over the policy's limit or not whole pages",
-            ));
+            return Err("its memory size is over the policy's limit or not whole pages");
         }
-        let blocks_max = (memory_size as usize - stack_top as usize) / BLOCK;
-        if count > blocks_max {
-            return Err(refused("it has more blocks than its memory holds"));
+        let blocks_max = (memory_size as usize - stack_top as usize).div_ceil(BLOCK);
+        let count = u32_at(body, 52) as usize;
+        if count > blocks_max || body.len() < HEADER + RUN * count {
+            return Err("it has more runs than its memory holds");
         }
-        let size = memory_size as usize - stack_top as usize;
-        let base = &base[(stack_top as usize).min(base.len())..];
-        let heap = read_blocks(&body[HEADER..], count, (base, size)).map_err(refused)?;
-        Ok(HeapImage {
-            memory_size,
-            stack_top,
-            heap: Arc::new(heap),
-            changed: Changed::default(),
-        })
+        let data = (HEADER + RUN * count).next_multiple_of(BLOCK);
+        let mut runs = Vec::with_capacity(count);
+        let (mut offset, mut end) = (data as u64, 0usize);
+        for i in 0..count {
+            let (block, blocks) = (
+                u32_at(body, HEADER + RUN * i),
+                u32_at(body, HEADER + RUN * i + 4),
+            );
+            let after = block as usize + blocks as usize;
+            if blocks == 0 || (block as usize) < end || after > blocks_max {
+                return Err("its runs are empty, out of order or outside its memory");
+            }
+            runs.push(Run {
+                block,
+                count: blocks,
+                offset,
+            });
+            offset += u64::from(blocks) * BLOCK as u64;
+            end = after;
+        }
+        if offset != body.len() as u64 {
+            return Err("its length is not what its runs make");
+        }
+        Ok(Header { memory_size, runs })
     }
-}
 
-/// The heap of `size` bytes that `compressed` (`count` block indices, then the blocks) makes
-/// over `base` (then zeros): each block decompressed straight into its place, each byte of the
-/// heap written once, in order.
-fn read_blocks(
-    compressed: &[u8],
-    count: usize,
-    (base, size): (&[u8], usize),
-) -> Result<Vec<u8>, &'static str> {
-    use std::io::Read;
-    const BAD: &str = "its blocks do not decompress to what its header says";
-    let mut zstd = zstd::stream::read::Decoder::with_buffer(compressed).map_err(|_| BAD)?;
-    let mut index_bytes = vec![0u8; count * 4];
-    zstd.read_exact(&mut index_bytes).map_err(|_| BAD)?;
-    let indices: Vec<usize> = index_bytes
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
-        .collect();
-    let in_order = indices.windows(2).all(|w| w[0] < w[1]);
-    if !in_order || indices.last().is_some_and(|&i| (i + 1) * BLOCK > size) {
-        return Err("its blocks are out of order or outside its memory");
+    /// The heap the runs of `body` make over `base` (then zeros), copied: each byte of the
+    /// heap written once, in order.
+    fn copied(&self, body: &[u8], (base, stack_top): (&[u8], u32)) -> HeapImage {
+        let size = self.memory_size as usize - stack_top as usize;
+        let base = base.get(stack_top as usize..).unwrap_or(&[]);
+        let mut heap = Vec::with_capacity(size);
+        let fill = |heap: &mut Vec<u8>, to: usize| {
+            let from = heap.len();
+            heap.extend_from_slice(base.get(from..to.min(base.len())).unwrap_or(&[]));
+            heap.resize(to, 0);
+        };
+        for run in &self.runs {
+            let span = run.span();
+            fill(&mut heap, span.start);
+            let stored = run.offset as usize..run.offset as usize + span.len();
+            let end = span.end.min(size);
+            heap.extend_from_slice(&body[stored][..end - span.start]);
+        }
+        fill(&mut heap, size);
+        HeapImage {
+            memory_size: self.memory_size,
+            stack_top,
+            heap: Arc::new(HeapBytes::Owned(heap)),
+            changed: Changed::default(),
+        }
     }
-    let mut heap = Vec::with_capacity(size);
-    let fill = |heap: &mut Vec<u8>, to: usize| {
-        let from = heap.len();
-        heap.extend_from_slice(base.get(from..to.min(base.len())).unwrap_or(&[]));
-        heap.resize(to, 0);
-    };
-    for &i in &indices {
-        fill(&mut heap, i * BLOCK);
-        let at = heap.len();
-        heap.resize(at + BLOCK, 0);
-        zstd.read_exact(&mut heap[at..]).map_err(|_| BAD)?;
-    }
-    fill(&mut heap, size);
-    if zstd.read(&mut [0u8; 1]).map_err(|_| BAD)? != 0 {
-        return Err(BAD);
-    }
-    Ok(heap)
 }
 
 fn u32_at(bytes: &[u8], at: usize) -> u32 {
@@ -349,45 +487,171 @@ mod tests {
         }
     }
 
+    /// A file with its digest computed afresh over `body`: a forgery the digest alone cannot
+    /// tell.
+    fn sealed(mut body: Vec<u8>) -> Vec<u8> {
+        let digest = blake3::hash(&body);
+        body.extend_from_slice(digest.as_bytes());
+        body
+    }
+
+    /// `file` with its run table replaced by `runs` and its blocks by `blocks` of them, sealed.
+    fn forged(file: &[u8], runs: &[(u32, u32)], blocks: usize) -> Vec<u8> {
+        let mut body = file[..HEADER - 4].to_vec();
+        body.extend_from_slice(&(runs.len() as u32).to_le_bytes());
+        for (first, count) in runs {
+            body.extend_from_slice(&first.to_le_bytes());
+            body.extend_from_slice(&count.to_le_bytes());
+        }
+        body.resize(body.len().next_multiple_of(BLOCK), 0);
+        body.resize(body.len() + blocks * BLOCK, 7);
+        sealed(body)
+    }
+
+    fn base_map(base: &[u8]) -> MapBase {
+        MapBase::new(&base[TOP as usize..]).unwrap()
+    }
+
+    /// The file's blocks sit at multiples of 4 KiB, the three changed blocks in two runs (the
+    /// two of the first page are one), and it decodes to the image.
     #[test]
-    fn an_encoded_image_decodes_and_a_damaged_one_is_refused() {
+    fn an_encoded_image_holds_its_blocks_aligned_and_decodes() {
         let (memory, base) = sample();
         let mut image = HeapImage::pristine(&base, TOP);
         image.update(&memory);
         let guest = [3u8; 32];
         let file = image.encode(&guest, &base);
+        assert_eq!(u32_at(&file, 52), 2, "runs");
+        assert_eq!((file.len() - DIGEST) % BLOCK, 0);
+        assert_eq!(file.len(), BLOCK + 3 * BLOCK + DIGEST);
+        assert_eq!(file[BLOCK + 5], 7);
         let back = HeapImage::decode(&file, &guest, 1 << 30, (&base, TOP)).unwrap();
         assert_eq!(back.heap, image.heap);
         assert_eq!(back.memory_size, image.memory_size);
-        let code = |bytes: &[u8], guest: &[u8; 32]| {
-            HeapImage::decode(bytes, guest, 1 << 30, (&base, TOP))
-                .unwrap_err()
-                .code()
-        };
-        assert_eq!(code(&file[..file.len() - 1], &guest), "invalid_component");
-        let mut flipped = file.clone();
-        flipped[HEADER + 2] ^= 1;
-        assert_eq!(code(&flipped, &guest), "invalid_component");
-        assert_eq!(code(&file, &[4u8; 32]), "invalid_component");
-        // Over the policy's memory limit.
-        let small = HeapImage::decode(&file, &guest, WASM_PAGE, (&base, TOP));
-        assert_eq!(small.unwrap_err().code(), "invalid_component");
-        // A digest recomputed over a block too many, or a byte too few: refused all the same.
-        let mut payload: Vec<u8> = [0u32, 1, 2].iter().flat_map(|i| i.to_le_bytes()).collect();
-        payload.resize(3 * (4 + BLOCK), 7);
-        for compressed in [
-            zstd::bulk::compress(&[&payload[..], &[7; BLOCK]].concat(), 1).unwrap(),
-            zstd::bulk::compress(&payload[..payload.len() - 1], 1).unwrap(),
-        ] {
-            let mut forged = file[..HEADER].to_vec();
-            forged.extend_from_slice(&compressed);
-            forged.extend_from_slice(blake3::hash(&forged).as_bytes());
-            assert_eq!(code(&forged, &guest), "invalid_component");
+    }
+
+    /// A heap changed in 200 scattered blocks is written as at most [`MAX_MAPPINGS`] runs
+    /// (across its smallest gaps), so a wake maps it; it decodes to the image.
+    #[test]
+    fn a_fragmented_heap_is_written_in_few_enough_runs_to_be_mapped() {
+        let base = vec![0u8; 4 * WASM_PAGE as usize];
+        let mut memory = vec![0u8; 160 * WASM_PAGE as usize];
+        for i in 0..200 {
+            // Gaps of 1 to 6 blocks beyond `GAP`, so that joining within `GAP` is not enough.
+            let block = 1 + i * (GAP as usize + 2) + i % 5;
+            memory[TOP as usize + block * BLOCK] = 1 + (i % 250) as u8;
         }
-        let mut exact = file[..HEADER].to_vec();
-        exact.extend_from_slice(&zstd::bulk::compress(&payload, 1).unwrap());
-        exact.extend_from_slice(blake3::hash(&exact).as_bytes());
+        let mut image = HeapImage::pristine(&base, TOP);
+        image.update(&memory);
+        assert_eq!(image.changed_blocks(&base), 200);
+        let guest = [3u8; 32];
+        let file = image.encode(&guest, &base);
+        let runs = u32_at(&file, 52) as usize;
+        assert!((1..=MAX_MAPPINGS).contains(&runs), "{runs} runs");
+        let path = std::env::temp_dir().join(format!("palisade-runs-{}", std::process::id()));
+        std::fs::write(&path, &file).unwrap();
+        let opened = std::fs::File::open(&path).unwrap();
+        let map_base = base_map(&base);
+        let back = HeapImage::open(&opened, &guest, 1 << 30, (&base, TOP, &map_base)).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(back.heap.file().is_some(), "mapped");
+        assert_eq!(back.heap, image.heap);
+    }
+
+    /// Truncated, altered, another guest's, over the limit, of an older version, or forged
+    /// with a fresh digest (runs out of order, overlapping, outside the memory, a block too
+    /// many or too few): each refused as `invalid_component`, in memory and from a file alike.
+    #[test]
+    fn a_damaged_or_forged_image_is_refused() {
+        let (memory, base) = sample();
+        let mut image = HeapImage::pristine(&base, TOP);
+        image.update(&memory);
+        let guest = [3u8; 32];
+        let file = image.encode(&guest, &base);
+        let map_base = base_map(&base);
+        let codes = |bytes: &[u8], guest: &[u8; 32], limit: u64| {
+            let decoded = HeapImage::decode(bytes, guest, limit, (&base, TOP)).unwrap_err();
+            let path = std::env::temp_dir().join(format!("palisade-image-{}", std::process::id()));
+            std::fs::write(&path, bytes).unwrap();
+            let opened = std::fs::File::open(&path).unwrap();
+            let mapped = HeapImage::open(&opened, guest, limit, (&base, TOP, &map_base));
+            std::fs::remove_file(&path).unwrap();
+            [decoded.code(), mapped.unwrap_err().code()]
+        };
+        let refused = ["invalid_component"; 2];
+        assert_eq!(codes(&file[..file.len() - 1], &guest, 1 << 30), refused);
+        assert_eq!(codes(&file[..10], &guest, 1 << 30), refused);
+        let mut flipped = file.clone();
+        flipped[BLOCK + 2] ^= 1;
+        assert_eq!(codes(&flipped, &guest, 1 << 30), refused);
+        assert_eq!(codes(&file, &[4u8; 32], 1 << 30), refused);
+        assert_eq!(codes(&file, &guest, WASM_PAGE), refused);
+        let mut older = file[..file.len() - DIGEST].to_vec();
+        older[8..12].copy_from_slice(&2u32.to_le_bytes());
+        assert_eq!(codes(&sealed(older), &guest, 1 << 30), refused);
+        let blocks_max = (5 * WASM_PAGE as u32 - TOP) / BLOCK as u32;
+        for (runs, blocks) in [
+            (&[(4, 1), (0, 1)][..], 2),
+            (&[(0, 2), (1, 1)][..], 3),
+            (&[(blocks_max - 1, 2)][..], 2),
+            (&[(0, 0)][..], 0),
+            (&[(0, 2)][..], 3),
+            (&[(0, 2)][..], 1),
+        ] {
+            let forgery = forged(&file, runs, blocks);
+            assert_eq!(codes(&forgery, &guest, 1 << 30), refused, "{runs:?}");
+        }
+        // The same forging with the blocks it names is taken: the checks above refused only
+        // what was wrong.
+        let exact = forged(&file, &[(0, 1), (2, 2)], 3);
         let back = HeapImage::decode(&exact, &guest, 1 << 30, (&base, TOP)).unwrap();
-        assert_eq!(back.heap[BLOCK..3 * BLOCK], [7; 2 * BLOCK]);
+        assert_eq!(back.heap[..BLOCK], [7; BLOCK]);
+        assert_eq!(back.heap[BLOCK..2 * BLOCK], [0; BLOCK]);
+        assert_eq!(back.heap[2 * BLOCK..4 * BLOCK], [7; 2 * BLOCK]);
+    }
+
+    /// From a file, the heap is mapped (the file's blocks over a fresh memory's) and equals
+    /// the decoded copy; writing it leaves the file as it was, and from then on a restore
+    /// copies it; growing it makes it a copy.
+    #[test]
+    fn an_image_opened_from_a_file_is_mapped_and_private() {
+        let (mut memory, mut base) = sample();
+        // A fresh memory's byte above the stack, which the heap keeps.
+        base[TOP as usize + 3 * BLOCK + 1] = 5;
+        memory[TOP as usize + 3 * BLOCK + 1] = 5;
+        let mut image = HeapImage::pristine(&base, TOP);
+        image.update(&memory);
+        let guest = [3u8; 32];
+        let bytes = image.encode(&guest, &base);
+        let path = std::env::temp_dir().join(format!("palisade-mapped-{}", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let map_base = base_map(&base);
+        let mut opened = HeapImage::open(&file, &guest, 1 << 30, (&base, TOP, &map_base)).unwrap();
+        let copied = HeapImage::decode(&bytes, &guest, 1 << 30, (&base, TOP)).unwrap();
+        assert!(
+            matches!(*opened.heap, HeapBytes::Mapped(_)),
+            "{:?}",
+            opened.heap
+        );
+        assert_eq!(opened.heap, copied.heap);
+        assert_eq!(opened.heap[3 * BLOCK + 1], 5);
+        let runs = &opened.heap.file().expect("mapped from its file").runs;
+        assert_eq!(runs.len(), 2);
+        let mut written = memory.clone();
+        written[TOP as usize + 7] = 9;
+        opened.update(&written);
+        assert_eq!(opened.heap[7], 9);
+        assert!(opened.heap.file().is_none(), "written: restored by copying");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            bytes,
+            "the file is unchanged"
+        );
+        written.resize(6 * WASM_PAGE as usize, 1);
+        opened.update(&written);
+        assert!(matches!(*opened.heap, HeapBytes::Owned(_)));
+        assert_eq!(opened.heap[..], written[TOP as usize..]);
+        std::fs::remove_file(&path).unwrap();
     }
 }

@@ -15,6 +15,7 @@
 //! format) and what a fork copies.
 
 mod access;
+mod heap;
 mod image;
 #[cfg(feature = "serve")]
 pub(crate) mod journal;
@@ -78,11 +79,11 @@ impl Palisade {
     /// the previous successful call left. The policy may not mount directories (`[fs]`): a
     /// live instance cannot keep a call's open files for the next.
     pub async fn live_session(&self, policy: &Policy) -> Result<LiveSession, Error> {
-        self.live_from(policy, None).await
+        self.live_from(policy, Source::Fresh).await
     }
 
     /// A live session under `policy` whose heap is `image` (a file from
-    /// [`LiveSession::image`]). An image that is truncated,
+    /// [`LiveSession::image`]), copied. An image that is truncated,
     /// altered, made by another guest build or larger than the policy's memory limit is refused
     /// as `invalid_component` before any of it is used.
     pub async fn wake_live_session(
@@ -90,10 +91,23 @@ impl Palisade {
         policy: &Policy,
         image: &[u8],
     ) -> Result<LiveSession, Error> {
-        self.live_from(policy, Some(image)).await
+        self.live_from(policy, Source::Bytes(image)).await
     }
 
-    async fn live_from(&self, policy: &Policy, image: Option<&[u8]>) -> Result<LiveSession, Error> {
+    /// [`Palisade::wake_live_session`] from the heap file `file` (what [`LiveSession::image`]
+    /// returned, written to a file), checked as a whole first, then mapped rather than copied:
+    /// the session's image and, at its first call, its instance's memory map the file's
+    /// blocks privately (writes go to pages of their own, never to the file). The file must
+    /// not be changed in place while the session lives: write a new one and rename it over.
+    pub async fn wake_live_session_file(
+        &self,
+        policy: &Policy,
+        file: &std::fs::File,
+    ) -> Result<LiveSession, Error> {
+        self.live_from(policy, Source::File(file)).await
+    }
+
+    async fn live_from(&self, policy: &Policy, image: Source<'_>) -> Result<LiveSession, Error> {
         if policy.grants_files() {
             return Err(Error::InvalidPolicy(crate::PolicyError {
                 file: None,
@@ -107,14 +121,14 @@ impl Palisade {
         }
         self.check_memory(policy)?;
         let runtime = self.live_runtime(policy).await?;
+        let (guest, limit) = (&runtime.guest_sha256, policy.limits().memory.0);
+        let (base, stack_top) = (&runtime.base[..], runtime.layout.stack_top);
         let image = match image {
-            Some(bytes) => HeapImage::decode(
-                bytes,
-                &runtime.guest_sha256,
-                policy.limits().memory.0,
-                (&runtime.base, runtime.layout.stack_top),
-            )?,
-            None => HeapImage::pristine(&runtime.base, runtime.layout.stack_top),
+            Source::Bytes(bytes) => HeapImage::decode(bytes, guest, limit, (base, stack_top))?,
+            Source::File(file) => {
+                HeapImage::open(file, guest, limit, (base, stack_top, &runtime.map_base))?
+            }
+            Source::Fresh => HeapImage::pristine(base, stack_top),
         };
         Ok(LiveSession {
             palisade: self.clone(),
@@ -410,6 +424,13 @@ impl LiveSession {
     }
 }
 
+/// Where a live session's heap comes from.
+enum Source<'a> {
+    Fresh,
+    Bytes(&'a [u8]),
+    File(&'a std::fs::File),
+}
+
 /// A live call's script and input.
 #[derive(Clone, Copy)]
 struct Script<'a> {
@@ -444,7 +465,8 @@ mod tests {
     /// The image after each successful step equals the heap, byte for byte, whether the
     /// kernel reported the pages written (required from Linux 6.7 on) or the heap was compared:
     /// through allocation, growth of the memory, changes to old objects, frees and a failed
-    /// step between; each way in a session of its own.
+    /// step between; each way in a session of its own, and once more in a session woken from
+    /// a heap file (its heap mapped from the file).
     #[tokio::test]
     async fn the_image_follows_the_heap_through_every_kind_of_step() {
         let palisade = Palisade::builder().build().unwrap();
@@ -464,6 +486,19 @@ mod tests {
                 _ => assert_eq!(live.writes_tracked(), Some(false)),
             }
         }
+        let mut live = palisade.live_session(&policy).await.unwrap();
+        let built = "globalThis.kept = Array.from({ length: 50000 }, (_, i) => ({ i })); 0";
+        assert!(live.run("build.js", built, "null").await.result.is_ok());
+        let path = std::env::temp_dir().join(format!("palisade-follow-{}", std::process::id()));
+        std::fs::write(&path, live.image()).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let mut woken = palisade
+            .wake_live_session_file(&policy, &file)
+            .await
+            .unwrap();
+        follow(&mut woken).await;
+        drop((woken, file));
+        std::fs::remove_file(&path).unwrap();
     }
 
     async fn follow(live: &mut LiveSession) {

@@ -4,7 +4,8 @@
 //! kept against.
 
 use super::access::{ACCESS, Layout};
-use super::image::{HeapImage, WASM_PAGE};
+use super::heap::{HeapFile, MapBase};
+use super::image::{BLOCK, HeapImage, WASM_PAGE};
 use super::written::WriteTracker;
 use crate::Error;
 use crate::bindings::{Sandbox, SandboxPre};
@@ -25,6 +26,8 @@ pub(crate) struct LiveRuntime {
     pub guest_sha256: [u8; 32],
     /// The memory of a fresh instance.
     pub base: Arc<[u8]>,
+    /// The part of `base` above the stack, for heaps mapped from their files.
+    pub map_base: MapBase,
     indices: [ComponentExportIndex; 4],
 }
 
@@ -89,10 +92,13 @@ impl LiveRuntime {
             layout,
             guest_sha256: sha256(guest.bytes()),
             base: Arc::new([]),
+            map_base: MapBase::new(&[]).map_err(memfd)?,
             indices,
         };
         let mut hot = runtime.instantiate(&Policy::builtin_default()).await?;
         runtime.base = hot.memory().await?.into();
+        let above_stack = runtime.base.get(layout.stack_top as usize..).unwrap_or(&[]);
+        runtime.map_base = MapBase::new(above_stack).map_err(memfd)?;
         Ok(runtime)
     }
 
@@ -144,8 +150,31 @@ impl LiveRuntime {
     }
 
     /// A fresh instance under `policy` holding `image`: its memory grown to the image's size
-    /// (which the memory limiter sees) and every block of the image written in place.
+    /// (which the memory limiter sees), then the image's runs mapped from the file it woke
+    /// from while it is that file's, or else every block of the image written in place.
     pub(crate) async fn restore(&self, policy: &Policy, image: &HeapImage) -> Result<Hot, Error> {
+        if let Some(file) = image.heap.file() {
+            let mut hot = self.sized(policy, image).await?;
+            if hot.map(image.stack_top, file).await.is_ok() {
+                return Ok(hot);
+            }
+            // Not mapped (the instance's memory is not where the runs can go): the instance
+            // goes, and a fresh one is written instead.
+        }
+        let mut hot = self.sized(policy, image).await?;
+        hot.huge_pages(image.stack_top).await?;
+        // The whole heap in one write: a call into the instance costs more than copying
+        // megabytes.
+        hot.seek
+            .call_async(&mut hot.store, (image.stack_top,))
+            .await
+            .map_err(internal("restoring"))?;
+        hot.write_at(&image.heap).await?;
+        Ok(hot)
+    }
+
+    /// A fresh instance under `policy` whose memory is grown to `image`'s size.
+    async fn sized(&self, policy: &Policy, image: &HeapImage) -> Result<Hot, Error> {
         let mut hot = self.instantiate(policy).await?;
         let current = self.base.len() as u64;
         if image.memory_size > current {
@@ -157,15 +186,13 @@ impl LiveRuntime {
                 });
             }
         }
-        hot.huge_pages(image.stack_top).await?;
-        // The whole heap in one write: a call into the instance costs more than copying
-        // megabytes.
-        hot.seek
-            .call_async(&mut hot.store, (image.stack_top,))
-            .await
-            .map_err(internal("restoring"))?;
-        hot.write_at(&image.heap).await?;
         Ok(hot)
+    }
+}
+
+fn memfd(e: std::io::Error) -> Error {
+    Error::Internal {
+        detail: format!("live session: keeping a fresh instance's memory: {e}"),
     }
 }
 
@@ -240,6 +267,39 @@ impl Hot {
     #[cfg(test)]
     pub(crate) fn tracking_refused(&self) -> Option<rustix::io::Errno> {
         self.refused
+    }
+
+    /// Map `file`'s runs over the instance's heap, which starts at `stack_top`.
+    ///
+    /// The instance's memory comes from its own engine, which allocates instances on demand:
+    /// in wasmtime 48 such a memory is one reservation of its own, which growing only makes
+    /// accessible further (`mprotect` above its current size, never moved: `memory_may_move`
+    /// is off), which nothing resets or reuses, and which dropping the store unmaps whole
+    /// (`vm/memory/mmap.rs`, `vm/memory.rs` `LocalMemory::grow`, `vm/cow.rs`
+    /// `set_heap_limit`, `vm/instance/allocator/on_demand.rs`). So the mappings placed here
+    /// stay the memory's until the instance goes, and go with it.
+    #[allow(unsafe_code)]
+    async fn map(&mut self, stack_top: u32, file: &HeapFile) -> Result<(), Error> {
+        let (list,) = self
+            .view
+            .call_async(&mut self.store, (SCRATCH,))
+            .await
+            .map_err(internal("reading memory"))?;
+        let memory = list.as_le_slice(&self.store);
+        let (start, len) = (memory.as_ptr() as usize, memory.len());
+        let heap = start + stack_top as usize;
+        let end = file.runs.last().map_or(0, |run| run.span().end);
+        if !heap.is_multiple_of(BLOCK) || stack_top as usize + end > len {
+            return Err(internal("mapping")(wasmtime::format_err!("misplaced runs")));
+        }
+        // SAFETY: the runs lie within the instance's linear memory (checked just above), whose
+        // mapping is the store's alone and stays as it is while the store lives (see above);
+        // the guest does not run while `self.store` is borrowed here, and no reference into
+        // the memory is held (`memory` is not used again). Read-write private pages replace
+        // read-write pages, as wasmtime's own copy-on-write image does. The file is never
+        // changed in place (`HeapImage::open`).
+        unsafe { super::heap::overlay(heap as *mut u8, &file.file, &file.runs) }
+            .map_err(|e| internal("mapping")(e.into()))
     }
 
     /// Ask the kernel to back the instance's memory from `from` up with huge pages where it

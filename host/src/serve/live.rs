@@ -344,25 +344,29 @@ impl Drop for Turn<'_> {
 /// last whole record, and one left from an older image is emptied.
 async fn wake(runner: &Runner, policy: &Policy, file: &Path) -> Result<Loaded, ApiError> {
     let (image_path, journal_path) = (file.to_owned(), journal_file(file));
-    let (image, log) = tokio::task::spawn_blocking(move || {
-        (
-            std::fs::read(&image_path).ok(),
-            std::fs::read(&journal_path).ok(),
-        )
-    })
-    .await
-    .map_err(|e| internal(e.to_string()))?;
+    let opened = tokio::task::spawn_blocking(move || read_files(&image_path, &journal_path))
+        .await
+        .map_err(|e| internal(e.to_string()))?
+        .map_err(|e| internal(format!("opening a live session's heap: {e}")))?;
     let palisade = runner.palisade();
-    let Some(image) = image else {
+    let Some(files) = opened else {
         let live = palisade.live_session(policy).await?;
         return Ok(Loaded {
             live,
             journal: Journal::none(),
         });
     };
-    let mut live = palisade.wake_live_session(policy, &image).await?;
-    let mut journal = Journal::after_image(&image, live.memory_size());
-    if let Some(log) = log {
+    // Mapped from the file (its digest checked first).
+    let mut live = palisade
+        .wake_live_session_file(policy, &files.image)
+        .await?;
+    let mut journal = Journal {
+        image_len: files.image_len,
+        head: files.digest,
+        len: 0,
+        memory_size: live.memory_size(),
+    };
+    if let Some(log) = files.journal {
         let replayed = live.replay_journal(&log, &journal.head)?;
         if replayed.valid < log.len() {
             cut(journal_file(file), replayed.valid as u64).await?;
@@ -372,6 +376,42 @@ async fn wake(runner: &Runner, policy: &Policy, file: &Path) -> Result<Loaded, A
         journal.memory_size = live.memory_size();
     }
     Ok(Loaded { live, journal })
+}
+
+/// A session's files, as [`wake`] reads them.
+struct Files {
+    image: std::fs::File,
+    image_len: u64,
+    /// The digest the image file ends with.
+    digest: [u8; 32],
+    journal: Option<Vec<u8>>,
+}
+
+/// The image file at `image` (`None`: no run was kept yet) and the journal at `journal`.
+fn read_files(image: &Path, journal: &Path) -> std::io::Result<Option<Files>> {
+    use std::os::unix::fs::FileExt;
+    let absent = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    let image = match std::fs::File::open(image) {
+        Ok(image) => image,
+        Err(e) if absent(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let image_len = image.metadata()?.len();
+    let mut digest = [0u8; 32];
+    if image_len >= 32 {
+        image.read_exact_at(&mut digest, image_len - 32)?;
+    }
+    let journal = match std::fs::read(journal) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if absent(&e) => None,
+        Err(e) => return Err(e),
+    };
+    Ok(Some(Files {
+        image,
+        image_len,
+        digest,
+        journal,
+    }))
 }
 
 /// Keep a successful run durably: a record of what it changed appended to the journal, or a

@@ -133,6 +133,47 @@ async fn a_hibernated_heap_wakes_in_a_new_session() {
     assert_eq!(step(&mut woken, "counter += 1", "null").await, "2");
 }
 
+/// Woken from its file (mapped, not copied): the heap is there; a failed step rolls back to
+/// the file's heap (the restore maps it again), a fork of it goes its own way, a step's writes
+/// never reach the file, and a failed step after a successful one rolls back to that one's.
+#[tokio::test]
+async fn a_heap_woken_from_its_file_rolls_back_forks_and_leaves_the_file_as_it_was() {
+    let mut live = session(&roomy()).await;
+    build(&mut live).await;
+    let before = step(&mut live, PROBE, "null").await;
+    let bytes = live.image();
+    drop(live);
+    let path = std::env::temp_dir().join(format!("palisade-test-{}-heap.img", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let mut woken = PALISADE
+        .wake_live_session_file(&roomy(), &file)
+        .await
+        .unwrap();
+    drop(file);
+    assert!(!woken.heap().hot);
+    let hostile = "counter = 100; acc.add(1000); seen.clear(); twice = null; throw new Error('no')";
+    let failed = woken.run("hostile.js", hostile, "null").await;
+    assert_eq!(code(&failed), "guest_exception");
+    assert_eq!(step(&mut woken, PROBE, "null").await, before);
+    let mut fork = woken.fork();
+    assert_eq!(step(&mut fork, "counter += 10", "null").await, "11");
+    assert_eq!(step(&mut woken, "counter += 1", "null").await, "2");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "the file is unchanged"
+    );
+    let failed = woken.run("hostile.js", hostile, "null").await;
+    assert_eq!(code(&failed), "guest_exception");
+    assert_eq!(
+        step(&mut woken, "[counter, twice(4)]", "null").await,
+        "[2,8]"
+    );
+    assert_eq!(step(&mut fork, "counter", "null").await, "11");
+    std::fs::remove_file(&path).unwrap();
+}
+
 #[tokio::test]
 async fn a_truncated_or_altered_image_is_refused() {
     let mut live = session(&roomy()).await;

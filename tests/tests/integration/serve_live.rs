@@ -391,7 +391,7 @@ fn a_thousand_live_sessions_hold_a_bounded_memory() {
     assert!(after <= bound, "RSS {after} KiB over the bound {bound} KiB");
     assert!(after <= warm + 64 * 1024, "RSS {warm} -> {after} KiB");
     drop(running);
-    // 1,000 heap files: about 170 MB.
+    // 1,000 heap files: about 1.1 GB (1.08 MB each, stored whole).
     std::fs::remove_dir_all(&data).unwrap();
 }
 
@@ -491,5 +491,58 @@ async fn steps_are_kept_in_a_journal_that_a_restart_replays() {
     assert_error(&refused, 400, "invalid_component");
     assert!(length.as_u64().unwrap() > 2);
     reset_forgets(&server, &id, "log").await;
+    server.assert_fine(None).await;
+}
+
+/// A heap file forged with a digest that matches it (another guest build's, a memory over the
+/// policy's limit, a run outside its memory, the older version 2's header, a block short) is
+/// refused as `invalid_component` before any of it is mapped, at each run; the true file
+/// wakes again, and the other session and a plain call are fine.
+#[tokio::test]
+async fn a_forged_heap_file_is_refused_before_it_is_mapped() {
+    let mut cfg = config("live-forged", false);
+    cfg.max_live_sessions = 1;
+    let data = cfg.data.clone();
+    let server = start(cfg);
+    let (a, b) = (live(&server).await, live(&server).await);
+    step(&server, &a, "let kept = 1; kept", Value::Null).await;
+    // One hot session at most: `b`'s run cools `a`, whose next run wakes it from its file.
+    step(&server, &b, "let other = 2; other", Value::Null).await;
+    let file = data.join("sessions").join(&a).join("heap.img");
+    let good = std::fs::read(&file).unwrap();
+    let body = &good[..good.len() - 32];
+    let seal = |mut body: Vec<u8>| {
+        let digest = blake3::hash(&body);
+        body.extend_from_slice(digest.as_bytes());
+        body
+    };
+    let with = |at: usize, bytes: &[u8]| {
+        let mut forged = body.to_vec();
+        forged[at..at + bytes.len()].copy_from_slice(bytes);
+        seal(forged)
+    };
+    let forgeries = [
+        ("another guest", with(12, &[0; 32])),
+        ("over the limit", with(44, &(1u64 << 40).to_le_bytes())),
+        (
+            "a run outside its memory",
+            with(56, &u32::MAX.to_le_bytes()),
+        ),
+        ("version 2", with(8, &2u32.to_le_bytes())),
+        ("a block short", seal(body[..body.len() - 4096].to_vec())),
+    ];
+    let uri = format!("/v1/sessions/{a}/run");
+    for (what, forged) in forgeries {
+        std::fs::write(&file, &forged).unwrap();
+        let refused = server
+            .call("POST", &uri, None, json!({"source": "kept"}))
+            .await;
+        assert_error(&refused, 400, "invalid_component");
+        let detail = refused.body["error"]["message"].to_string();
+        assert!(detail.contains("heap image is refused"), "{what}: {detail}");
+    }
+    std::fs::write(&file, &good).unwrap();
+    assert_eq!(step(&server, &a, "kept + 1", Value::Null).await, 2);
+    assert_eq!(step(&server, &b, "other", Value::Null).await, 2);
     server.assert_fine(None).await;
 }
