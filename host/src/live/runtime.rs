@@ -197,24 +197,26 @@ fn memfd(e: std::io::Error) -> Error {
 }
 
 impl Hot {
-    /// The instance's whole linear memory, copied.
-    pub(crate) async fn memory(&mut self) -> Result<Vec<u8>, Error> {
+    /// The instance's whole linear memory, in place (read it with `as_le_slice(&self.store)`).
+    async fn view(&mut self) -> Result<WasmList<u8>, Error> {
         let (list,) = self
             .view
             .call_async(&mut self.store, (SCRATCH,))
             .await
             .map_err(internal("reading memory"))?;
+        Ok(list)
+    }
+
+    /// The instance's whole linear memory, copied.
+    pub(crate) async fn memory(&mut self) -> Result<Vec<u8>, Error> {
+        let list = self.view().await?;
         Ok(list.as_le_slice(&self.store).to_vec())
     }
 
     /// Bring `image` up to this instance's heap: the pages written since the last update
     /// where they are tracked, else the whole heap compared with the image.
     pub(crate) async fn capture(&mut self, image: &mut HeapImage) -> Result<(), Error> {
-        let (list,) = self
-            .view
-            .call_async(&mut self.store, (SCRATCH,))
-            .await
-            .map_err(internal("reading memory"))?;
+        let list = self.view().await?;
         let memory = list.as_le_slice(&self.store);
         let Some(tracker) = self.tracker.as_mut() else {
             image.update(memory);
@@ -239,11 +241,7 @@ impl Hot {
     /// Track the writes to the heap (from `stack_top` up) from now on, where the kernel can;
     /// the image must equal the heap now.
     pub(crate) async fn track(&mut self, stack_top: u32) -> Result<(), Error> {
-        let (list,) = self
-            .view
-            .call_async(&mut self.store, (SCRATCH,))
-            .await
-            .map_err(internal("reading memory"))?;
+        let list = self.view().await?;
         // The old tracker first: a range registered with one userfaultfd cannot be with another.
         self.tracker = None;
         match WriteTracker::new(list.as_le_slice(&self.store), stack_top as usize) {
@@ -280,11 +278,7 @@ impl Hot {
     /// stay the memory's until the instance goes, and go with it.
     #[allow(unsafe_code)]
     async fn map(&mut self, stack_top: u32, file: &HeapFile) -> Result<(), Error> {
-        let (list,) = self
-            .view
-            .call_async(&mut self.store, (SCRATCH,))
-            .await
-            .map_err(internal("reading memory"))?;
+        let list = self.view().await?;
         let memory = list.as_le_slice(&self.store);
         let (start, len) = (memory.as_ptr() as usize, memory.len());
         let heap = start + stack_top as usize;
@@ -307,11 +301,7 @@ impl Hot {
     /// faults of 4 KiB. A hint only: the memory's content and access are unchanged.
     #[allow(unsafe_code)]
     async fn huge_pages(&mut self, from: u32) -> Result<(), Error> {
-        let (list,) = self
-            .view
-            .call_async(&mut self.store, (SCRATCH,))
-            .await
-            .map_err(internal("reading memory"))?;
+        let list = self.view().await?;
         let memory = list.as_le_slice(&self.store);
         const HUGE: usize = 2 << 20;
         let start = (memory.as_ptr() as usize + from as usize).next_multiple_of(HUGE);
