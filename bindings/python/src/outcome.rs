@@ -1,11 +1,13 @@
 //! `NativeOutcome`: a call's Outcome, kept in Rust and turned into Python values only as far as
-//! the caller reads it: `ok` costs nothing, `output` reads the output's JSON once, and the whole
+//! the caller reads it: `ok` costs nothing, `output` turns the output's JSON into Python values
+//! once (in Rust), and the whole
 //! Outcome as a dict (`to_dict`, which the typed `Outcome`'s other fields come from) is written
 //! and read once, on first use. A call whose caller only unwraps its output never builds the
 //! rest.
 
 use palisade::Outcome;
 use palisade_bindings::outcome_json;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
@@ -41,7 +43,7 @@ impl NativeOutcome {
         let output = self
             .output
             .get_or_try_init(py, || match self.outcome.output() {
-                Some(json) => loads(py, json.get()),
+                Some(json) => python_value(py, json.get()),
                 None => Ok(py.None()),
             })?;
         Ok(output.clone_ref(py))
@@ -54,6 +56,13 @@ impl NativeOutcome {
             .get_or_try_init(py, || loads(py, &outcome_json(&self.outcome)))?;
         Ok(dict.clone_ref(py))
     }
+}
+
+/// The library's JSON (well-formed: the library checked it) as Python values, built in Rust.
+fn python_value(py: Python<'_>, json: &str) -> PyResult<Py<PyAny>> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(pythonize::pythonize(py, &value)?.unbind())
 }
 
 /// JSON text as Python values, by Python's own `json.loads`.
