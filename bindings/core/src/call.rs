@@ -50,7 +50,7 @@ pub struct Start {
     /// The request's JSON text ([`Request`]).
     pub request: String,
     /// A policy the binding holds as an object, in place of the request's `policy`.
-    pub policy: Option<Policy>,
+    pub policy: Option<Arc<Policy>>,
     /// A script the binding holds as an object, in place of `source`/`file`.
     pub script: Option<Script>,
     /// The caller's event callback.
