@@ -6,15 +6,15 @@
 //! between threads.
 
 use crate::host::event_json;
-use crate::outcome::{failed, outcome_json};
+use crate::outcome::failed;
 use crate::request::{Refused, Request};
-use palisade::{Canceller, Palisade, Policy, Script};
+use palisade::{Canceller, Outcome, Palisade, Policy, Script};
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
-/// Called once when a call ends: the Outcome as JSON, or the caller's own mistake (a message
-/// the binding throws as a `TypeError`).
-pub type Done = Box<dyn FnOnce(Result<String, String>) + Send>;
+/// Called once when a call ends: its Outcome, or the caller's own mistake (a message the
+/// binding throws as a `TypeError`).
+pub type Done = Box<dyn FnOnce(Result<Outcome, String>) + Send>;
 
 /// Called with each event of a call as JSON ([`crate::event_json`]), inside the call.
 pub type OnEvent = Arc<dyn Fn(String) + Send + Sync>;
@@ -50,7 +50,7 @@ pub struct Start {
     /// The request's JSON text ([`Request`]).
     pub request: String,
     /// A policy the binding holds as an object, in place of the request's `policy`.
-    pub policy: Option<Policy>,
+    pub policy: Option<Arc<Policy>>,
     /// A script the binding holds as an object, in place of `source`/`file`.
     pub script: Option<Script>,
     /// The caller's event callback.
@@ -68,7 +68,7 @@ pub fn start(palisade: &Palisade, start: Start, done: Done) -> Call {
 
 /// Read, resolve and run `start` under `palisade` on this thread, under the bindings' runtime
 /// (`Runtime::block_on`), while `watch` runs beside it (it may cancel `call`, and ends when
-/// the call does): the Outcome as JSON, or the caller's mistake. The runtime's workers only
+/// the call does): the Outcome, or the caller's mistake. The runtime's workers only
 /// serve what the call waits on (timers, sockets). From inside the runtime (a call made by a
 /// callback of another), the call runs on the workers and `watch` does not run.
 pub fn run_here<W>(
@@ -76,7 +76,7 @@ pub fn run_here<W>(
     start: Start,
     call: &Call,
     watch: W,
-) -> Result<String, String>
+) -> Result<Outcome, String>
 where
     W: Future<Output = std::convert::Infallible>,
 {
@@ -125,14 +125,14 @@ thread_local! {
 }
 
 /// The call itself: the request read and resolved, then run with `canceller`.
-async fn run(palisade: Palisade, start: Start, canceller: Canceller) -> Result<String, String> {
+async fn run(palisade: Palisade, start: Start, canceller: Canceller) -> Result<Outcome, String> {
     let prepared = Request::parse(&start.request)
         .and_then(|request| request.prepare(start.policy, start.script));
     let mut prepared = match prepared {
         Ok(prepared) => prepared,
         Err(Refused::Usage(message)) => return Err(message),
         Err(Refused::Call(error, policy)) => {
-            return Ok(outcome_json(&failed(*error, policy.as_deref())));
+            return Ok(failed(*error, policy.as_deref()));
         }
     };
     if let Some(on_event) = start.on_event {
@@ -141,13 +141,12 @@ async fn run(palisade: Palisade, start: Start, canceller: Canceller) -> Result<S
             .on_event(move |event| on_event(event_json(&event)));
     }
     let options = prepared.options.canceller(&canceller);
-    let outcome = palisade
+    Ok(palisade
         .run_with(
             &prepared.policy,
             &prepared.script,
             &prepared.input,
             &options,
         )
-        .await;
-    Ok(outcome_json(&outcome))
+        .await)
 }

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The module name of a script given as `source` without a `name`.
 const DEFAULT_NAME: &str = "main.js";
@@ -98,8 +99,9 @@ impl Refused {
 /// What a call runs with.
 #[derive(Debug)]
 pub struct Prepared {
-    /// The policy the call runs under.
-    pub policy: Policy,
+    /// The policy the call runs under (shared with the binding's `Policy` object, when it gave
+    /// one: a call does not copy it).
+    pub policy: Arc<Policy>,
     /// The script.
     pub script: Script,
     /// The input as JSON text (a JSON array of the arguments with `spread_args`).
@@ -118,14 +120,14 @@ impl Request {
     /// (`Policy`, `Script` handles) in place of `policy` and `source`/`file`.
     pub fn prepare(
         self,
-        policy: Option<Policy>,
+        policy: Option<Arc<Policy>>,
         script: Option<Script>,
     ) -> Result<Prepared, Refused> {
         let policy = match (policy, self.policy.as_ref()) {
             (Some(_), Some(_)) => return usage("give the policy once"),
             (Some(policy), None) => policy,
-            (None, Some(spec)) => spec.read().map_err(|e| Refused::call(e, None))?,
-            (None, None) => Policy::builtin_default(),
+            (None, Some(spec)) => Arc::new(spec.read().map_err(|e| Refused::call(e, None))?),
+            (None, None) => Arc::new(Policy::builtin_default()),
         };
         let script = match (script, &self.source, &self.file) {
             (Some(script), None, None) => script,

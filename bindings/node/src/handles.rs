@@ -8,7 +8,8 @@ use napi_derive::napi;
 /// A policy, checked as a policy file is.
 #[napi]
 pub struct NativePolicy {
-    pub(crate) inner: palisade::Policy,
+    /// Shared by every call that runs under it.
+    pub(crate) inner: std::sync::Arc<palisade::Policy>,
 }
 
 #[napi]
@@ -17,7 +18,9 @@ impl NativePolicy {
     #[napi(factory)]
     pub fn read(spec: String) -> napi::Result<Self> {
         let inner = palisade_bindings::read_policy(&spec).map_err(refused)?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner: inner.into(),
+        })
     }
 
     /// The policy's name.

@@ -7,7 +7,7 @@ use napi::bindgen_prelude::{FnArgs, Function, Promise};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use palisade::CapabilityError;
-use palisade_bindings::{Call, Handler, OnEvent, Start, answer, context_json};
+use palisade_bindings::{Call, Handler, OnEvent, Start, answer, context_json, outcome_json};
 use std::sync::{Arc, Mutex};
 
 /// The JavaScript dispatcher of capability calls: `(payloadJson, contextJson) => Promise<answerJson>`.
@@ -128,9 +128,9 @@ impl NativePalisade {
             on_event,
         };
         let reports = self.reports.clone();
-        let done = Box::new(move |result: Result<String, String>| {
+        let done = Box::new(move |result: Result<palisade::Outcome, String>| {
             let (kind, json) = match result {
-                Ok(outcome) => (OUTCOME, outcome),
+                Ok(outcome) => (OUTCOME, outcome_json(&outcome)),
                 Err(message) => (USAGE, message),
             };
             reports.post(Report { id, kind, json });

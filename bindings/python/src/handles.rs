@@ -7,7 +7,8 @@ use pyo3::prelude::*;
 /// A policy, checked as a policy file is.
 #[pyclass(frozen)]
 pub struct NativePolicy {
-    pub(crate) inner: palisade::Policy,
+    /// Shared by every call that runs under it.
+    pub(crate) inner: std::sync::Arc<palisade::Policy>,
 }
 
 #[pymethods]
@@ -16,7 +17,9 @@ impl NativePolicy {
     #[staticmethod]
     fn read(spec: &str) -> PyResult<Self> {
         let inner = palisade_bindings::read_policy(spec).map_err(refused)?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner: inner.into(),
+        })
     }
 
     #[getter]

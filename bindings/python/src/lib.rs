@@ -11,6 +11,7 @@
 mod errors;
 mod handles;
 mod mailbox;
+mod outcome;
 mod palisade;
 
 use pyo3::prelude::*;
@@ -23,5 +24,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<palisade::NativePalisade>()?;
     m.add_class::<palisade::NativeCall>()?;
     m.add_class::<mailbox::Mailbox>()?;
+    m.add_class::<outcome::NativeOutcome>()?;
     Ok(())
 }

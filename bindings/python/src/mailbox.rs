@@ -7,14 +7,28 @@
 //! Python's switch interval while the loop's thread holds it), and with it every call queued on
 //! the thread.
 
+use crate::outcome::NativeOutcome;
+use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
 use std::io::{PipeReader, PipeWriter, Read, Write};
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 
-/// One report: the call's id (the caller's), what it carries (`EVENT`, `OUTCOME`, `USAGE`),
-/// its JSON or message.
-pub type Report = (u64, u32, String);
+/// One report: the call's id (the caller's) and what it carries.
+pub type Report = (u64, Carried);
+
+/// What a report carries: an event (JSON), the call's outcome, or the caller's mistake (a
+/// message).
+pub enum Carried {
+    Event(String),
+    Outcome(Box<palisade::Outcome>),
+    Usage(String),
+}
+
+/// The kinds of report `drain` gives Python (`_palisade.py` reads them).
+const EVENT: u32 = 0;
+const OUTCOME: u32 = 1;
+const USAGE: u32 = 2;
 
 /// The queue both sides share.
 pub struct Queue {
@@ -67,8 +81,9 @@ impl Mailbox {
         self.woken.as_raw_fd()
     }
 
-    /// Every queued report, oldest first, after taking the wake-up bytes.
-    fn drain(&self) -> Vec<Report> {
+    /// Every queued report, oldest first, after taking the wake-up bytes: `(id, kind, value)`,
+    /// the value an event's JSON, a `NativeOutcome`, or the caller's mistake.
+    fn drain(&self, py: Python<'_>) -> PyResult<Vec<(u64, u32, Py<PyAny>)>> {
         let mut bytes = [0u8; 256];
         // Non-blocking: nothing to read is WouldBlock, which changes nothing here.
         while let Ok(n @ 1..) = (&self.woken).read(&mut bytes) {
@@ -76,6 +91,19 @@ impl Mailbox {
                 break;
             }
         }
-        std::mem::take(&mut *self.queue.reports.lock().expect("never poisoned"))
+        let reports = std::mem::take(&mut *self.queue.reports.lock().expect("never poisoned"));
+        reports
+            .into_iter()
+            .map(|(id, carried)| {
+                let (kind, value) = match carried {
+                    Carried::Event(json) => (EVENT, json.into_py_any(py)?),
+                    Carried::Outcome(outcome) => {
+                        (OUTCOME, NativeOutcome::new(*outcome).into_py_any(py)?)
+                    }
+                    Carried::Usage(message) => (USAGE, message.into_py_any(py)?),
+                };
+                Ok((id, kind, value))
+            })
+            .collect()
     }
 }

@@ -4,7 +4,8 @@
 
 use crate::errors::refused;
 use crate::handles::{NativePolicy, NativeScript};
-use crate::mailbox::Mailbox;
+use crate::mailbox::{Carried, Mailbox};
+use crate::outcome::NativeOutcome;
 use palisade::CapabilityError;
 use palisade_bindings::{Call, Done, Handler, OnEvent, Start, answer, context_json, run_here};
 use pyo3::exceptions::PyTypeError;
@@ -14,11 +15,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::MissedTickBehavior;
-
-/// What a report carries: an event, the outcome, or the caller's mistake.
-const EVENT: u32 = 0;
-const OUTCOME: u32 = 1;
-const USAGE: u32 = 2;
 
 /// How often a waiting `run` looks for a signal (Ctrl-C cancels its call).
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
@@ -41,7 +37,7 @@ impl NativePalisade {
         Ok(Self { palisade })
     }
 
-    /// Run a call on this thread with the GIL released, and return its outcome (JSON);
+    /// Run a call on this thread with the GIL released, and return its outcome;
     /// `on_event` gets each event (JSON) on this thread as it comes. Ctrl-C cancels the call
     /// and is raised once it has ended.
     #[pyo3(signature = (request, policy, script, on_event))]
@@ -52,7 +48,7 @@ impl NativePalisade {
         policy: Option<&NativePolicy>,
         script: Option<&NativeScript>,
         on_event: Option<Py<PyAny>>,
-    ) -> PyResult<String> {
+    ) -> PyResult<NativeOutcome> {
         let (sender, events) = tokio::sync::mpsc::unbounded_channel::<String>();
         let mut events = on_event.is_some().then_some(events);
         let forward = events.is_some().then(|| {
@@ -79,7 +75,7 @@ impl NativePalisade {
         if let Some(interrupt) = interrupt {
             return Err(interrupt);
         }
-        result.map_err(PyTypeError::new_err)
+        result.map(NativeOutcome::new).map_err(PyTypeError::new_err)
     }
 
     /// Start a call reporting to `mailbox` as `id`: its events (with `events`), then its
@@ -97,11 +93,14 @@ impl NativePalisade {
         let queue = mailbox.queue();
         let on_event = events.then(|| {
             let queue = queue.clone();
-            Arc::new(move |json: String| queue.post((id, EVENT, json))) as OnEvent
+            Arc::new(move |json: String| queue.post((id, Carried::Event(json)))) as OnEvent
         });
         let done: Done = Box::new(move |result| {
-            let (kind, text) = report(result);
-            queue.post((id, kind, text));
+            let carried = match result {
+                Ok(outcome) => Carried::Outcome(Box::new(outcome)),
+                Err(message) => Carried::Usage(message),
+            };
+            queue.post((id, carried));
         });
         let call = palisade_bindings::start(
             &self.palisade,
@@ -123,13 +122,6 @@ fn start(
         policy: policy.map(|p| p.inner.clone()),
         script: script.map(|s| s.inner.clone()),
         on_event,
-    }
-}
-
-fn report(result: Result<String, String>) -> (u32, String) {
-    match result {
-        Ok(outcome) => (OUTCOME, outcome),
-        Err(message) => (USAGE, message),
     }
 }
 

@@ -72,6 +72,15 @@ def test_the_outcome_is_typed_and_a_dict() -> None:
     assert outcome.unwrap() == [1]
 
 
+def test_the_output_is_every_json_type_and_the_same_object_each_time() -> None:
+    source = 'export default () => ({a: [1, -2.5, "é\\u0000", null, true, false], b: {c: 9007199254740991}})'
+    outcome = palisade.run(source=source, policy=GENEROUS)
+    expected = {"a": [1, -2.5, "é\u0000", None, True, False], "b": {"c": 9007199254740991}}
+    assert outcome.output == expected and outcome.to_dict()["output"] == expected
+    assert outcome.output is outcome.output and outcome.to_dict() is outcome.to_dict()
+    assert outcome.error is None and outcome.receipt.fuel_used > 0
+
+
 def test_a_malformed_request_is_a_type_error_and_the_next_call_works() -> None:
     with pytest.raises(TypeError, match="unknown field"):
         palisade.run(source="x", sauce=1)  # type: ignore[call-arg]

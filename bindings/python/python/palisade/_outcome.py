@@ -1,9 +1,12 @@
-"""The Outcome of a call, typed: the JSON `palisade run --json` prints, as dataclasses."""
+"""The Outcome of a call, typed: the JSON `palisade run --json` prints, as dataclasses read from
+the native module's outcome on first use."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, List, Literal, Optional
+
+from . import _native
 
 #: The library's error codes (docs/errors.md); each is the `code` of an OutcomeError and of a
 #: PalisadeError.
@@ -109,40 +112,91 @@ class Receipt:
     policy_sha256: str
 
 
-@dataclass(frozen=True)
 class Outcome:
-    """The result of a call: its output or its error, console lines, audit records, receipt."""
+    """The result of a call: its output or its error, console lines, audit records, receipt.
 
-    ok: bool
-    output: Any
+    It reads the call's outcome (held by the native module) as far as it is read: `ok` and
+    `output` directly, the other fields from `to_dict()` on first use."""
+
+    __slots__ = ("_native", "_fields")
+
+    def __init__(self, native: _native.NativeOutcome) -> None:
+        self._native = native
+        self._fields: Optional[_Fields] = None
+
+    @property
+    def ok(self) -> bool:
+        return self._native.ok
+
+    @property
+    def output(self) -> Any:
+        return self._native.output
+
+    @property
+    def error(self) -> Optional[OutcomeError]:
+        return None if self._native.ok else self._read().error
+
+    @property
+    def logs(self) -> List[LogLine]:
+        return self._read().logs
+
+    @property
+    def audit(self) -> List[AuditRecord]:
+        return self._read().audit
+
+    @property
+    def receipt(self) -> Receipt:
+        return self._read().receipt
+
+    @property
+    def error_id(self) -> Optional[str]:
+        """For `internal`: the id under which the host logged the cause."""
+        return self._read().error_id
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The outcome as the JSON object `palisade run --json` prints."""
+        outcome: Dict[str, Any] = self._native.to_dict()
+        return outcome
+
+    def unwrap(self) -> Any:
+        """The output, or the call's error raised as a PalisadeError."""
+        if not self._native.ok:
+            raise PalisadeError(self._read().error)  # type: ignore[arg-type]
+        return self._native.output
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Outcome) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"Outcome(ok={self.ok!r}, output={self.output!r}, error={self.error!r}, "
+                f"logs={self.logs!r}, audit={self.audit!r}, receipt={self.receipt!r}, "
+                f"error_id={self.error_id!r})")
+
+    def _read(self) -> "_Fields":
+        if self._fields is None:
+            self._fields = _Fields.from_dict(self.to_dict())
+        return self._fields
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """An Outcome's typed fields but its output, read from its dict."""
+
     error: Optional[OutcomeError]
     logs: List[LogLine]
     audit: List[AuditRecord]
     receipt: Receipt
-    #: For `internal`: the id under which the host logged the cause.
     error_id: Optional[str]
-    _dict: Dict[str, Any] = field(repr=False, compare=False)
 
     @staticmethod
-    def from_dict(outcome: Dict[str, Any]) -> "Outcome":
+    def from_dict(outcome: Dict[str, Any]) -> "_Fields":
         error = outcome.get("error")
-        return Outcome(
-            ok=outcome["ok"],
-            output=outcome.get("output"),
+        return _Fields(
             error=OutcomeError.from_dict(error) if error else None,
             logs=[LogLine(**line) for line in outcome["logs"]],
             audit=[AuditRecord(**record) for record in outcome["audit"]],
             receipt=Receipt(**outcome["receipt"]),
             error_id=outcome.get("error_id"),
-            _dict=outcome,
         )
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The outcome as the JSON object `palisade run --json` prints."""
-        return self._dict
-
-    def unwrap(self) -> Any:
-        """The output, or the call's error raised as a PalisadeError."""
-        if self.error is not None:
-            raise PalisadeError(self.error)
-        return self.output

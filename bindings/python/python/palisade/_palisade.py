@@ -242,8 +242,7 @@ class Palisade:
         come. Ctrl-C cancels the call. Raises TypeError for a malformed request."""
         text, policy, script = _request(dict(request))
         events = None if on_event is None else _event_callback(on_event)
-        outcome = self._native.run(text, policy, script, events)
-        return Outcome.from_dict(json.loads(outcome))
+        return Outcome(self._native.run(text, policy, script, events))
 
     async def run_async(
         self, *, on_event: Optional[OnEvent] = None, **request: Unpack[RunRequest]
@@ -261,7 +260,7 @@ class Palisade:
             mailbox.forget(call_id)
             call.cancel()
             raise
-        return Outcome.from_dict(json.loads(outcome))
+        return Outcome(outcome)
 
     def _mailbox(self, loop: asyncio.AbstractEventLoop) -> "_Mailbox":
         mailbox = self._mailboxes.get(loop)
@@ -281,12 +280,12 @@ class _Mailbox:
         self.native = _native.Mailbox()
         os.set_blocking(self.native.fileno(), False)
         self.ids = itertools.count()
-        self.waiting: Dict[int, "tuple[asyncio.Future[str], Optional[OnEvent]]"] = {}
+        self.waiting: Dict[int, "tuple[asyncio.Future[_native.NativeOutcome], Optional[OnEvent]]"] = {}
         loop.add_reader(self.native.fileno(), self._ready)
 
-    def expect(self, on_event: Optional[OnEvent]) -> "tuple[int, asyncio.Future[str]]":
+    def expect(self, on_event: Optional[OnEvent]) -> "tuple[int, asyncio.Future[_native.NativeOutcome]]":
         call_id = next(self.ids)
-        done: "asyncio.Future[str]" = asyncio.get_running_loop().create_future()
+        done: "asyncio.Future[_native.NativeOutcome]" = asyncio.get_running_loop().create_future()
         self.waiting[call_id] = (done, on_event)
         return call_id, done
 
@@ -294,7 +293,7 @@ class _Mailbox:
         self.waiting.pop(call_id, None)
 
     def _ready(self) -> None:
-        for call_id, kind, text in self.native.drain():
+        for call_id, kind, value in self.native.drain():
             waiting = self.waiting.get(call_id)
             if waiting is None:
                 continue  # a cancelled call's last reports: nobody waits
@@ -302,7 +301,7 @@ class _Mailbox:
             if kind == _EVENT:
                 if on_event is not None:
                     try:
-                        on_event(json.loads(text))
+                        on_event(json.loads(value))
                     except Exception as e:  # a failing callback misses its event
                         asyncio.get_running_loop().call_exception_handler(
                             {"message": "palisade: on_event raised", "exception": e})
@@ -311,9 +310,9 @@ class _Mailbox:
             if done.done():
                 continue
             if kind == _OUTCOME:
-                done.set_result(text)
+                done.set_result(value)
             else:
-                done.set_exception(TypeError(text))
+                done.set_exception(TypeError(value))
 
 
 def _event_callback(on_event: OnEvent) -> Callable[[str], None]:
