@@ -76,6 +76,9 @@ pub(crate) struct Mapped {
     /// The file the blocks are mapped from, until anything borrows them mutably: from then on
     /// they may differ from it, and a restore copies them.
     file: Option<Arc<HeapFile>>,
+    /// Blocks written over the file's since it was mapped ([`HeapBytes::patch`]): a restore
+    /// maps the file, then writes these.
+    patched: Vec<u32>,
 }
 
 impl HeapBytes {
@@ -102,6 +105,7 @@ impl HeapBytes {
         Some(HeapBytes::Mapped(Mapped {
             map,
             file: Some(file),
+            patched: Vec::new(),
         }))
     }
 
@@ -110,6 +114,29 @@ impl HeapBytes {
         match self {
             HeapBytes::Mapped(mapped) => mapped.file.as_ref(),
             HeapBytes::Owned(_) => None,
+        }
+    }
+
+    /// The blocks written over the mapped file's ([`HeapBytes::patch`]), in order, once each.
+    pub fn patched(&self) -> &[u32] {
+        match self {
+            HeapBytes::Mapped(mapped) => &mapped.patched,
+            HeapBytes::Owned(_) => &[],
+        }
+    }
+
+    /// Write block `i` (`bytes`, a block or less at the heap's end): a heap still mapped from
+    /// its file stays so, the block counted among those written over it.
+    pub fn patch(&mut self, i: u32, bytes: &[u8]) {
+        let at = i as usize * BLOCK;
+        match self {
+            HeapBytes::Mapped(mapped) if mapped.file.is_some() => {
+                mapped.map[at..at + bytes.len()].copy_from_slice(bytes);
+                if let Err(place) = mapped.patched.binary_search(&i) {
+                    mapped.patched.insert(place, i);
+                }
+            }
+            _ => self[at..at + bytes.len()].copy_from_slice(bytes),
         }
     }
 

@@ -171,8 +171,7 @@ impl HeapImage {
         let len = (memory_size - u64::from(self.stack_top)) as usize;
         heap.extend_from_slice(&vec![0; len.saturating_sub(heap.len())]);
         for (i, bytes) in blocks {
-            let at = i as usize * BLOCK;
-            heap[at..at + bytes.len()].copy_from_slice(bytes);
+            heap.patch(i, bytes);
         }
         self.memory_size = memory_size;
     }

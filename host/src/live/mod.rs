@@ -501,6 +501,52 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
     }
 
+    /// A journal replayed over a heap woken from its file leaves it mapped, its blocks written
+    /// over the file's; the instance restored from it (the file mapped, those blocks written)
+    /// holds exactly the heap of the session that wrote the journal.
+    #[cfg(feature = "serve")]
+    #[tokio::test]
+    async fn a_journal_over_a_mapped_heap_restores_exactly() {
+        let palisade = Palisade::builder().build().unwrap();
+        let policy = Policy::from_toml(
+            "name = \"t\"\n[limits]\ntimeout = \"60s\"\nmemory = \"128MiB\"\n",
+            None,
+        )
+        .unwrap();
+        let mut live = palisade.live_session(&policy).await.unwrap();
+        let built = "globalThis.kept = Array.from({ length: 50000 }, (_, i) => ({ i })); 0";
+        assert!(live.run("build.js", built, "null").await.result.is_ok());
+        let image = live.image_for_journal();
+        let digest: [u8; 32] = image[image.len() - 32..].try_into().unwrap();
+        let mut log = journal::header(&digest);
+        let (mut head, mut grown_from) = (digest, live.memory_size());
+        for step in ["kept[7].i = 'seven'", "globalThis.m = new Map([[1, 2]]); 0"] {
+            assert!(live.run("step.js", step, "null").await.result.is_ok());
+            let (record, next) = live.journal_record(grown_from, &head);
+            log.extend_from_slice(&record);
+            (head, grown_from) = (next, live.memory_size());
+        }
+        let path = std::env::temp_dir().join(format!("palisade-journal-{}", std::process::id()));
+        std::fs::write(&path, &image).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let mut woken = palisade
+            .wake_live_session_file(&policy, &file)
+            .await
+            .unwrap();
+        let replayed = woken.replay_journal(&log, &digest).unwrap();
+        assert_eq!(replayed.valid, log.len());
+        assert!(woken.image.heap.file().is_some(), "still mapped");
+        assert!(!woken.image.heap.patched().is_empty());
+        assert!(woken.image.heap[..] == live.image.heap[..]);
+        woken.warm().await.unwrap();
+        let memory = woken.hot.as_mut().unwrap().memory().await.unwrap();
+        assert!(memory[live.image.stack_top as usize..] == live.image.heap[..]);
+        let seen = woken.run("check.js", "[kept[7].i, kept.length, m.get(1)]", "null");
+        assert_eq!(seen.await.result.unwrap().get(), r#"["seven",50000,2]"#);
+        drop((woken, file));
+        std::fs::remove_file(&path).unwrap();
+    }
+
     async fn follow(live: &mut LiveSession) {
         let steps = [
             "globalThis.rows = []; rows.length",

@@ -151,11 +151,13 @@ impl LiveRuntime {
 
     /// A fresh instance under `policy` holding `image`: its memory grown to the image's size
     /// (which the memory limiter sees), then the image's runs mapped from the file it woke
-    /// from while it is that file's, or else every block of the image written in place.
+    /// from while it is that file's (and the blocks a journal wrote over them written), or
+    /// else every block of the image written in place.
     pub(crate) async fn restore(&self, policy: &Policy, image: &HeapImage) -> Result<Hot, Error> {
         if let Some(file) = image.heap.file() {
             let mut hot = self.sized(policy, image).await?;
             if hot.map(image.stack_top, file).await.is_ok() {
+                hot.patch(image).await?;
                 return Ok(hot);
             }
             // Not mapped (the instance's memory is not where the runs can go): the instance
@@ -314,6 +316,30 @@ impl Hot {
             let _ = unsafe {
                 rustix::mm::madvise(start as *mut _, len, rustix::mm::Advice::LinuxHugepage)
             };
+        }
+        Ok(())
+    }
+
+    /// Write the blocks written over the image's file since it was mapped
+    /// ([`super::heap::HeapBytes::patch`]) into the instance, a run of them at a time.
+    async fn patch(&mut self, image: &HeapImage) -> Result<(), Error> {
+        let patched = image.heap.patched();
+        let mut at = 0;
+        while at < patched.len() {
+            let first = patched[at];
+            let mut count = 1;
+            while patched.get(at + count) == Some(&(first + count as u32)) {
+                count += 1;
+            }
+            let start = first as usize * BLOCK;
+            let end = ((first as usize + count) * BLOCK).min(image.heap.len());
+            let offset = image.stack_top + u32::try_from(start).unwrap_or(u32::MAX);
+            self.seek
+                .call_async(&mut self.store, (offset,))
+                .await
+                .map_err(internal("restoring"))?;
+            self.write_at(&image.heap[start..end]).await?;
+            at += count;
         }
         Ok(())
     }
