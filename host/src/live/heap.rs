@@ -127,6 +127,7 @@ impl HeapBytes {
 
     /// Write block `i` (`bytes`, a block or less at the heap's end): a heap still mapped from
     /// its file stays so, the block counted among those written over it.
+    #[cfg(feature = "serve")]
     pub fn patch(&mut self, i: u32, bytes: &[u8]) {
         let at = i as usize * BLOCK;
         match self {
