@@ -462,6 +462,11 @@ async fn evaluate(
 mod tests {
     use super::*;
 
+    fn policy() -> Policy {
+        let toml = "name = \"t\"\n[limits]\ntimeout = \"60s\"\nmemory = \"128MiB\"\n";
+        Policy::from_toml(toml, None).unwrap()
+    }
+
     /// The image after each successful step equals the heap, byte for byte, whether the
     /// kernel reported the pages written (required from Linux 6.7 on) or the heap was compared:
     /// through allocation, growth of the memory, changes to old objects, frees and a failed
@@ -470,11 +475,7 @@ mod tests {
     #[tokio::test]
     async fn the_image_follows_the_heap_through_every_kind_of_step() {
         let palisade = Palisade::builder().build().unwrap();
-        let policy = Policy::from_toml(
-            "name = \"t\"\n[limits]\ntimeout = \"60s\"\nmemory = \"128MiB\"\n",
-            None,
-        )
-        .unwrap();
+        let policy = policy();
         for protection in [Protection::Tracked, Protection::Compared] {
             let mut live = palisade.live_session(&policy).await.unwrap();
             live.set_protection(protection).await.unwrap();
@@ -508,11 +509,7 @@ mod tests {
     #[tokio::test]
     async fn a_journal_over_a_mapped_heap_restores_exactly() {
         let palisade = Palisade::builder().build().unwrap();
-        let policy = Policy::from_toml(
-            "name = \"t\"\n[limits]\ntimeout = \"60s\"\nmemory = \"128MiB\"\n",
-            None,
-        )
-        .unwrap();
+        let policy = policy();
         let mut live = palisade.live_session(&policy).await.unwrap();
         let built = "globalThis.kept = Array.from({ length: 50000 }, (_, i) => ({ i })); 0";
         assert!(live.run("build.js", built, "null").await.result.is_ok());

@@ -127,32 +127,21 @@ impl WriteTracker {
         if end <= self.tracked.end {
             return Ok(());
         }
-        let range = UffdioRange {
-            start: (self.base + self.tracked.end) as u64,
-            len: (end - self.tracked.end) as u64,
-        };
+        let range = self.tracked.end..end;
         let mut register = UffdioRegister {
-            range,
+            range: self.uffd_range(&range),
             mode: u64::from(UFFDIO_REGISTER_MODE_WP),
             ioctls: 0,
         };
-        let mut protect = UffdioWriteprotect {
-            range,
-            mode: u64::from(UFFDIO_WRITEPROTECT_MODE_WP),
-        };
         // SAFETY: the range lies within the instance's memory, mapped while its store lives;
-        // registering and protecting it changes no byte, and a write to it is resolved by the
-        // kernel at once (asynchronous mode).
+        // registering it changes no byte.
         unsafe {
             rustix::ioctl::ioctl(
                 &self.uffd,
                 Updater::<UFFDIO_REGISTER, _>::new(&mut register),
             )?;
-            rustix::ioctl::ioctl(
-                &self.uffd,
-                Updater::<UFFDIO_WRITEPROTECT, _>::new(&mut protect),
-            )?;
         }
+        self.protect(range)?;
         self.tracked.end = end;
         self.pages
             .resize((self.tracked.end - self.tracked.start) / PAGE, PROTECTED);
@@ -194,15 +183,32 @@ impl WriteTracker {
                 break;
             }
         }
-        for range in out.iter() {
-            for page in range.clone().step_by(PAGE) {
-                let state = &mut self.pages[(page - self.tracked.start) / PAGE];
-                if *state == PROTECTED {
-                    *state = 0; // its first write lifted the protection
-                }
-            }
-        }
         Ok(())
+    }
+
+    /// The kernel's form of `range` (offsets in the memory).
+    fn uffd_range(&self, range: &Range<usize>) -> UffdioRange {
+        UffdioRange {
+            start: (self.base + range.start) as u64,
+            len: range.len() as u64,
+        }
+    }
+
+    /// Write-protect the pages of `range` (offsets in the memory, registered).
+    fn protect(&self, range: Range<usize>) -> rustix::io::Result<()> {
+        let mut protect = UffdioWriteprotect {
+            range: self.uffd_range(&range),
+            mode: u64::from(UFFDIO_WRITEPROTECT_MODE_WP),
+        };
+        // SAFETY: the range lies within the instance's memory, mapped while its store lives;
+        // protecting it changes no byte, and a write to it is resolved by the kernel at once
+        // (asynchronous mode).
+        unsafe {
+            rustix::ioctl::ioctl(
+                &self.uffd,
+                Updater::<UFFDIO_WRITEPROTECT, _>::new(&mut protect),
+            )
+        }
     }
 
     /// After [`WriteTracker::written`] reported `written`: `unchanged` (ascending offsets) are
@@ -217,6 +223,9 @@ impl WriteTracker {
         let mut protect: Vec<Range<usize>> = Vec::new();
         for page in written.iter().flat_map(|r| r.clone().step_by(PAGE)) {
             let state = &mut self.pages[(page - self.tracked.start) / PAGE];
+            if *state == PROTECTED {
+                *state = 0; // its first write lifted the protection
+            }
             if unchanged.next_if(|&&u| u == page).is_none() {
                 *state = 0;
                 continue;
@@ -232,20 +241,7 @@ impl WriteTracker {
             }
         }
         for range in protect {
-            let mut protect = UffdioWriteprotect {
-                range: UffdioRange {
-                    start: (self.base + range.start) as u64,
-                    len: range.len() as u64,
-                },
-                mode: u64::from(UFFDIO_WRITEPROTECT_MODE_WP),
-            };
-            // SAFETY: as in `cover`: a tracked range of the instance's memory.
-            unsafe {
-                rustix::ioctl::ioctl(
-                    &self.uffd,
-                    Updater::<UFFDIO_WRITEPROTECT, _>::new(&mut protect),
-                )?;
-            }
+            self.protect(range)?;
         }
         Ok(())
     }
