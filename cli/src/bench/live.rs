@@ -80,7 +80,7 @@ struct Cold {
     fork_restored: Duration,
 }
 
-async fn cold(palisade: &Palisade, policy: &Policy, live: &LiveSession, n: usize) -> Cold {
+async fn cold(palisade: &Palisade, policy: &Policy, live: &mut LiveSession, n: usize) -> Cold {
     let hibernate = timed(n, async || drop(live.image())).await;
     let bytes = live.image();
     // The server's wake: from the session's file (here in the page cache, just written).
@@ -268,7 +268,7 @@ pub(super) async fn live(palisade: &Palisade, calls: usize) -> Result<(), ExitCo
     let n = (calls / 10).max(5);
     let big = hot(&mut live, n).await.map_err(report)?;
     let heap = live.heap();
-    let cold = cold(palisade, &policy, &live, n).await;
+    let cold = cold(palisade, &policy, &mut live, n).await;
     println!("live sessions (median of {calls} calls; on the 16 MiB heap, {n})");
     let figures = Figures {
         fresh,

@@ -1,6 +1,8 @@
-//! Where a heap image's bytes live: in memory of their own ([`HeapBytes::Owned`]), or mapped
-//! privately from the heap file a session woke from ([`HeapBytes::Mapped`]), whose blocks a
-//! restore then maps into the instance's linear memory as well rather than copying them.
+//! Where a heap image's bytes live: in memory of their own ([`HeapBytes::Owned`]: a memfd of
+//! the heap's own, mapped shared, where the system gives one), or mapped privately from a file
+//! ([`HeapBytes::Mapped`]): the heap file a session woke from, or an owned heap's memfd frozen
+//! when a fork shares it ([`HeapBytes::freeze`]). A restore maps such a file's blocks into the
+//! instance's linear memory as well rather than copying them.
 //!
 //! A mapped heap is an anonymous reservation of the heap's size with, mapped over it, the
 //! blocks of a fresh instance's memory above the stack (a sealed memfd made once per
@@ -33,7 +35,7 @@ impl Run {
     }
 }
 
-/// A checked heap file, open, and where its blocks are.
+/// A checked heap file (or a frozen heap's sealed memfd), open, and where its blocks are.
 #[derive(Debug)]
 pub(crate) struct HeapFile {
     pub file: File,
@@ -42,9 +44,9 @@ pub(crate) struct HeapFile {
 
 /// A fresh instance's memory above its stack, in a sealed memfd: what a mapped heap shows
 /// where the file has no block.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct MapBase {
-    file: File,
+    file: Arc<File>,
     len: usize,
 }
 
@@ -59,7 +61,7 @@ impl MapBase {
         let seals = SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE | SealFlags::SEAL;
         rustix::fs::fcntl_add_seals(&file, seals)?;
         Ok(MapBase {
-            file,
+            file: Arc::new(file),
             len: above_stack.len(),
         })
     }
@@ -67,8 +69,124 @@ impl MapBase {
 
 /// A heap's bytes (the memory from the stack top up).
 pub(crate) enum HeapBytes {
-    Owned(Vec<u8>),
+    Owned(Owned),
     Mapped(Mapped),
+}
+
+/// A heap's bytes of its own: in a memfd mapped shared, which a fork freezes and shares
+/// rather than copying it ([`HeapBytes::freeze`]); in a vector where the system gives no
+/// memfd (out of file descriptors).
+pub(crate) enum Owned {
+    Memfd {
+        file: File,
+        map: memmap2::MmapMut,
+        len: usize,
+    },
+    Vec(Vec<u8>),
+}
+
+impl Owned {
+    /// A copy of `bytes`.
+    pub fn new(bytes: &[u8]) -> Owned {
+        Owned::memfd(bytes).unwrap_or_else(|_| Owned::Vec(bytes.to_vec()))
+    }
+
+    #[allow(unsafe_code)]
+    fn memfd(bytes: &[u8]) -> std::io::Result<Owned> {
+        use rustix::fs::MemfdFlags;
+        let flags = MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING;
+        let file = File::from(rustix::fs::memfd_create("palisade-live-heap", flags)?);
+        // Whole blocks, so that a frozen heap maps as one run.
+        file.set_len(bytes.len().next_multiple_of(BLOCK).max(BLOCK) as u64)?;
+        // SAFETY: the memfd is this heap's alone, and only this mapping writes it; it is
+        // frozen (sealed against writes) before any other maps it.
+        let mut map = unsafe { memmap2::MmapMut::map_mut(&file)? };
+        map[..bytes.len()].copy_from_slice(bytes);
+        Ok(Owned::Memfd {
+            file,
+            map,
+            len: bytes.len(),
+        })
+    }
+
+    /// Append `bytes`: the memfd grows in place (its mapping moved, not copied), or the
+    /// bytes go to a vector where it cannot.
+    #[allow(unsafe_code)]
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        if let Owned::Memfd { file, map, len } = self {
+            let end = *len + bytes.len();
+            let size = end.next_multiple_of(BLOCK).max(BLOCK);
+            let grown = (size <= map.len()).then_some(()).map_or_else(
+                || {
+                    file.set_len(size as u64)?;
+                    // SAFETY: the mapping is this heap's alone and no reference into it is
+                    // held (`self` is borrowed mutably); the file now has `size` bytes.
+                    unsafe { map.remap(size, memmap2::RemapOptions::new().may_move(true)) }
+                },
+                Ok,
+            );
+            if grown.is_ok() {
+                map[*len..end].copy_from_slice(bytes);
+                *len = end;
+                return;
+            }
+            *self = Owned::Vec(map[..*len].to_vec());
+        }
+        if let Owned::Vec(vec) = self {
+            vec.extend_from_slice(bytes);
+        }
+    }
+
+    /// The memfd mapped privately as a file of one run, then sealed against any change; the
+    /// heap as it was where it is a vector or cannot be mapped.
+    fn freeze(self) -> Result<HeapBytes, Owned> {
+        use rustix::fs::SealFlags;
+        let Owned::Memfd { file, map, len } = self else {
+            return Err(self);
+        };
+        let runs = vec![Run {
+            block: 0,
+            count: len.div_ceil(BLOCK) as u32,
+            offset: 0,
+        }];
+        let file = Arc::new(HeapFile { file, runs });
+        let Some(mapped) = HeapBytes::mapped(len, file.clone(), None) else {
+            return Err(match Arc::try_unwrap(file) {
+                Ok(file) => Owned::Memfd {
+                    file: file.file,
+                    map,
+                    len,
+                },
+                Err(_) => Owned::Vec(map[..len].to_vec()),
+            });
+        };
+        // The only writable mapping goes (sealing against writes needs it gone): nothing
+        // writes the file from now on, and the seals make the kernel hold to that.
+        drop(map);
+        let seals = SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE | SealFlags::SEAL;
+        let sealed = rustix::fs::fcntl_add_seals(&file.file, seals);
+        debug_assert!(sealed.is_ok(), "sealing a heap: {sealed:?}");
+        Ok(mapped)
+    }
+}
+
+impl std::ops::Deref for Owned {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Owned::Memfd { map, len, .. } => &map[..*len],
+            Owned::Vec(vec) => vec,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Owned {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self {
+            Owned::Memfd { map, len, .. } => &mut map[..*len],
+            Owned::Vec(vec) => vec,
+        }
+    }
 }
 
 pub(crate) struct Mapped {
@@ -76,37 +194,58 @@ pub(crate) struct Mapped {
     /// The file the blocks are mapped from, until anything borrows them mutably: from then on
     /// they may differ from it, and a restore copies them.
     file: Option<Arc<HeapFile>>,
+    /// What the file's runs were mapped over (`None`: they cover the whole heap).
+    base: Option<MapBase>,
     /// Blocks written over the file's since it was mapped ([`HeapBytes::patch`]): a restore
     /// maps the file, then writes these.
     patched: Vec<u32>,
 }
 
 impl HeapBytes {
-    /// The heap of `len` bytes that `file`'s runs make over `base`, mapped; `None` when the
-    /// runs are too many, or the system's pages are not blocks.
+    /// A heap of its own holding `bytes`.
+    pub fn owned(bytes: &[u8]) -> HeapBytes {
+        HeapBytes::Owned(Owned::new(bytes))
+    }
+
+    /// The heap of `len` bytes that `file`'s runs make over `base` (over zeros without one),
+    /// mapped; `None` when the runs are too many, or the system's pages are not blocks.
     #[allow(unsafe_code)]
-    pub fn mapped(len: usize, file: Arc<HeapFile>, base: &MapBase) -> Option<HeapBytes> {
+    pub fn mapped(len: usize, file: Arc<HeapFile>, base: Option<&MapBase>) -> Option<HeapBytes> {
         if file.runs.len() > MAX_MAPPINGS || rustix::param::page_size() != BLOCK || len == 0 {
             return None;
         }
         let mut map = memmap2::MmapOptions::new().len(len).map_anon().ok()?;
         let at = map.as_mut_ptr();
-        let base_run = Run {
-            block: 0,
-            count: (base.len.min(len) / BLOCK) as u32,
-            offset: 0,
-        };
-        // SAFETY: `map` is this heap's own anonymous mapping of `len` bytes, not borrowed; the
-        // base run and the file's runs (checked by `HeapImage::open`) lie within it.
+        // SAFETY: `map` is this heap's own anonymous mapping of `len` bytes (whole pages), not
+        // borrowed; the base run and the file's runs (checked by `HeapImage::open`, or a
+        // frozen heap's one run of its length) lie within it.
         unsafe {
-            overlay(at, &base.file, &[base_run]).ok()?;
+            if let Some(base) = base {
+                let base_run = Run {
+                    block: 0,
+                    count: (base.len.min(len) / BLOCK) as u32,
+                    offset: 0,
+                };
+                overlay(at, &base.file, &[base_run]).ok()?;
+            }
             overlay(at, &file.file, &file.runs).ok()?;
         }
         Some(HeapBytes::Mapped(Mapped {
             map,
             file: Some(file),
+            base: base.cloned(),
             patched: Vec::new(),
         }))
+    }
+
+    /// Make the heap shareable without a copy: a heap of its own in a memfd becomes that
+    /// memfd, sealed, mapped privately (a fork and its parent then each write pages of their
+    /// own, and a restore maps the memfd). A mapped heap already is; a vector stays one.
+    pub fn freeze(&mut self) {
+        if let HeapBytes::Owned(owned) = self {
+            let owned = std::mem::replace(owned, Owned::Vec(Vec::new()));
+            *self = owned.freeze().unwrap_or_else(HeapBytes::Owned);
+        }
     }
 
     /// The file the heap is mapped from, while its bytes are still that file's.
@@ -127,7 +266,6 @@ impl HeapBytes {
 
     /// Write block `i` (`bytes`, a block or less at the heap's end): a heap still mapped from
     /// its file stays so, the block counted among those written over it.
-    #[cfg(feature = "serve")]
     pub fn patch(&mut self, i: u32, bytes: &[u8]) {
         let at = i as usize * BLOCK;
         match self {
@@ -141,15 +279,13 @@ impl HeapBytes {
         }
     }
 
-    /// Append `bytes` (the memory grew): a mapped heap becomes a copy first.
+    /// Append `bytes` (the memory grew): a mapped heap becomes one of its own first.
     pub fn extend_from_slice(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
         if let HeapBytes::Mapped(mapped) = self {
-            let mut owned = Vec::with_capacity(mapped.map.len() + bytes.len());
-            owned.extend_from_slice(&mapped.map);
-            *self = HeapBytes::Owned(owned);
+            *self = HeapBytes::owned(&mapped.map);
         }
         if let HeapBytes::Owned(owned) = self {
             owned.extend_from_slice(bytes);
@@ -208,11 +344,23 @@ impl std::ops::DerefMut for HeapBytes {
     }
 }
 
-/// A copy owns its bytes: the file's pages are shared through the `Arc` that holds a heap,
-/// not by cloning it.
+/// A copy of a heap still mapped from its file maps that file again and writes the blocks
+/// written over it; any other copy owns its bytes. (The pages are shared through the `Arc`
+/// that holds a heap; a copy is made when one holder writes them: `Arc::make_mut`.)
 impl Clone for HeapBytes {
     fn clone(&self) -> HeapBytes {
-        HeapBytes::Owned(self.to_vec())
+        if let HeapBytes::Mapped(mapped) = self
+            && let Some(file) = &mapped.file
+            && let Some(mut copy) =
+                HeapBytes::mapped(mapped.map.len(), file.clone(), mapped.base.as_ref())
+        {
+            for &i in &mapped.patched {
+                let at = i as usize * BLOCK;
+                copy.patch(i, &mapped.map[at..(at + BLOCK).min(mapped.map.len())]);
+            }
+            return copy;
+        }
+        HeapBytes::owned(self)
     }
 }
 
@@ -225,7 +373,8 @@ impl PartialEq for HeapBytes {
 impl std::fmt::Debug for HeapBytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let kind = match self {
-            HeapBytes::Owned(_) => "owned",
+            HeapBytes::Owned(Owned::Memfd { .. }) => "owned, memfd",
+            HeapBytes::Owned(Owned::Vec(_)) => "owned",
             HeapBytes::Mapped(_) => "mapped",
         };
         write!(f, "HeapBytes({kind}, {} bytes)", self.len())

@@ -13,7 +13,7 @@
 //! they read anything else: a truncated or altered file is refused as `invalid_component`,
 //! never restored.
 
-use super::heap::{HeapBytes, HeapFile, MAX_MAPPINGS, MapBase, Run};
+use super::heap::{HeapBytes, HeapFile, MAX_MAPPINGS, MapBase, Owned, Run};
 use crate::Error;
 use std::sync::Arc;
 
@@ -83,7 +83,7 @@ impl HeapImage {
         HeapImage {
             memory_size: base.len() as u64,
             stack_top,
-            heap: Arc::new(HeapBytes::Owned(base[stack_top as usize..].to_vec())),
+            heap: Arc::new(HeapBytes::owned(&base[stack_top as usize..])),
             changed: Changed::default(),
         }
     }
@@ -129,14 +129,18 @@ impl HeapImage {
             if from >= to {
                 continue;
             }
-            let old = &mut heap[from - top..to - top];
-            if *old == memory[from..to] {
+            if heap[from - top..to - top] == memory[from..to] {
                 unchanged.push(page);
-            } else {
-                old.copy_from_slice(&memory[from..to]);
-                self.changed
-                    .mark((from - top) / BLOCK..(to - top).div_ceil(BLOCK));
+                continue;
             }
+            // A block at a time (the stack top is a multiple of a block where tracked), so
+            // that a heap mapped from a file stays so.
+            for at in ((from - top) / BLOCK * BLOCK..to - top).step_by(BLOCK) {
+                let end = (at + BLOCK).min(to - top);
+                heap.patch((at / BLOCK) as u32, &memory[top + at..top + end]);
+            }
+            self.changed
+                .mark((from - top) / BLOCK..(to - top).div_ceil(BLOCK));
         }
         let grown = heap.len();
         heap.extend_from_slice(&memory[kept.max(top).min(memory.len())..]);
@@ -310,7 +314,7 @@ impl HeapImage {
             let runs = header.runs.clone();
             let file = file.try_clone().map_err(unreadable)?;
             let file = Arc::new(HeapFile { file, runs });
-            if let Some(heap) = HeapBytes::mapped(size, file, map_base) {
+            if let Some(heap) = HeapBytes::mapped(size, file, Some(map_base)) {
                 return Ok(HeapImage {
                     memory_size: header.memory_size,
                     stack_top,
@@ -439,7 +443,7 @@ impl Header {
         HeapImage {
             memory_size: self.memory_size,
             stack_top,
-            heap: Arc::new(HeapBytes::Owned(heap)),
+            heap: Arc::new(HeapBytes::Owned(Owned::Vec(heap))),
             changed: Changed::default(),
         }
     }

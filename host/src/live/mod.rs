@@ -12,7 +12,7 @@
 //! block by block and the changed blocks copied. A call that fails (a trap, the deadline, fuel,
 //! memory, an uncaught error) drops its instance, and the next call runs in a fresh instance with the last good image written back: the failed call
 //! left nothing behind. The image is also what a session hibernates to ([`HeapImage`]'s file
-//! format) and what a fork copies.
+//! format) and what a fork shares ([`LiveSession::fork`]).
 
 mod access;
 mod heap;
@@ -315,7 +315,13 @@ impl LiveSession {
 
     /// A new session with a copy of this one's heap (as of its last successful call), cold
     /// until its first call. Calls on either do not reach the other.
-    pub fn fork(&self) -> LiveSession {
+    ///
+    /// Nothing is copied: the heap's memory is frozen and mapped privately by both sessions
+    /// (each then writes pages of its own), and the fork's first call maps it into its instance.
+    pub fn fork(&mut self) -> LiveSession {
+        if let Some(heap) = Arc::get_mut(&mut self.image.heap) {
+            heap.freeze();
+        }
         LiveSession {
             palisade: self.palisade.clone(),
             policy: self.policy.clone(),
@@ -542,6 +548,28 @@ mod tests {
         assert_eq!(seen.await.result.unwrap().get(), r#"["seven",50000,2]"#);
         drop((woken, file));
         std::fs::remove_file(&path).unwrap();
+    }
+
+    /// A fork freezes the heap (its memfd sealed) and shares it: neither session copies it,
+    /// the fork's first call maps it, and from then on each session's image follows its own
+    /// heap byte for byte, neither seeing the other's steps.
+    #[tokio::test]
+    async fn a_fork_shares_the_heap_frozen_and_each_goes_its_own_way() {
+        let palisade = Palisade::builder().build().unwrap();
+        let mut live = palisade.live_session(&policy()).await.unwrap();
+        let built = "globalThis.kept = Array.from({ length: 50000 }, (_, i) => ({ i })); 0";
+        assert!(live.run("build.js", built, "null").await.result.is_ok());
+        let mut fork = live.fork();
+        let frozen = live.image.heap.file().expect("frozen and mapped");
+        let seals = rustix::fs::fcntl_get_seals(&frozen.file).unwrap();
+        assert!(seals.contains(rustix::fs::SealFlags::WRITE), "{seals:?}");
+        assert!(Arc::ptr_eq(&live.image.heap, &fork.image.heap), "shared, not copied");
+        follow(&mut fork).await;
+        let seen = live.run("check.js", "[typeof rows, kept.length]", "null");
+        assert_eq!(seen.await.result.unwrap().get(), r#"["undefined",50000]"#);
+        follow(&mut live).await;
+        let seen = fork.run("check.js", "[rows.length, m.get(5).s, kept.length]", "null");
+        assert_eq!(seen.await.result.unwrap().get(), r#"[1000,"row 5!",50000]"#);
     }
 
     async fn follow(live: &mut LiveSession) {

@@ -343,6 +343,7 @@ mod tests {
         for scan in 1..=2 * QUIET {
             written.clear();
             tracker.written(&mut written).unwrap();
+            #[allow(clippy::single_range_in_vec_init)] // one range of pages, not its pages
             let expected = match scan {
                 ..=QUIET => vec![5 * PAGE..6 * PAGE, 63 * PAGE..64 * PAGE],
                 _ => vec![5 * PAGE..6 * PAGE],
