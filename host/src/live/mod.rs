@@ -563,7 +563,10 @@ mod tests {
         let frozen = live.image.heap.file().expect("frozen and mapped");
         let seals = rustix::fs::fcntl_get_seals(&frozen.file).unwrap();
         assert!(seals.contains(rustix::fs::SealFlags::WRITE), "{seals:?}");
-        assert!(Arc::ptr_eq(&live.image.heap, &fork.image.heap), "shared, not copied");
+        assert!(
+            Arc::ptr_eq(&live.image.heap, &fork.image.heap),
+            "shared, not copied"
+        );
         follow(&mut fork).await;
         let seen = live.run("check.js", "[typeof rows, kept.length]", "null");
         assert_eq!(seen.await.result.unwrap().get(), r#"["undefined",50000]"#);
