@@ -174,6 +174,8 @@ fn line(what: &str, d: Duration) {
 /// The hot figures, and what they are measured on.
 struct Figures {
     fresh: Duration,
+    /// A new live session and its first step.
+    started: Duration,
     small: Hot,
     small_heap: palisade::HeapInfo,
     big: Hot,
@@ -183,6 +185,10 @@ struct Figures {
 impl Figures {
     fn print_hot(&self) {
         line("fresh call, `export default () => 1`", self.fresh);
+        line(
+            "a new live session and its first step `let n = 0`",
+            self.started,
+        );
         let small_what = format!(
             "hot step `n += 1`, {:.1} MiB memory",
             mib(self.small_heap.memory_bytes)
@@ -199,6 +205,7 @@ impl Figures {
     fn print_targets(&self) {
         let Figures {
             fresh,
+            started: _,
             small,
             small_heap,
             big,
@@ -257,6 +264,15 @@ pub(super) async fn live(palisade: &Palisade, calls: usize) -> Result<(), ExitCo
         let _ = palisade.run(&policy, &fresh_script, "null").await;
     })
     .await;
+    let n = (calls / 10).max(5);
+    let started = timed(n, async || {
+        let mut live = palisade
+            .live_session(&policy)
+            .await
+            .expect("a live session");
+        ok(&mut live, "let n = 0; n").await.expect("a first step");
+    })
+    .await;
     let mut live = palisade
         .live_session(&policy)
         .await
@@ -265,13 +281,13 @@ pub(super) async fn live(palisade: &Palisade, calls: usize) -> Result<(), ExitCo
     let small = hot(&mut live, calls).await.map_err(report)?;
     let small_heap = live.heap();
     ok(&mut live, SIXTEEN_MIB).await.map_err(report)?;
-    let n = (calls / 10).max(5);
     let big = hot(&mut live, n).await.map_err(report)?;
     let heap = live.heap();
     let cold = cold(palisade, &policy, &mut live, n).await;
-    println!("live sessions (median of {calls} calls; on the 16 MiB heap, {n})");
+    println!("live sessions (median of {calls} calls; new sessions and on the 16 MiB heap, {n})");
     let figures = Figures {
         fresh,
+        started,
         small,
         small_heap,
         big,

@@ -43,10 +43,11 @@ pub(crate) struct HeapFile {
 }
 
 /// A fresh instance's memory above its stack, in a sealed memfd: what a mapped heap shows
-/// where the file has no block.
+/// where the file has no block, and a fresh session's heap ([`MapBase::heap`]).
 #[derive(Clone, Debug)]
 pub(crate) struct MapBase {
-    file: Arc<File>,
+    /// The memfd, as a file of one run of its whole blocks.
+    file: Arc<HeapFile>,
     len: usize,
 }
 
@@ -60,10 +61,30 @@ impl MapBase {
         file.write_all(above_stack)?;
         let seals = SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE | SealFlags::SEAL;
         rustix::fs::fcntl_add_seals(&file, seals)?;
+        let runs = vec![Run {
+            block: 0,
+            count: (above_stack.len() / BLOCK) as u32,
+            offset: 0,
+        }];
         Ok(MapBase {
-            file: Arc::new(file),
+            file: Arc::new(HeapFile { file, runs }),
             len: above_stack.len(),
         })
+    }
+
+    /// The memfd, as a heap file.
+    #[cfg(test)]
+    pub fn file(&self) -> &Arc<HeapFile> {
+        &self.file
+    }
+
+    /// A fresh instance's heap of `len` bytes, mapped from the memfd (nothing copied, and a
+    /// restore maps it too); `None` unless it is this base's whole blocks.
+    pub fn heap(&self, len: usize) -> Option<HeapBytes> {
+        if len != self.len || !len.is_multiple_of(BLOCK) {
+            return None;
+        }
+        HeapBytes::mapped(len, self.file.clone(), None)
     }
 }
 
@@ -226,7 +247,7 @@ impl HeapBytes {
                     count: (base.len.min(len) / BLOCK) as u32,
                     offset: 0,
                 };
-                overlay(at, &base.file, &[base_run]).ok()?;
+                overlay(at, &base.file.file, &[base_run]).ok()?;
             }
             overlay(at, &file.file, &file.runs).ok()?;
         }

@@ -78,12 +78,17 @@ impl Changed {
 }
 
 impl HeapImage {
-    /// The heap of a fresh instance whose memory is `base`.
-    pub(crate) fn pristine(base: &[u8], stack_top: u32) -> HeapImage {
+    /// The heap of a fresh instance whose memory is `base`: mapped from `map_base` (the same
+    /// bytes in a sealed memfd) where it can be, else copied.
+    pub(crate) fn pristine(base: &[u8], stack_top: u32, map_base: Option<&MapBase>) -> HeapImage {
+        let above = &base[stack_top as usize..];
+        let mapped = map_base
+            .filter(|_| (stack_top as usize).is_multiple_of(BLOCK))
+            .and_then(|map_base| map_base.heap(above.len()));
         HeapImage {
             memory_size: base.len() as u64,
             stack_top,
-            heap: Arc::new(HeapBytes::owned(&base[stack_top as usize..])),
+            heap: Arc::new(mapped.unwrap_or_else(|| HeapBytes::owned(above))),
             changed: Changed::default(),
         }
     }
@@ -475,7 +480,7 @@ mod tests {
     #[test]
     fn an_update_copies_the_heap_above_the_stack() {
         let (memory, base) = sample();
-        let mut image = HeapImage::pristine(&base, TOP);
+        let mut image = HeapImage::pristine(&base, TOP, None);
         image.update(&memory);
         assert_eq!(image.memory_size(), 5 * WASM_PAGE);
         assert_eq!(image.changed_blocks(&base), 3);
@@ -520,7 +525,7 @@ mod tests {
     #[test]
     fn an_encoded_image_holds_its_blocks_aligned_and_decodes() {
         let (memory, base) = sample();
-        let mut image = HeapImage::pristine(&base, TOP);
+        let mut image = HeapImage::pristine(&base, TOP, None);
         image.update(&memory);
         let guest = [3u8; 32];
         let file = image.encode(&guest, &base);
@@ -544,7 +549,7 @@ mod tests {
             let block = 1 + i * (GAP as usize + 2) + i % 5;
             memory[TOP as usize + block * BLOCK] = 1 + (i % 250) as u8;
         }
-        let mut image = HeapImage::pristine(&base, TOP);
+        let mut image = HeapImage::pristine(&base, TOP, None);
         image.update(&memory);
         assert_eq!(image.changed_blocks(&base), 200);
         let guest = [3u8; 32];
@@ -567,7 +572,7 @@ mod tests {
     #[test]
     fn a_damaged_or_forged_image_is_refused() {
         let (memory, base) = sample();
-        let mut image = HeapImage::pristine(&base, TOP);
+        let mut image = HeapImage::pristine(&base, TOP, None);
         image.update(&memory);
         let guest = [3u8; 32];
         let file = image.encode(&guest, &base);
@@ -622,7 +627,7 @@ mod tests {
         // A fresh memory's byte above the stack, which the heap keeps.
         base[TOP as usize + 3 * BLOCK + 1] = 5;
         memory[TOP as usize + 3 * BLOCK + 1] = 5;
-        let mut image = HeapImage::pristine(&base, TOP);
+        let mut image = HeapImage::pristine(&base, TOP, None);
         image.update(&memory);
         let guest = [3u8; 32];
         let bytes = image.encode(&guest, &base);

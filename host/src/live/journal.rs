@@ -179,7 +179,7 @@ mod tests {
     /// grows the memory by a page and writes one block in it.
     fn sample() -> (HeapImage, HeapImage, Vec<u8>, [u8; 32]) {
         let base = vec![0u8; 4 * WASM_PAGE as usize];
-        let start = HeapImage::pristine(&base, TOP);
+        let start = HeapImage::pristine(&base, TOP, None);
         let mut image = start.clone();
         let digest = [9u8; 32];
         let mut journal = header(&digest);

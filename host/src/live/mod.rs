@@ -128,7 +128,7 @@ impl Palisade {
             Source::File(file) => {
                 HeapImage::open(file, guest, limit, (base, stack_top, &runtime.map_base))?
             }
-            Source::Fresh => HeapImage::pristine(base, stack_top),
+            Source::Fresh => HeapImage::pristine(base, stack_top, Some(&runtime.map_base)),
         };
         Ok(LiveSession {
             palisade: self.clone(),
@@ -309,7 +309,12 @@ impl LiveSession {
     /// Back to a fresh instance's heap: everything the calls defined is gone.
     pub fn reset(&mut self) {
         self.hot = None;
-        self.image = HeapImage::pristine(&self.runtime.base, self.runtime.layout.stack_top);
+        let runtime = &self.runtime;
+        self.image = HeapImage::pristine(
+            &runtime.base,
+            runtime.layout.stack_top,
+            Some(&runtime.map_base),
+        );
         self.calls = 0;
     }
 
@@ -467,6 +472,7 @@ async fn evaluate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use heap::{HeapBytes, Owned};
 
     fn policy() -> Policy {
         let toml = "name = \"t\"\n[limits]\ntimeout = \"60s\"\nmemory = \"128MiB\"\n";
@@ -557,8 +563,19 @@ mod tests {
     async fn a_fork_shares_the_heap_frozen_and_each_goes_its_own_way() {
         let palisade = Palisade::builder().build().unwrap();
         let mut live = palisade.live_session(&policy()).await.unwrap();
-        let built = "globalThis.kept = Array.from({ length: 50000 }, (_, i) => ({ i })); 0";
+        let fresh = live
+            .image
+            .heap
+            .file()
+            .expect("a fresh heap is the base's memfd, mapped");
+        assert!(Arc::ptr_eq(fresh, live.runtime.map_base.file()));
+        // The memory grows: the image becomes the session's own memfd.
+        let built = "globalThis.kept = Array.from({ length: 200000 }, (_, i) => ({ i })); 0";
         assert!(live.run("build.js", built, "null").await.result.is_ok());
+        assert!(matches!(
+            *live.image.heap,
+            HeapBytes::Owned(Owned::Memfd { .. })
+        ));
         let mut fork = live.fork();
         let frozen = live.image.heap.file().expect("frozen and mapped");
         let seals = rustix::fs::fcntl_get_seals(&frozen.file).unwrap();
@@ -569,10 +586,13 @@ mod tests {
         );
         follow(&mut fork).await;
         let seen = live.run("check.js", "[typeof rows, kept.length]", "null");
-        assert_eq!(seen.await.result.unwrap().get(), r#"["undefined",50000]"#);
+        assert_eq!(seen.await.result.unwrap().get(), r#"["undefined",200000]"#);
         follow(&mut live).await;
         let seen = fork.run("check.js", "[rows.length, m.get(5).s, kept.length]", "null");
-        assert_eq!(seen.await.result.unwrap().get(), r#"[1000,"row 5!",50000]"#);
+        assert_eq!(
+            seen.await.result.unwrap().get(),
+            r#"[1000,"row 5!",200000]"#
+        );
     }
 
     async fn follow(live: &mut LiveSession) {
