@@ -76,6 +76,8 @@ struct Cold {
     /// The wake and a first step on it, whose image update reads the mapped pages.
     wake_step: Duration,
     wake_bytes: Duration,
+    /// The fork of a heap of its own, which freezes it.
+    fork_own: Duration,
     fork: Duration,
     fork_restored: Duration,
 }
@@ -117,6 +119,7 @@ async fn cold(palisade: &Palisade, policy: &Policy, live: &mut LiveSession, n: u
         woken.warm().await.expect("restores");
     })
     .await;
+    let fork_own = fork_own(palisade, policy, n.min(9)).await;
     let fork = timed(n, async || drop(live.fork())).await;
     let fork_restored = timed(n, async || {
         let mut fork = live.fork();
@@ -130,9 +133,25 @@ async fn cold(palisade: &Palisade, policy: &Policy, live: &mut LiveSession, n: u
         wake_checked,
         wake_step,
         wake_bytes,
+        fork_own,
         fork,
         fork_restored,
     }
+}
+
+/// The fork of a heap of its own (a session whose memory grew to the 16 MiB heap, in a memfd
+/// of its own), which freezes it: the fork alone timed, a fresh session each time.
+async fn fork_own(palisade: &Palisade, policy: &Policy, n: usize) -> Duration {
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut grown = palisade.live_session(policy).await.expect("a live session");
+        ok(&mut grown, SIXTEEN_MIB).await.expect("the rows");
+        let started = Instant::now();
+        let fork = grown.fork();
+        samples.push(started.elapsed());
+        drop((fork, grown));
+    }
+    median(samples)
 }
 
 impl Cold {
@@ -154,6 +173,10 @@ impl Cold {
         line(
             "wake that heap from bytes in memory (check, copy, restore)",
             self.wake_bytes,
+        );
+        line(
+            "fork such a heap, grown in its session (its memfd frozen)",
+            self.fork_own,
         );
         line("fork that heap (a session sharing its image)", self.fork);
         line(

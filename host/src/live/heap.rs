@@ -13,6 +13,7 @@
 use super::image::BLOCK;
 use std::fs::File;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Mappings one heap may take (the image's and the instance's each): past this many runs of
 /// blocks, a heap is copied instead. Each mapping is an entry of the process's table, which
@@ -40,6 +41,38 @@ impl Run {
 pub(crate) struct HeapFile {
     pub file: File,
     pub runs: Vec<Run>,
+    /// A frozen heap's count among the memfds heaps hold ([`FdSlot`]).
+    pub slot: Option<FdSlot>,
+}
+
+/// Memfds the heaps of this process hold: at most a quarter of its file descriptors (its soft
+/// `RLIMIT_NOFILE`), so that heaps never take those its sockets and files need; past that, a
+/// heap is a vector.
+static HEAP_FDS: AtomicUsize = AtomicUsize::new(0);
+
+/// One of [`HEAP_FDS`], given back when dropped.
+#[derive(Debug)]
+pub(crate) struct FdSlot(());
+
+impl FdSlot {
+    fn take() -> Option<FdSlot> {
+        static ALLOWED: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
+            let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+            limit.map_or(usize::MAX, |n| usize::try_from(n / 4).unwrap_or(usize::MAX))
+        });
+        HEAP_FDS
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < *ALLOWED).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| FdSlot(()))
+    }
+}
+
+impl Drop for FdSlot {
+    fn drop(&mut self) {
+        HEAP_FDS.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// A fresh instance's memory above its stack, in a sealed memfd: what a mapped heap shows
@@ -67,7 +100,11 @@ impl MapBase {
             offset: 0,
         }];
         Ok(MapBase {
-            file: Arc::new(HeapFile { file, runs }),
+            file: Arc::new(HeapFile {
+                file,
+                runs,
+                slot: None,
+            }),
             len: above_stack.len(),
         })
     }
@@ -96,12 +133,13 @@ pub(crate) enum HeapBytes {
 
 /// A heap's bytes of its own: in a memfd mapped shared, which a fork freezes and shares
 /// rather than copying it ([`HeapBytes::freeze`]); in a vector where the system gives no
-/// memfd (out of file descriptors).
+/// memfd, or heaps hold their share of the process's file descriptors ([`FdSlot`]).
 pub(crate) enum Owned {
     Memfd {
         file: File,
         map: memmap2::MmapMut,
         len: usize,
+        slot: FdSlot,
     },
     Vec(Vec<u8>),
 }
@@ -109,24 +147,34 @@ pub(crate) enum Owned {
 impl Owned {
     /// A copy of `bytes`.
     pub fn new(bytes: &[u8]) -> Owned {
-        Owned::memfd(bytes).unwrap_or_else(|_| Owned::Vec(bytes.to_vec()))
+        match Owned::memfd(bytes.len()) {
+            Ok(mut owned) => {
+                owned.copy_from_slice(bytes);
+                owned
+            }
+            Err(_) => Owned::Vec(bytes.to_vec()),
+        }
     }
 
     #[allow(unsafe_code)]
-    fn memfd(bytes: &[u8]) -> std::io::Result<Owned> {
+    fn memfd(len: usize) -> std::io::Result<Owned> {
         use rustix::fs::MemfdFlags;
+        let slot = FdSlot::take().ok_or(std::io::ErrorKind::QuotaExceeded)?;
         let flags = MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING;
         let file = File::from(rustix::fs::memfd_create("palisade-live-heap", flags)?);
         // Whole blocks, so that a frozen heap maps as one run.
-        file.set_len(bytes.len().next_multiple_of(BLOCK).max(BLOCK) as u64)?;
+        file.set_len(len.next_multiple_of(BLOCK).max(BLOCK) as u64)?;
         // SAFETY: the memfd is this heap's alone, and only this mapping writes it; it is
         // frozen (sealed against writes) before any other maps it.
-        let mut map = unsafe { memmap2::MmapMut::map_mut(&file)? };
-        map[..bytes.len()].copy_from_slice(bytes);
+        let map = unsafe { memmap2::MmapMut::map_mut(&file)? };
+        // A child process (fork(2)) would share the mapping, and write this process's heap:
+        // it gets none (a child touching it faults).
+        map.advise(memmap2::Advice::DontFork)?;
         Ok(Owned::Memfd {
             file,
             map,
-            len: bytes.len(),
+            len,
+            slot,
         })
     }
 
@@ -134,7 +182,7 @@ impl Owned {
     /// bytes go to a vector where it cannot.
     #[allow(unsafe_code)]
     fn extend_from_slice(&mut self, bytes: &[u8]) {
-        if let Owned::Memfd { file, map, len } = self {
+        if let Owned::Memfd { file, map, len, .. } = self {
             let end = *len + bytes.len();
             let size = end.next_multiple_of(BLOCK).max(BLOCK);
             let grown = (size <= map.len()).then_some(()).map_or_else(
@@ -161,8 +209,13 @@ impl Owned {
     /// The memfd mapped privately as a file of one run, then sealed against any change; the
     /// heap as it was where it is a vector or cannot be mapped.
     fn freeze(self) -> Result<HeapBytes, Owned> {
-        use rustix::fs::SealFlags;
-        let Owned::Memfd { file, map, len } = self else {
+        let Owned::Memfd {
+            file,
+            map,
+            len,
+            slot,
+        } = self
+        else {
             return Err(self);
         };
         let runs = vec![Run {
@@ -170,23 +223,39 @@ impl Owned {
             count: len.div_ceil(BLOCK) as u32,
             offset: 0,
         }];
-        let file = Arc::new(HeapFile { file, runs });
+        let slot = Some(slot);
+        let file = Arc::new(HeapFile { file, runs, slot });
         let Some(mapped) = HeapBytes::mapped(len, file.clone(), None) else {
             return Err(match Arc::try_unwrap(file) {
-                Ok(file) => Owned::Memfd {
-                    file: file.file,
+                Ok(HeapFile {
+                    file,
+                    slot: Some(slot),
+                    ..
+                }) => Owned::Memfd {
+                    file,
                     map,
                     len,
+                    slot,
                 },
-                Err(_) => Owned::Vec(map[..len].to_vec()),
+                _ => Owned::Vec(map[..len].to_vec()),
             });
         };
         // The only writable mapping goes (sealing against writes needs it gone): nothing
-        // writes the file from now on, and the seals make the kernel hold to that.
-        drop(map);
-        let seals = SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE | SealFlags::SEAL;
-        let sealed = rustix::fs::fcntl_add_seals(&file.file, seals);
-        debug_assert!(sealed.is_ok(), "sealing a heap: {sealed:?}");
+        // writes the file from now on, and the seals make the kernel hold to that. Unmapping
+        // a populated mapping costs about 1 ms for 16 MiB: where a runtime runs this, one of
+        // its blocking threads does it, and the fork does not wait.
+        let seal = move || {
+            use rustix::fs::SealFlags;
+            drop(map);
+            let seals = SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE | SealFlags::SEAL;
+            // Refused only while a writable mapping is left (none is): nothing writes the
+            // file either way.
+            let _ = rustix::fs::fcntl_add_seals(&file.file, seals);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(seal)),
+            Err(_) => seal(),
+        }
         Ok(mapped)
     }
 }
@@ -219,7 +288,41 @@ pub(crate) struct Mapped {
     base: Option<MapBase>,
     /// Blocks written over the file's since it was mapped ([`HeapBytes::patch`]): a restore
     /// maps the file, then writes these.
-    patched: Vec<u32>,
+    patched: Patched,
+}
+
+/// Blocks of a mapped heap written over its file's, a bit each, and how many.
+#[derive(Clone, Default)]
+struct Patched {
+    bits: Vec<u64>,
+    count: usize,
+}
+
+impl Patched {
+    fn insert(&mut self, i: u32) {
+        let (word, bit) = (i as usize / 64, 1u64 << (i % 64));
+        if word >= self.bits.len() {
+            self.bits.resize(word + 1, 0);
+        }
+        if self.bits[word] & bit == 0 {
+            self.bits[word] |= bit;
+            self.count += 1;
+        }
+    }
+
+    /// The blocks, in order.
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.bits.iter().enumerate().flat_map(|(word, &bits)| {
+            let mut left = bits;
+            std::iter::from_fn(move || {
+                (left != 0).then(|| {
+                    let bit = left.trailing_zeros();
+                    left &= left - 1;
+                    (word * 64) as u32 + bit
+                })
+            })
+        })
+    }
 }
 
 impl HeapBytes {
@@ -255,7 +358,7 @@ impl HeapBytes {
             map,
             file: Some(file),
             base: base.cloned(),
-            patched: Vec::new(),
+            patched: Patched::default(),
         }))
     }
 
@@ -277,23 +380,35 @@ impl HeapBytes {
         }
     }
 
-    /// The blocks written over the mapped file's ([`HeapBytes::patch`]), in order, once each.
-    pub fn patched(&self) -> &[u32] {
-        match self {
-            HeapBytes::Mapped(mapped) => &mapped.patched,
-            HeapBytes::Owned(_) => &[],
+    /// The runs of blocks written over the mapped file's ([`HeapBytes::patch`]), in order:
+    /// first block and count.
+    pub fn patched(&self) -> Vec<(u32, u32)> {
+        let HeapBytes::Mapped(mapped) = self else {
+            return Vec::new();
+        };
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for i in mapped.patched.iter() {
+            match runs.last_mut() {
+                Some((first, count)) if *first + *count == i => *count += 1,
+                _ => runs.push((i, 1)),
+            }
         }
+        runs
     }
 
     /// Write block `i` (`bytes`, a block or less at the heap's end): a heap still mapped from
-    /// its file stays so, the block counted among those written over it.
+    /// its file stays so, the block counted among those written over it, until they are half
+    /// its blocks: then it becomes a heap of its own (its file's pages are then mostly
+    /// shadowed, and a restore would write most blocks one run at a time).
     pub fn patch(&mut self, i: u32, bytes: &[u8]) {
         let at = i as usize * BLOCK;
         match self {
             HeapBytes::Mapped(mapped) if mapped.file.is_some() => {
                 mapped.map[at..at + bytes.len()].copy_from_slice(bytes);
-                if let Err(place) = mapped.patched.binary_search(&i) {
-                    mapped.patched.insert(place, i);
+                mapped.patched.insert(i);
+                if mapped.patched.count * 2 > mapped.map.len().div_ceil(BLOCK) {
+                    let owned = HeapBytes::owned(&mapped.map);
+                    *self = owned;
                 }
             }
             _ => self[at..at + bytes.len()].copy_from_slice(bytes),
@@ -375,7 +490,7 @@ impl Clone for HeapBytes {
             && let Some(mut copy) =
                 HeapBytes::mapped(mapped.map.len(), file.clone(), mapped.base.as_ref())
         {
-            for &i in &mapped.patched {
+            for i in mapped.patched.iter() {
                 let at = i as usize * BLOCK;
                 copy.patch(i, &mapped.map[at..(at + BLOCK).min(mapped.map.len())]);
             }
@@ -399,5 +514,41 @@ impl std::fmt::Debug for HeapBytes {
             HeapBytes::Mapped(_) => "mapped",
         };
         write!(f, "HeapBytes({kind}, {} bytes)", self.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frozen heap (a fork's) stays mapped while blocks are written over it, until they are
+    /// more than half its blocks: then it is a heap of its own again, with every byte, and the
+    /// frozen memfd (sealed) is as it was.
+    #[test]
+    fn a_frozen_heap_written_over_half_its_blocks_becomes_its_own_again() {
+        use std::os::unix::fs::FileExt;
+        let mut heap = HeapBytes::owned(&[1u8; 8 * BLOCK]);
+        assert!(matches!(heap, HeapBytes::Owned(Owned::Memfd { .. })));
+        heap.freeze();
+        let frozen = heap.file().expect("frozen and mapped").clone();
+        let seals = rustix::fs::fcntl_get_seals(&frozen.file).unwrap();
+        assert!(seals.contains(rustix::fs::SealFlags::WRITE), "{seals:?}");
+        for i in [0, 1, 3, 2] {
+            heap.patch(i, &[2u8; BLOCK]);
+        }
+        assert_eq!(heap.patched(), vec![(0, 4)]);
+        assert!(heap.file().is_some(), "half: still mapped");
+        heap.patch(6, &[3u8; BLOCK]);
+        assert!(matches!(heap, HeapBytes::Owned(_)), "{heap:?}");
+        let expected: Vec<u8> = [2u8; 4 * BLOCK]
+            .into_iter()
+            .chain([1; 2 * BLOCK])
+            .chain([3; BLOCK])
+            .chain([1; BLOCK])
+            .collect();
+        assert!(heap[..] == expected[..]);
+        let mut bytes = vec![0; 8 * BLOCK];
+        frozen.file.read_exact_at(&mut bytes, 0).unwrap();
+        assert!(bytes.iter().all(|&b| b == 1), "the frozen memfd changed");
     }
 }

@@ -104,13 +104,11 @@ impl HeapImage {
         let now = &memory[from..];
         let heap = Arc::make_mut(&mut self.heap);
         let kept = heap.len().min(now.len());
-        for (i, (old, new)) in heap[..kept]
-            .chunks_mut(BLOCK)
-            .zip(now[..kept].chunks(BLOCK))
-            .enumerate()
-        {
-            if old != new {
-                old.copy_from_slice(new);
+        for (i, new) in now[..kept].chunks(BLOCK).enumerate() {
+            let at = i * BLOCK;
+            if heap[at..at + new.len()] != *new {
+                // A block at a time, so that a heap mapped from a file stays so.
+                heap.patch(i as u32, new);
                 self.changed.mark(i..i + 1);
             }
         }
@@ -322,7 +320,11 @@ impl HeapImage {
         if (stack_top as usize).is_multiple_of(BLOCK) {
             let runs = header.runs.clone();
             let file = file.try_clone().map_err(unreadable)?;
-            let file = Arc::new(HeapFile { file, runs });
+            let file = Arc::new(HeapFile {
+                file,
+                runs,
+                slot: None,
+            });
             if let Some(heap) = HeapBytes::mapped(size, file, Some(map_base)) {
                 return Ok(HeapImage {
                     memory_size: header.memory_size,
@@ -445,7 +447,9 @@ impl Header {
     }
 
     /// The heap the runs of `body` make over `base` (then zeros), copied: each byte of the
-    /// heap written once, in order.
+    /// heap written once, in order. A vector, not a memfd: filling fresh shared memory costs
+    /// this machine three times as much (a wake from bytes 4.6 against 17.9 ms for 16 MiB), so
+    /// a fork of a heap woken from bytes copies it at its restore.
     fn copied(&self, body: &[u8], (base, stack_top): (&[u8], u32)) -> HeapImage {
         let size = self.memory_size as usize - stack_top as usize;
         let base = base.get(stack_top as usize..).unwrap_or(&[]);
@@ -677,7 +681,12 @@ mod tests {
         written[TOP as usize + 7] = 9;
         opened.update(&written);
         assert_eq!(opened.heap[7], 9);
-        assert!(opened.heap.file().is_none(), "written: restored by copying");
+        assert!(opened.heap.file().is_some(), "written: still mapped");
+        assert_eq!(
+            opened.heap.patched(),
+            vec![(0, 1)],
+            "block 0 written over the file's"
+        );
         assert_eq!(
             std::fs::read(&path).unwrap(),
             bytes,

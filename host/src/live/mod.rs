@@ -577,9 +577,18 @@ mod tests {
             HeapBytes::Owned(Owned::Memfd { .. })
         ));
         let mut fork = live.fork();
-        let frozen = live.image.heap.file().expect("frozen and mapped");
-        let seals = rustix::fs::fcntl_get_seals(&frozen.file).unwrap();
-        assert!(seals.contains(rustix::fs::SealFlags::WRITE), "{seals:?}");
+        let frozen = live.image.heap.file().expect("frozen and mapped").clone();
+        // Sealed once its writable mapping is gone, which a blocking thread unmaps.
+        let sealed = async {
+            while !rustix::fs::fcntl_get_seals(&frozen.file)
+                .unwrap()
+                .contains(rustix::fs::SealFlags::WRITE)
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+        };
+        let waited = tokio::time::timeout(std::time::Duration::from_secs(60), sealed).await;
+        assert!(waited.is_ok(), "never sealed");
         assert!(
             Arc::ptr_eq(&live.image.heap, &fork.image.heap),
             "shared, not copied"

@@ -323,23 +323,15 @@ impl Hot {
     /// Write the blocks written over the image's file since it was mapped
     /// ([`super::heap::HeapBytes::patch`]) into the instance, a run of them at a time.
     async fn patch(&mut self, image: &HeapImage) -> Result<(), Error> {
-        let patched = image.heap.patched();
-        let mut at = 0;
-        while at < patched.len() {
-            let first = patched[at];
-            let mut count = 1;
-            while patched.get(at + count) == Some(&(first + count as u32)) {
-                count += 1;
-            }
+        for (first, count) in image.heap.patched() {
             let start = first as usize * BLOCK;
-            let end = ((first as usize + count) * BLOCK).min(image.heap.len());
+            let end = ((first + count) as usize * BLOCK).min(image.heap.len());
             let offset = image.stack_top + u32::try_from(start).unwrap_or(u32::MAX);
             self.seek
                 .call_async(&mut self.store, (offset,))
                 .await
                 .map_err(internal("restoring"))?;
             self.write_at(&image.heap[start..end]).await?;
-            at += count;
         }
         Ok(())
     }

@@ -72,6 +72,8 @@ pub(crate) struct WriteTracker {
     /// How many times each tracked page was protected again, up to [`DOUBLINGS`]: once written
     /// again, it is left writable for [`QUIET`] unchanged scans doubled that many times.
     doublings: Vec<u8>,
+    /// How many tracked pages are left writable.
+    writable: usize,
 }
 
 /// A page's state when it is write-protected.
@@ -90,6 +92,12 @@ const QUIET: u8 = 4;
 /// again, and protecting it again costs more than comparing it (a `PAGEMAP_SCAN` of 29 pages a
 /// step for `n += 1`: 15.5 µs of protection with 4 scans, 4.4 µs with 64, release).
 const DOUBLINGS: u8 = 5;
+
+/// The most pages left writable after a scan (4 MiB): past it, every page that came back
+/// unchanged is protected at once. So a script cannot keep more of the heap writable (each
+/// such page compared after every step, work no fuel counts) than this, plus what its step
+/// changed, which it paid for.
+const MOST_WRITABLE: usize = 1024;
 
 impl WriteTracker {
     /// Track writes to `memory` (an instance's whole linear memory) from offset `from` to its
@@ -128,6 +136,7 @@ impl WriteTracker {
             ],
             pages: Vec::new(),
             doublings: Vec::new(),
+            writable: 0,
         };
         tracker.cover(memory)?;
         Ok(tracker)
@@ -229,31 +238,40 @@ impl WriteTracker {
     /// After [`WriteTracker::written`] reported `written`: `unchanged` (ascending offsets) are
     /// the pages among them whose bytes the step left as they were. A page unchanged for its
     /// quiet period ([`QUIET`], doubled each time it was written after it was protected again)
-    /// is protected again; a changed one starts counting again.
+    /// is protected again, and every unchanged one while more than [`MOST_WRITABLE`] pages are
+    /// writable; a changed one starts counting again.
     pub(crate) fn settle(
         &mut self,
         written: &[Range<usize>],
         unchanged: &[usize],
     ) -> rustix::io::Result<()> {
         let mut unchanged = unchanged.iter().peekable();
+        for page in written.iter().flat_map(|r| r.clone().step_by(PAGE)) {
+            let state = &mut self.pages[(page - self.tracked.start) / PAGE];
+            if *state == PROTECTED {
+                // Its first write lifted the protection: written again, if protected again.
+                *state = 0;
+                self.writable += 1;
+            }
+            *state = match unchanged.next_if(|&&u| u == page) {
+                Some(_) => *state + 1,
+                None => 0,
+            };
+        }
+        let over = self.writable > MOST_WRITABLE;
         let mut protect: Vec<Range<usize>> = Vec::new();
         for page in written.iter().flat_map(|r| r.clone().step_by(PAGE)) {
             let at = (page - self.tracked.start) / PAGE;
             let (state, doublings) = (&mut self.pages[at], &mut self.doublings[at]);
-            if *state == PROTECTED {
-                // Its first write lifted the protection: written again, if protected again.
-                *state = 0;
-            }
-            if unchanged.next_if(|&&u| u == page).is_none() {
-                *state = 0;
+            let quiet = *state >= QUIET << *doublings;
+            if *state == 0 || !(quiet || over) {
                 continue;
             }
-            *state += 1;
-            if *state < QUIET << *doublings {
-                continue;
+            if quiet {
+                *doublings = (*doublings + 1).min(DOUBLINGS);
             }
             *state = PROTECTED;
-            *doublings = (*doublings + 1).min(DOUBLINGS);
+            self.writable -= 1;
             match protect.last_mut() {
                 Some(last) if last.end == page => last.end += PAGE,
                 _ => protect.push(page..page + PAGE),
@@ -295,23 +313,67 @@ pub(crate) fn required_or_skipped(refused: Errno) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_pages_written_are_reported_once_each() {
-        // SAFETY: a fresh private mapping, unmapped at the end of the test.
+    /// A tracker over a fresh private mapping of `pages` pages, which the test unmaps.
+    fn tracked(pages: usize) -> Option<(&'static mut [u8], WriteTracker)> {
+        // SAFETY: a fresh private mapping, unmapped by the test.
         let ptr = unsafe {
             rustix::mm::mmap_anonymous(
                 std::ptr::null_mut(),
-                64 * PAGE,
+                pages * PAGE,
                 rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
                 rustix::mm::MapFlags::PRIVATE,
             )
         }
         .unwrap();
-        // SAFETY: the mapping is 64 pages, readable and writable, and nothing else uses it.
-        let memory = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u8>(), 64 * PAGE) };
-        let mut tracker = match WriteTracker::new(memory, PAGE + 100) {
-            Ok(tracker) => tracker,
-            Err(refused) => return required_or_skipped(refused),
+        // SAFETY: the mapping is `pages` pages, readable and writable, and nothing else uses it.
+        let memory = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u8>(), pages * PAGE) };
+        match WriteTracker::new(memory, PAGE + 100) {
+            Ok(tracker) => Some((memory, tracker)),
+            Err(refused) => {
+                required_or_skipped(refused);
+                // SAFETY: the mapping made above, no longer borrowed.
+                unsafe { rustix::mm::munmap(ptr, pages * PAGE) }.unwrap();
+                None
+            }
+        }
+    }
+
+    #[test]
+    fn past_the_most_writable_every_unchanged_page_is_protected_at_once() {
+        let pages = MOST_WRITABLE + 200;
+        let Some((memory, mut tracker)) = tracked(pages + 1) else {
+            return;
+        };
+        for page in 1..=pages {
+            memory[page * PAGE] = 1;
+        }
+        let mut written = Vec::new();
+        tracker.written(&mut written).unwrap();
+        assert_eq!(written, vec![PAGE..(pages + 1) * PAGE]);
+        // Changed: all left writable, past the most.
+        tracker.settle(&written, &[]).unwrap();
+        assert_eq!(tracker.writable, pages);
+        written.clear();
+        tracker.written(&mut written).unwrap();
+        let all: Vec<usize> = (1..=pages).map(|p| p * PAGE).collect();
+        // Page 7 changed again; every other came back unchanged and is protected at once.
+        memory[7 * PAGE] = 2;
+        let unchanged: Vec<usize> = all.iter().copied().filter(|&p| p != 7 * PAGE).collect();
+        tracker.settle(&written, &unchanged).unwrap();
+        assert_eq!(tracker.writable, 1);
+        written.clear();
+        tracker.written(&mut written).unwrap();
+        assert_eq!(written, vec![7 * PAGE..8 * PAGE]);
+        let ptr = memory.as_mut_ptr().cast();
+        drop(tracker);
+        // SAFETY: the mapping `tracked` made, no longer borrowed.
+        unsafe { rustix::mm::munmap(ptr, (pages + 1) * PAGE) }.unwrap();
+    }
+
+    #[test]
+    fn the_pages_written_are_reported_once_each() {
+        let Some((memory, mut tracker)) = tracked(64) else {
+            return;
         };
         for page in [0, 1, 5, 6, 40] {
             memory[page * PAGE + 7] = 1;
@@ -354,8 +416,9 @@ mod tests {
         written.clear();
         tracker.written(&mut written).unwrap();
         assert!(written.is_empty(), "protected again: {written:?}");
+        let ptr = memory.as_mut_ptr().cast();
         drop(tracker);
-        // SAFETY: the mapping made above, no longer borrowed.
+        // SAFETY: the mapping `tracked` made, no longer borrowed.
         unsafe { rustix::mm::munmap(ptr, 64 * PAGE) }.unwrap();
     }
 }
