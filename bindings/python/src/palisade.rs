@@ -91,16 +91,19 @@ impl NativePalisade {
         id: u64,
     ) -> NativeCall {
         let queue = mailbox.queue();
+        queue.started();
         let on_event = events.then(|| {
             let queue = queue.clone();
-            Arc::new(move |json: String| queue.post((id, Carried::Event(json)))) as OnEvent
+            Arc::new(move |json: String| {
+                queue.post(false, |reports| reports.push((id, Carried::Event(json))));
+            }) as OnEvent
         });
         let done: Done = Box::new(move |result| {
             let carried = match result {
                 Ok(outcome) => Carried::Outcome(Box::new(outcome)),
                 Err(message) => Carried::Usage(message),
             };
-            queue.post((id, carried));
+            queue.post(true, |reports| reports.push((id, carried)));
         });
         let call = palisade_bindings::start(
             &self.palisade,
