@@ -63,7 +63,8 @@ pub struct Start {
 /// call `done` with its Outcome there.
 pub fn start(palisade: &Palisade, start: Start, done: Done) -> Call {
     let call = Call::default();
-    let running = run(palisade.clone(), start, call.canceller.clone());
+    // Boxed: the call's future (several KiB) is moved once, not again into the task.
+    let running = Box::pin(run(palisade.clone(), start, call.canceller.clone()));
     runtime().spawn(async move { done(running.await) });
     call
 }

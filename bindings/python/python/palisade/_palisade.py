@@ -250,8 +250,10 @@ class Palisade:
         """`run` for asyncio: the call runs on Palisade's own threads; cancelling the awaiting
         task cancels the call. `on_event` is called on the event loop's thread."""
         text, policy, script = _request(request)
-        mailbox = self._mailbox(asyncio.get_running_loop())
-        call_id, done = mailbox.expect(on_event)
+        # Asked once: each asking reads the process id (a system call).
+        loop = asyncio.get_running_loop()
+        mailbox = self._mailbox(loop)
+        call_id, done = mailbox.expect(loop, on_event)
         call = self._native.start(text, policy, script, on_event is not None, mailbox.native, call_id)
         try:
             # Cancelling the awaiting task cancels `done` too; the mailbox skips a done future.
@@ -283,9 +285,11 @@ class _Mailbox:
         self.waiting: Dict[int, "tuple[asyncio.Future[_native.NativeOutcome], Optional[OnEvent]]"] = {}
         loop.add_reader(self.native.fileno(), self._ready)
 
-    def expect(self, on_event: Optional[OnEvent]) -> "tuple[int, asyncio.Future[_native.NativeOutcome]]":
+    def expect(
+        self, loop: asyncio.AbstractEventLoop, on_event: Optional[OnEvent]
+    ) -> "tuple[int, asyncio.Future[_native.NativeOutcome]]":
         call_id = next(self.ids)
-        done: "asyncio.Future[_native.NativeOutcome]" = asyncio.get_running_loop().create_future()
+        done: "asyncio.Future[_native.NativeOutcome]" = loop.create_future()
         self.waiting[call_id] = (done, on_event)
         return call_id, done
 
