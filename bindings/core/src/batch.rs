@@ -3,10 +3,10 @@
 //! to take them all at once.
 //!
 //! Waking that thread costs both sides a context switch, and it preempts a runtime thread
-//! on a busy machine. So while many calls are running, a report does not wake the caller's
+//! on a busy machine. So while many calls are in flight, a report does not wake the caller's
 //! thread at once: it waits for a batch of [`BATCH`] reports, for the runtime's threads to run
 //! out of work, or for [`FLUSH_AFTER`] at most, whichever comes first. With fewer than
-//! [`DEFER_AT`] other calls running (a lone call, a few in flight), a report wakes the caller's
+//! [`DEFER_AT`] other calls in flight (a lone call, a few at once), a report wakes the caller's
 //! thread at once, as before.
 
 use crate::call::runtime;
@@ -17,7 +17,8 @@ use std::time::Duration;
 /// The reports that wake the caller's thread when they are not woken earlier.
 pub const BATCH: u32 = 32;
 
-/// A report waits for a batch only while at least this many other calls are running.
+/// A report waits for a batch only while at least this many other calls are in flight
+/// (started and not ended, whether running or waiting).
 pub const DEFER_AT: u32 = 16;
 
 /// The longest a report waits for its batch (the runtime's timers tick each millisecond).
