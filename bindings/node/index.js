@@ -163,19 +163,26 @@ class Calls {
     }
   }
 
-  /** Hand each report to its call: an event to `onEvent`, an outcome to `resolve`. */
-  deliver (reports) {
-    for (const { id, kind, json } of reports) {
+  /**
+   * Hand each report of a batch (`[id, kind, value, …]`, JSON) to its call: an event to
+   * `onEvent`, an outcome to `resolve`, the caller's mistake to `reject`.
+   */
+  deliver (batch) {
+    const reports = JSON.parse(batch)
+    for (let i = 0; i < reports.length; i += 3) {
+      const id = reports[i]
+      const kind = reports[i + 1]
+      const value = reports[i + 2]
       const entry = this.waiting.get(id)
       if (entry === undefined) continue
       if (kind === EVENT) {
-        try { entry.onEvent(JSON.parse(json)) } catch { /* a failing callback misses its event */ }
+        try { entry.onEvent(value) } catch { /* a failing callback misses its event */ }
         continue
       }
       this.forget(id)
       if (entry.abort !== null) entry.signal.removeEventListener('abort', entry.abort)
-      if (kind === OUTCOME) entry.resolve(JSON.parse(json))
-      else entry.reject(new TypeError(json))
+      if (kind === OUTCOME) entry.resolve(value)
+      else entry.reject(new TypeError(value))
     }
   }
 }
@@ -200,7 +207,7 @@ class Palisade {
     const calls = this.#calls
     this.#native = native_(() => new native.NativePalisade(
       JSON.stringify(settings), Object.keys(handlers), dispatcher(handlers),
-      (reports) => calls.deliver(reports)))
+      (batch) => calls.deliver(batch)))
   }
 
   /**

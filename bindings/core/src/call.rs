@@ -20,12 +20,14 @@ pub type Done = Box<dyn FnOnce(Result<Outcome, String>) + Send>;
 pub type OnEvent = Arc<dyn Fn(String) + Send + Sync>;
 
 /// The runtime every call of the binding runs under: one worker thread per CPU, named
-/// `palisade`, started on first use and kept for the life of the process.
+/// `palisade`, started on first use and kept for the life of the process. A worker that runs
+/// out of work flushes the reports waiting for their batch ([`crate::Reports`]).
 pub fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .thread_name("palisade")
+            .on_thread_park(crate::batch::on_idle)
             .enable_all()
             .build()
             .expect("the bindings' tokio runtime starts")
@@ -61,7 +63,8 @@ pub struct Start {
 /// call `done` with its Outcome there.
 pub fn start(palisade: &Palisade, start: Start, done: Done) -> Call {
     let call = Call::default();
-    let running = run(palisade.clone(), start, call.canceller.clone());
+    // Boxed: the call's future (several KiB) is moved once, not again into the task.
+    let running = Box::pin(run(palisade.clone(), start, call.canceller.clone()));
     runtime().spawn(async move { done(running.await) });
     call
 }

@@ -9,13 +9,17 @@
 //! - [`Settings`] and [`build`]: a `Palisade` from the caller's settings and capability
 //!   handlers;
 //! - [`start`], [`run_here`] and [`Call`]: a call on the bindings' own tokio runtime, or on
-//!   the caller's thread under it, cancellable from the caller's thread.
+//!   the caller's thread under it, cancellable from the caller's thread;
+//! - [`Reports`]: the reports of calls on the runtime, queued for the caller's one thread and
+//!   handed over in batches.
 
+mod batch;
 mod call;
 mod host;
 mod outcome;
 mod request;
 
+pub use batch::Reports;
 pub use call::{Call, Done, OnEvent, Start, run_here, runtime, start};
 pub use host::{Handler, Settings, answer, build, build_with, context_json, event_json};
 pub use outcome::{error_json, failed, fix_note, outcome_json};

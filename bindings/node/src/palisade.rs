@@ -1,5 +1,6 @@
 //! `NativePalisade`: a `palisade::Palisade` whose capability handlers are answered in
-//! JavaScript, and whose calls report back to Node in batches through one thread-safe function.
+//! JavaScript, and whose calls report back to Node in batches through one thread-safe function,
+//! each batch one JSON array.
 
 use crate::errors::refused;
 use crate::handles::{NativePolicy, NativeScript};
@@ -8,7 +9,8 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use palisade::CapabilityError;
 use palisade_bindings::{Call, Handler, OnEvent, Start, answer, context_json, outcome_json};
-use std::sync::{Arc, Mutex};
+use std::fmt::Write as _;
+use std::sync::{Arc, OnceLock, Weak};
 
 /// The JavaScript dispatcher of capability calls: `(payloadJson, contextJson) => Promise<answerJson>`.
 /// Weak: it does not keep Node running by itself (a running call does).
@@ -21,53 +23,49 @@ type Dispatch = ThreadsafeFunction<
     true,
 >;
 
-/// What a call reports to Node: its events (`kind` [`EVENT`]), then its outcome ([`OUTCOME`])
-/// or the caller's mistake ([`USAGE`]), as JSON or a message; `id` is the caller's.
-#[napi(object)]
-pub struct Report {
-    pub id: u32,
-    pub kind: u32,
-    pub json: String,
-}
-
+/// What a report carries (`index.js` reads the kinds): an event, the call's outcome, or the
+/// caller's mistake (a message).
 const EVENT: u32 = 0;
 const OUTCOME: u32 = 1;
 const USAGE: u32 = 2;
 
-/// Node's function that takes every queued report at once, on Node's thread. Weak: it does
-/// not keep Node running by itself (`index.js` does while calls run).
-type Deliver = ThreadsafeFunction<(), (), Vec<Report>, napi::Status, false, true>;
+/// Node's function that takes every queued report at once, on Node's thread, as one JSON
+/// array `[id, kind, value, id, kind, value, …]` (one string and one `JSON.parse` a batch,
+/// however many reports it holds). Weak: it does not keep Node running by itself
+/// (`index.js` does while calls run).
+type Deliver = ThreadsafeFunction<(), (), String, napi::Status, false, true>;
 
-/// The reports of every call of one `NativePalisade`. The runtime's threads queue them; a
-/// report into an empty queue asks Node's thread to take the queue, so that one hand-off
-/// delivers every report that is ready by then.
-struct Reports {
-    queue: Arc<Mutex<Vec<Report>>>,
-    deliver: Deliver,
+/// The reports of every call of one `NativePalisade`, written by the runtime's threads into
+/// one JSON array's text (without its closing bracket; empty when nothing is queued), which
+/// Node's thread takes in batches ([`palisade_bindings::Reports`]).
+type Queue = palisade_bindings::Reports<String>;
+
+/// Queue call `id`'s report of `kind`, whose value is the JSON text `json`.
+fn post(reports: &Arc<Queue>, id: u32, kind: u32, json: &str) {
+    reports.post(kind != EVENT, |text| {
+        text.push(if text.is_empty() { '[' } else { ',' });
+        // Writing into a String cannot fail.
+        let _ = write!(text, "{id},{kind},");
+        text.push_str(json);
+    });
 }
 
-impl Reports {
-    fn post(&self, report: Report) {
-        let was_empty = {
-            let mut queue = self.queue.lock().expect("never poisoned");
-            queue.push(report);
-            queue.len() == 1
-        };
-        if was_empty {
-            // An unbounded queue refuses a call only while Node is closing, when nobody is
-            // waiting; a delivery that finds the queue taken already delivers nothing.
-            let _ = self
-                .deliver
-                .call((), ThreadsafeFunctionCallMode::NonBlocking);
-        }
+/// The queued reports as a JSON array, leaving the queue empty (`[]` when another delivery
+/// took them first, or the Palisade is gone).
+fn take(reports: Option<Arc<Queue>>) -> String {
+    let mut text = reports.map(|r| r.take()).unwrap_or_default();
+    if text.is_empty() {
+        text.push('[');
     }
+    text.push(']');
+    text
 }
 
 /// A Palisade for Node.
 #[napi]
 pub struct NativePalisade {
     palisade: palisade::Palisade,
-    reports: Arc<Reports>,
+    reports: Arc<Queue>,
 }
 
 #[napi]
@@ -79,7 +77,7 @@ impl NativePalisade {
         settings: String,
         names: Vec<String>,
         dispatch: Function<'_, FnArgs<(String, String)>, Promise<String>>,
-        deliver: Function<'_, Vec<Report>, ()>,
+        deliver: Function<'_, String, ()>,
     ) -> napi::Result<Self> {
         let dispatch: Arc<Dispatch> = Arc::new(
             dispatch
@@ -90,15 +88,19 @@ impl NativePalisade {
         let palisade =
             palisade_bindings::build_with(&settings, names, |_| handler(dispatch.clone()))
                 .map_err(refused)?;
-        let queue = Arc::new(Mutex::new(Vec::new()));
+        // Node's function reaches the queue weakly: the queue holds the function.
+        let queue: Arc<OnceLock<Weak<Queue>>> = Arc::default();
         let taken = queue.clone();
-        let deliver = deliver
+        let deliver: Deliver = deliver
             .build_threadsafe_function::<()>()
             .weak::<true>()
-            .build_callback(move |_| {
-                Ok(std::mem::take(&mut *taken.lock().expect("never poisoned")))
-            })?;
-        let reports = Arc::new(Reports { queue, deliver });
+            .build_callback(move |_| Ok(take(taken.get().and_then(Weak::upgrade))))?;
+        let reports = Queue::new(move || {
+            // An unbounded queue refuses a call only while Node is closing, when nobody is
+            // waiting; a delivery that finds the queue taken already delivers nothing.
+            let _ = deliver.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        });
+        let _ = queue.set(Arc::downgrade(&reports));
         Ok(Self { palisade, reports })
     }
 
@@ -116,10 +118,7 @@ impl NativePalisade {
     ) -> Option<NativeCall> {
         let on_event = events.then(|| {
             let reports = self.reports.clone();
-            Arc::new(move |json: String| {
-                let kind = EVENT;
-                reports.post(Report { id, kind, json });
-            }) as OnEvent
+            Arc::new(move |json: String| post(&reports, id, EVENT, &json)) as OnEvent
         });
         let start = Start {
             request,
@@ -128,12 +127,13 @@ impl NativePalisade {
             on_event,
         };
         let reports = self.reports.clone();
+        reports.started();
         let done = Box::new(move |result: Result<palisade::Outcome, String>| {
             let (kind, json) = match result {
                 Ok(outcome) => (OUTCOME, outcome_json(&outcome)),
-                Err(message) => (USAGE, message),
+                Err(message) => (USAGE, serde_json::Value::from(message).to_string()),
             };
-            reports.post(Report { id, kind, json });
+            post(&reports, id, kind, &json);
         });
         let call = palisade_bindings::start(&self.palisade, start, done);
         cancellable.then_some(NativeCall { call })

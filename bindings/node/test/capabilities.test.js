@@ -83,3 +83,30 @@ test('a handler that is not a function is a TypeError', () => {
   // @ts-expect-error: a handler is a function
   assert.throws(() => new Palisade({ capabilities: { x: 1 } }), TypeError)
 })
+
+test('a quick call ends while many others wait on a handler', { timeout: 120_000 }, async () => {
+  // With many calls in flight, outcomes reach Node in batches; one must still come while the
+  // others cannot end (they wait on Node itself), not when they do.
+  const waiting = 40
+  /** @type {Array<() => void>} */
+  const gates = []
+  /** @type {(value?: unknown) => void} */
+  let entered = () => {}
+  const allEntered = new Promise((resolve) => { entered = resolve })
+  const gated = new Palisade({
+    capabilities: {
+      gate: () => new Promise((resolve) => {
+        gates.push(() => resolve('opened'))
+        if (gates.length === waiting) entered()
+      })
+    }
+  })
+  const policy = { limits: { timeout: '60s' }, capabilities: { global: 'host', allow: { gate: {} } } }
+  const blocked = Array.from({ length: waiting }, () =>
+    gated.run({ source: 'export default async () => await host.gate()', policy }))
+  await allEntered
+  const quick = await gated.run({ source: 'export default (x) => x * 2', input: 21, policy })
+  assert.equal(output(quick), 42)
+  gates.forEach((open) => open())
+  for (const outcome of await Promise.all(blocked)) assert.equal(output(outcome), 'opened')
+})

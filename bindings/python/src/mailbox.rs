@@ -1,7 +1,8 @@
 //! `Mailbox`: where the calls an asyncio loop started report, without the runtime's threads
 //! ever taking the GIL. A finished call's outcome (and each event) is queued here, and a byte
-//! on a pipe wakes the loop (`loop.add_reader(mailbox.fileno(), …)`) when the queue stops being
-//! empty; the loop's thread then takes every queued report at once with `drain`.
+//! on a pipe wakes the loop (`loop.add_reader(mailbox.fileno(), …)`) for each batch of reports
+//! ([`palisade_bindings::Reports`]: at once while few calls run); the loop's thread then takes
+//! every queued report at once with `drain`.
 //!
 //! Calling into Python from a runtime thread would make that thread wait for the GIL (up to
 //! Python's switch interval while the loop's thread holds it), and with it every call queued on
@@ -10,9 +11,9 @@
 use crate::outcome::NativeOutcome;
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
-use std::io::{PipeReader, PipeWriter, Read, Write};
+use std::io::{PipeReader, Read, Write};
 use std::os::fd::AsRawFd;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// One report: the call's id (the caller's) and what it carries.
 pub type Report = (u64, Carried);
@@ -30,26 +31,11 @@ const EVENT: u32 = 0;
 const OUTCOME: u32 = 1;
 const USAGE: u32 = 2;
 
-/// The queue both sides share.
-pub struct Queue {
-    reports: Mutex<Vec<Report>>,
-    wake: PipeWriter,
-}
-
-impl Queue {
-    /// Queue a report; wake the loop if the queue was empty (a loop that has not drained yet
-    /// has a byte waiting already).
-    pub fn post(&self, report: Report) {
-        let mut reports = self.reports.lock().expect("never poisoned");
-        let was_empty = reports.is_empty();
-        reports.push(report);
-        if was_empty {
-            // One byte per empty-to-queued change, and the loop reads every byte before it
-            // drains: the pipe never fills. A loop that is gone takes no more reports.
-            let _ = (&self.wake).write(&[1]);
-        }
-    }
-}
+/// The queue both sides share: the runtime's threads queue reports, and a byte on the pipe
+/// wakes the loop for each batch ([`palisade_bindings::Reports`]). One byte per batch, and the
+/// loop reads every byte before it takes the batch: the pipe never fills. A loop that is gone
+/// takes no more reports.
+pub type Queue = palisade_bindings::Reports<Vec<Report>>;
 
 /// The reports of the calls one event loop started.
 #[pyclass(frozen)]
@@ -69,9 +55,8 @@ impl Mailbox {
     #[new]
     fn new() -> PyResult<Self> {
         let (woken, wake) = std::io::pipe()?;
-        let queue = Arc::new(Queue {
-            reports: Mutex::new(Vec::new()),
-            wake,
+        let queue = Queue::new(move || {
+            let _ = (&wake).write(&[1]);
         });
         Ok(Self { queue, woken })
     }
@@ -91,8 +76,8 @@ impl Mailbox {
                 break;
             }
         }
-        let reports = std::mem::take(&mut *self.queue.reports.lock().expect("never poisoned"));
-        reports
+        self.queue
+            .take()
             .into_iter()
             .map(|(id, carried)| {
                 let (kind, value) = match carried {

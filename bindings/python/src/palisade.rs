@@ -10,6 +10,7 @@ use palisade::CapabilityError;
 use palisade_bindings::{Call, Done, Handler, OnEvent, Start, answer, context_json, run_here};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -49,17 +50,21 @@ impl NativePalisade {
         script: Option<&NativeScript>,
         on_event: Option<Py<PyAny>>,
     ) -> PyResult<NativeOutcome> {
-        let (sender, events) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let mut events = on_event.is_some().then_some(events);
-        let forward = events.is_some().then(|| {
-            Arc::new(move |json: String| {
-                let _ = sender.send(json);
-            }) as OnEvent
-        });
+        let (mut events, forward) = match on_event {
+            Some(_) => {
+                let (sender, events) = tokio::sync::mpsc::unbounded_channel::<String>();
+                let forward = Arc::new(move |json: String| {
+                    let _ = sender.send(json);
+                }) as OnEvent;
+                (Some(events), Some(forward))
+            }
+            None => (None, None),
+        };
         let call = Call::default();
         let start = start(request, policy, script, forward);
         let mut interrupt = None;
         let watched = Watch {
+            signals: on_main_thread(py)?,
             call: &call,
             on_event: on_event.as_ref(),
             events: &mut events,
@@ -91,16 +96,19 @@ impl NativePalisade {
         id: u64,
     ) -> NativeCall {
         let queue = mailbox.queue();
+        queue.started();
         let on_event = events.then(|| {
             let queue = queue.clone();
-            Arc::new(move |json: String| queue.post((id, Carried::Event(json)))) as OnEvent
+            Arc::new(move |json: String| {
+                queue.post(false, |reports| reports.push((id, Carried::Event(json))));
+            }) as OnEvent
         });
         let done: Done = Box::new(move |result| {
             let carried = match result {
                 Ok(outcome) => Carried::Outcome(Box::new(outcome)),
                 Err(message) => Carried::Usage(message),
             };
-            queue.post((id, carried));
+            queue.post(true, |reports| reports.push((id, carried)));
         });
         let call = palisade_bindings::start(
             &self.palisade,
@@ -130,6 +138,9 @@ fn start(
 /// KeyboardInterrupt, cancels the call and is kept in `interrupt`). It takes the GIL only for
 /// those.
 struct Watch<'a> {
+    /// Whether this is Python's main thread, the only one signal handlers run on (elsewhere
+    /// there is nothing to look for, and no timer to set).
+    signals: bool,
     call: &'a Call,
     on_event: Option<&'a Py<PyAny>>,
     events: &'a mut Option<UnboundedReceiver<String>>,
@@ -144,7 +155,7 @@ impl Watch<'_> {
         loop {
             let event = tokio::select! {
                 json = next_event(self.events) => Some(json),
-                _ = ticks.tick() => None,
+                _ = ticks.tick(), if self.signals => None,
             };
             match event {
                 Some(json) => self.deliver(json),
@@ -168,6 +179,17 @@ impl Watch<'_> {
             *self.interrupt = Some(interrupt);
         }
     }
+}
+
+/// Whether this thread is Python's main thread (`threading.main_thread()`).
+fn on_main_thread(py: Python<'_>) -> PyResult<bool> {
+    static IDENTS: PyOnceLock<(Py<PyAny>, u64)> = PyOnceLock::new();
+    let (get_ident, main) = IDENTS.get_or_try_init(py, || {
+        let threading = py.import("threading")?;
+        let main = threading.call_method0("main_thread")?.getattr("ident")?;
+        PyResult::Ok((threading.getattr("get_ident")?.unbind(), main.extract()?))
+    })?;
+    Ok(get_ident.call0(py)?.extract::<u64>(py)? == *main)
 }
 
 /// Hand an event to the caller's callback; one that raises misses its event, and the call goes

@@ -4,6 +4,7 @@ call's context, and the policy's checks before any handler runs."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any, Dict, List
 
 import pytest
@@ -95,3 +96,34 @@ def test_handlers_answer_calls_made_with_run_async_too() -> None:
 def test_a_handler_that_is_not_callable_is_a_type_error() -> None:
     with pytest.raises(TypeError):
         Palisade(capabilities={"x": 1})  # type: ignore[dict-item]
+
+
+def test_a_quick_run_async_call_ends_while_many_others_wait_on_a_handler() -> None:
+    # With many calls in flight, outcomes reach the loop in batches; one must still come while
+    # the others cannot end (they wait on the test), not when they do.
+    waiting = 40
+    gate = threading.Event()
+    entered = threading.Semaphore(0)
+
+    def wait(payload: Any, context: Dict[str, Any]) -> Any:
+        entered.release()
+        gate.wait()
+        return "opened"
+
+    gated = Palisade(capabilities={"wait": wait})
+    policy = {"limits": {"timeout": "60s"}, "capabilities": {"global": "host", "allow": {"wait": {}}}}
+
+    async def calls() -> List[Any]:
+        blocked = [asyncio.ensure_future(gated.run_async(
+            source="export default () => host.wait()", policy=policy)) for _ in range(waiting)]
+        for _ in range(waiting):
+            await asyncio.to_thread(entered.acquire)
+        quick = await asyncio.wait_for(gated.run_async(
+            source="export default (x) => x * 2", input=21, policy=policy), timeout=60)
+        gate.set()
+        return [output(quick)] + [output(outcome) for outcome in await asyncio.gather(*blocked)]
+
+    try:
+        assert asyncio.run(calls()) == [42] + ["opened"] * waiting
+    finally:
+        gate.set()

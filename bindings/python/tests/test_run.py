@@ -86,8 +86,12 @@ def test_a_malformed_request_is_a_type_error_and_the_next_call_works() -> None:
         palisade.run(source="x", sauce=1)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="give the script"):
         palisade.run(input=1)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="not JSON serializable"):
         palisade.run(source="export default () => 1", input=object())
+    circular: List[Any] = []
+    circular.append(circular)
+    with pytest.raises(TypeError, match="recursion"):
+        palisade.run(source="export default () => 1", input=circular)
     assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
 
 

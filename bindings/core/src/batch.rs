@@ -1,0 +1,203 @@
+//! [`Reports`]: where the calls a binding started on the runtime's threads leave their reports
+//! (events, outcomes) for the caller's one thread (Node's, an asyncio loop's), which is woken
+//! to take them all at once.
+//!
+//! Waking that thread costs both sides a context switch, and it preempts a runtime thread
+//! on a busy machine. So while many calls are in flight, a report does not wake the caller's
+//! thread at once: it waits for a batch of [`BATCH`] reports, for the runtime's threads to run
+//! out of work, or for [`FLUSH_AFTER`] at most, whichever comes first. With fewer than
+//! [`DEFER_AT`] other calls in flight (a lone call, a few at once), a report wakes the caller's
+//! thread at once, as before.
+
+use crate::call::runtime;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+/// The reports that wake the caller's thread when they are not woken earlier.
+pub const BATCH: u32 = 32;
+
+/// A report waits for a batch only while at least this many other calls are in flight
+/// (started and not ended, whether running or waiting).
+pub const DEFER_AT: u32 = 16;
+
+/// The longest a report waits for its batch (the runtime's timers tick each millisecond).
+pub const FLUSH_AFTER: Duration = Duration::from_millis(1);
+
+/// The reports of the calls of one caller's thread, queued as `Q` (its binding's form), and
+/// the function that wakes that thread (which then calls [`Reports::take`]).
+pub struct Reports<Q> {
+    state: Mutex<State<Q>>,
+    /// Calls started and not yet ended.
+    running: AtomicU32,
+    wake: Box<dyn Fn() + Send + Sync>,
+}
+
+struct State<Q> {
+    queued: Q,
+    /// Reports queued since the caller's thread last took them.
+    count: u32,
+    /// Whether the caller's thread was woken for them.
+    woken: bool,
+}
+
+impl<Q: Default + Send + 'static> Reports<Q> {
+    /// Reports that `wake` the caller's thread; they are flushed whenever a thread of the
+    /// runtime runs out of work.
+    pub fn new(wake: impl Fn() + Send + Sync + 'static) -> Arc<Self> {
+        let reports = Arc::new(Self {
+            state: Mutex::new(State {
+                queued: Q::default(),
+                count: 0,
+                woken: false,
+            }),
+            running: AtomicU32::new(0),
+            wake: Box::new(wake),
+        });
+        let weak: Weak<dyn Flush> = Arc::downgrade(&reports) as Weak<dyn Flush>;
+        let mut idle = idle_hooks().lock().expect("never poisoned");
+        idle.retain(|hook| hook.strong_count() > 0);
+        idle.push(weak);
+        reports
+    }
+
+    /// A call started: it will post its outcome with `ended`.
+    pub fn started(&self) {
+        self.running.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Queue a report with `write`; `ended` for a call's last one (its outcome).
+    pub fn post(self: &Arc<Self>, ended: bool, write: impl FnOnce(&mut Q)) {
+        let running = if ended {
+            self.running
+                .fetch_sub(1, Ordering::Relaxed)
+                .saturating_sub(1)
+        } else {
+            self.running.load(Ordering::Relaxed)
+        };
+        let (wake, arm) = {
+            let mut state = self.state.lock().expect("never poisoned");
+            write(&mut state.queued);
+            state.count += 1;
+            if state.woken {
+                (false, false)
+            } else if state.count >= BATCH || running < DEFER_AT {
+                state.woken = true;
+                (true, false)
+            } else {
+                (false, state.count == 1)
+            }
+        };
+        if wake {
+            (self.wake)();
+        }
+        if arm {
+            // A timer that wakes the caller's thread for this batch at the latest (if a later
+            // batch's, earlier than it needs to: harmless).
+            let reports = Arc::downgrade(self);
+            runtime().spawn(async move {
+                tokio::time::sleep(FLUSH_AFTER).await;
+                if let Some(reports) = reports.upgrade() {
+                    reports.flush();
+                }
+            });
+        }
+    }
+
+    /// Every queued report, leaving the queue empty: the caller's thread calls this when woken.
+    pub fn take(&self) -> Q {
+        let mut state = self.state.lock().expect("never poisoned");
+        state.count = 0;
+        state.woken = false;
+        std::mem::take(&mut state.queued)
+    }
+}
+
+/// Waking the caller's thread for reports that wait.
+trait Flush: Send + Sync {
+    fn flush(&self);
+}
+
+impl<Q: Send> Flush for Reports<Q> {
+    fn flush(&self) {
+        let wake = {
+            let mut state = self.state.lock().expect("never poisoned");
+            let wake = state.count > 0 && !state.woken;
+            state.woken |= wake;
+            wake
+        };
+        if wake {
+            (self.wake)();
+        }
+    }
+}
+
+/// The reports flushed when a runtime thread runs out of work.
+fn idle_hooks() -> &'static Mutex<Vec<Weak<dyn Flush>>> {
+    static HOOKS: OnceLock<Mutex<Vec<Weak<dyn Flush>>>> = OnceLock::new();
+    HOOKS.get_or_init(Mutex::default)
+}
+
+/// Flush every binding's waiting reports: a runtime thread is about to sleep.
+pub(crate) fn on_idle() {
+    for hook in idle_hooks().lock().expect("never poisoned").iter() {
+        if let Some(hook) = hook.upgrade() {
+            hook.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// Reports of `u32`s whose wake-ups arrive on the receiver.
+    fn reports() -> (Arc<Reports<Vec<u32>>>, mpsc::Receiver<()>) {
+        let (woken, wakes) = mpsc::channel();
+        let reports = Reports::new(move || {
+            let _ = woken.send(());
+        });
+        (reports, wakes)
+    }
+
+    #[test]
+    fn a_lone_call_wakes_the_callers_thread_at_once() {
+        let (reports, wakes) = reports();
+        reports.started();
+        reports.post(false, |q| q.push(1));
+        assert_eq!(wakes.try_recv(), Ok(()));
+        reports.post(true, |q| q.push(2));
+        assert!(wakes.try_recv().is_err(), "woken once a batch");
+        assert_eq!(reports.take(), vec![1, 2]);
+        assert!(reports.take().is_empty());
+    }
+
+    #[test]
+    fn many_running_calls_report_in_batches() {
+        let (reports, wakes) = reports();
+        for _ in 0..DEFER_AT + BATCH {
+            reports.started();
+        }
+        for n in 0..BATCH {
+            reports.post(true, |q| q.push(n));
+        }
+        // However the batch was flushed (full, timer, idle runtime): one wake-up for it.
+        assert_eq!(wakes.recv_timeout(Duration::from_secs(60)), Ok(()));
+        assert!(wakes.try_recv().is_err(), "woken once a batch");
+        assert_eq!(reports.take(), (0..BATCH).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_waiting_report_is_flushed_without_a_batch() {
+        let (reports, wakes) = reports();
+        for _ in 0..=DEFER_AT {
+            reports.started();
+        }
+        reports.post(true, |q| q.push(7));
+        // The timer (or an idle runtime thread) wakes the caller's thread; the bound only
+        // keeps a broken flush from hanging the test.
+        assert_eq!(wakes.recv_timeout(Duration::from_secs(60)), Ok(()));
+        assert_eq!(reports.take(), vec![7]);
+    }
+}
