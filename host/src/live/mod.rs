@@ -231,7 +231,10 @@ impl LiveSession {
             Err(error) => (Err(error), 0),
         };
         let result = match result {
-            Ok(json) if self.protection == Protection::Off => Ok(json),
+            Ok(json) if self.protection == Protection::Off => {
+                hot.forget_listed();
+                Ok(json)
+            }
             Ok(json) => self.keep(&mut hot).await.map(|()| json),
             Err(error) => Err(error),
         };
@@ -554,6 +557,29 @@ mod tests {
         assert_eq!(seen.await.result.unwrap().get(), r#"["seven",50000,2]"#);
         drop((woken, file));
         std::fs::remove_file(&path).unwrap();
+    }
+
+    /// A step run without protection may grow the memory: the next image update, under a
+    /// limiter that never saw that growth, still reads the memory whole.
+    #[tokio::test]
+    async fn an_unprotected_step_that_grows_the_memory_is_seen_whole_after() {
+        let palisade = Palisade::builder().build().unwrap();
+        let mut live = palisade.live_session(&policy()).await.unwrap();
+        assert!(
+            live.run("a.js", "globalThis.n = 1", "null")
+                .await
+                .result
+                .is_ok()
+        );
+        live.set_protection(Protection::Off).await.unwrap();
+        let before = live.image.memory_size;
+        let grow = "globalThis.rows = Array.from({ length: 200000 }, (_, i) => ({ i })); 0";
+        assert!(live.run("grow.js", grow, "null").await.result.is_ok());
+        live.set_protection(Protection::Tracked).await.unwrap();
+        let memory = live.hot.as_mut().unwrap().memory().await.unwrap();
+        assert!(memory.len() as u64 > before, "the memory grew");
+        assert_eq!(live.image.memory_size, memory.len() as u64);
+        assert!(live.image.heap[..] == memory[live.image.stack_top as usize..]);
     }
 
     /// A fork freezes the heap (its memfd sealed) and shares it: neither session copies it,

@@ -49,6 +49,10 @@ pub(crate) struct Hot {
     unchanged: Vec<usize>,
     /// Why the kernel refused to track writes, when it last did.
     refused: Option<rustix::io::Errno>,
+    /// The whole memory as `view` last listed it for an image update, while it is still the
+    /// whole memory: growth passes the call's limiter, whose peak is at least the memory's
+    /// size, so a list as long as that peak has not grown (see [`Hot::forget_listed`]).
+    listed: Option<WasmList<u8>>,
 }
 
 /// Where `view` stores the list it returns: the bottom of the shadow stack, dead between calls.
@@ -146,6 +150,7 @@ impl LiveRuntime {
             written: Vec::new(),
             unchanged: Vec::new(),
             refused: None,
+            listed: None,
         })
     }
 
@@ -218,10 +223,14 @@ impl Hot {
     /// Bring `image` up to this instance's heap: the pages written since the last update
     /// where they are tracked, else the whole heap compared with the image.
     pub(crate) async fn capture(&mut self, image: &mut HeapImage) -> Result<(), Error> {
-        let list = self.view().await?;
+        let list = match self.listed.take() {
+            Some(list) if self.store.data().limiter.peak() <= list.len() as u64 => list,
+            _ => self.view().await?,
+        };
         let memory = list.as_le_slice(&self.store);
         let Some(tracker) = self.tracker.as_mut() else {
             image.update(memory);
+            self.listed = Some(list);
             return Ok(());
         };
         self.written.clear();
@@ -237,7 +246,14 @@ impl Hot {
         if settled.and_then(|()| tracker.cover(memory)).is_err() {
             self.tracker = None;
         }
+        self.listed = Some(list);
         Ok(())
+    }
+
+    /// The guest ran a call whose image update was skipped (no rollback protection): its
+    /// memory may have grown past the list kept, under a limiter gone since.
+    pub(crate) fn forget_listed(&mut self) {
+        self.listed = None;
     }
 
     /// Track the writes to the heap (from `stack_top` up) from now on, where the kernel can;
