@@ -10,7 +10,7 @@
 //! `MAP_PRIVATE`: the pages are the page cache's until something writes them, and a write
 //! goes to a copy of the writer's own, never to the file.
 
-use super::image::BLOCK;
+use super::image::{BLOCK, Blocks};
 use std::fs::File;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -288,41 +288,7 @@ pub(crate) struct Mapped {
     base: Option<MapBase>,
     /// Blocks written over the file's since it was mapped ([`HeapBytes::patch`]): a restore
     /// maps the file, then writes these.
-    patched: Patched,
-}
-
-/// Blocks of a mapped heap written over its file's, a bit each, and how many.
-#[derive(Clone, Default)]
-struct Patched {
-    bits: Vec<u64>,
-    count: usize,
-}
-
-impl Patched {
-    fn insert(&mut self, i: u32) {
-        let (word, bit) = (i as usize / 64, 1u64 << (i % 64));
-        if word >= self.bits.len() {
-            self.bits.resize(word + 1, 0);
-        }
-        if self.bits[word] & bit == 0 {
-            self.bits[word] |= bit;
-            self.count += 1;
-        }
-    }
-
-    /// The blocks, in order.
-    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.bits.iter().enumerate().flat_map(|(word, &bits)| {
-            let mut left = bits;
-            std::iter::from_fn(move || {
-                (left != 0).then(|| {
-                    let bit = left.trailing_zeros();
-                    left &= left - 1;
-                    (word * 64) as u32 + bit
-                })
-            })
-        })
-    }
+    patched: Blocks,
 }
 
 impl HeapBytes {
@@ -358,7 +324,7 @@ impl HeapBytes {
             map,
             file: Some(file),
             base: base.cloned(),
-            patched: Patched::default(),
+            patched: Blocks::default(),
         }))
     }
 
@@ -405,8 +371,8 @@ impl HeapBytes {
         match self {
             HeapBytes::Mapped(mapped) if mapped.file.is_some() => {
                 mapped.map[at..at + bytes.len()].copy_from_slice(bytes);
-                mapped.patched.insert(i);
-                if mapped.patched.count * 2 > mapped.map.len().div_ceil(BLOCK) {
+                mapped.patched.mark(i as usize..i as usize + 1);
+                if mapped.patched.count() * 2 > mapped.map.len().div_ceil(BLOCK) {
                     let owned = HeapBytes::owned(&mapped.map);
                     *self = owned;
                 }

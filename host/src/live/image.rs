@@ -49,34 +49,55 @@ pub struct HeapImage {
     /// The memory from `stack_top` up.
     pub(crate) heap: Arc<HeapBytes>,
     /// The blocks changed since [`HeapImage::take_changed`] last ran.
-    changed: Changed,
+    changed: Blocks,
 }
 
-/// Blocks of a heap, by index from the stack top, a bit each.
+/// Blocks of a heap, by index from the stack top, a bit each, and how many.
 #[derive(Clone, Debug, Default)]
-struct Changed(Vec<u64>);
+pub(crate) struct Blocks {
+    bits: Vec<u64>,
+    count: usize,
+}
 
-impl Changed {
-    fn mark(&mut self, blocks: std::ops::Range<usize>) {
-        if blocks.end > self.0.len() * 64 {
-            self.0.resize(blocks.end.div_ceil(64), 0);
+impl Blocks {
+    pub(crate) fn mark(&mut self, blocks: std::ops::Range<usize>) {
+        if blocks.end > self.bits.len() * 64 {
+            self.bits.resize(blocks.end.div_ceil(64), 0);
         }
         for i in blocks {
-            self.0[i / 64] |= 1 << (i % 64);
+            let (word, bit) = (&mut self.bits[i / 64], 1 << (i % 64));
+            if *word & bit == 0 {
+                *word |= bit;
+                self.count += 1;
+            }
         }
+    }
+
+    /// How many blocks are marked.
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The blocks marked, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.bits.iter().enumerate().flat_map(|(word, &bits)| {
+            let mut left = bits;
+            std::iter::from_fn(move || {
+                (left != 0).then(|| {
+                    let bit = left.trailing_zeros();
+                    left &= left - 1;
+                    (word * 64) as u32 + bit
+                })
+            })
+        })
     }
 
     /// The blocks marked, in order; none are marked after.
     #[cfg(feature = "serve")]
     fn take(&mut self) -> Vec<u32> {
-        let mut out = Vec::new();
-        for (word, bits) in self.0.iter_mut().enumerate() {
-            while *bits != 0 {
-                let bit = bits.trailing_zeros() as usize;
-                out.push((word * 64 + bit) as u32);
-                *bits &= *bits - 1;
-            }
-        }
+        let out = self.iter().collect();
+        self.bits.fill(0);
+        self.count = 0;
         out
     }
 }
@@ -93,7 +114,7 @@ impl HeapImage {
             memory_size: base.len() as u64,
             stack_top,
             heap: Arc::new(mapped.unwrap_or_else(|| HeapBytes::owned(above))),
-            changed: Changed::default(),
+            changed: Blocks::default(),
         }
     }
 
@@ -330,7 +351,7 @@ impl HeapImage {
                     memory_size: header.memory_size,
                     stack_top,
                     heap: Arc::new(heap),
-                    changed: Changed::default(),
+                    changed: Blocks::default(),
                 });
             }
         }
@@ -471,7 +492,7 @@ impl Header {
             memory_size: self.memory_size,
             stack_top,
             heap: Arc::new(HeapBytes::Owned(Owned::Vec(heap))),
-            changed: Changed::default(),
+            changed: Blocks::default(),
         }
     }
 }
