@@ -49,6 +49,14 @@ pub(crate) struct Hot {
     unchanged: Vec<usize>,
     /// Why the kernel refused to track writes, when it last did.
     refused: Option<rustix::io::Errno>,
+    /// Whether, since the tracker last knew which pages are writable (its making, or the last
+    /// image update), the guest ran only calls whose polls took no page fault: then no
+    /// protected page was written, and the next image update needs no scan (see
+    /// [`super::written::counting_faults`]). Any other entry into the guest clears it.
+    quiet: bool,
+    /// Image updates that needed no scan.
+    #[cfg(test)]
+    pub(crate) unscanned: u32,
     /// The whole memory as `view` last listed it for an image update, while it is still the
     /// whole memory: growth passes the call's limiter, whose peak is at least the memory's
     /// size, so a list as long as that peak has not grown (see [`Hot::forget_listed`]).
@@ -150,6 +158,9 @@ impl LiveRuntime {
             written: Vec::new(),
             unchanged: Vec::new(),
             refused: None,
+            quiet: false,
+            #[cfg(test)]
+            unscanned: 0,
             listed: None,
         })
     }
@@ -204,8 +215,15 @@ fn memfd(e: std::io::Error) -> Error {
 }
 
 impl Hot {
+    /// A call ran in the instance, its polls taking `faults` page faults (`None`: not known).
+    pub(crate) fn ran(&mut self, faults: Option<u64>) {
+        self.quiet &= faults == Some(0);
+    }
+
     /// The instance's whole linear memory, in place (read it with `as_le_slice(&self.store)`).
     async fn view(&mut self) -> Result<WasmList<u8>, Error> {
+        // The guest runs: what it writes is not the last call's.
+        self.quiet = false;
         let (list,) = self
             .view
             .call_async(&mut self.store, (SCRATCH,))
@@ -218,6 +236,16 @@ impl Hot {
     pub(crate) async fn memory(&mut self) -> Result<Vec<u8>, Error> {
         let list = self.view().await?;
         Ok(list.as_le_slice(&self.store).to_vec())
+    }
+
+    /// The whole memory, copied, as the last image update listed it (no call into the
+    /// guest, which would oblige the next update to scan); listed anew where none is kept.
+    #[cfg(test)]
+    pub(crate) async fn memory_unentered(&mut self) -> Result<Vec<u8>, Error> {
+        match &self.listed {
+            Some(list) => Ok(list.as_le_slice(&self.store).to_vec()),
+            None => self.memory().await,
+        }
     }
 
     /// Bring `image` up to this instance's heap: the pages written since the last update
@@ -235,7 +263,13 @@ impl Hot {
         };
         self.written.clear();
         self.unchanged.clear();
-        if tracker.written(&mut self.written).is_err() {
+        if self.quiet {
+            tracker.writable(&mut self.written);
+            #[cfg(test)]
+            {
+                self.unscanned += 1;
+            }
+        } else if tracker.written(&mut self.written).is_err() {
             // The kernel stopped answering: compare from now on.
             self.tracker = None;
             image.update(memory);
@@ -246,6 +280,7 @@ impl Hot {
         if settled.and_then(|()| tracker.cover(memory)).is_err() {
             self.tracker = None;
         }
+        self.quiet = true;
         self.listed = Some(list);
         Ok(())
     }
@@ -263,7 +298,11 @@ impl Hot {
         // The old tracker first: a range registered with one userfaultfd cannot be with another.
         self.tracker = None;
         match WriteTracker::new(list.as_le_slice(&self.store), stack_top as usize) {
-            Ok(tracker) => (self.tracker, self.refused) = (Some(tracker), None),
+            Ok(tracker) => {
+                (self.tracker, self.refused) = (Some(tracker), None);
+                // Every page protected, none written since.
+                self.quiet = true;
+            }
             Err(refused) => self.refused = Some(refused),
         }
         Ok(())
@@ -355,6 +394,7 @@ impl Hot {
     /// Write `bytes` where `seek` pointed: `write`'s `realloc` returns that offset, so the
     /// canonical ABI copies them there.
     async fn write_at(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.quiet = false;
         let write = self
             .write
             .typed::<(&[u8],), ()>(&self.store)

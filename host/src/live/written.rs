@@ -5,6 +5,12 @@
 //! writable, and an image update compares and copies those pages alone, however large the heap.
 //! A page that keeps coming back unchanged is protected again ([`WriteTracker::settle`]).
 //!
+//! A write to a protected page is a page fault, counted to the thread that made it. So when
+//! the threads that ran a call took no page fault while they ran it ([`counting_faults`]), the
+//! call wrote no protected page, and the pages it may have written are those left writable,
+//! which the tracker knows without asking the kernel ([`WriteTracker::writable`]): the scan,
+//! which walks the page table of the whole heap, is skipped.
+//!
 //! Where the kernel refuses any of it (older kernels, a seccomp filter, another page size),
 //! [`WriteTracker::new`] returns the refusal and the session compares its whole heap instead.
 #![allow(unsafe_code)]
@@ -74,6 +80,9 @@ pub(crate) struct WriteTracker {
     doublings: Vec<u8>,
     /// How many tracked pages are left writable.
     writable: usize,
+    /// The pages left writable after the last [`WriteTracker::settle`], as ranges of offsets
+    /// in order: with the pages written since, all a scan would report.
+    writable_pages: Vec<Range<usize>>,
 }
 
 /// A page's state when it is write-protected.
@@ -137,6 +146,7 @@ impl WriteTracker {
             pages: Vec::new(),
             doublings: Vec::new(),
             writable: 0,
+            writable_pages: Vec::new(),
         };
         tracker.cover(memory)?;
         Ok(tracker)
@@ -210,6 +220,12 @@ impl WriteTracker {
         Ok(())
     }
 
+    /// What [`WriteTracker::written`] would report when no protected page was written since
+    /// the last [`WriteTracker::settle`]: the pages left writable, appended to `out`.
+    pub(crate) fn writable(&self, out: &mut Vec<Range<usize>>) {
+        out.extend_from_slice(&self.writable_pages);
+    }
+
     /// The kernel's form of `range` (offsets in the memory).
     fn uffd_range(&self, range: &Range<usize>) -> UffdioRange {
         UffdioRange {
@@ -260,21 +276,24 @@ impl WriteTracker {
         }
         let over = self.writable > MOST_WRITABLE;
         let mut protect: Vec<Range<usize>> = Vec::new();
+        self.writable_pages.clear();
         for page in written.iter().flat_map(|r| r.clone().step_by(PAGE)) {
             let at = (page - self.tracked.start) / PAGE;
             let (state, doublings) = (&mut self.pages[at], &mut self.doublings[at]);
             let quiet = *state >= QUIET << *doublings;
-            if *state == 0 || !(quiet || over) {
-                continue;
-            }
-            if quiet {
-                *doublings = (*doublings + 1).min(DOUBLINGS);
-            }
-            *state = PROTECTED;
-            self.writable -= 1;
-            match protect.last_mut() {
+            let list = if *state == 0 || !(quiet || over) {
+                &mut self.writable_pages
+            } else {
+                if quiet {
+                    *doublings = (*doublings + 1).min(DOUBLINGS);
+                }
+                *state = PROTECTED;
+                self.writable -= 1;
+                &mut protect
+            };
+            match list.last_mut() {
                 Some(last) if last.end == page => last.end += PAGE,
-                _ => protect.push(page..page + PAGE),
+                _ => list.push(page..page + PAGE),
             }
         }
         for range in protect {
@@ -282,6 +301,38 @@ impl WriteTracker {
         }
         Ok(())
     }
+}
+
+/// Run `call`, counting the page faults the threads that poll it take while they do: its
+/// output, and the count (`None` where the kernel did not say).
+pub(crate) async fn counting_faults<F: std::future::Future>(call: F) -> (F::Output, Option<u64>) {
+    let mut call = std::pin::pin!(call);
+    let mut faults = Some(0);
+    let output = std::future::poll_fn(|cx| {
+        let before = thread_faults();
+        let poll = call.as_mut().poll(cx);
+        let after = thread_faults();
+        faults = faults
+            .zip(before.zip(after))
+            .map(|(sum, (before, after))| sum + after.saturating_sub(before));
+        poll
+    })
+    .await;
+    (output, faults)
+}
+
+/// The page faults this thread has taken, major and minor (`getrusage(RUSAGE_THREAD)`).
+#[allow(unsafe_code)]
+fn thread_faults() -> Option<u64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: `getrusage` fills the `rusage` it is given, and only that.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: filled by the successful call above.
+    let usage = unsafe { usage.assume_init() };
+    let count = |n: libc::c_long| u64::try_from(n).ok();
+    Some(count(usage.ru_minflt)? + count(usage.ru_majflt)?)
 }
 
 /// Where a test of tracking skips: the kernel refused with `refused`. From Linux 6.7 on, only
@@ -368,6 +419,59 @@ mod tests {
         drop(tracker);
         // SAFETY: the mapping `tracked` made, no longer borrowed.
         unsafe { rustix::mm::munmap(ptr, (pages + 1) * PAGE) }.unwrap();
+    }
+
+    /// After each settle, the pages the tracker knows to be writable are what a scan reports
+    /// when nothing was written: the update that skips the scan sees what it would have.
+    #[test]
+    fn the_writable_pages_known_are_those_a_scan_reports() {
+        let Some((memory, mut tracker)) = tracked(64) else {
+            return;
+        };
+        let (mut written, mut known) = (Vec::new(), Vec::new());
+        for round in 0..40usize {
+            for page in [1, 2, 9, 30 + round % 7, 50 + round % 3] {
+                if round % (page % 5 + 1) == 0 {
+                    memory[page * PAGE + round] = round as u8;
+                }
+            }
+            written.clear();
+            tracker.written(&mut written).unwrap();
+            let unchanged: Vec<usize> = written
+                .iter()
+                .flat_map(|r| r.clone().step_by(PAGE))
+                .filter(|page| (page / PAGE).is_multiple_of(2))
+                .collect();
+            tracker.settle(&written, &unchanged).unwrap();
+            written.clear();
+            tracker.written(&mut written).unwrap();
+            known.clear();
+            tracker.writable(&mut known);
+            assert_eq!(known, written, "round {round}");
+        }
+        let ptr = memory.as_mut_ptr().cast();
+        drop(tracker);
+        // SAFETY: the mapping `tracked` made, no longer borrowed.
+        unsafe { rustix::mm::munmap(ptr, 64 * PAGE) }.unwrap();
+    }
+
+    /// A write to a protected page is a fault counted to the call that made it, across the
+    /// call's polls.
+    #[tokio::test]
+    async fn a_write_to_a_protected_page_is_a_counted_fault() {
+        let Some((memory, tracker)) = tracked(8) else {
+            return;
+        };
+        let ptr = memory.as_mut_ptr();
+        let (_, faults) = counting_faults(async {
+            tokio::task::yield_now().await;
+            memory[3 * PAGE] = 1;
+        })
+        .await;
+        assert!(faults.is_some_and(|n| n >= 1), "{faults:?}");
+        drop(tracker);
+        // SAFETY: the mapping `tracked` made, no longer borrowed.
+        unsafe { rustix::mm::munmap(ptr.cast(), 8 * PAGE) }.unwrap();
     }
 
     #[test]
