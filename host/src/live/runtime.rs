@@ -52,7 +52,9 @@ pub(crate) struct Hot {
     /// Whether, since the tracker last knew which pages are writable (its making, or the last
     /// image update), the guest ran only calls whose polls took no page fault: then no
     /// protected page was written, and the next image update needs no scan (see
-    /// [`super::written::counting_faults`]). Any other entry into the guest clears it.
+    /// [`super::written::counting_faults`]). Listing or writing the memory clears it; the
+    /// restore's other entries (instantiation, `grow`, `seek`) come before `track`, which
+    /// sets it.
     quiet: bool,
     /// Image updates that needed no scan.
     #[cfg(test)]
@@ -238,8 +240,9 @@ impl Hot {
         Ok(list.as_le_slice(&self.store).to_vec())
     }
 
-    /// The whole memory, copied, as the last image update listed it (no call into the
-    /// guest, which would oblige the next update to scan); listed anew where none is kept.
+    /// The whole memory, copied, read through the list the last image update kept (no call
+    /// into the guest, which would oblige the next update to scan); listed anew where none is
+    /// kept.
     #[cfg(test)]
     pub(crate) async fn memory_unentered(&mut self) -> Result<Vec<u8>, Error> {
         match &self.listed {
@@ -279,8 +282,9 @@ impl Hot {
         let settled = tracker.settle(&self.written, &self.unchanged);
         if settled.and_then(|()| tracker.cover(memory)).is_err() {
             self.tracker = None;
+        } else {
+            self.quiet = true;
         }
-        self.quiet = true;
         self.listed = Some(list);
         Ok(())
     }
