@@ -8,7 +8,12 @@
 # With PEERS=PATH (the peers' harness, ../shared/bench/peers, installed into $PEERS_DIR as its
 # README says), the Node peers' fresh-context w1 and w2 run in the same session too.
 #
-# Usage: [PROFILE=release] [CALLS=2000] [THREADS=2,8] [PEERS=PATH] bench/bindings.sh
+# With ROUNDS=N, N paired rounds follow: in each, every binding's w1 throughput (a process of
+# its own, w1 alone) right after the Rust library's with as many tasks, and its share of that;
+# then each share's median and range over the rounds. The machine's speed drifts by tens of
+# percent within minutes, so a share of the run just before is the steady figure.
+#
+# Usage: [PROFILE=release] [CALLS=2000] [THREADS=2,8] [PEERS=PATH] [ROUNDS=N] bench/bindings.sh
 # PROFILE is the cargo profile of all three (dev or release); the bindings' tools come from
 # scripts/setup.sh (bindings/node/node_modules, target/python-venv).
 set -euo pipefail
@@ -69,3 +74,40 @@ node -e '
     const once = r.median_us ? (1e6 / r.median_us).toFixed(0) : ""
     console.log(`| ${r.binding} | ${r.workload} | ${fixed(r.median_us, 1)} | ${fixed(r.p99_us, 1)} | ${once} | ${t} | ${fixed(r.cpu_us_per_call, 1)} |`)
   }' "$out/bindings.jsonl"
+
+[ "${ROUNDS:-0}" -gt 0 ] || exit 0
+rust_w1() {
+  ./target/$dir/palisade bench --only w1 --calls "$calls" --concurrency "$1" --in-flight 0 \
+    --one-shot-runs 0 | sed -n 's/^throughput: w1, .*: \([0-9.]*\) calls\/s.*/\1/p'
+}
+rate() { node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8").trim().split("\n").pop()).throughput_calls_per_s'; }
+: > "$out/rounds.tsv"
+for round in $(seq "$ROUNDS"); do
+  echo "bindings: paired round $round" >&2
+  pair() { printf '%s\t%s\t%s\t%s\n' "$round" "$1" "$2" "$3" >> "$out/rounds.tsv"; }
+  rust=$(rust_w1 64)
+  pair "Node, 64 in flight" "$rust" "$(cd bindings/node && node bench.js --calls "$calls" --only w1 | rate)"
+  rust=$(rust_w1 64)
+  pair "Python run_async, 64 in flight" "$rust" "$(cd bindings/python && "../../$venv/bin/python" \
+    bench.py --calls "$calls" --only w1 --threads "" | rate)"
+  for n in ${threads//,/ }; do
+    rust=$(rust_w1 "$n")
+    pair "Python, $n threads on run" "$rust" "$(cd bindings/python && "../../$venv/bin/python" \
+      bench.py --calls "$calls" --only w1 --concurrency 0 --threads "$n" | rate)"
+  done
+done
+echo
+echo "## Paired rounds ($ROUNDS, w1 calls/s, each right after the Rust library's with as many tasks)"
+echo
+echo "| binding | share of Rust's: median | range | binding calls/s: median | Rust calls/s: range |"
+echo "|---|---|---|---|---|"
+node -e '
+  const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => l.split("\t"))
+  const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
+  for (const name of [...new Set(rows.map((r) => r[1]))]) {
+    const mine = rows.filter((r) => r[1] === name)
+    const shares = mine.map((r) => (100 * Number(r[3])) / Number(r[2]))
+    const rust = mine.map((r) => Number(r[2]))
+    console.log(`| ${name} | ${median(shares).toFixed(0)}% | ${Math.min(...shares).toFixed(0)}-${Math.max(...shares).toFixed(0)}% | ` +
+      `${median(mine.map((r) => Number(r[3]))).toFixed(0)} | ${Math.min(...rust).toFixed(0)}-${Math.max(...rust).toFixed(0)} |`)
+  }' "$out/rounds.tsv"

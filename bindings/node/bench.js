@@ -5,7 +5,7 @@
 // CPU time per call. One JSON line per workload (bench/bindings.sh puts them beside
 // `palisade bench`).
 //
-// Usage: node bench.js [--calls N] [--concurrency N]
+// Usage: node bench.js [--calls N] [--concurrency N] [--only w1]
 
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -19,6 +19,7 @@ const option = (name, fallback) => {
 }
 const calls = option('calls', 2000)
 const concurrency = option('concurrency', 64)
+const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined
 const dir = path.join(__dirname, '../../bench/workloads')
 // The policy `palisade bench` runs the workloads under (cli/src/bench.rs).
 const policy = new Policy('name = "bench"\n[limits]\nfuel = 10_000_000_000\ntimeout = "10s"\nmemory = "64MiB"\n')
@@ -73,7 +74,7 @@ async function throughput (palisade, workload) {
 
 async function main () {
   const palisade = new Palisade({ maxConcurrency: concurrency })
-  for (const name of ['w1', 'w2']) {
+  for (const name of ['w1', 'w2'].filter((name) => only === undefined || name === only)) {
     const workload = load(name)
     const measured = await sequential(palisade, workload)
     const line = { binding: 'node', workload: name, calls, ...measured }

@@ -6,7 +6,8 @@ tool's comparison, w1 as a `palisade run` subprocess per call. One JSON line per
 (bench/bindings.sh puts them beside `palisade bench`).
 
 Usage: python bench.py [--calls N] [--concurrency N] [--threads N,N] [--palisade PATH]
-                       [--subprocess-calls N]
+                       [--subprocess-calls N] [--only w1|w2]
+`--concurrency 0` leaves out `run_async`'s throughput, `--threads ""` the threads.
 """
 
 from __future__ import annotations
@@ -127,14 +128,15 @@ def main() -> None:
     parser.add_argument("--threads", default="2,8", help="thread counts for `run` from threads")
     parser.add_argument("--palisade", help="the palisade binary, for a subprocess per call")
     parser.add_argument("--subprocess-calls", type=int, default=50)
+    parser.add_argument("--only", help="one workload (w1 or w2)")
     args = parser.parse_args()
-    palisade = Palisade(max_concurrency=args.concurrency)
+    palisade = Palisade(max_concurrency=args.concurrency or 64)
     policy = Policy(POLICY_TOML)
-    for name in ["w1", "w2"]:
+    for name in [name for name in ["w1", "w2"] if args.only in (None, name)]:
         workload = load(name)
         line: Dict[str, Any] = {"binding": "python", "workload": name, "calls": args.calls}
         line.update(sequential(palisade, policy, workload, args.calls))
-        if name == "w1":
+        if name == "w1" and args.concurrency > 0:
             rate, cpu = throughput(palisade, policy, workload, args.calls, args.concurrency)
             line.update(throughput_calls_per_s=rate, cpu_us_per_call=cpu, in_flight=args.concurrency)
         print(json.dumps(line), flush=True)
