@@ -130,7 +130,10 @@ def main() -> None:
     parser.add_argument("--subprocess-calls", type=int, default=50)
     parser.add_argument("--only", help="one workload (w1 or w2)")
     args = parser.parse_args()
-    palisade = Palisade(max_concurrency=args.concurrency or 64)
+    thread_counts = [int(n) for n in args.threads.split(",") if n]
+    # As many slots as calls at once, as `palisade bench --concurrency N` has (threads alone:
+    # as many as the most threads).
+    palisade = Palisade(max_concurrency=args.concurrency or max(thread_counts, default=1))
     policy = Policy(POLICY_TOML)
     for name in [name for name in ["w1", "w2"] if args.only in (None, name)]:
         workload = load(name)
@@ -141,7 +144,7 @@ def main() -> None:
             line.update(throughput_calls_per_s=rate, cpu_us_per_call=cpu, in_flight=args.concurrency)
         print(json.dumps(line), flush=True)
         if name == "w1":
-            for threads in [int(n) for n in args.threads.split(",") if n]:
+            for threads in thread_counts:
                 rate, cpu = threaded(palisade, policy, workload, args.calls, threads)
                 print(json.dumps({"binding": f"python, {threads} threads on `run`", "workload": name,
                                   "throughput_calls_per_s": rate, "cpu_us_per_call": cpu,
