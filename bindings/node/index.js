@@ -176,7 +176,7 @@ class Calls {
       const entry = this.waiting.get(id)
       if (entry === undefined) continue
       if (kind === EVENT) {
-        try { entry.onEvent(value) } catch { /* a failing callback misses its event */ }
+        event(entry.onEvent, value)
         continue
       }
       this.forget(id)
@@ -185,6 +185,19 @@ class Calls {
       else entry.reject(new TypeError(value))
     }
   }
+}
+
+/**
+ * Hand an event to the caller's callback: one that throws, or returns a promise that rejects,
+ * misses its event (and leaves no unhandled rejection behind).
+ */
+function event (onEvent, value) {
+  try {
+    const result = onEvent(value)
+    if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+      result.then(undefined, () => {})
+    }
+  } catch { /* a failing callback misses its event */ }
 }
 
 class Palisade {
@@ -228,6 +241,9 @@ class Palisade {
       }
       if (onEvent !== undefined && typeof onEvent !== 'function') {
         throw new TypeError('run(): `onEvent` is a function')
+      }
+      if (signal !== undefined && signal !== null && !(signal instanceof AbortSignal)) {
+        throw new TypeError('run(): `signal` is an AbortSignal')
       }
       const scriptHandle = script === undefined ? null : script[NATIVE]
       const text = requestJson(rest)
