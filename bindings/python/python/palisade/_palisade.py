@@ -153,9 +153,20 @@ def _async_handler_loop() -> asyncio.AbstractEventLoop:
     with _handler_loop_lock:
         if _handler_loop is None:
             loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="palisade-handlers", daemon=True).start()
+            threading.Thread(target=_serve, args=(loop,), name="palisade-handlers", daemon=True).start()
             _handler_loop = loop
         return _handler_loop
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """Run the handlers' loop for ever: a handler that stops it (`loop.stop()`), or raises
+    KeyboardInterrupt or SystemExit out of a callback, would otherwise leave every async
+    handler after it unanswered."""
+    while True:
+        try:
+            loop.run_forever()
+        except BaseException as e:
+            loop.call_exception_handler({"message": "palisade: a handler stopped its loop", "exception": e})
 
 
 def _invoker(handlers: Dict[str, Handler]) -> Callable[[str, str, Callable[[str], None]], None]:
@@ -181,7 +192,9 @@ def _invoker(handlers: Dict[str, Handler]) -> Callable[[str, str, Callable[[str]
         async def settle(awaitable: Awaitable[Any]) -> None:
             try:
                 text = _answer_json(await awaitable)
-            except Exception as e:
+            # Any exception, KeyboardInterrupt and SystemExit too: raised out of a task, they
+            # would stop the handlers' loop, and every async handler after it with the loop.
+            except BaseException as e:
                 text = json.dumps({"error": _failure(e)})
             answer(text)
 
