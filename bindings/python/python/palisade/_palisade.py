@@ -203,6 +203,19 @@ def _invoker(handlers: Dict[str, Handler]) -> Callable[[str, str, Callable[[str]
     return invoke
 
 
+def _weakly(invoke: Callable[[str, str, Callable[[str], None]], None]) -> Callable[[str, str, Callable[[str], None]], None]:
+    """`invoke`, reached through a weak reference (a call runs while its Palisade is held)."""
+    reach = weakref.ref(invoke)
+
+    def call(payload: str, context: str, answer: Callable[[str], None]) -> None:
+        live = reach()
+        if live is None:
+            raise RuntimeError("the Palisade is gone")
+        live(payload, context, answer)
+
+    return call
+
+
 def _duration(value: Duration) -> str:
     if isinstance(value, datetime.timedelta):
         micros = value // datetime.timedelta(microseconds=1)
@@ -243,8 +256,13 @@ class Palisade:
             "kv_path": kv_path,
         }
         text = json.dumps({k: v for k, v in settings.items() if v is not None})
+        # The native module reaches the handlers weakly, through this Palisade: a handler that
+        # refers to its Palisade (a bound method of an object holding it, a closure) makes a
+        # cycle Python's collector can see, and free.
+        self._invoke = _invoker(handlers)
+        invoke = _weakly(self._invoke)
         self._native: _native.NativePalisade = _native_call(
-            lambda: _native.NativePalisade(text, list(handlers), _invoker(handlers)))
+            lambda: _native.NativePalisade(text, list(handlers), invoke))
         self._mailboxes: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox]" = (
             weakref.WeakKeyDictionary())
 
