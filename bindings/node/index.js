@@ -104,13 +104,16 @@ function failure (e) {
 }
 
 /**
- * The dispatcher the addon calls for every capability call. It never throws: an exception of
+ * The dispatcher the addon calls for every capability call, with the handlers reached weakly
+ * (`reach`, a WeakRef). It never throws: an exception of
  * the handler, or an answer that is not JSON, becomes `{"error": …}`.
  */
-function dispatcher (handlers) {
+function dispatcher (reach) {
   return async (payload, context) => {
     try {
       const ctx = JSON.parse(context)
+      const handlers = reach.deref()
+      if (handlers === undefined) throw new Error('the Palisade is gone')
       const value = await handlers[ctx.capability](JSON.parse(payload), ctx)
       return JSON.stringify({ ok: value === undefined ? null : value })
     } catch (e) {
@@ -145,7 +148,7 @@ class Calls {
     this.keepAlive = null
   }
 
-  /** Register a call's `{ resolve, reject, onEvent, signal, abort }`; its id. */
+  /** Register a call's `{ resolve, reject, onEvent, signal, abort, handlers }` (held while it runs); its id. */
   add (entry) {
     const id = this.next
     this.next = (this.next + 1) >>> 0
@@ -203,6 +206,12 @@ function event (onEvent, value) {
 class Palisade {
   #native
   #calls = new Calls()
+  /**
+   * The capability handlers, held here and by each call in flight: the addon reaches them
+   * weakly, so that a handler that refers to its Palisade makes a cycle V8 can collect (each
+   * Palisade reserves some 560 GiB of address space for its instance pool).
+   */
+  #handlers
 
   /**
    * @param {{ capabilities?: Record<string, Function>, maxConcurrency?: number,
@@ -218,9 +227,11 @@ class Palisade {
       handlers[name] = handler
     }
     const calls = this.#calls
+    this.#handlers = handlers
     this.#native = native_(() => new native.NativePalisade(
-      JSON.stringify(settings), Object.keys(handlers), dispatcher(handlers),
-      (batch) => calls.deliver(batch)))
+      JSON.stringify(settings), Object.keys(handlers), dispatcher(new WeakRef(handlers)),
+      // Bound, not a closure of this scope (which holds the handlers).
+      calls.deliver.bind(calls)))
   }
 
   /**
@@ -247,7 +258,7 @@ class Palisade {
       }
       const scriptHandle = script === undefined ? null : script[NATIVE]
       const text = requestJson(rest)
-      const entry = { resolve, reject, onEvent, signal, abort: null }
+      const entry = { resolve, reject, onEvent, signal, abort: null, handlers: this.#handlers }
       const id = this.#calls.add(entry)
       let call
       try {
