@@ -104,13 +104,16 @@ function failure (e) {
 }
 
 /**
- * The dispatcher the addon calls for every capability call. It never throws: an exception of
+ * The dispatcher the addon calls for every capability call, with the handlers reached weakly
+ * (`reach`, a WeakRef). It never throws: an exception of
  * the handler, or an answer that is not JSON, becomes `{"error": …}`.
  */
-function dispatcher (handlers) {
+function dispatcher (reach) {
   return async (payload, context) => {
     try {
       const ctx = JSON.parse(context)
+      const handlers = reach.deref()
+      if (handlers === undefined) throw new Error('the Palisade is gone')
       const value = await handlers[ctx.capability](JSON.parse(payload), ctx)
       return JSON.stringify({ ok: value === undefined ? null : value })
     } catch (e) {
@@ -145,7 +148,7 @@ class Calls {
     this.keepAlive = null
   }
 
-  /** Register a call's `{ resolve, reject, onEvent, signal, abort }`; its id. */
+  /** Register a call's `{ resolve, reject, onEvent, signal, abort, handlers }` (held while it runs); its id. */
   add (entry) {
     const id = this.next
     this.next = (this.next + 1) >>> 0
@@ -176,7 +179,7 @@ class Calls {
       const entry = this.waiting.get(id)
       if (entry === undefined) continue
       if (kind === EVENT) {
-        try { entry.onEvent(value) } catch { /* a failing callback misses its event */ }
+        event(entry.onEvent, value)
         continue
       }
       this.forget(id)
@@ -187,9 +190,28 @@ class Calls {
   }
 }
 
+/**
+ * Hand an event to the caller's callback: one that throws, or returns a promise that rejects,
+ * misses its event (and leaves no unhandled rejection behind).
+ */
+function event (onEvent, value) {
+  try {
+    const result = onEvent(value)
+    if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+      result.then(undefined, () => {})
+    }
+  } catch { /* a failing callback misses its event */ }
+}
+
 class Palisade {
   #native
   #calls = new Calls()
+  /**
+   * The capability handlers, held here and by each call in flight: the addon reaches them
+   * weakly, so that a handler that refers to its Palisade makes a cycle V8 can collect (each
+   * Palisade reserves some 560 GiB of address space for its instance pool).
+   */
+  #handlers
 
   /**
    * @param {{ capabilities?: Record<string, Function>, maxConcurrency?: number,
@@ -205,9 +227,11 @@ class Palisade {
       handlers[name] = handler
     }
     const calls = this.#calls
+    this.#handlers = handlers
     this.#native = native_(() => new native.NativePalisade(
-      JSON.stringify(settings), Object.keys(handlers), dispatcher(handlers),
-      (batch) => calls.deliver(batch)))
+      JSON.stringify(settings), Object.keys(handlers), dispatcher(new WeakRef(handlers)),
+      // Bound, not a closure of this scope (which holds the handlers).
+      calls.deliver.bind(calls)))
   }
 
   /**
@@ -229,9 +253,12 @@ class Palisade {
       if (onEvent !== undefined && typeof onEvent !== 'function') {
         throw new TypeError('run(): `onEvent` is a function')
       }
+      if (signal !== undefined && signal !== null && !(signal instanceof AbortSignal)) {
+        throw new TypeError('run(): `signal` is an AbortSignal')
+      }
       const scriptHandle = script === undefined ? null : script[NATIVE]
       const text = requestJson(rest)
-      const entry = { resolve, reject, onEvent, signal, abort: null }
+      const entry = { resolve, reject, onEvent, signal, abort: null, handlers: this.#handlers }
       const id = this.#calls.add(entry)
       let call
       try {

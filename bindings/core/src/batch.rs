@@ -30,8 +30,13 @@ pub struct Reports<Q> {
     state: Mutex<State<Q>>,
     /// Calls started and not yet ended.
     running: AtomicU32,
-    wake: Box<dyn Fn() + Send + Sync>,
+    wake: Wake<Q>,
 }
+
+/// Wakes the caller's thread for the reports it is given: it may hold them until that thread
+/// has taken them, for the calls' own holds end when their last report is posted (and the
+/// caller may have dropped its own).
+type Wake<Q> = Box<dyn Fn(Arc<Reports<Q>>) + Send + Sync>;
 
 struct State<Q> {
     queued: Q,
@@ -44,7 +49,7 @@ struct State<Q> {
 impl<Q: Default + Send + 'static> Reports<Q> {
     /// Reports that `wake` the caller's thread; they are flushed whenever a thread of the
     /// runtime runs out of work.
-    pub fn new(wake: impl Fn() + Send + Sync + 'static) -> Arc<Self> {
+    pub fn new(wake: impl Fn(Arc<Self>) + Send + Sync + 'static) -> Arc<Self> {
         let reports = Arc::new(Self {
             state: Mutex::new(State {
                 queued: Q::default(),
@@ -89,7 +94,7 @@ impl<Q: Default + Send + 'static> Reports<Q> {
             }
         };
         if wake {
-            (self.wake)();
+            (self.wake)(self.clone());
         }
         if arm {
             // A timer that wakes the caller's thread for this batch at the latest (if a later
@@ -115,11 +120,11 @@ impl<Q: Default + Send + 'static> Reports<Q> {
 
 /// Waking the caller's thread for reports that wait.
 trait Flush: Send + Sync {
-    fn flush(&self);
+    fn flush(self: Arc<Self>);
 }
 
 impl<Q: Send> Flush for Reports<Q> {
-    fn flush(&self) {
+    fn flush(self: Arc<Self>) {
         let wake = {
             let mut state = self.state.lock().expect("never poisoned");
             let wake = state.count > 0 && !state.woken;
@@ -127,7 +132,7 @@ impl<Q: Send> Flush for Reports<Q> {
             wake
         };
         if wake {
-            (self.wake)();
+            (self.wake)(self.clone());
         }
     }
 }
@@ -155,7 +160,7 @@ mod tests {
     /// Reports of `u32`s whose wake-ups arrive on the receiver.
     fn reports() -> (Arc<Reports<Vec<u32>>>, mpsc::Receiver<()>) {
         let (woken, wakes) = mpsc::channel();
-        let reports = Reports::new(move || {
+        let reports = Reports::new(move |_| {
             let _ = woken.send(());
         });
         (reports, wakes)

@@ -60,6 +60,38 @@ test('an onEvent callback that throws misses its event; the call goes on', async
   assert.equal(output(outcome), 1)
 })
 
+test('an async onEvent callback that rejects misses its event, with no unhandled rejection', async () => {
+  /** @type {unknown[]} */
+  const unhandled = []
+  const record = (/** @type {unknown} */ reason) => { unhandled.push(reason) }
+  process.on('unhandledRejection', record)
+  try {
+    const outcome = await palisade.run({
+      source: 'export default () => { console.log("x"); return 1 }',
+      onEvent: async () => { throw new Error('boom') }
+    })
+    assert.equal(output(outcome), 1)
+    // Node reports a rejection nobody handled once the microtasks have run.
+    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  } finally {
+    process.off('unhandledRejection', record)
+  }
+  assert.deepEqual(unhandled, [])
+  await assertNextCallWorks(palisade)
+})
+
+test('a signal that is not an AbortSignal is refused before the call starts', async () => {
+  // Once started, such a call could not be cancelled, and its end would throw on Node's thread.
+  for (const signal of [{}, { aborted: false, addEventListener () {} }, 'abort']) {
+    await assert.rejects(
+      // @ts-expect-error: not an AbortSignal
+      palisade.run({ source: 'export default () => 1', signal }),
+      { name: 'TypeError', message: 'run(): `signal` is an AbortSignal' })
+  }
+  await assertNextCallWorks(palisade)
+})
+
 test('Ctrl-C: a SIGINT handler that aborts the running call gets cancelled, and the next call runs', async () => {
   // A process of its own, sent SIGINT as Ctrl-C would, while a call loops: its handler aborts
   // the call, which ends as cancelled (its one slot is free again), and the next call runs.

@@ -110,3 +110,28 @@ test('a quick call ends while many others wait on a handler', { timeout: 120_000
   gates.forEach((open) => open())
   for (const outcome of await Promise.all(blocked)) assert.equal(output(outcome), 'opened')
 })
+
+test('a Palisade whose handler refers to it is collected: the 300th still builds', { timeout: 300_000 }, async () => {
+  // The addon held the handlers from a GC root, so a handler that refers to its Palisade kept
+  // it (and the ~560 GiB of address space its instance pool reserves) for ever: some 116 made
+  // `new Palisade` fail as internal.
+  const policy = { limits: { timeout: '30s' }, capabilities: { global: 'host', allow: { tenant: {} } } }
+  const source = 'export default async (x) => await host.tenant(x)'
+  for (let made = 0; made < 300; made++) {
+    /** @type {{ palisade: Palisade | null }} */
+    const service = { palisade: null }
+    service.palisade = new Palisade({ capabilities: { tenant: async (x) => [x, service.palisade !== null] } })
+    assert.deepEqual(output(await service.palisade.run({ source, input: made, policy })), [made, true])
+  }
+  // Calls whose Palisade nobody holds keep its handlers while they run (while their handlers
+  // wait, the next Palisades made make V8 collect).
+  const slowly = async (/** @type {number} */ x) => {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    return [x, true]
+  }
+  const running = Array.from({ length: 40 }, (_, made) =>
+    new Palisade({ capabilities: { tenant: slowly } }).run({ source, input: made, policy }))
+  const outcomes = await Promise.all(running)
+  outcomes.forEach((outcome, made) => assert.deepEqual(output(outcome), [made, true]))
+  await assertNextCallWorks(palisade)
+})

@@ -101,3 +101,26 @@ test('a call in flight keeps Node running, and Node exits once calls have ended'
   assert.equal(done.status, 0, done.stderr)
   assert.equal(done.stdout, '42\n43\n')
 })
+
+test('Palisades made and dropped call after call are collected in time: the 400th still builds', async () => {
+  // Each reserves ~560 GiB of address space for its instance pool; V8 must collect dropped ones
+  // before some 200 of them exhaust it (`new Palisade` then failed as `internal`).
+  for (let made = 0; made < 400; made++) {
+    const outcome = await new Palisade().run({ source: 'export default (x) => x', input: made })
+    assert.equal(output(outcome), made)
+  }
+  assert.equal(output(await palisade.run({ source: 'export default () => 2' })), 2)
+})
+
+test('calls of a Palisade nobody holds any more all resolve', { timeout: 120_000 }, async () => {
+  // Each Palisade is dropped once its call starts, and collected while the call runs (making
+  // the next ones makes V8 collect): the call's outcome must still reach its promise.
+  for (let round = 0; round < 5; round++) {
+    const running = []
+    for (let made = 0; made < 40; made++) {
+      running.push(new Palisade().run({ source: 'export default async (x) => x', input: made, policy: GENEROUS }))
+    }
+    const outcomes = await Promise.all(running)
+    outcomes.forEach((outcome, made) => assert.equal(output(outcome), made))
+  }
+})

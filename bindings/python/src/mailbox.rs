@@ -55,7 +55,7 @@ impl Mailbox {
     #[new]
     fn new() -> PyResult<Self> {
         let (woken, wake) = std::io::pipe()?;
-        let queue = Queue::new(move || {
+        let queue = Queue::new(move |_| {
             let _ = (&wake).write(&[1]);
         });
         Ok(Self { queue, woken })

@@ -7,7 +7,6 @@
 
 use palisade::Outcome;
 use palisade_bindings::outcome_json;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
@@ -58,11 +57,15 @@ impl NativeOutcome {
     }
 }
 
-/// The library's JSON (well-formed: the library checked it) as Python values, built in Rust.
+/// The library's JSON (well-formed: the library checked it) as Python values, built in Rust;
+/// by Python's `json.loads` when serde_json cannot read it: deeper than its recursion limit
+/// (128), or a string with a lone surrogate (`"\ud800"`, which a script's `JSON.stringify`
+/// writes and a Python `str` holds).
 fn python_value(py: Python<'_>, json: &str) -> PyResult<Py<PyAny>> {
-    let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok(pythonize::pythonize(py, &value)?.unbind())
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(value) => Ok(pythonize::pythonize(py, &value)?.unbind()),
+        Err(_) => loads(py, json),
+    }
 }
 
 /// JSON text as Python values, by Python's own `json.loads`.

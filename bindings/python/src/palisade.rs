@@ -8,7 +8,7 @@ use crate::mailbox::{Carried, Mailbox};
 use crate::outcome::NativeOutcome;
 use palisade::CapabilityError;
 use palisade_bindings::{Call, Done, Handler, OnEvent, Start, answer, context_json, run_here};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use std::convert::Infallible;
@@ -74,7 +74,9 @@ impl NativePalisade {
         // The events the call made after the watch last looked.
         if let (Some(callback), Some(events)) = (&on_event, &mut events) {
             while let Ok(json) = events.try_recv() {
-                deliver(py, callback, json);
+                if let Some(raised) = deliver(py, callback, json) {
+                    interrupt.get_or_insert(raised);
+                }
             }
         }
         if let Some(interrupt) = interrupt {
@@ -135,7 +137,8 @@ fn start(
 
 /// What watches a `run` on its thread while the call runs there: it hands each event to
 /// `on_event`, and looks for a signal every [`SIGNAL_CHECK`] (a signal's exception, such as
-/// KeyboardInterrupt, cancels the call and is kept in `interrupt`). It takes the GIL only for
+/// KeyboardInterrupt, or one `on_event` raises that is not an `Exception`, cancels the call
+/// and is kept in `interrupt`). It takes the GIL only for
 /// those.
 struct Watch<'a> {
     /// Whether this is Python's main thread, the only one signal handlers run on (elsewhere
@@ -164,9 +167,15 @@ impl Watch<'_> {
         }
     }
 
-    fn deliver(&self, json: String) {
-        if let Some(callback) = self.on_event {
-            Python::attach(|py| deliver(py, callback, json));
+    fn deliver(&mut self, json: String) {
+        let Some(callback) = self.on_event else {
+            return;
+        };
+        if let Some(raised) = Python::attach(|py| deliver(py, callback, json))
+            && self.interrupt.is_none()
+        {
+            self.call.cancel();
+            *self.interrupt = Some(raised);
         }
     }
 
@@ -192,12 +201,16 @@ fn on_main_thread(py: Python<'_>) -> PyResult<bool> {
     Ok(get_ident.call0(py)?.extract::<u64>(py)? == *main)
 }
 
-/// Hand an event to the caller's callback; one that raises misses its event, and the call goes
-/// on.
-fn deliver(py: Python<'_>, callback: &Py<PyAny>, json: String) {
-    if let Err(error) = callback.call1(py, (json,)) {
-        error.write_unraisable(py, None);
+/// Hand an event to the caller's callback; one that raises an `Exception` misses its event, and
+/// the call goes on. What it raises that is not an `Exception` (KeyboardInterrupt: Ctrl-C while
+/// the callback ran; SystemExit) is returned, to cancel the call and be raised by `run`.
+fn deliver(py: Python<'_>, callback: &Py<PyAny>, json: String) -> Option<PyErr> {
+    let error = callback.call1(py, (json,)).err()?;
+    if !error.is_instance_of::<PyException>(py) {
+        return Some(error);
     }
+    error.write_unraisable(py, None);
+    None
 }
 
 /// The call's next event; pending for ever once the call has dropped its sender (or when

@@ -85,6 +85,19 @@ def test_an_on_event_callback_that_raises_misses_its_event() -> None:
         == "fuel_exhausted"
 
 
+def test_an_on_event_callback_that_raises_keyboard_interrupt_cancels_the_call() -> None:
+    # Ctrl-C while the callback runs raises KeyboardInterrupt there: it is not an event missed
+    # but the caller's interrupt (SystemExit too), raised by `run` once the call has ended.
+    for raised in (KeyboardInterrupt, SystemExit):
+        def interrupt(event: Dict[str, Any], raised: type = raised) -> None:
+            raise raised()
+
+        with pytest.raises(raised):
+            palisade.run(source='export default () => { console.log("x"); for (;;) {} }',
+                         policy=LONG, on_event=interrupt)
+    assert_next_call_works(palisade)
+
+
 def test_a_run_made_from_an_on_event_callback_runs() -> None:
     # The outer call runs on this thread and hands it its events; a run made from that callback
     # cannot enter the runtime again there: it runs on the runtime's workers and answers.

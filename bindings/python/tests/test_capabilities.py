@@ -4,7 +4,9 @@ call's context, and the policy's checks before any handler runs."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
+import weakref
 from typing import Any, Dict, List
 
 import pytest
@@ -127,3 +129,65 @@ def test_a_quick_run_async_call_ends_while_many_others_wait_on_a_handler() -> No
         assert asyncio.run(calls()) == [42] + ["opened"] * waiting
     finally:
         gate.set()
+
+
+def test_an_async_handler_raising_a_base_exception_fails_its_call_alone() -> None:
+    # KeyboardInterrupt or SystemExit raised out of a task would stop the handlers' event loop,
+    # and with it every async handler after it.
+    async def interrupted(payload: Any, context: Dict[str, Any]) -> Any:
+        raise {"interrupt": KeyboardInterrupt("ctrl-c"), "exit": SystemExit("bye"),
+               "cancel": asyncio.CancelledError("gone")}[payload]
+
+    async def double(payload: Any, context: Dict[str, Any]) -> Any:
+        return payload * 2
+
+    hosted = Palisade(capabilities={"interrupted": interrupted, "double": double})
+    policy = {"limits": {"timeout": "30s"},
+              "capabilities": {"global": "host", "allow": {"interrupted": {}, "double": {}}}}
+    source = """export default async (kind) => {
+      try { await host.interrupted(kind) } catch (e) { return [e.code, e.message, await host.double(21)] }
+    }"""
+    for kind, message in [("interrupt", "ctrl-c"), ("exit", "bye"), ("cancel", "gone")]:
+        outcome = hosted.run(source=source, input=kind, policy=policy)
+        assert output(outcome) == ["handler_error", message, 42]
+    assert_next_call_works(hosted)
+
+
+def test_an_async_handler_that_stops_the_handlers_loop_leaves_the_next_ones_working() -> None:
+    async def stop(payload: Any, context: Dict[str, Any]) -> Any:
+        asyncio.get_running_loop().stop()
+        return "stopped"
+
+    async def double(payload: Any, context: Dict[str, Any]) -> Any:
+        return payload * 2
+
+    hosted = Palisade(capabilities={"stop": stop, "double": double})
+    policy = {"limits": {"timeout": "30s"},
+              "capabilities": {"global": "host", "allow": {"stop": {}, "double": {}}}}
+    stopped = hosted.run(source="export default () => host.stop()", policy=policy)
+    assert output(stopped) == "stopped"
+    doubled = hosted.run(source="export default (x) => host.double(x)", input=21, policy=policy)
+    assert output(doubled) == 42
+    assert_next_call_works(hosted)
+
+
+def test_a_palisade_whose_handler_refers_to_it_is_freed() -> None:
+    # A bound method of an object that holds the Palisade: a cycle through the native module,
+    # which Python's collector could not see, kept each such Palisade (and the ~560 GiB of
+    # address space its instance pool reserves) for ever; some 125 made `Palisade()` fail.
+    class Service:
+        def __init__(self) -> None:
+            self.palisade = Palisade(capabilities={"tenant": self.tenant})
+
+        def tenant(self, payload: Any, context: Dict[str, Any]) -> Any:
+            return [payload, self.palisade is not None]
+
+    policy = {"limits": {"timeout": "30s"}, "capabilities": {"global": "host", "allow": {"tenant": {}}}}
+    service = Service()
+    assert output(service.palisade.run(source="export default (x) => host.tenant(x)", input=7,
+                                       policy=policy)) == [7, True]
+    freed = weakref.ref(service.palisade)
+    del service
+    gc.collect()
+    assert freed() is None
+    assert_next_call_works(palisade)

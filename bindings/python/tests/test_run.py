@@ -81,6 +81,21 @@ def test_the_output_is_every_json_type_and_the_same_object_each_time() -> None:
     assert outcome.error is None and outcome.receipt.fuel_used > 0
 
 
+def test_an_output_serde_json_cannot_read_is_still_the_output() -> None:
+    # Nested deeper than serde_json's limit (128), and a lone surrogate, which a script's
+    # JSON.stringify writes as an escape: the library returns both, and so does `output`.
+    nested = palisade.run(policy=GENEROUS, source="""export default () => {
+      let a = 1; for (let i = 0; i < 500; i++) a = [a]; return a }""")
+    value = output(nested)
+    for _ in range(500):
+        assert isinstance(value, list) and len(value) == 1
+        value = value[0]
+    assert value == 1
+    lone = palisade.run(source='export default () => ["\\ud800", "é"]', policy=GENEROUS)
+    assert output(lone) == ["\ud800", "é"] and lone.to_dict()["output"] == ["\ud800", "é"]
+    assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
+
+
 def test_a_malformed_request_is_a_type_error_and_the_next_call_works() -> None:
     with pytest.raises(TypeError, match="unknown field"):
         palisade.run(source="x", sauce=1)  # type: ignore[call-arg]

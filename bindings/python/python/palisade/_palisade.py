@@ -153,9 +153,20 @@ def _async_handler_loop() -> asyncio.AbstractEventLoop:
     with _handler_loop_lock:
         if _handler_loop is None:
             loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="palisade-handlers", daemon=True).start()
+            threading.Thread(target=_serve, args=(loop,), name="palisade-handlers", daemon=True).start()
             _handler_loop = loop
         return _handler_loop
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """Run the handlers' loop for ever: a handler that stops it (`loop.stop()`), or raises
+    KeyboardInterrupt or SystemExit out of a callback, would otherwise leave every async
+    handler after it unanswered."""
+    while True:
+        try:
+            loop.run_forever()
+        except BaseException as e:
+            loop.call_exception_handler({"message": "palisade: a handler stopped its loop", "exception": e})
 
 
 def _invoker(handlers: Dict[str, Handler]) -> Callable[[str, str, Callable[[str], None]], None]:
@@ -181,13 +192,28 @@ def _invoker(handlers: Dict[str, Handler]) -> Callable[[str, str, Callable[[str]
         async def settle(awaitable: Awaitable[Any]) -> None:
             try:
                 text = _answer_json(await awaitable)
-            except Exception as e:
+            # Any exception, KeyboardInterrupt and SystemExit too: raised out of a task, they
+            # would stop the handlers' loop, and every async handler after it with the loop.
+            except BaseException as e:
                 text = json.dumps({"error": _failure(e)})
             answer(text)
 
         asyncio.run_coroutine_threadsafe(settle(result), _async_handler_loop())
 
     return invoke
+
+
+def _weakly(invoke: Callable[[str, str, Callable[[str], None]], None]) -> Callable[[str, str, Callable[[str], None]], None]:
+    """`invoke`, reached through a weak reference (a call runs while its Palisade is held)."""
+    reach = weakref.ref(invoke)
+
+    def call(payload: str, context: str, answer: Callable[[str], None]) -> None:
+        live = reach()
+        if live is None:
+            raise RuntimeError("the Palisade is gone")
+        live(payload, context, answer)
+
+    return call
 
 
 def _duration(value: Duration) -> str:
@@ -230,8 +256,13 @@ class Palisade:
             "kv_path": kv_path,
         }
         text = json.dumps({k: v for k, v in settings.items() if v is not None})
+        # The native module reaches the handlers weakly, through this Palisade: a handler that
+        # refers to its Palisade (a bound method of an object holding it, a closure) makes a
+        # cycle Python's collector can see, and free.
+        self._invoke = _invoker(handlers)
+        invoke = _weakly(self._invoke)
         self._native: _native.NativePalisade = _native_call(
-            lambda: _native.NativePalisade(text, list(handlers), _invoker(handlers)))
+            lambda: _native.NativePalisade(text, list(handlers), invoke))
         self._mailboxes: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox]" = (
             weakref.WeakKeyDictionary())
 
