@@ -23,6 +23,19 @@ pub fn error_json(error: &Error) -> serde_json::Value {
     value
 }
 
+/// The JSON of an error thrown to the caller (by a constructor: a `Palisade`, a `Policy`, a
+/// `Script`), as [`error_json`] but with an internal error's cause in its message: the caller's
+/// own settings or files caused it (an audit log that cannot be opened, a pool too large to
+/// reserve), so it is theirs to see. A call's Outcome keeps an internal cause out, as the
+/// library does.
+pub fn thrown_json(error: &Error) -> serde_json::Value {
+    let mut value = error_json(error);
+    if let Error::Internal { detail } = error {
+        value["message"] = format!("internal error: {detail}").into();
+    }
+    value
+}
+
 /// How to recover from `error`: the policy change that would allow it, or what to do about
 /// its code.
 pub fn fix_note(error: &Error) -> String {

@@ -1,7 +1,7 @@
 //! How the addon throws: the reason is JSON that `index.js` turns into a `TypeError` (the
 //! caller's own mistake) or a `PalisadeError` with the library's code.
 
-use palisade_bindings::{Refused, error_json};
+use palisade_bindings::{Refused, thrown_json};
 use serde_json::json;
 
 /// A thrown error for a refused request or setting.
@@ -19,5 +19,5 @@ pub fn type_error(message: String) -> napi::Error {
 
 /// A thrown error for an error of the library, with its code.
 pub fn library(error: &palisade::Error) -> napi::Error {
-    napi::Error::from_reason(json!({ "error": error_json(error) }).to_string())
+    napi::Error::from_reason(json!({ "error": thrown_json(error) }).to_string())
 }

@@ -49,13 +49,15 @@ test('a component whose call traps is guest_trap', async () => {
   await assertNextCallWorks(palisade)
 })
 
-test('an audit log that cannot be opened is internal, thrown by the constructor', () => {
+test('an audit log that cannot be opened is internal, thrown by the constructor with its cause', async () => {
   assert.throws(() => new Palisade({ auditLog: '/nonexistent/dir/audit.jsonl' }), (e) => {
     assert.ok(e instanceof PalisadeError)
     assert.equal(e.code, 'internal')
     assert.equal(e.retryable, true)
+    assert.match(e.message, /^internal error: .*\/nonexistent\/dir\/audit\.jsonl/)
     return true
   })
+  await assertNextCallWorks(palisade)
 })
 
 test('past the admission limit a call waits, then ends with capacity_exhausted', async () => {

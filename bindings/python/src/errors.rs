@@ -2,7 +2,7 @@
 //! a `NativeError` whose one argument is the error's JSON, which `__init__.py` turns into a
 //! `PalisadeError` with the library's code.
 
-use palisade_bindings::{Refused, error_json};
+use palisade_bindings::{Refused, thrown_json};
 use pyo3::PyErr;
 use pyo3::exceptions::{PyException, PyTypeError};
 
@@ -18,5 +18,5 @@ pub fn refused(refused: Refused) -> PyErr {
 
 /// The exception for an error of the library.
 pub fn library(error: &palisade::Error) -> PyErr {
-    NativeError::new_err(error_json(error).to_string())
+    NativeError::new_err(thrown_json(error).to_string())
 }

@@ -50,10 +50,13 @@ def test_a_component_whose_call_traps_is_guest_trap() -> None:
     assert_next_call_works(palisade)
 
 
-def test_an_audit_log_that_cannot_be_opened_is_internal() -> None:
+def test_an_audit_log_that_cannot_be_opened_is_internal_with_its_cause() -> None:
     with pytest.raises(PalisadeError) as raised:
         Palisade(audit_log="/nonexistent/dir/audit.jsonl")
     assert raised.value.code == "internal" and raised.value.retryable
+    assert raised.value.error.message.startswith("internal error: ")
+    assert "/nonexistent/dir/audit.jsonl" in raised.value.error.message
+    assert_next_call_works(Palisade())
 
 
 def test_past_the_admission_limit_a_call_waits_then_ends_with_capacity_exhausted() -> None:
