@@ -98,6 +98,36 @@ def test_an_on_event_callback_that_raises_keyboard_interrupt_cancels_the_call() 
     assert_next_call_works(palisade)
 
 
+def test_keyboard_interrupt_from_run_async_callbacks_loses_no_other_call() -> None:
+    # Each call's callback raises KeyboardInterrupt, which stops the loop; the reports taken
+    # with it (other calls' events and outcomes, many to a batch with 40 in flight) are still
+    # delivered, so every call ends once the loop runs again.
+    def interrupt(event: Dict[str, Any]) -> None:
+        raise KeyboardInterrupt()
+
+    loop = asyncio.new_event_loop()
+    try:
+        calls = [loop.create_task(palisade.run_async(
+            source=f'export default () => {{ console.log("x"); return {i} }}', on_event=interrupt))
+            for i in range(40)]
+        everything = asyncio.gather(*calls)
+        interrupts = 0
+        deadline = time.monotonic() + 60
+        while not everything.done():
+            assert time.monotonic() < deadline, "a call never ended"
+            try:
+                loop.run_until_complete(asyncio.wait_for(asyncio.shield(everything), 1))
+            except KeyboardInterrupt:
+                interrupts += 1
+            except asyncio.TimeoutError:
+                pass
+        assert [output(outcome) for outcome in everything.result()] == list(range(40))
+        assert interrupts >= 1
+    finally:
+        loop.close()
+    assert_next_call_works(palisade)
+
+
 def test_a_run_made_from_an_on_event_callback_runs() -> None:
     # The outer call runs on this thread and hands it its events; a run made from that callback
     # cannot enter the runtime again there: it runs on the runtime's workers and answers.

@@ -328,6 +328,9 @@ class _Mailbox:
         self.waiting.pop(call_id, None)
 
     def _ready(self) -> None:
+        # KeyboardInterrupt or SystemExit from a callback is raised once every report taken is
+        # delivered: raised at once, it would lose the rest (other calls would never end).
+        stopping: Optional[BaseException] = None
         for call_id, kind, value in self.native.drain():
             waiting = self.waiting.get(call_id)
             if waiting is None:
@@ -340,6 +343,8 @@ class _Mailbox:
                     except Exception as e:  # a failing callback misses its event
                         asyncio.get_running_loop().call_exception_handler(
                             {"message": "palisade: on_event raised", "exception": e})
+                    except BaseException as e:
+                        stopping = stopping or e
                 continue
             del self.waiting[call_id]
             if done.done():
@@ -348,6 +353,8 @@ class _Mailbox:
                 done.set_result(value)
             else:
                 done.set_exception(TypeError(value))
+        if stopping is not None:
+            raise stopping
 
 
 def _event_callback(on_event: OnEvent) -> Callable[[str], None]:
