@@ -37,12 +37,16 @@ echo "bindings: node" >&2
 echo "bindings: python" >&2
 (cd bindings/python && "../../$venv/bin/python" bench.py --calls "$calls" --threads "$threads" \
   --palisade "$root/target/$dir/palisade") >> "$out/bindings.jsonl"
+# The Rust library's w1 throughput alone (calls/s) with $1 tasks.
+rust_w1() {
+  ./target/$dir/palisade bench --only w1 --calls "$calls" --concurrency "$1" --in-flight 0 \
+    --one-shot-runs 0 | sed -n 's/^throughput: w1, .*: \([0-9.]*\) calls\/s.*/\1/p'
+}
 # w1 alone, as the bindings measure it (the table above runs its 64 tasks after w2, in slots w2
 # has dirtied), then with as many tasks as Python's threads.
 for n in 64 ${threads//,/ }; do
   echo "bindings: rust, $n tasks" >&2
-  ./target/$dir/palisade bench --only w1 --calls "$calls" --concurrency "$n" --in-flight 0 \
-    --one-shot-runs 0 | sed -n 's/^throughput: w1, .*: \([0-9.]*\) calls\/s.*/\1/p' |
+  rust_w1 "$n" |
     node -pe 'JSON.stringify({ binding: `rust library, '"$n"' tasks`, workload: "w1",
       throughput_calls_per_s: Number(require("fs").readFileSync(0, "utf8")), in_flight: '"$n"' })' \
     >> "$out/bindings.jsonl"
@@ -78,10 +82,6 @@ node -e '
   }' "$out/bindings.jsonl"
 
 [ "${ROUNDS:-0}" -gt 0 ] || exit 0
-rust_w1() {
-  ./target/$dir/palisade bench --only w1 --calls "$calls" --concurrency "$1" --in-flight 0 \
-    --one-shot-runs 0 | sed -n 's/^throughput: w1, .*: \([0-9.]*\) calls\/s.*/\1/p'
-}
 rate() { node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8").trim().split("\n").pop()).throughput_calls_per_s'; }
 : > "$out/rounds.tsv"
 for round in $(seq "$ROUNDS"); do

@@ -171,11 +171,8 @@ impl Watch<'_> {
         let Some(callback) = self.on_event else {
             return;
         };
-        if let Some(raised) = Python::attach(|py| deliver(py, callback, json))
-            && self.interrupt.is_none()
-        {
-            self.call.cancel();
-            *self.interrupt = Some(raised);
+        if let Some(raised) = Python::attach(|py| deliver(py, callback, json)) {
+            self.interrupted(raised);
         }
     }
 
@@ -183,9 +180,16 @@ impl Watch<'_> {
         if self.interrupt.is_some() {
             return;
         }
-        if let Err(interrupt) = Python::attach(|py| py.check_signals()) {
+        if let Err(raised) = Python::attach(|py| py.check_signals()) {
+            self.interrupted(raised);
+        }
+    }
+
+    /// The caller's interrupt (the first one kept): the call is cancelled.
+    fn interrupted(&mut self, raised: PyErr) {
+        if self.interrupt.is_none() {
             self.call.cancel();
-            *self.interrupt = Some(interrupt);
+            *self.interrupt = Some(raised);
         }
     }
 }
