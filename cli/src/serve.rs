@@ -46,6 +46,10 @@ pub struct ServeArgs {
     /// recently run beyond it wait as images in their folders (docs/sessions.md).
     #[arg(long, default_value_t = 64)]
     max_live_sessions: usize,
+    /// How long a live session stays idle before it is dropped from memory and its heap file
+    /// compressed (a later wake decompresses it: docs/sessions.md); 0s: never.
+    #[arg(long, value_name = "DURATION", default_value = "2m")]
+    hibernate_after: palisade::policy::HumanDuration,
     /// The most calls running at once; others wait up to --admission-wait.
     #[arg(long, default_value_t = 64)]
     max_concurrency: usize,
@@ -111,6 +115,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     config.pool_slots = args.pool_slots;
     config.admission_wait = args.admission_wait.0;
     config.idle_timeout = args.idle_timeout.0;
+    config.hibernate_after = args.hibernate_after.0;
     config.drain_grace = args.drain_grace.0;
     config.max_connections = args.max_connections.max(1);
     config.header_timeout = args.header_timeout.0;

@@ -3,7 +3,7 @@
 //! protection costs is the difference), and hibernating, waking and forking a heap of 16 MiB of rows.
 
 use super::measure::us;
-use palisade::{LiveSession, Palisade, Policy, Protection, Script};
+use palisade::{HeapImage, LiveSession, Palisade, Policy, Protection, Script};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -76,6 +76,11 @@ struct Cold {
     /// The wake and a first step on it, whose image update reads the mapped pages.
     wake_step: Duration,
     wake_bytes: Duration,
+    /// Compressing the heap file, as a hibernating session's is, and its length compressed.
+    compress: Duration,
+    packed_bytes: usize,
+    /// The wake from the compressed file (decompress, check, copy, restore).
+    wake_packed: Duration,
     /// The fork of a heap of its own, which freezes it.
     fork_own: Duration,
     fork: Duration,
@@ -86,37 +91,39 @@ async fn cold(palisade: &Palisade, policy: &Policy, live: &mut LiveSession, n: u
     let hibernate = timed(n, async || drop(live.image())).await;
     let bytes = live.image();
     // The server's wake: from the session's file (here in the page cache, just written).
-    let path = std::env::temp_dir().join(format!("palisade-bench-heap-{}", std::process::id()));
-    std::fs::write(&path, &bytes).expect("the heap file is written");
-    let file = std::fs::File::open(&path).expect("the heap file opens");
-    let wake = timed(n, async || {
-        let mut woken = palisade
-            .wake_live_session_file(policy, &file)
-            .await
-            .expect("wakes");
-        woken.warm().await.expect("restores");
+    let (wake, wake_checked, wake_step) = in_file("heap", &bytes, async |file| {
+        let wake = woken(palisade, policy, file, n).await;
+        let wake_checked = timed(n, async || {
+            let woken = palisade.wake_live_session_file(policy, file).await;
+            drop(woken.expect("wakes"));
+        })
+        .await;
+        let wake_step = timed(n, async || {
+            let woken = palisade.wake_live_session_file(policy, file).await;
+            ok(&mut woken.expect("wakes"), "n += 1")
+                .await
+                .expect("runs");
+        })
+        .await;
+        (wake, wake_checked, wake_step)
     })
     .await;
-    let wake_checked = timed(n, async || {
-        let woken = palisade.wake_live_session_file(policy, &file).await;
-        drop(woken.expect("wakes"));
-    })
-    .await;
-    let wake_step = timed(n, async || {
-        let woken = palisade.wake_live_session_file(policy, &file).await;
-        ok(&mut woken.expect("wakes"), "n += 1")
-            .await
-            .expect("runs");
-    })
-    .await;
-    drop(file);
-    let _ = std::fs::remove_file(&path);
     let wake_bytes = timed(n, async || {
         let mut woken = palisade
             .wake_live_session(policy, &bytes)
             .await
             .expect("wakes");
         woken.warm().await.expect("restores");
+    })
+    .await;
+    // What a server does to an idle session's file, and the wake from it.
+    let compress = timed(n, async || {
+        drop(HeapImage::compress(&bytes).expect("compresses"));
+    })
+    .await;
+    let packed = HeapImage::compress(&bytes).expect("compresses");
+    let wake_packed = in_file("packed", &packed, async |file| {
+        woken(palisade, policy, file, n).await
     })
     .await;
     let fork_own = fork_own(palisade, policy, n.min(9)).await;
@@ -133,10 +140,38 @@ async fn cold(palisade: &Palisade, policy: &Policy, live: &mut LiveSession, n: u
         wake_checked,
         wake_step,
         wake_bytes,
+        compress,
+        packed_bytes: packed.len(),
+        wake_packed,
         fork_own,
         fork,
         fork_restored,
     }
+}
+
+/// `f` given `bytes` written to a temporary file (in the page cache, as a file just written
+/// is), removed after.
+async fn in_file<T>(name: &str, bytes: &[u8], f: impl AsyncFnOnce(&std::fs::File) -> T) -> T {
+    let path = std::env::temp_dir().join(format!("palisade-bench-{name}-{}", std::process::id()));
+    std::fs::write(&path, bytes).expect("the heap file is written");
+    let file = std::fs::File::open(&path).expect("the heap file opens");
+    let out = f(&file).await;
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    out
+}
+
+/// A wake from the heap file `file` and its restore (what a server's first step on a cooled
+/// session does before it runs).
+async fn woken(palisade: &Palisade, policy: &Policy, file: &std::fs::File, n: usize) -> Duration {
+    timed(n, async || {
+        let mut woken = palisade
+            .wake_live_session_file(policy, file)
+            .await
+            .expect("wakes");
+        woken.warm().await.expect("restores");
+    })
+    .await
 }
 
 /// The fork of a heap of its own (a session whose memory grew to the 16 MiB heap, in a memfd
@@ -173,6 +208,12 @@ impl Cold {
         line(
             "wake that heap from bytes in memory (check, copy, restore)",
             self.wake_bytes,
+        );
+        let compress = format!("compress that file (idle), to {} bytes", self.packed_bytes);
+        line(&compress, self.compress);
+        line(
+            "wake that heap from its compressed file (decompress, copy)",
+            self.wake_packed,
         );
         line(
             "fork such a heap, grown in its session (its memfd frozen)",

@@ -11,9 +11,11 @@
 //! at a multiple of 4 KiB in the file, so that a wake maps the runs ([`HeapImage::open`])
 //! rather than copying them. [`HeapImage::decode`] and [`HeapImage::open`] check the length and the digest before
 //! they read anything else: a truncated or altered file is refused as `invalid_component`,
-//! never restored.
+//! never restored. Both also read such a file compressed for keeping while idle
+//! ([`HeapImage::compress`], `packed.rs`), decompressed into memory first.
 
 use super::heap::{HeapBytes, HeapFile, MAX_MAPPINGS, MapBase, Owned, Run};
+use super::packed;
 use crate::Error;
 use std::sync::Arc;
 
@@ -297,6 +299,13 @@ impl HeapImage {
         max_memory: u64,
         base: (&[u8], u32),
     ) -> Result<HeapImage, Error> {
+        let unpacked;
+        let bytes = if packed::is_compressed(bytes) {
+            unpacked = packed::unpack(bytes, longest(max_memory))?;
+            &unpacked[..]
+        } else {
+            bytes
+        };
         let body = checked(bytes, max_memory)?;
         let header = Header::parse(body, guest, max_memory, base).map_err(refused)?;
         Ok(header.copied(body, base))
@@ -318,7 +327,8 @@ impl HeapImage {
             detail: format!("reading a heap file: {e}"),
         };
         let len = file.metadata().map_err(unreadable)?.len();
-        if len > longest(max_memory) as u64 {
+        // A compressed file may be a little longer than the heap file it holds.
+        if len > packed::longest_packed(longest(max_memory)) as u64 {
             return Err(refused(
                 "it is larger than the policy's memory limit allows",
             ));
@@ -335,6 +345,10 @@ impl HeapImage {
                 .map(file)
         }
         .map_err(unreadable)?;
+        if packed::is_compressed(&map) {
+            // Decompressed into memory: nothing of it is mapped.
+            return Self::decode(&map, guest, max_memory, (base, stack_top));
+        }
         let body = checked(&map, max_memory)?;
         let header = Header::parse(body, guest, max_memory, (base, stack_top)).map_err(refused)?;
         let size = header.memory_size as usize - stack_top as usize;
@@ -359,14 +373,19 @@ impl HeapImage {
     }
 }
 
-fn refused(why: &str) -> Error {
+/// Whether `bytes` can be a heap file: as long as its header and digest, and its magic first.
+pub(super) fn is_heap_file(bytes: &[u8]) -> bool {
+    bytes.len() >= HEADER + DIGEST && bytes.starts_with(MAGIC)
+}
+
+pub(super) fn refused(why: &str) -> Error {
     Error::InvalidComponent {
         detail: format!("the heap image is refused: {why}"),
     }
 }
 
 /// The longest file an image of at most `max_memory` bytes of memory may be: a run per block.
-fn longest(max_memory: u64) -> usize {
+pub(super) fn longest(max_memory: u64) -> usize {
     let blocks = usize::try_from(max_memory).unwrap_or(usize::MAX) / BLOCK + 1;
     (HEADER + RUN * blocks)
         .next_multiple_of(BLOCK)

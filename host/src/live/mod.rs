@@ -19,6 +19,7 @@ mod heap;
 mod image;
 #[cfg(feature = "serve")]
 pub(crate) mod journal;
+mod packed;
 mod runtime;
 mod written;
 
@@ -83,7 +84,8 @@ impl Palisade {
     }
 
     /// A live session under `policy` whose heap is `image` (a file from
-    /// [`LiveSession::image`]), copied. An image that is truncated,
+    /// [`LiveSession::image`], or that file compressed by [`HeapImage::compress`]), copied. An
+    /// image that is truncated,
     /// altered, made by another guest build or larger than the policy's memory limit is refused
     /// as `invalid_component` before any of it is used.
     pub async fn wake_live_session(
@@ -99,6 +101,8 @@ impl Palisade {
     /// the session's image and, at its first call, its instance's memory map the file's
     /// blocks privately (writes go to pages of their own, never to the file). The file must
     /// not be changed in place while the session lives: write a new one and rename it over.
+    /// A file compressed by [`HeapImage::compress`] is decompressed into memory instead (a
+    /// copy, as [`Palisade::wake_live_session`] makes).
     pub async fn wake_live_session_file(
         &self,
         policy: &Policy,
@@ -560,10 +564,12 @@ mod tests {
 
     /// A journal replayed over a heap woken from its file leaves it mapped, its blocks written
     /// over the file's; the instance restored from it (the file mapped, those blocks written)
-    /// holds exactly the heap of the session that wrote the journal.
+    /// holds exactly the heap of the session that wrote the journal. From the file compressed
+    /// (`HeapImage::compress`, which keeps the file's digest, so the same journal fits), the
+    /// same, copied rather than mapped.
     #[cfg(feature = "serve")]
     #[tokio::test]
-    async fn a_journal_over_a_mapped_heap_restores_exactly() {
+    async fn a_journal_over_a_woken_heap_restores_exactly() {
         let palisade = Palisade::builder().build().unwrap();
         let policy = policy();
         let mut live = palisade.live_session(&policy).await.unwrap();
@@ -579,25 +585,33 @@ mod tests {
             log.extend_from_slice(&record);
             (head, grown_from) = (next, live.memory_size());
         }
-        let path = std::env::temp_dir().join(format!("palisade-journal-{}", std::process::id()));
-        std::fs::write(&path, &image).unwrap();
-        let file = std::fs::File::open(&path).unwrap();
-        let mut woken = palisade
-            .wake_live_session_file(&policy, &file)
-            .await
-            .unwrap();
-        let replayed = woken.replay_journal(&log, &digest).unwrap();
-        assert_eq!(replayed.valid, log.len());
-        assert!(woken.image.heap.file().is_some(), "still mapped");
-        assert!(!woken.image.heap.patched().is_empty());
-        assert!(woken.image.heap[..] == live.image.heap[..]);
-        woken.warm().await.unwrap();
-        let memory = woken.hot.as_mut().unwrap().memory().await.unwrap();
-        assert!(memory[live.image.stack_top as usize..] == live.image.heap[..]);
-        let seen = woken.run("check.js", "[kept[7].i, kept.length, m.get(1)]", "null");
-        assert_eq!(seen.await.result.unwrap().get(), r#"["seven",50000,2]"#);
-        drop((woken, file));
-        std::fs::remove_file(&path).unwrap();
+        for compressed in [false, true] {
+            let bytes = match compressed {
+                true => HeapImage::compress(&image).unwrap(),
+                false => image.clone(),
+            };
+            let name = format!("palisade-journal-{}-{compressed}", std::process::id());
+            let path = std::env::temp_dir().join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            let mut woken = palisade
+                .wake_live_session_file(&policy, &file)
+                .await
+                .unwrap();
+            let replayed = woken.replay_journal(&log, &digest).unwrap();
+            assert_eq!(replayed.valid, log.len());
+            let mapped = woken.image.heap.file().is_some();
+            assert_eq!(mapped, !compressed, "mapped from the plain file alone");
+            assert_eq!(!woken.image.heap.patched().is_empty(), mapped);
+            assert!(woken.image.heap[..] == live.image.heap[..]);
+            woken.warm().await.unwrap();
+            let memory = woken.hot.as_mut().unwrap().memory().await.unwrap();
+            assert!(memory[live.image.stack_top as usize..] == live.image.heap[..]);
+            let seen = woken.run("check.js", "[kept[7].i, kept.length, m.get(1)]", "null");
+            assert_eq!(seen.await.result.unwrap().get(), r#"["seven",50000,2]"#);
+            drop((woken, file));
+            std::fs::remove_file(&path).unwrap();
+        }
     }
 
     /// A step run without protection may grow the memory: the next image update, under a

@@ -82,6 +82,8 @@ pub struct LiveHeaps {
     /// The hot ones, most recently run first.
     hot: Mutex<lru::LruCache<String, ()>>,
     max_hot: usize,
+    /// Those hibernated since their last turn ([`LiveHeaps::hibernate`]).
+    hibernated: Mutex<std::collections::HashSet<String>>,
 }
 
 /// Where a live session's image is kept, beside its `files` folder.
@@ -105,6 +107,7 @@ impl LiveHeaps {
             slots: Mutex::new(HashMap::new()),
             hot: Mutex::new(lru::LruCache::unbounded()),
             max_hot: max_hot.max(1),
+            hibernated: Mutex::default(),
         }
     }
 
@@ -196,6 +199,10 @@ impl LiveHeaps {
         {
             return; // stopped while this turn ran (`forget`): not hot again
         }
+        self.hibernated
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
         let cool: Vec<String> = {
             let mut hot = self.hot.lock().unwrap_or_else(|e| e.into_inner());
             hot.put(id.to_owned(), ());
@@ -300,6 +307,41 @@ impl LiveHeaps {
             .unwrap_or_else(|e| e.into_inner())
             .remove(id);
         self.hot.lock().unwrap_or_else(|e| e.into_inner()).pop(id);
+        self.hibernated
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+
+    /// Whether session `id` was hibernated since its last turn.
+    pub fn hibernated(&self, id: &str) -> bool {
+        self.hibernated
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(id)
+    }
+
+    /// Hibernate session `id`, idle: drop it from memory (its next turn wakes it from its
+    /// files) and compress its heap file `file` in place of the file itself
+    /// ([`crate::HeapImage::compress`]: the same digest, so its journal still fits), unless a
+    /// turn of it is under way (then nothing: a later round tries again). Once until its next
+    /// turn.
+    pub async fn hibernate(&self, id: &str, file: &Path) -> Result<(), ApiError> {
+        let Ok(mut guard) = self.slot(id).try_lock_owned() else {
+            return Ok(());
+        };
+        *guard = None;
+        self.hot.lock().unwrap_or_else(|e| e.into_inner()).pop(id);
+        let file = file.to_owned();
+        tokio::task::spawn_blocking(move || compress_file(&file))
+            .await
+            .map_err(|e| internal(e.to_string()))?
+            .map_err(|e| internal(format!("compressing a live session's heap: {e}")))?;
+        self.hibernated
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.to_owned());
+        Ok(())
     }
 }
 
@@ -361,7 +403,9 @@ async fn wake(runner: &Runner, policy: &Policy, file: &Path) -> Result<Loaded, A
         .wake_live_session_file(policy, &files.image)
         .await?;
     let mut journal = Journal {
-        image_len: files.image_len,
+        // A compressed file (the session hibernated) is replaced by a plain one at the next
+        // step kept, so that a later wake maps it rather than decompressing it again.
+        image_len: if files.compressed { 0 } else { files.image_len },
         head: files.digest,
         len: 0,
         memory_size: live.memory_size(),
@@ -384,6 +428,8 @@ struct Files {
     image_len: u64,
     /// The digest the image file ends with.
     digest: [u8; 32],
+    /// Whether the image file is compressed ([`crate::HeapImage::compress`]).
+    compressed: bool,
     journal: Option<Vec<u8>>,
 }
 
@@ -397,9 +443,10 @@ fn read_files(image: &Path, journal: &Path) -> std::io::Result<Option<Files>> {
         Err(e) => return Err(e),
     };
     let image_len = image.metadata()?.len();
-    let mut digest = [0u8; 32];
+    let (mut digest, mut magic) = ([0u8; 32], [0u8; 8]);
     if image_len >= 32 {
         image.read_exact_at(&mut digest, image_len - 32)?;
+        image.read_exact_at(&mut magic, 0)?;
     }
     let journal = match std::fs::read(journal) {
         Ok(bytes) => Some(bytes),
@@ -410,6 +457,7 @@ fn read_files(image: &Path, journal: &Path) -> std::io::Result<Option<Files>> {
         image,
         image_len,
         digest,
+        compressed: crate::HeapImage::is_compressed(&magic),
         journal,
     }))
 }
@@ -498,6 +546,27 @@ async fn save(file: &Path, image: Vec<u8>) -> Result<(), ApiError> {
     .await
     .map_err(|e| internal(e.to_string()))?
     .map_err(|e| internal(format!("keeping a live session's heap: {e}")))
+}
+
+/// Replace the heap file `file` (if any, and not compressed yet) by its compressed form,
+/// durably, as [`save`] replaces one: a temporary file, synced, renamed over it, the folder
+/// synced. A file that is not a heap file is left as it is (its wake refuses it).
+fn compress_file(file: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let bytes = match std::fs::read(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        read => read?,
+    };
+    // Refused: compressed already, or not a heap file.
+    let Ok(packed) = crate::HeapImage::compress(&bytes) else {
+        return Ok(());
+    };
+    let temp = file.with_extension("img.tmp");
+    let mut out = std::fs::File::create(&temp)?;
+    out.write_all(&packed)?;
+    out.sync_all()?;
+    std::fs::rename(&temp, file)?;
+    sync_folder(file)
 }
 
 /// Sync the folder that holds `file`, so that its new name is durable.

@@ -199,6 +199,9 @@ pub struct SessionLimits {
     pub max_sessions: usize,
     /// A session's idle timeout when its creator gives none.
     pub idle_timeout: Duration,
+    /// How long a live session stays idle before it is dropped from memory and its heap file
+    /// compressed (`--hibernate-after`); zero: never.
+    pub hibernate_after: Duration,
 }
 
 /// What the sessions service is built on.
@@ -929,6 +932,45 @@ impl Sessions {
                 tracing::warn!("reaper: {}", e.body());
             }
         }
+        self.hibernate().await;
+    }
+
+    /// Hibernate the live sessions idle for `--hibernate-after`: each dropped from memory and
+    /// its heap file compressed, once an idle period ([`super::live::LiveHeaps::hibernate`]),
+    /// unless a run or a file operation of it is under way (then at a later round).
+    async fn hibernate(&self) {
+        let after = self.parts.limits.hibernate_after;
+        if after.is_zero() {
+            return;
+        }
+        let now = crate::audit::now_unix_ms();
+        let after = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
+        let idle: Vec<Arc<Session>> = self
+            .lock()
+            .values()
+            .filter(|s| {
+                s.record.live
+                    && now.saturating_sub(s.last_used.load(Ordering::Relaxed)) >= after
+                    && !self.parts.live.hibernated(&s.record.session_id)
+            })
+            .cloned()
+            .collect();
+        for session in idle {
+            // Not stopped (its folder removed) nor run meanwhile.
+            let (Ok(_run), Ok(_ops)) = (session.run.try_lock(), session.in_use.try_read()) else {
+                continue;
+            };
+            if session.stopped.load(Ordering::Relaxed) {
+                continue;
+            }
+            let (id, file) = (
+                &session.record.session_id,
+                super::live::heap_file(&session.dir),
+            );
+            if let Err(e) = self.parts.live.hibernate(id, &file).await {
+                tracing::warn!(session = %id, "hibernating a live session: {}", e.body());
+            }
+        }
     }
 
     /// Stop `session` if it is still idle, checked again in its turn with no file operation
@@ -993,6 +1035,7 @@ mod tests {
             limits: SessionLimits {
                 max_sessions,
                 idle_timeout: Duration::from_secs(60),
+                hibernate_after: Duration::ZERO,
             },
             metrics: metrics.clone(),
             runner,

@@ -56,6 +56,9 @@ pub struct Config {
     pub admission_wait: Duration,
     /// A session's idle timeout when its creator gives none.
     pub idle_timeout: Duration,
+    /// How long a live session stays idle before it is dropped from memory and its heap file
+    /// compressed (`--hibernate-after`); zero: never.
+    pub hibernate_after: Duration,
     /// How often the idle reaper (and the idempotency purge) runs.
     pub reap_interval: Duration,
     /// How long idempotency records are kept.
@@ -114,6 +117,7 @@ impl Config {
             pool_slots: None,
             admission_wait: Duration::from_secs(2),
             idle_timeout: Duration::from_secs(300),
+            hibernate_after: Duration::from_secs(120),
             reap_interval: Duration::from_secs(1),
             idempotency_ttl: Duration::from_secs(24 * 3600),
             keyed_quota: super::idempotency::KeyQuota::default(),
@@ -200,6 +204,7 @@ impl AppState {
             limits: SessionLimits {
                 max_sessions: config.max_sessions,
                 idle_timeout: config.idle_timeout,
+                hibernate_after: config.hibernate_after,
             },
             metrics: metrics.clone(),
             runner: runner.clone(),

@@ -546,3 +546,81 @@ async fn a_forged_heap_file_is_refused_before_it_is_mapped() {
     assert_eq!(step(&server, &b, "other", Value::Null).await, 2);
     server.assert_fine(None).await;
 }
+
+/// Whether the heap file `file` is compressed (a hibernated session's).
+fn compressed(file: &std::path::Path) -> bool {
+    std::fs::read(file).is_ok_and(|bytes| bytes.starts_with(b"PALIHEPZ"))
+}
+
+/// A live session idle for `--hibernate-after` is dropped from memory and its heap file
+/// compressed, its journal kept (the compressed file ends with the same digest); its next
+/// step wakes it decompressed, with what its steps defined, and writes a plain file again (a
+/// later wake maps it); idle again, it hibernates again. A compressed file damaged while the
+/// server was down is refused as `invalid_component` at each run; the true one wakes after a
+/// restart; a reset recovers the session.
+#[tokio::test]
+async fn an_idle_live_session_hibernates_compressed_and_wakes() {
+    let mut cfg = config("live-hibernate", false);
+    cfg.hibernate_after = std::time::Duration::from_millis(300);
+    cfg.reap_interval = std::time::Duration::from_millis(50);
+    let data = cfg.data.clone();
+    let server = start(cfg);
+    let id = live(&server).await;
+    let dir = data.join("sessions").join(&id);
+    let (image, journal) = (dir.join("heap.img"), dir.join("heap.jrnl"));
+    let rows = "globalThis.rows = Array.from({ length: 20000 }, (_, i) => `row ${i}`); rows.length";
+    assert_eq!(step(&server, &id, rows, Value::Null).await, 20000);
+    assert_eq!(
+        step(&server, &id, "rows.push('last')", Value::Null).await,
+        20001
+    );
+    let plain = std::fs::metadata(&image).unwrap().len();
+    assert!(std::fs::metadata(&journal).unwrap().len() > 0);
+    let reaper = tokio::spawn(palisade::serve::reaper(server.state.clone()));
+    hibernated(&image).await;
+    let packed = std::fs::metadata(&image).unwrap().len();
+    assert!(packed * 3 < plain, "{packed} of {plain}");
+    let uri = format!("/v1/sessions/{id}/heap");
+    let heap = server.call("GET", &uri, None, Value::Null).await;
+    assert_eq!(heap.body["hot"], false, "{}", heap.body);
+    let seen = step(&server, &id, "rows[20000] + rows.length", Value::Null).await;
+    assert_eq!(seen, "last20001");
+    assert!(!compressed(&image), "the step wrote a plain file");
+    hibernated(&image).await;
+    reaper.abort();
+    let _ = reaper.await;
+    drop(server);
+    let restart = |name: &str| {
+        let mut cfg = config(name, false);
+        cfg.data = data.clone();
+        start(cfg)
+    };
+    let good = std::fs::read(&image).unwrap();
+    let mut bytes = good.clone();
+    bytes[100] ^= 1;
+    std::fs::write(&image, &bytes).unwrap();
+    let server = restart("live-hibernate-2");
+    let run = format!("/v1/sessions/{id}/run");
+    for _ in 0..2 {
+        let refused = server
+            .call("POST", &run, None, json!({"source": "rows.length"}))
+            .await;
+        assert_error(&refused, 400, "invalid_component");
+    }
+    server.assert_fine(None).await;
+    drop(server);
+    std::fs::write(&image, &good).unwrap();
+    let server = restart("live-hibernate-3");
+    assert_eq!(step(&server, &id, "rows.length", Value::Null).await, 20001);
+    reset_forgets(&server, &id, "rows").await;
+    server.assert_fine(None).await;
+}
+
+/// Wait (at most 30 s) until the heap file `file` is compressed.
+async fn hibernated(file: &std::path::Path) {
+    let since = std::time::Instant::now();
+    while !compressed(file) {
+        assert!(since.elapsed().as_secs() < 30, "never hibernated");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
