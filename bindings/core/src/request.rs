@@ -113,7 +113,24 @@ pub struct Prepared {
 impl Request {
     /// Read a request from its JSON text.
     pub fn parse(text: &str) -> Result<Request, Refused> {
-        serde_json::from_str(text).map_err(|e| Refused::Usage(format!("run(): {e}")))
+        serde_json::from_str(text).map_err(|e| {
+            // What JavaScript's `JSON.stringify` and Python's `json.dumps` write for a string
+            // that is not well-formed Unicode, which cannot be UTF-8 (the input alone is
+            // passed through as it is).
+            let said = e.to_string();
+            let surrogate = ["lone leading surrogate", "unexpected end of hex escape"]
+                .iter()
+                .any(|lone| said.starts_with(lone));
+            Refused::Usage(match surrogate {
+                true => format!(
+                    "run(): a string of the request holds a lone UTF-16 surrogate (\\uD800 to \\uDFFF \
+                     without its pair), which is not text ({e}); replace it first \
+                     (JavaScript: `s.toWellFormed()`; Python: \
+                     `s.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace')`)"
+                ),
+                false => format!("run(): {e}"),
+            })
+        })
     }
 
     /// Resolve the request, with a policy and a script the binding already holds as objects
@@ -275,6 +292,27 @@ mod tests {
             Err(Refused::Call(error, _)) => error.code(),
             other => panic!("{text}: expected a refused call, got {other:?}"),
         }
+    }
+
+    /// A lone surrogate escaped in a string (as `JSON.stringify` and `json.dumps` write one)
+    /// is refused saying so, wherever it is; in the input it is passed through.
+    #[test]
+    fn a_lone_surrogate_in_a_string_is_refused_saying_so() {
+        for text in [
+            r#"{"source": "export default () => '\ud800'"}"#,
+            r#"{"source": "export default () => '\udc00'"}"#,
+            r#"{"source": "x", "name": "\ud83d.js"}"#,
+        ] {
+            let message = usage_message(text);
+            assert!(
+                message.contains("lone UTF-16 surrogate"),
+                "{text}: {message}"
+            );
+        }
+        let input = r#"{"source": "export default (x) => x", "input": "\ud800"}"#;
+        assert_eq!(prepare(input).unwrap().input, r#""\ud800""#);
+        // A pair is text.
+        assert!(prepare(r#"{"source": "export default () => '\ud83d\ude00'"}"#).is_ok());
     }
 
     #[test]

@@ -65,6 +65,10 @@ test('a malformed request rejects with a TypeError; the next call works', async 
   await assert.rejects(palisade.run({ input: 1 }), /give the script/)
   // @ts-expect-error: run() takes an object
   await assert.rejects(palisade.run('export default 1'), TypeError)
+  // A lone surrogate is not text: refused saying so (the input alone passes through).
+  await assert.rejects(palisade.run({ source: 'export default () => "\ud800"' }),
+    { name: 'TypeError', message: /lone UTF-16 surrogate/ })
+  assert.equal(output(await palisade.run({ source: 'export default (x) => x.length', input: '\ud800' })), 1)
   assert.equal(output(await palisade.run({ source: 'export default () => 2', policy: GENEROUS })), 2)
 })
 

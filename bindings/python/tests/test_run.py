@@ -107,6 +107,11 @@ def test_a_malformed_request_is_a_type_error_and_the_next_call_works() -> None:
     circular.append(circular)
     with pytest.raises(TypeError, match="recursion"):
         palisade.run(source="export default () => 1", input=circular)
+    # A lone surrogate is not text: refused saying so (the input alone passes through).
+    with pytest.raises(TypeError, match="lone UTF-16 surrogate"):
+        palisade.run(source='export default () => "\ud800"')
+    lone = palisade.run(source="export default (x) => x.length", input="\ud800")
+    assert output(lone) == 1
     assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
 
 
