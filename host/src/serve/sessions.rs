@@ -14,7 +14,7 @@ use super::metrics::Metrics;
 use super::reply::Stored;
 use super::runner::Runner;
 use super::runs::{NewFile, RunRequest};
-use super::store::{Lease, Store, Table};
+use super::store::{Lease, Store, StoreError, Table, Write};
 use crate::kv::KvBackend;
 use crate::policy::{DEFAULT_MAX_FILES, DEFAULT_SCRATCH_QUOTA, HumanDuration};
 use crate::{Error, Policy};
@@ -371,6 +371,7 @@ impl Sessions {
             .store
             .all::<SessionRecord>(Table::Sessions, "")
             .map_err(|e| e.to_string())?;
+        reindex(&parts.store, &records).map_err(|e| e.to_string())?;
         let mut map = HashMap::new();
         // On a shared store, each replica serves the sessions whose files it holds.
         let shared = parts.store.shared();
@@ -590,16 +591,14 @@ impl Sessions {
         Ok(lease)
     }
 
-    /// The tenant's session records in the store, on every replica.
+    /// The tenant's session records in the store, on every replica (read from
+    /// [`Table::TenantSessions`]: the other tenants' are not read).
     async fn records_of(&self, tenant: &str) -> Result<Vec<SessionRecord>, ApiError> {
-        let (store, tenant) = (self.parts.store.clone(), tenant.to_owned());
+        let (store, prefix) = (self.parts.store.clone(), format!("{tenant}\n"));
         super::store::blocking(move || {
-            store.all::<SessionRecord>(Table::Sessions, "").map(|all| {
-                all.into_iter()
-                    .map(|(_, r)| r)
-                    .filter(|r| r.tenant == tenant)
-                    .collect()
-            })
+            store
+                .all::<SessionRecord>(Table::TenantSessions, &prefix)
+                .map(|all| all.into_iter().map(|(_, r)| r).collect())
         })
         .await
     }
@@ -640,7 +639,7 @@ impl Sessions {
         session: &Arc<Session>,
         policy: &Policy,
         files: Vec<NewFile>,
-        fence: Option<super::store::Write>,
+        fence: Option<Write>,
     ) -> Result<(), ApiError> {
         let (guest, quota, max_files) = place(policy);
         let store = self.parts.store.clone();
@@ -659,14 +658,9 @@ impl Sessions {
                 };
                 root.op("write", &request)?;
             }
-            let record = serde_json::to_string(&s.record).map_err(|e| internal(e.to_string()))?;
-            let put = super::store::Write::Put {
-                table: Table::Sessions,
-                key: s.record.session_id.clone(),
-                value: record,
-            };
+            let puts = record_puts(&s.record).map_err(|e| internal(e.to_string()))?;
             store
-                .apply(&fence.into_iter().chain([put]).collect::<Vec<_>>())
+                .apply(&fence.into_iter().chain(puts).collect::<Vec<_>>())
                 .map_err(ApiError::from)
         })
         .await
@@ -679,7 +673,7 @@ impl Sessions {
         let _ = blocking(move || {
             let _ = std::fs::remove_dir_all(s.dir.parent().unwrap_or(&s.dir));
             store
-                .remove(Table::Sessions, std::slice::from_ref(&s.record.session_id))
+                .apply(&record_removes(&s.record))
                 .map_err(ApiError::from)
         })
         .await;
@@ -724,10 +718,7 @@ impl Sessions {
                 let _ = std::fs::remove_dir_all(parent);
             }
             store
-                .remove(
-                    Table::Sessions,
-                    std::slice::from_ref(&session.record.session_id),
-                )
+                .apply(&record_removes(&session.record))
                 .map_err(ApiError::from)
         })
         .await
@@ -992,6 +983,74 @@ impl Sessions {
     }
 }
 
+/// The writes that keep `record`: by its id, and by its tenant's name and its id.
+fn record_puts(record: &SessionRecord) -> Result<[Write; 2], serde_json::Error> {
+    let value = serde_json::to_string(record)?;
+    Ok([
+        Write::Put {
+            table: Table::Sessions,
+            key: record.session_id.clone(),
+            value: value.clone(),
+        },
+        Write::Put {
+            table: Table::TenantSessions,
+            key: tenant_key(record),
+            value,
+        },
+    ])
+}
+
+/// The writes that remove `record`, both ways it is kept.
+fn record_removes(record: &SessionRecord) -> [Write; 2] {
+    [
+        Write::Remove {
+            table: Table::Sessions,
+            key: record.session_id.clone(),
+        },
+        Write::Remove {
+            table: Table::TenantSessions,
+            key: tenant_key(record),
+        },
+    ]
+}
+
+/// Bring [`Table::TenantSessions`] to `records` (every record of [`Table::Sessions`]): what a
+/// store written before that table was, or by a server that did not keep it, lacks or keeps
+/// over. Only the differences are written.
+fn reindex(store: &Store, records: &[(String, SessionRecord)]) -> Result<(), StoreError> {
+    let indexed: HashMap<String, SessionRecord> = store
+        .all::<SessionRecord>(Table::TenantSessions, "")?
+        .into_iter()
+        .collect();
+    let mut writes = Vec::new();
+    for (_, record) in records {
+        if !indexed.contains_key(&tenant_key(record)) {
+            let [_, put] = record_puts(record).map_err(|e| StoreError::Failed(e.to_string()))?;
+            writes.push(put);
+        }
+    }
+    let kept: std::collections::HashSet<String> =
+        records.iter().map(|(_, r)| tenant_key(r)).collect();
+    writes.extend(
+        indexed
+            .keys()
+            .filter(|key| !kept.contains(*key))
+            .map(|key| Write::Remove {
+                table: Table::TenantSessions,
+                key: key.clone(),
+            }),
+    );
+    for batch in writes.chunks(256) {
+        store.apply(batch)?;
+    }
+    Ok(())
+}
+
+/// `record`'s key in [`Table::TenantSessions`].
+fn tenant_key(record: &SessionRecord) -> String {
+    format!("{}\n{}", record.tenant, record.session_id)
+}
+
 /// Remove a stopped session's keys from the key-value store.
 fn clear_keys(
     kv: &dyn KvBackend,
@@ -1052,6 +1111,56 @@ mod tests {
             policy: serde_json::value::to_raw_value(policy).ok(),
             ..CreateSession::default()
         }
+    }
+
+    /// A tenant's records are read by its name alone, each kept and removed with the record;
+    /// a store whose index lacks a record (written before the index was kept) or keeps one
+    /// that is gone is brought back to the records when the sessions open.
+    #[tokio::test]
+    async fn a_tenants_records_are_read_without_the_others() {
+        let dir =
+            std::env::temp_dir().join(format!("palisade-sessions-index-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let sessions = Arc::new(sessions(&dir, 1000));
+        let local = Arc::new(Tenant::local());
+        let mut other = Tenant::local();
+        other.name = "other".into();
+        let other = Arc::new(other);
+        let mut made = Vec::new();
+        for tenant in [&local, &other, &other] {
+            let answer = sessions.create_detached(tenant, create("default")).await;
+            made.push(answer.unwrap()["session_id"].as_str().unwrap().to_owned());
+        }
+        let ids = async |sessions: &Sessions, tenant: &str| -> Vec<String> {
+            let records = sessions.records_of(tenant).await.unwrap();
+            let mut ids: Vec<String> = records.into_iter().map(|r| r.session_id).collect();
+            ids.sort();
+            ids
+        };
+        let mut others = vec![made[1].clone(), made[2].clone()];
+        others.sort();
+        assert_eq!(ids(&sessions, "local").await, [made[0].clone()]);
+        assert_eq!(ids(&sessions, "other").await, others);
+        let stopped = sessions.get("other", &made[1]).await.unwrap();
+        sessions.stop(stopped).await.unwrap();
+        assert_eq!(ids(&sessions, "other").await, [made[2].clone()]);
+        // The index entry of one record lost, and one of no record kept.
+        let kept = sessions.records_of("other").await.unwrap().remove(0);
+        let gone = SessionRecord {
+            session_id: "gone".into(),
+            ..kept.clone()
+        };
+        let [_, put] = record_puts(&gone).unwrap();
+        let [_, remove] = record_removes(&kept);
+        sessions.parts.store.apply(&[put, remove]).unwrap();
+        assert_eq!(ids(&sessions, "other").await, ["gone"]);
+        drop(sessions);
+        let sessions = self::sessions(&dir, 1000);
+        assert_eq!(ids(&sessions, "other").await, [made[2].clone()]);
+        assert_eq!(ids(&sessions, "local").await, [made[0].clone()]);
+        drop(sessions);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A create whose request goes away at any point (its future dropped) still ends: every

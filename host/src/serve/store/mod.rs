@@ -73,6 +73,9 @@ impl From<StoreError> for ApiError {
 pub enum Table {
     /// Session records, by session id.
     Sessions,
+    /// The same records by `tenant\nsession id`, so that a tenant's are read without the
+    /// others' (kept by `serve::sessions` beside each record).
+    TenantSessions,
     /// `POST /v1/run`'s idempotency records, by `tenant\nkey`.
     RunKeys,
     /// Apps, by `tenant\napp\n`.
@@ -92,6 +95,7 @@ impl Table {
     pub fn name(self) -> &'static str {
         match self {
             Table::Sessions => "sessions",
+            Table::TenantSessions => "tenant_sessions",
             Table::RunKeys => "idempotency",
             Table::Apps => "apps",
             Table::AppSessions => "app_sessions",
@@ -102,8 +106,9 @@ impl Table {
     }
 
     /// Every table.
-    pub const ALL: [Table; 7] = [
+    pub const ALL: [Table; 8] = [
         Table::Sessions,
+        Table::TenantSessions,
         Table::RunKeys,
         Table::Apps,
         Table::AppSessions,
