@@ -1106,6 +1106,15 @@ mod tests {
         .unwrap()
     }
 
+    /// An empty folder of this process for a test's server files.
+    fn fresh_dir(name: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("palisade-sessions-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     fn create(policy: &str) -> CreateSession {
         CreateSession {
             policy: serde_json::value::to_raw_value(policy).ok(),
@@ -1118,10 +1127,7 @@ mod tests {
     /// that is gone is brought back to the records when the sessions open.
     #[tokio::test]
     async fn a_tenants_records_are_read_without_the_others() {
-        let dir =
-            std::env::temp_dir().join(format!("palisade-sessions-index-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("index");
         let sessions = Arc::new(sessions(&dir, 1000));
         let local = Arc::new(Tenant::local());
         let mut other = Tenant::local();
@@ -1168,10 +1174,7 @@ mod tests {
     /// frees).
     #[tokio::test]
     async fn a_create_dropped_midway_leaves_no_session_uncounted() {
-        let dir =
-            std::env::temp_dir().join(format!("palisade-sessions-drop-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("drop");
         let sessions = Arc::new(sessions(&dir, 1000));
         let local = Arc::new(Tenant::local());
         let files = || -> Vec<NewFile> {
