@@ -332,16 +332,17 @@ impl LiveHeaps {
         };
         *guard = None;
         self.hot.lock().unwrap_or_else(|e| e.into_inner()).pop(id);
-        let file = file.to_owned();
-        tokio::task::spawn_blocking(move || compress_file(&file))
-            .await
-            .map_err(|e| internal(e.to_string()))?
-            .map_err(|e| internal(format!("compressing a live session's heap: {e}")))?;
+        // Tried once an idle period, whether it succeeds or not (a file that cannot be
+        // compressed stays as it is, and wakes as it is).
         self.hibernated
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id.to_owned());
-        Ok(())
+        let file = file.to_owned();
+        tokio::task::spawn_blocking(move || compress_file(&file))
+            .await
+            .map_err(|e| internal(e.to_string()))?
+            .map_err(|e| internal(format!("compressing a live session's heap: {e}")))
     }
 }
 

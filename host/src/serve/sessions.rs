@@ -928,7 +928,7 @@ impl Sessions {
 
     /// Hibernate the live sessions idle for `--hibernate-after`: each dropped from memory and
     /// its heap file compressed, once an idle period ([`super::live::LiveHeaps::hibernate`]),
-    /// unless a run or a file operation of it is under way (then at a later round).
+    /// unless a turn of it or a stop is under way (then at a later round).
     async fn hibernate(&self) {
         let after = self.parts.limits.hibernate_after;
         if after.is_zero() {
@@ -947,8 +947,10 @@ impl Sessions {
             .cloned()
             .collect();
         for session in idle {
-            // Not stopped (its folder removed) nor run meanwhile.
-            let (Ok(_run), Ok(_ops)) = (session.run.try_lock(), session.in_use.try_read()) else {
+            // Not stopped (its folder removed) meanwhile. A run that comes while it hibernates
+            // waits for its turn ([`super::live::LiveHeaps::hibernate`] holds it), then wakes
+            // the session from the compressed file.
+            let Ok(_ops) = session.in_use.try_read() else {
                 continue;
             };
             if session.stopped.load(Ordering::Relaxed) {

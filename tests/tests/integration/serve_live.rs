@@ -624,3 +624,35 @@ async fn hibernated(file: &std::path::Path) {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// Steps that come while their session hibernates (the reaper compressing its file, a
+/// hibernation after every step here) wait for it and answer 200, never `session_busy`: the
+/// client runs one step at a time.
+#[tokio::test]
+async fn a_step_that_comes_while_its_session_hibernates_waits_for_it() {
+    let mut cfg = config("live-hibernating", false);
+    cfg.hibernate_after = std::time::Duration::from_millis(1);
+    cfg.reap_interval = std::time::Duration::from_millis(5);
+    let data = cfg.data.clone();
+    let server = start(cfg);
+    let id = live(&server).await;
+    let image = data.join("sessions").join(&id).join("heap.img");
+    let rows = "globalThis.rows = Array.from({ length: 50000 }, (_, i) => `row ${i}`); 0";
+    step(&server, &id, rows, Value::Null).await;
+    let reaper = tokio::spawn(palisade::serve::reaper(server.state.clone()));
+    let mut seen_compressed = 0;
+    for n in 0..40u64 {
+        // Steps at varied moments of the reaper's work on the session.
+        tokio::time::sleep(std::time::Duration::from_millis(n % 7 * 3)).await;
+        seen_compressed += usize::from(compressed(&image));
+        let length = step(&server, &id, "rows.push(1); rows.length", Value::Null).await;
+        assert_eq!(length, 50001 + n);
+    }
+    assert!(
+        seen_compressed > 0,
+        "the session never hibernated between steps"
+    );
+    reaper.abort();
+    let _ = reaper.await;
+    server.assert_fine(None).await;
+}
