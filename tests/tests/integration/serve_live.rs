@@ -4,6 +4,7 @@
 use crate::serve::{Server, assert_error, config, start};
 use http::StatusCode;
 use serde_json::{Value, json};
+use std::path::PathBuf;
 
 async fn step(server: &Server, id: &str, source: &str, input: Value) -> Value {
     let answer = server
@@ -547,6 +548,18 @@ async fn a_forged_heap_file_is_refused_before_it_is_mapped() {
     server.assert_fine(None).await;
 }
 
+/// A server whose reaper (the test starts it) hibernates a live session idle for `after_ms`,
+/// looking every `every_ms`; its data folder, and a live session of it.
+async fn hibernating(name: &str, after_ms: u64, every_ms: u64) -> (Server, PathBuf, String) {
+    let mut cfg = config(name, false);
+    cfg.hibernate_after = std::time::Duration::from_millis(after_ms);
+    cfg.reap_interval = std::time::Duration::from_millis(every_ms);
+    let data = cfg.data.clone();
+    let server = start(cfg);
+    let id = live(&server).await;
+    (server, data, id)
+}
+
 /// Whether the heap file `file` is compressed (a hibernated session's).
 fn compressed(file: &std::path::Path) -> bool {
     std::fs::read(file).is_ok_and(|bytes| bytes.starts_with(b"PALIHEPZ"))
@@ -560,12 +573,7 @@ fn compressed(file: &std::path::Path) -> bool {
 /// restart; a reset recovers the session.
 #[tokio::test]
 async fn an_idle_live_session_hibernates_compressed_and_wakes() {
-    let mut cfg = config("live-hibernate", false);
-    cfg.hibernate_after = std::time::Duration::from_millis(300);
-    cfg.reap_interval = std::time::Duration::from_millis(50);
-    let data = cfg.data.clone();
-    let server = start(cfg);
-    let id = live(&server).await;
+    let (server, data, id) = hibernating("live-hibernate", 300, 50).await;
     let dir = data.join("sessions").join(&id);
     let (image, journal) = (dir.join("heap.img"), dir.join("heap.jrnl"));
     let rows = "globalThis.rows = Array.from({ length: 20000 }, (_, i) => `row ${i}`); rows.length";
@@ -630,12 +638,7 @@ async fn hibernated(file: &std::path::Path) {
 /// client runs one step at a time.
 #[tokio::test]
 async fn a_step_that_comes_while_its_session_hibernates_waits_for_it() {
-    let mut cfg = config("live-hibernating", false);
-    cfg.hibernate_after = std::time::Duration::from_millis(1);
-    cfg.reap_interval = std::time::Duration::from_millis(5);
-    let data = cfg.data.clone();
-    let server = start(cfg);
-    let id = live(&server).await;
+    let (server, data, id) = hibernating("live-hibernating", 1, 5).await;
     let image = data.join("sessions").join(&id).join("heap.img");
     let rows = "globalThis.rows = Array.from({ length: 50000 }, (_, i) => `row ${i}`); 0";
     step(&server, &id, rows, Value::Null).await;
