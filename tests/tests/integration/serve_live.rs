@@ -340,7 +340,9 @@ async fn another_tenant_reaches_no_live_session_route() {
 /// At most 8 keep an instance and the rest wait as files, so the server's RSS stays within
 /// the documented bound (docs/sessions.md: `--max-live-sessions` × 2 × the memory limit, plus
 /// the server's own, taken before the first live session) and grows by at most 64 MiB from the
-/// 16th session to the 1,000th. Every heap is still its own at the end.
+/// 16th session to the 1,000th. With `--hibernate-after 2s`, every session then hibernates
+/// (its heap file compressed, one at a time), within the same bound; every heap is still its
+/// own at the end, woken from its compressed file.
 #[test]
 fn a_thousand_live_sessions_hold_a_bounded_memory() {
     use crate::serve_cli::{base, data_args, request, rss_kib, serve};
@@ -349,6 +351,7 @@ fn a_thousand_live_sessions_hold_a_bounded_memory() {
     std::fs::write(policies.join("livesoak.toml"), policy).unwrap();
     let mut args = data_args(&policies, &data);
     args.extend(["--max-live-sessions", "8", "--max-sessions", "1000"]);
+    args.extend(["--hibernate-after", "2s"]);
     let running = serve(&args);
     let (addr, pid) = (running.addr, running.child.id());
     let run = |id: &str, source: &str| {
@@ -384,15 +387,34 @@ fn a_thousand_live_sessions_hold_a_bounded_memory() {
     let after = rss_kib(pid);
     eprintln!("live soak: RSS {own} KiB before, {warm} KiB after 16 sessions, {after} after 1000");
     assert_eq!(ids.len(), 1000);
+    // Each session idle for 2 s hibernates: its heap file (1.08 MB stored whole) compressed.
+    let image = |id: &str| data.join("sessions").join(id).join("heap.img");
+    let since = std::time::Instant::now();
+    while !ids.iter().all(|(_, id)| compressed(&image(id))) {
+        assert!(
+            since.elapsed().as_secs() < 300,
+            "not every session hibernated"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let bytes: u64 = ids
+        .iter()
+        .map(|(_, id)| std::fs::metadata(image(id)).unwrap().len())
+        .sum();
+    let hibernated = rss_kib(pid);
+    eprintln!("live soak: 1000 heap files compressed, {bytes} bytes; RSS {hibernated} KiB");
+    assert!(bytes < 1000 * 400_000, "{bytes} bytes");
     for (i, id) in ids.iter().step_by(61) {
         let read = run(id, "mine[7]");
         assert_eq!(read.body["output"], format!("{i}:7"), "{}", read.body);
     }
+    let read = rss_kib(pid);
     let bound = own + 8 * 2 * 32 * 1024;
-    assert!(after <= bound, "RSS {after} KiB over the bound {bound} KiB");
-    assert!(after <= warm + 64 * 1024, "RSS {warm} -> {after} KiB");
+    for rss in [after, hibernated, read] {
+        assert!(rss <= bound, "RSS {rss} KiB over the bound {bound} KiB");
+        assert!(rss <= warm + 64 * 1024, "RSS {warm} -> {rss} KiB");
+    }
     drop(running);
-    // 1,000 heap files: about 1.1 GB (1.08 MB each, stored whole).
     std::fs::remove_dir_all(&data).unwrap();
 }
 
