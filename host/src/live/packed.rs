@@ -9,7 +9,8 @@
 //!
 //! A wake reads either form ([`HeapImage::decode`], [`HeapImage::open`]): a compressed one is
 //! decompressed into memory (a copy, never mapped), then read as the heap file it holds, its
-//! digest checked as any other's. A frame that does not say its length, says one longer than
+//! digest checked as any other's. A file with more than its one frame (zstd would read on
+//! into frames that no digest covers), a frame that does not say its length, says one longer than
 //! the policy's memory limit allows, or does not decompress to exactly that length is refused
 //! as `invalid_component` before anything is restored, as a damaged heap file is.
 
@@ -81,6 +82,13 @@ pub(crate) fn unpack(bytes: &[u8], longest: usize) -> Result<Vec<u8>, Error> {
         ));
     }
     let (frame, digest) = bytes[HEADER..].split_at(bytes.len() - HEADER - DIGEST);
+    // One frame and nothing else: zstd would read on into more frames (skippable ones, or
+    // empty ones) that no digest covers.
+    if zstd::zstd_safe::find_frame_compressed_size(frame) != Ok(frame.len()) {
+        return Err(image::refused(
+            "it is not one compressed frame and its digest",
+        ));
+    }
     let len = match zstd::zstd_safe::get_frame_content_size(frame) {
         Ok(Some(len)) => len,
         _ => {
@@ -237,6 +245,73 @@ mod tests {
             "compressed twice"
         );
         for back in both(&file, &base) {
+            assert_eq!(back.unwrap().heap, image.heap);
+        }
+    }
+    /// A zstd frame written by hand: its header (a single segment, `declared` as its 8-byte
+    /// length, `dict` as its 4-byte dictionary id when given), then `content` in raw blocks.
+    fn raw_frame(content: &[u8], declared: u64, dict: Option<u32>) -> Vec<u8> {
+        let mut out = vec![0x28, 0xB5, 0x2F, 0xFD];
+        out.push(0xE0 | if dict.is_some() { 3 } else { 0 });
+        if let Some(id) = dict {
+            out.extend_from_slice(&id.to_le_bytes());
+        }
+        out.extend_from_slice(&declared.to_le_bytes());
+        let chunks: Vec<&[u8]> = content.chunks(1 << 17).collect();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let last = u32::from(i + 1 == chunks.len());
+            out.extend_from_slice(&(last | (chunk.len() as u32) << 3).to_le_bytes()[..3]);
+            out.extend_from_slice(chunk);
+        }
+        out
+    }
+
+    /// `frames` between this format's header and the digest `file` ends with.
+    fn packed_of(frames: &[&[u8]], file: &[u8]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        frames.iter().for_each(|frame| out.extend_from_slice(frame));
+        out.extend_from_slice(&file[file.len() - DIGEST..]);
+        out
+    }
+
+    /// Crafted frames: the one frame followed by an empty frame, a skippable frame or other
+    /// bytes, a skippable frame first, a frame saying a shorter length than its blocks hold,
+    /// one naming a dictionary, and the heap file of another guest build (its digest as the
+    /// trailer): each refused as `invalid_component`, from memory and from a file; the same
+    /// frame written by hand and alone reads, as does the file itself.
+    #[test]
+    fn crafted_compressed_frames_are_refused() {
+        let (base, image, file) = sample();
+        let len = file.len() as u64;
+        let refused = |bytes: &[u8], why: &str| {
+            for result in both(bytes, &base) {
+                assert_eq!(result.err(), Some("invalid_component"), "{why}");
+            }
+        };
+        let frame = HeapImage::compress(&file).unwrap()[HEADER..].to_vec();
+        let frame = &frame[..frame.len() - DIGEST];
+        let empty = zstd::bulk::compress(&[], 1).unwrap();
+        let skippable = [&[0x50, 0x2A, 0x4D, 0x18][..], &4u32.to_le_bytes(), b"junk"].concat();
+        refused(&packed_of(&[frame, &empty], &file), "an empty frame after");
+        refused(
+            &packed_of(&[frame, &skippable], &file),
+            "a skippable frame after",
+        );
+        refused(&packed_of(&[frame, b"junk"], &file), "other bytes after");
+        refused(
+            &packed_of(&[&skippable, frame], &file),
+            "a skippable frame first",
+        );
+        let short = raw_frame(&file, len - 4096, None);
+        refused(&packed_of(&[&short], &file), "more than it says");
+        let dict = raw_frame(&file, len, Some(7));
+        refused(&packed_of(&[&dict], &file), "a dictionary named");
+        let other = image.encode(&[4; 32], &base);
+        let frame_of_other = zstd::bulk::compress(&other, 1).unwrap();
+        refused(&packed_of(&[&frame_of_other], &other), "another guest's");
+        let by_hand = packed_of(&[&raw_frame(&file, len, None)], &file);
+        for back in both(&by_hand, &base).into_iter().chain(both(&file, &base)) {
             assert_eq!(back.unwrap().heap, image.heap);
         }
     }
