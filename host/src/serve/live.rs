@@ -703,4 +703,40 @@ mod tests {
         assert_eq!(hot(&heaps), ["a"]);
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// A hibernation that cannot write its compressed file (its temporary name taken by a
+    /// folder here, a full disk in life) is `internal` and marked done until the session's
+    /// next turn, as one that succeeds: the reaper does not read and compress the whole file
+    /// again every round. The file stays plain, and the next run wakes from it and answers.
+    #[tokio::test]
+    async fn a_failed_hibernation_waits_for_the_next_turn() {
+        let dir = std::env::temp_dir().join(format!("palisade-hibernate-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("heap.img");
+        let palisade = crate::Palisade::builder().build().unwrap();
+        let admission = Admission::new(1, Duration::from_secs(60));
+        let runner = Runner::new(palisade, admission, Arc::new(Metrics::new()));
+        let heaps = LiveHeaps::new(1);
+        let policy = Policy::builtin_default();
+        let run = async |source: &str| {
+            let stored = heaps
+                .run(&runner, ("a", &file), &policy, &step(source), &who("a"))
+                .await
+                .unwrap();
+            serde_json::from_str::<serde_json::Value>(&stored.body).unwrap()["output"].clone()
+        };
+        assert_eq!(run("globalThis.x = 1; x").await, 1);
+        std::fs::create_dir(dir.join("heap.img.tmp")).unwrap();
+        let failed = heaps.hibernate("a", &file).await.unwrap_err();
+        assert_eq!(failed.code(), "internal");
+        assert!(heaps.hibernated("a"), "not tried again at the next round");
+        assert!(std::fs::read(&file).unwrap().starts_with(b"PALIHEAP"));
+        assert_eq!(run("x + 1").await, 2);
+        assert!(
+            !heaps.hibernated("a"),
+            "its next turn may hibernate it again"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
