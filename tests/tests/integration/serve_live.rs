@@ -681,3 +681,109 @@ async fn a_step_that_comes_while_its_session_hibernates_waits_for_it() {
     let _ = reaper.await;
     server.assert_fine(None).await;
 }
+
+/// A step sent while its session hibernates waits for the compressed file and answers: no
+/// other call of the session runs, so it is never `session_busy`. The hibernation is held
+/// midway: the heap file is a FIFO, fed the true file's bytes only once the step holds the
+/// session (`status: running`); then the session wakes from the compressed file, and a
+/// normal call answers.
+#[tokio::test]
+async fn a_step_sent_while_its_session_hibernates_waits_and_answers() {
+    use std::io::Write;
+    let (server, data, id) = hibernating("live-hibernate-step", 300, 50).await;
+    let image = data.join("sessions").join(&id).join("heap.img");
+    assert_eq!(
+        step(&server, &id, "globalThis.n = 41; n", Value::Null).await,
+        41
+    );
+    let bytes = std::fs::read(&image).unwrap();
+    std::fs::remove_file(&image).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&image).status();
+    assert!(made.unwrap().success());
+    let reaper = tokio::spawn(palisade::serve::reaper(server.state.clone()));
+    // Opening the FIFO to write returns once the hibernation has opened it to read.
+    let path = image.clone();
+    let open = move || std::fs::OpenOptions::new().write(true).open(path);
+    let open = tokio::task::spawn_blocking(open);
+    let Ok(opened) = tokio::time::timeout(std::time::Duration::from_secs(30), open).await else {
+        // A reader of the test's own (O_NONBLOCK) ends the open still waiting.
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut reader = std::fs::OpenOptions::new();
+        drop(reader.read(true).custom_flags(0o4000).open(&image));
+        panic!("never hibernated");
+    };
+    let mut fifo = opened.unwrap().unwrap();
+    let (run, session) = (
+        format!("/v1/sessions/{id}/run"),
+        format!("/v1/sessions/{id}"),
+    );
+    let (answer, ()) = tokio::join!(
+        server.call("POST", &run, None, json!({"source": "n += 1"})),
+        async {
+            while server.call("GET", &session, None, Value::Null).await.body["status"] != "running"
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            let feed = move || fifo.write_all(&bytes);
+            tokio::task::spawn_blocking(feed).await.unwrap().unwrap();
+        }
+    );
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert_eq!(answer.body["output"], 42);
+    assert!(!compressed(&image), "the step wrote a plain file");
+    reaper.abort();
+    let _ = reaper.await;
+    assert_eq!(step(&server, &id, "n", Value::Null).await, 42);
+    server.assert_fine(None).await;
+}
+
+/// Steps sent at uneven gaps to a session that hibernates after 30 ms idle: some wake from a
+/// compressed file, some after journal records kept over a plain or compressed one, some race
+/// the reaper; a heap read and a fork come between. Every step answers with the count of those
+/// before it plus one (none lost, none twice), the fork holds the count it was forked at, and
+/// after a restart (the files as the last step left them) the session holds the last count.
+#[tokio::test]
+async fn no_acknowledged_step_is_lost_to_hibernation() {
+    let (server, data, id) = hibernating("live-hibernate-race", 30, 5).await;
+    let image = data.join("sessions").join(&id).join("heap.img");
+    let rows = "globalThis.rows = Array.from({ length: 20000 }, (_, i) => `row ${i}`); 0";
+    assert_eq!(step(&server, &id, rows, Value::Null).await, 0);
+    let reaper = tokio::spawn(palisade::serve::reaper(server.state.clone()));
+    let count = "globalThis.c = (globalThis.c ?? 0) + 1; rows[c] = `kept ${c}`; c";
+    let (mut woken_compressed, mut fork) = (0, None);
+    for i in 1..=40u64 {
+        woken_compressed += u32::from(compressed(&image));
+        assert_eq!(step(&server, &id, count, Value::Null).await, i);
+        if i == 20 {
+            hibernated(&image).await;
+            let uri = format!("/v1/sessions/{id}/fork");
+            let forked = server.call("POST", &uri, None, Value::Null).await;
+            assert_eq!(forked.status, StatusCode::CREATED, "{}", forked.body);
+            fork = forked.body["session_id"].as_str().map(str::to_owned);
+        }
+        if i % 7 == 0 {
+            let uri = format!("/v1/sessions/{id}/heap");
+            let heap = server.call("GET", &uri, None, Value::Null).await;
+            assert_eq!(heap.status, StatusCode::OK, "{}", heap.body);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(i * 13 % 70)).await;
+    }
+    assert!(woken_compressed > 0, "no step woke from a compressed file");
+    let fork = fork.unwrap();
+    assert_eq!(
+        step(&server, &fork, "c + ':' + rows[20]", Value::Null).await,
+        "20:kept 20"
+    );
+    reaper.abort();
+    let _ = reaper.await;
+    drop(server);
+    let mut cfg = config("live-hibernate-race-2", false);
+    cfg.data = data;
+    let server = start(cfg);
+    let last = "c + ':' + rows[40] + ':' + rows[41]";
+    assert_eq!(
+        step(&server, &id, last, Value::Null).await,
+        "40:kept 40:row 41"
+    );
+    server.assert_fine(None).await;
+}
