@@ -928,7 +928,8 @@ impl Sessions {
 
     /// Hibernate the live sessions idle for `--hibernate-after`: each dropped from memory and
     /// its heap file compressed, once an idle period ([`super::live::LiveHeaps::hibernate`]),
-    /// unless a turn of it or a stop is under way (then at a later round).
+    /// unless a turn of it or a stop is under way (then at a later round), or it was used
+    /// since it was listed.
     async fn hibernate(&self) {
         let after = self.parts.limits.hibernate_after;
         if after.is_zero() {
@@ -953,7 +954,11 @@ impl Sessions {
             let Ok(_ops) = session.in_use.try_read() else {
                 continue;
             };
-            if session.stopped.load(Ordering::Relaxed) {
+            // Nor used since it was listed (the files of those before it took a while).
+            let used = crate::audit::now_unix_ms()
+                .saturating_sub(session.last_used.load(Ordering::Relaxed))
+                < after;
+            if used || session.stopped.load(Ordering::Relaxed) {
                 continue;
             }
             let (id, file) = (
@@ -1302,6 +1307,122 @@ mod tests {
         drop(sessions);
         let reopened = super::tests::sessions(&dir, 2);
         assert_eq!(reopened.list("local").len(), 2);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A FIFO's writing end if something has it open to read (else none), never waiting.
+    fn writer(fifo: &std::path::Path) -> Option<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).custom_flags(0o4000).open(fifo).ok()
+    }
+
+    /// Write `bytes` to the non-blocking `fifo`, then close it.
+    async fn feed(mut fifo: std::fs::File, bytes: Vec<u8>) {
+        use std::io::Write;
+        let fed = tokio::task::spawn_blocking(move || {
+            let mut at = 0;
+            while at < bytes.len() {
+                match fifo.write(&bytes[at..]) {
+                    Ok(n) => at += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        });
+        fed.await.unwrap();
+    }
+
+    /// The reaper lists the live sessions idle for `--hibernate-after`, then compresses their
+    /// files one after another. One used after it was listed (a file operation here, while the
+    /// first listed is held midway: both heap files are FIFOs) is checked again and left as
+    /// it is, its file never read; the first hibernates. Then each session answers a step.
+    #[tokio::test]
+    async fn a_session_used_after_hibernation_listed_it_is_left_alone() {
+        let dir = fresh_dir("hibernate-listed");
+        let mut sessions = sessions(&dir, 4);
+        sessions.parts.limits.hibernate_after = Duration::from_secs(60);
+        let local = Tenant::local();
+        let (mut ids, mut images, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
+        let step = |source: &str| -> RunRequest {
+            serde_json::from_value(serde_json::json!({ "source": source })).unwrap()
+        };
+        for _ in 0..2 {
+            let live = CreateSession {
+                live: true,
+                ..create("default")
+            };
+            let made = sessions.create(&local, live).await.unwrap();
+            let id = made["session_id"].as_str().unwrap().to_owned();
+            sessions
+                .run(&local, &id, step("globalThis.x = 1; x"))
+                .await
+                .unwrap();
+            let session = sessions.get("local", &id).await.unwrap();
+            session.last_used.store(0, Ordering::Relaxed);
+            let image = super::super::live::heap_file(&session.dir);
+            bytes.push(std::fs::read(&image).unwrap());
+            std::fs::remove_file(&image).unwrap();
+            let made = std::process::Command::new("mkfifo").arg(&image).status();
+            assert!(made.unwrap().success());
+            (ids.push(id), images.push(image));
+        }
+        let done = AtomicBool::new(false);
+        let round = async {
+            sessions.hibernate().await;
+            done.store(true, Ordering::Relaxed);
+        };
+        let used = async {
+            let since = std::time::Instant::now();
+            let (first, fifo) = loop {
+                if let Some(found) = (0..2).find_map(|i| writer(&images[i]).map(|w| (i, w))) {
+                    break found;
+                }
+                assert!(
+                    since.elapsed() < Duration::from_secs(30),
+                    "never hibernated"
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            };
+            let other = 1 - first;
+            let note = FsRequest {
+                path: Some("note.txt".into()),
+                content: Some("used".into()),
+                ..FsRequest::default()
+            };
+            sessions
+                .fs(&local, &ids[other], "write".into(), note)
+                .await
+                .unwrap();
+            feed(fifo, bytes[first].clone()).await;
+            // The round goes on to the other session: reading its file, or leaving it.
+            while !done.load(Ordering::Relaxed) {
+                if let Some(fifo) = writer(&images[other]) {
+                    feed(fifo, bytes[other].clone()).await;
+                    return (first, true);
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            (first, false)
+        };
+        let ((), (first, read)) = tokio::join!(round, used);
+        let other = 1 - first;
+        assert!(!read, "the session used after it was listed was hibernated");
+        let live = &sessions.parts.live;
+        assert!(live.hibernated(&ids[first]) && !live.hibernated(&ids[other]));
+        assert!(
+            std::fs::read(&images[first])
+                .unwrap()
+                .starts_with(b"PALIHEPZ")
+        );
+        std::fs::remove_file(&images[other]).unwrap();
+        std::fs::write(&images[other], &bytes[other]).unwrap();
+        for id in &ids {
+            let stored = sessions.run(&local, id, step("x + 1")).await.unwrap();
+            assert!(stored.body.contains(r#""output":2"#), "{}", stored.body);
+        }
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
