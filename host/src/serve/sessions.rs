@@ -1335,6 +1335,34 @@ mod tests {
         fed.await.unwrap();
     }
 
+    fn step(source: &str) -> RunRequest {
+        serde_json::from_value(serde_json::json!({ "source": source })).unwrap()
+    }
+
+    /// A live session that ran a step, idle since long, its heap file's bytes moved out and a
+    /// FIFO in its place: its id, the FIFO and the bytes.
+    async fn idle_behind_a_fifo(
+        sessions: &Sessions,
+        local: &Tenant,
+    ) -> (String, std::path::PathBuf, Vec<u8>) {
+        let live = CreateSession {
+            live: true,
+            ..create("default")
+        };
+        let made = sessions.create(local, live).await.unwrap();
+        let id = made["session_id"].as_str().unwrap().to_owned();
+        let ran = sessions.run(local, &id, step("globalThis.x = 1; x")).await;
+        assert!(ran.unwrap().body.contains(r#""output":1"#));
+        let session = sessions.get("local", &id).await.unwrap();
+        session.last_used.store(0, Ordering::Relaxed);
+        let image = super::super::live::heap_file(&session.dir);
+        let bytes = std::fs::read(&image).unwrap();
+        std::fs::remove_file(&image).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&image).status();
+        assert!(made.unwrap().success());
+        (id, image, bytes)
+    }
+
     /// The reaper lists the live sessions idle for `--hibernate-after`, then compresses their
     /// files one after another. One used after it was listed (a file operation here, while the
     /// first listed is held midway: both heap files are FIFOs) is checked again and left as
@@ -1346,28 +1374,11 @@ mod tests {
         sessions.parts.limits.hibernate_after = Duration::from_secs(60);
         let local = Tenant::local();
         let (mut ids, mut images, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
-        let step = |source: &str| -> RunRequest {
-            serde_json::from_value(serde_json::json!({ "source": source })).unwrap()
-        };
         for _ in 0..2 {
-            let live = CreateSession {
-                live: true,
-                ..create("default")
-            };
-            let made = sessions.create(&local, live).await.unwrap();
-            let id = made["session_id"].as_str().unwrap().to_owned();
-            sessions
-                .run(&local, &id, step("globalThis.x = 1; x"))
-                .await
-                .unwrap();
-            let session = sessions.get("local", &id).await.unwrap();
-            session.last_used.store(0, Ordering::Relaxed);
-            let image = super::super::live::heap_file(&session.dir);
-            bytes.push(std::fs::read(&image).unwrap());
-            std::fs::remove_file(&image).unwrap();
-            let made = std::process::Command::new("mkfifo").arg(&image).status();
-            assert!(made.unwrap().success());
-            (ids.push(id), images.push(image));
+            let (id, image, file) = idle_behind_a_fifo(&sessions, &local).await;
+            ids.push(id);
+            images.push(image);
+            bytes.push(file);
         }
         let done = AtomicBool::new(false);
         let round = async {
