@@ -172,16 +172,11 @@ impl LiveHeaps {
         let options = request.options(who)?;
         let input = request.input.as_deref().map_or("null", |i| i.get());
         let mut turn = self.load(id, runner, policy, file).await?;
-        let loaded = turn.loaded();
         let outcome = runner
-            .run_live(&mut loaded.live, name, source, input, options, who)
+            .run_live(turn.live(), name, source, input, options, who)
             .await?;
-        if outcome.error().is_none()
-            && let Err(e) = keep(file, loaded).await
-        {
-            // Not kept durably, so not kept: the next run wakes from the last saved image.
-            turn.unload();
-            return Err(e);
+        if outcome.error().is_none() {
+            keep(file, turn.take()).await?;
         }
         drop(turn);
         super::runs::respond(&outcome)
@@ -266,11 +261,14 @@ impl LiveHeaps {
         let live = runner.palisade().live_session(policy).await?;
         let image = live.image();
         let journal = Journal::after_image(&image, live.memory_size());
-        let saved = save(place.1, image).await;
-        if let Some(guard) = turn.guard.as_mut() {
-            **guard = saved.is_ok().then_some(Loaded { live, journal });
-        }
-        saved
+        let file = place.1.to_owned();
+        let mut guard = turn.take();
+        held(async move {
+            let saved = save(&file, image).await;
+            *guard = saved.is_ok().then_some(Loaded { live, journal });
+            saved
+        })
+        .await
     }
 
     /// Give a new session's file (`to_file`) session `from`'s heap as of its last
@@ -352,8 +350,8 @@ impl LiveHeaps {
 struct Turn<'a> {
     heaps: &'a LiveHeaps,
     id: String,
-    /// `Some` until the turn is dropped.
-    guard: Option<tokio::sync::OwnedMutexGuard<Option<Loaded>>>,
+    /// `Some` until the turn is dropped, or its holder takes it ([`Turn::take`]).
+    guard: Option<Guard>,
 }
 
 impl Turn<'_> {
@@ -367,12 +365,25 @@ impl Turn<'_> {
         &mut self.loaded().live
     }
 
-    /// Drop the session from memory: its next turn wakes it from its file.
-    fn unload(&mut self) {
-        if let Some(guard) = self.guard.as_mut() {
-            **guard = None;
-        }
+    /// The session's slot, held by the caller from now on (the turn still ends when dropped).
+    fn take(&mut self) -> Guard {
+        self.guard.take().expect("held until dropped")
     }
+}
+
+/// A session's slot, held.
+type Guard = tokio::sync::OwnedMutexGuard<Option<Loaded>>;
+
+/// Run `write` (a write of the session's files, which owns the session's slot) on a task of its
+/// own, to its end: a request that goes away midway (its client gone) neither cuts the write
+/// short nor lets the session's next turn write its files beside it, or run on a journal not
+/// yet noted (the slot is held until `write` ends).
+async fn held<T: Send + 'static>(
+    write: impl Future<Output = Result<T, ApiError>> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::spawn(write)
+        .await
+        .map_err(|e| internal(e.to_string()))?
 }
 
 impl Drop for Turn<'_> {
@@ -464,26 +475,52 @@ fn read_files(image: &Path, journal: &Path) -> std::io::Result<Option<Files>> {
 }
 
 /// Keep a successful run durably: a record of what it changed appended to the journal, or a
-/// new image file once the journal is past its bound.
-async fn keep(file: &Path, loaded: &mut Loaded) -> Result<(), ApiError> {
+/// new image file once the journal is past its bound; the session is dropped from memory when
+/// the write fails (not kept durably, so not kept: the next run wakes from the last saved
+/// image). The write holds the session's slot (`guard`) to its end ([`held`]).
+async fn keep(file: &Path, mut guard: Guard) -> Result<(), ApiError> {
+    let Some(loaded) = guard.as_mut() else {
+        return Err(internal("keeping a live session that is not loaded".into()));
+    };
     let memory_size = loaded.live.memory_size();
     let was = loaded.journal;
-    if was.full() {
-        let image = loaded.live.image_for_journal();
-        let journal = Journal::after_image(&image, memory_size);
-        save(file, image).await?;
-        loaded.journal = journal;
-        return Ok(());
-    }
-    let (record, head) = loaded.live.journal_record(was.memory_size, &was.head);
-    let added = append(journal_file(file), was, record).await?;
-    loaded.journal = Journal {
-        head,
-        len: was.len + added,
-        memory_size,
-        ..was
+    let (image, record) = match was.full() {
+        true => (Some(loaded.live.image_for_journal()), None),
+        false => (
+            None,
+            Some(loaded.live.journal_record(was.memory_size, &was.head)),
+        ),
     };
-    Ok(())
+    let file = file.to_owned();
+    held(async move {
+        let journal = match (image, record) {
+            (Some(image), _) => {
+                let journal = Journal::after_image(&image, memory_size);
+                save(&file, image).await.map(|()| journal)
+            }
+            (None, Some((record, head))) => {
+                append(journal_file(&file), was, record)
+                    .await
+                    .map(|added| Journal {
+                        head,
+                        len: was.len + added,
+                        memory_size,
+                        ..was
+                    })
+            }
+            (None, None) => unreachable!("one or the other"),
+        };
+        match (journal, guard.as_mut()) {
+            (Ok(journal), Some(loaded)) => loaded.journal = journal,
+            (Ok(_), None) => {}
+            (Err(e), _) => {
+                *guard = None;
+                return Err(e);
+            }
+        }
+        Ok(())
+    })
+    .await
 }
 
 /// Append `record` to the journal at `path` (`was` says where it stands: a journal of no bytes

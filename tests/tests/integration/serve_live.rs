@@ -690,6 +690,7 @@ async fn a_step_that_comes_while_its_session_hibernates_waits_for_it() {
 #[tokio::test]
 async fn a_step_sent_while_its_session_hibernates_waits_and_answers() {
     use std::io::Write;
+    let _fifos = FIFOS.lock().await;
     let (server, data, id) = hibernating("live-hibernate-step", 300, 50).await;
     let image = data.join("sessions").join(&id).join("heap.img");
     assert_eq!(
@@ -785,5 +786,73 @@ async fn no_acknowledged_step_is_lost_to_hibernation() {
         step(&server, &id, last, Value::Null).await,
         "40:kept 40:row 41"
     );
+    server.assert_fine(None).await;
+}
+
+/// Held by each test whose server opens a FIFO, which it recognises by a thread of this
+/// process waiting for the FIFO's other end: one such test at a time.
+static FIFOS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Wait (at most 60 s) until a thread of this process waits to open a FIFO that nothing has
+/// opened from the other end.
+async fn a_fifo_is_waited_for() {
+    let waiting = || {
+        let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+        tasks.flatten().any(|task| {
+            let wchan = std::fs::read_to_string(task.path().join("wchan"));
+            wchan.is_ok_and(|w| w == "wait_for_partner")
+        })
+    };
+    let since = std::time::Instant::now();
+    while !waiting() {
+        assert!(since.elapsed().as_secs() < 60, "no FIFO is waited for");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// A step whose client goes away while the step's changes are being written (the journal a
+/// FIFO here, so the write waits) keeps the session until the write has ended: the session's
+/// next turn waits for it, rather than writing the session's files beside it (a journal record
+/// chained twice from one head, which the next wake refuses, or an older image renamed over a
+/// newer one). A write that fails (a FIFO cannot be synced) keeps nothing of the step, which
+/// was never acknowledged; the session goes on from its last kept step.
+#[tokio::test]
+async fn a_step_whose_client_leaves_midway_holds_its_session_until_written() {
+    let _fifos = FIFOS.lock().await;
+    let cfg = config("live-gone", false);
+    let data = cfg.data.clone();
+    let server = std::sync::Arc::new(start(cfg));
+    let id = live(&server).await;
+    assert_eq!(
+        step(&server, &id, "globalThis.n = 1; n", Value::Null).await,
+        1
+    );
+    let journal = data.join("sessions").join(&id).join("heap.jrnl");
+    let made = std::process::Command::new("mkfifo").arg(&journal).status();
+    assert!(made.unwrap().success());
+    let (gone, run) = (server.clone(), format!("/v1/sessions/{id}/run"));
+    let request = tokio::spawn(async move {
+        gone.call("POST", &run, None, json!({"source": "n += 1"}))
+            .await
+    });
+    a_fifo_is_waited_for().await;
+    // The client leaves.
+    request.abort();
+    assert!(request.await.is_err_and(|e| e.is_cancelled()));
+    let heap = format!("/v1/sessions/{id}/heap");
+    let beside = server.call("GET", &heap, None, Value::Null);
+    let beside = tokio::time::timeout(std::time::Duration::from_millis(500), beside).await;
+    // The write goes on: its bytes read, its sync refused.
+    let path = journal.clone();
+    let taken = tokio::task::spawn_blocking(move || std::fs::read(path))
+        .await
+        .unwrap();
+    if let Ok(answer) = beside {
+        panic!("a turn ran beside the write: {}", answer.body);
+    }
+    assert!(!taken.unwrap().is_empty());
+    std::fs::remove_file(&journal).unwrap();
+    assert_eq!(step(&server, &id, "n", Value::Null).await, 1);
+    assert_eq!(step(&server, &id, "n += 1", Value::Null).await, 2);
     server.assert_fine(None).await;
 }
