@@ -10,9 +10,9 @@
 //! A wake reads either form ([`HeapImage::decode`], [`HeapImage::open`]): a compressed one is
 //! decompressed into memory (a copy, never mapped), then read as the heap file it holds, its
 //! digest checked as any other's. A file with more than its one frame (zstd would read on
-//! into frames that no digest covers), a frame that does not say its length, says one longer than
-//! the policy's memory limit allows, or does not decompress to exactly that length is refused
-//! as `invalid_component` before anything is restored, as a damaged heap file is.
+//! into frames that no digest covers), a frame that does not say its length, says one longer
+//! than the policy's memory limit allows, or does not decompress to exactly that length is
+//! refused as `invalid_component` before anything is restored, as a damaged heap file is.
 
 use super::image::{self, HeapImage};
 use crate::Error;
@@ -49,20 +49,18 @@ impl HeapImage {
         out.extend_from_slice(&file[file.len() - DIGEST..]);
         Ok(out)
     }
+
+    /// Whether `bytes` (a heap file's first 8 bytes or more) begin a file that
+    /// [`HeapImage::compress`] wrote.
+    pub fn is_compressed(bytes: &[u8]) -> bool {
+        is_compressed(bytes)
+    }
 }
 
 /// The longest a compressed heap file may be, for a heap file of at most `longest` bytes
 /// (zstd's bound for bytes that do not compress).
 pub(crate) fn longest_packed(longest: usize) -> usize {
     zstd::zstd_safe::compress_bound(longest).saturating_add(HEADER + DIGEST)
-}
-
-impl HeapImage {
-    /// Whether `bytes` (a heap file's first 8 bytes or more) begin a file that
-    /// [`HeapImage::compress`] wrote.
-    pub fn is_compressed(bytes: &[u8]) -> bool {
-        is_compressed(bytes)
-    }
 }
 
 /// Whether `bytes` are a compressed heap file (by their first bytes alone).
