@@ -337,10 +337,14 @@ impl LiveHeaps {
             .unwrap_or_else(|e| e.into_inner())
             .insert(id.to_owned());
         let file = file.to_owned();
-        tokio::task::spawn_blocking(move || compress_file(&file))
-            .await
-            .map_err(|e| internal(e.to_string()))?
-            .map_err(|e| internal(format!("compressing a live session's heap: {e}")))
+        held(async move {
+            let compressed = tokio::task::spawn_blocking(move || compress_file(&file)).await;
+            drop(guard);
+            compressed
+                .map_err(|e| internal(e.to_string()))?
+                .map_err(|e| internal(format!("compressing a live session's heap: {e}")))
+        })
+        .await
     }
 }
 
