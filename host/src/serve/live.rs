@@ -147,10 +147,15 @@ impl LiveHeaps {
         if let Some(loaded) = guard.as_mut()
             && loaded.live.policy() != policy
         {
+            let _slot = runner.admit().await?;
             let image = loaded.live.image();
             loaded.live = runner.palisade().wake_live_session(policy, &image).await?;
         }
         if guard.is_none() {
+            // A wake takes memory (a compressed file is decompressed into it, a copied heap
+            // copied) and a CPU as a call does: admitted as one, so that no more sessions wake
+            // at once than calls run (`--max-concurrency`).
+            let _slot = runner.admit().await?;
             **guard = Some(wake(runner, policy, file).await?);
         }
         Ok(turn)

@@ -856,3 +856,46 @@ async fn a_step_whose_client_leaves_midway_holds_its_session_until_written() {
     assert_eq!(step(&server, &id, "n += 1", Value::Null).await, 2);
     server.assert_fine(None).await;
 }
+
+/// A wake is admitted as a call is (it decompresses or copies a heap into memory): with every
+/// run slot taken, a step to a session that is not in memory is refused `capacity_exhausted`
+/// before its file is read (a damaged one here, which a wake refuses as `invalid_component`);
+/// once a slot is free, the wake reads the file and refuses it; a reset recovers the session.
+#[tokio::test]
+async fn a_wake_waits_for_a_run_slot_as_a_call_does() {
+    let admitting = |name: &str, data: Option<PathBuf>| {
+        let mut cfg = config(name, false);
+        cfg.max_concurrency = 1;
+        cfg.admission_wait = std::time::Duration::from_millis(200);
+        if let Some(data) = data {
+            cfg.data = data;
+        }
+        cfg
+    };
+    let cfg = admitting("live-admitted", None);
+    let data = cfg.data.clone();
+    let server = start(cfg);
+    let id = live(&server).await;
+    assert_eq!(
+        step(&server, &id, "let kept = 1; kept", Value::Null).await,
+        1
+    );
+    drop(server);
+    let file = data.join("sessions").join(&id).join("heap.img");
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    let server = start(admitting("live-admitted-2", Some(data)));
+    let run = format!("/v1/sessions/{id}/run");
+    let slot = server.state.runner.admit().await.unwrap();
+    let refused = server
+        .call("POST", &run, None, json!({"source": "kept"}))
+        .await;
+    assert_error(&refused, 503, "capacity_exhausted");
+    drop(slot);
+    let refused = server
+        .call("POST", &run, None, json!({"source": "kept"}))
+        .await;
+    assert_error(&refused, 400, "invalid_component");
+    reset_forgets(&server, &id, "kept").await;
+    server.assert_fine(None).await;
+}
