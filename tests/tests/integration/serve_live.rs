@@ -418,12 +418,9 @@ fn a_thousand_live_sessions_hold_a_bounded_memory() {
     std::fs::remove_dir_all(&data).unwrap();
 }
 
-/// A heap file that no longer wakes (here, cut short while the server was down) makes each run
-/// `invalid_component` and is never restored; a reset does not read it, so it brings the
-/// session back to a fresh heap, and a normal call works.
-#[tokio::test]
-async fn a_damaged_heap_file_is_refused_and_a_reset_recovers_the_session() {
-    let cfg = config("live-damaged", false);
+/// A server on `cfg` with a live session that keeps `kept` (1), stopped, and the session's heap
+/// file then cut in half: the data folder and the session's id.
+async fn damaged(cfg: palisade::serve::Config) -> (PathBuf, String) {
     let data = cfg.data.clone();
     let server = start(cfg);
     let id = live(&server).await;
@@ -435,6 +432,15 @@ async fn a_damaged_heap_file_is_refused_and_a_reset_recovers_the_session() {
     let file = data.join("sessions").join(&id).join("heap.img");
     let bytes = std::fs::read(&file).unwrap();
     std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    (data, id)
+}
+
+/// A heap file that no longer wakes (here, cut short while the server was down) makes each run
+/// `invalid_component` and is never restored; a reset does not read it, so it brings the
+/// session back to a fresh heap, and a normal call works.
+#[tokio::test]
+async fn a_damaged_heap_file_is_refused_and_a_reset_recovers_the_session() {
+    let (data, id) = damaged(config("live-damaged", false)).await;
     let mut cfg = config("live-damaged-2", false);
     cfg.data = data;
     let server = start(cfg);
@@ -872,18 +878,7 @@ async fn a_wake_waits_for_a_run_slot_as_a_call_does() {
         }
         cfg
     };
-    let cfg = admitting("live-admitted", None);
-    let data = cfg.data.clone();
-    let server = start(cfg);
-    let id = live(&server).await;
-    assert_eq!(
-        step(&server, &id, "let kept = 1; kept", Value::Null).await,
-        1
-    );
-    drop(server);
-    let file = data.join("sessions").join(&id).join("heap.img");
-    let bytes = std::fs::read(&file).unwrap();
-    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    let (data, id) = damaged(admitting("live-admitted", None)).await;
     let server = start(admitting("live-admitted-2", Some(data)));
     let run = format!("/v1/sessions/{id}/run");
     let slot = server.state.runner.admit().await.unwrap();
