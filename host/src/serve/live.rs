@@ -152,10 +152,6 @@ impl LiveHeaps {
             loaded.live = runner.palisade().wake_live_session(policy, &image).await?;
         }
         if guard.is_none() {
-            // A wake takes memory (a compressed file is decompressed into it, a copied heap
-            // copied) and a CPU as a call does: admitted as one, so that no more sessions wake
-            // at once than calls run (`--max-concurrency`).
-            let _slot = runner.admit().await?;
             **guard = Some(wake(runner, policy, file).await?);
         }
         Ok(turn)
@@ -419,6 +415,11 @@ async fn wake(runner: &Runner, policy: &Policy, file: &Path) -> Result<Loaded, A
             journal: Journal::none(),
         });
     };
+    // A wake takes memory (a compressed file is decompressed into it, a journal replayed over
+    // a copy) and a CPU as a call does: admitted as one, so that no more sessions wake at once
+    // than calls run (`--max-concurrency`). A session with no file yet starts fresh, mapping
+    // the runtime's fresh heap.
+    let _slot = runner.admit().await?;
     // Mapped from the file (its digest checked first).
     let mut live = palisade
         .wake_live_session_file(policy, &files.image)
