@@ -494,21 +494,21 @@ async fn keep(file: &Path, mut guard: Guard) -> Result<(), ApiError> {
     };
     let memory_size = loaded.live.memory_size();
     let was = loaded.journal;
-    let (image, record) = match was.full() {
-        true => (Some(loaded.live.image_for_journal()), None),
-        false => (
-            None,
-            Some(loaded.live.journal_record(was.memory_size, &was.head)),
-        ),
+    let kept = match was.full() {
+        true => Kept::Image(loaded.live.image_for_journal()),
+        false => {
+            let (record, head) = loaded.live.journal_record(was.memory_size, &was.head);
+            Kept::Record(record, head)
+        }
     };
     let file = file.to_owned();
     held(async move {
-        let journal = match (image, record) {
-            (Some(image), _) => {
+        let journal = match kept {
+            Kept::Image(image) => {
                 let journal = Journal::after_image(&image, memory_size);
                 save(&file, image).await.map(|()| journal)
             }
-            (None, Some((record, head))) => {
+            Kept::Record(record, head) => {
                 append(journal_file(&file), was, record)
                     .await
                     .map(|added| Journal {
@@ -518,7 +518,6 @@ async fn keep(file: &Path, mut guard: Guard) -> Result<(), ApiError> {
                         ..was
                     })
             }
-            (None, None) => unreachable!("one or the other"),
         };
         match (journal, guard.as_mut()) {
             (Ok(journal), Some(loaded)) => loaded.journal = journal,
@@ -531,6 +530,13 @@ async fn keep(file: &Path, mut guard: Guard) -> Result<(), ApiError> {
         Ok(())
     })
     .await
+}
+
+/// What a successful run leaves to write: a new image file, or a journal record and the
+/// digest the next record chains from.
+enum Kept {
+    Image(Vec<u8>),
+    Record(Vec<u8>, [u8; 32]),
 }
 
 /// Append `record` to the journal at `path` (`was` says where it stands: a journal of no bytes
@@ -579,12 +585,7 @@ async fn cut(path: PathBuf, len: u64) -> Result<(), ApiError> {
 async fn save(file: &Path, image: Vec<u8>) -> Result<(), ApiError> {
     let file = file.to_owned();
     tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-        use std::io::Write;
-        let temp = file.with_extension("img.tmp");
-        let mut out = std::fs::File::create(&temp)?;
-        out.write_all(&image)?;
-        out.sync_all()?;
-        std::fs::rename(&temp, &file)?;
+        replace(&file, &image)?;
         match std::fs::remove_file(journal_file(&file)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => {}
@@ -600,7 +601,6 @@ async fn save(file: &Path, image: Vec<u8>) -> Result<(), ApiError> {
 /// durably, as [`save`] replaces one: a temporary file, synced, renamed over it, the folder
 /// synced. A file that is not a heap file is left as it is (its wake refuses it).
 fn compress_file(file: &Path) -> std::io::Result<()> {
-    use std::io::Write;
     let bytes = match std::fs::read(file) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         read => read?,
@@ -609,12 +609,20 @@ fn compress_file(file: &Path) -> std::io::Result<()> {
     let Ok(packed) = crate::HeapImage::compress(&bytes) else {
         return Ok(());
     };
+    replace(file, &packed)?;
+    sync_folder(file)
+}
+
+/// Replace the heap file `file` by `bytes`: a temporary file (the one name every writer of the
+/// session's files uses, each holding the session's slot), synced, then renamed over it. The
+/// caller syncs the folder.
+fn replace(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
     let temp = file.with_extension("img.tmp");
     let mut out = std::fs::File::create(&temp)?;
-    out.write_all(&packed)?;
+    out.write_all(bytes)?;
     out.sync_all()?;
-    std::fs::rename(&temp, file)?;
-    sync_folder(file)
+    std::fs::rename(&temp, file)
 }
 
 /// Sync the folder that holds `file`, so that its new name is durable.

@@ -157,6 +157,11 @@ impl Session {
         now.saturating_sub(self.last_used.load(Ordering::Relaxed)) > self.record.idle_timeout_ms
     }
 
+    /// Whether it has not been used for `ms` milliseconds at `now`.
+    fn unused_for(&self, now: u64, ms: u64) -> bool {
+        now.saturating_sub(self.last_used.load(Ordering::Relaxed)) >= ms
+    }
+
     /// The listing form: `{session_id, policy, name, status, created_at, last_used_at}`.
     pub fn view(&self) -> serde_json::Value {
         let last =
@@ -942,7 +947,7 @@ impl Sessions {
             .values()
             .filter(|s| {
                 s.record.live
-                    && now.saturating_sub(s.last_used.load(Ordering::Relaxed)) >= after
+                    && s.unused_for(now, after)
                     && !self.parts.live.hibernated(&s.record.session_id)
             })
             .cloned()
@@ -955,9 +960,7 @@ impl Sessions {
                 continue;
             };
             // Nor used since it was listed (the files of those before it took a while).
-            let used = crate::audit::now_unix_ms()
-                .saturating_sub(session.last_used.load(Ordering::Relaxed))
-                < after;
+            let used = !session.unused_for(crate::audit::now_unix_ms(), after);
             if used || session.stopped.load(Ordering::Relaxed) {
                 continue;
             }
@@ -1025,13 +1028,14 @@ fn record_removes(record: &SessionRecord) -> [Write; 2] {
 /// store written before that table was, or by a server that did not keep it, lacks or keeps
 /// over. Only the differences are written.
 fn reindex(store: &Store, records: &[(String, SessionRecord)]) -> Result<(), StoreError> {
-    let indexed: HashMap<String, SessionRecord> = store
+    let indexed: std::collections::HashSet<String> = store
         .all::<SessionRecord>(Table::TenantSessions, "")?
         .into_iter()
+        .map(|(key, _)| key)
         .collect();
     let mut writes = Vec::new();
     for (_, record) in records {
-        if !indexed.contains_key(&tenant_key(record)) {
+        if !indexed.contains(&tenant_key(record)) {
             let [_, put] = record_puts(record).map_err(|e| StoreError::Failed(e.to_string()))?;
             writes.push(put);
         }
@@ -1040,7 +1044,7 @@ fn reindex(store: &Store, records: &[(String, SessionRecord)]) -> Result<(), Sto
         records.iter().map(|(_, r)| tenant_key(r)).collect();
     writes.extend(
         indexed
-            .keys()
+            .iter()
             .filter(|key| !kept.contains(*key))
             .map(|key| Write::Remove {
                 table: Table::TenantSessions,
