@@ -6,7 +6,7 @@
 use super::access::{ACCESS, Layout};
 use super::heap::{HeapFile, MapBase};
 use super::image::{BLOCK, HeapImage, WASM_PAGE};
-use super::written::WriteTracker;
+use super::written::{self, WriteTracker};
 use crate::Error;
 use crate::bindings::{Sandbox, SandboxPre};
 use crate::call::{CallState, Shared};
@@ -56,6 +56,10 @@ pub(crate) struct Hot {
     /// restore's other entries (instantiation, `grow`, `seek`) come before `track`, which
     /// sets it.
     quiet: bool,
+    /// Whether the next image update scans only because the last call's polls took faults
+    /// (it was `quiet` until then): a scan that then finds no page written beyond those known
+    /// writable tells [`written::carried_in_vain`].
+    faulted: bool,
     /// Image updates that needed no scan.
     #[cfg(test)]
     pub(crate) unscanned: u32,
@@ -161,6 +165,7 @@ impl LiveRuntime {
             unchanged: Vec::new(),
             refused: None,
             quiet: false,
+            faulted: false,
             #[cfg(test)]
             unscanned: 0,
             listed: None,
@@ -219,6 +224,7 @@ fn memfd(e: std::io::Error) -> Error {
 impl Hot {
     /// A call ran in the instance, its polls taking `faults` page faults (`None`: not known).
     pub(crate) fn ran(&mut self, faults: Option<u64>) {
+        self.faulted = self.quiet && faults.is_some_and(|n| n > 0);
         self.quiet &= faults == Some(0);
     }
 
@@ -226,6 +232,7 @@ impl Hot {
     async fn view(&mut self) -> Result<WasmList<u8>, Error> {
         // The guest runs: what it writes is not the last call's.
         self.quiet = false;
+        self.faulted = false;
         let (list,) = self
             .view
             .call_async(&mut self.store, (SCRATCH,))
@@ -277,6 +284,8 @@ impl Hot {
             self.tracker = None;
             image.update(memory);
             return Ok(());
+        } else if self.faulted && self.written == tracker.writable_pages() {
+            written::carried_in_vain();
         }
         image.update_written(memory, &self.written, &mut self.unchanged);
         let settled = tracker.settle(&self.written, &self.unchanged);
@@ -399,6 +408,7 @@ impl Hot {
     /// canonical ABI copies them there.
     async fn write_at(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.quiet = false;
+        self.faulted = false;
         let write = self
             .write
             .typed::<(&[u8],), ()>(&self.store)
