@@ -94,9 +94,10 @@ fi
 # The OpenAPI checks (tests/tests/integration/serve_openapi.rs): a validator from PyPI (in the
 # same virtual environment), and a generator and TypeScript from npm, pinned by
 # tests/openapi/package-lock.json.
-if ! "$venv/bin/python" -c "import openapi_spec_validator" 2>/dev/null; then
-  echo "setup: installing openapi-spec-validator into $venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check "openapi-spec-validator==0.7.2"
+openapi_validator=0.9.0
+if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('openapi-spec-validator') != '$openapi_validator')" 2>/dev/null; then
+  echo "setup: installing openapi-spec-validator $openapi_validator into $venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "openapi-spec-validator==$openapi_validator"
 fi
 if [ ! -x tests/openapi/node_modules/.bin/openapi-typescript ] || [ tests/openapi/package-lock.json -nt tests/openapi/node_modules ]; then
   echo "setup: installing tests/openapi's npm packages"

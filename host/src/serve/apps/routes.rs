@@ -56,6 +56,7 @@ pub struct LoadApp {
 
 /// `?session_id=&audience=` of a view.
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ViewQuery {
     /// The session; `default` when absent.
     pub session_id: Option<String>,
@@ -65,6 +66,7 @@ pub struct ViewQuery {
 
 /// `?session_id=` of a session's state.
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SessionQuery {
     /// The session; `default` when absent.
     pub session_id: Option<String>,
@@ -72,6 +74,7 @@ pub struct SessionQuery {
 
 /// `?session_id=&last_event_id=` of the event stream.
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct EventsQuery {
     /// The session; `default` when absent.
     pub session_id: Option<String>,

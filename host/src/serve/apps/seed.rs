@@ -155,6 +155,7 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 
 /// `?session_id=` of the seed's routes.
 #[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SessionParam {
     /// The session, when the body names none.
     pub session_id: Option<String>,
@@ -449,6 +450,7 @@ pub async fn actions_route(
 
 /// `?session_id=&last_event_id=` of `GET /agent/events`.
 #[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SessionQuery {
     /// The session; `default` when absent.
     pub session_id: Option<String>,
