@@ -274,7 +274,7 @@ impl Hot {
         self.written.clear();
         self.unchanged.clear();
         if self.quiet {
-            tracker.writable(&mut self.written);
+            self.written.extend_from_slice(tracker.writable_pages());
             #[cfg(test)]
             {
                 self.unscanned += 1;

@@ -8,7 +8,7 @@
 //! A write to a protected page is a page fault, counted to the thread that made it. So when
 //! the threads that ran a call took no page fault while they ran it ([`counting_faults`]), the
 //! call wrote no protected page, and the pages it may have written are those left writable,
-//! which the tracker knows without asking the kernel ([`WriteTracker::writable`]): the scan,
+//! which the tracker knows without asking the kernel ([`WriteTracker::writable_pages`]): the scan,
 //! which walks the page table of the whole heap, is skipped.
 //!
 //! Where the kernel refuses any of it (older kernels, a seccomp filter, another page size),
@@ -220,13 +220,8 @@ impl WriteTracker {
         Ok(())
     }
 
-    /// What [`WriteTracker::written`] would report when no protected page was written since
-    /// the last [`WriteTracker::settle`]: the pages left writable, appended to `out`.
-    pub(crate) fn writable(&self, out: &mut Vec<Range<usize>>) {
-        out.extend_from_slice(&self.writable_pages);
-    }
-
-    /// The pages left writable after the last [`WriteTracker::settle`], as ranges of offsets.
+    /// The pages left writable after the last [`WriteTracker::settle`], as ranges of offsets
+    /// in order: with the pages written since, all a scan would report.
     pub(crate) fn writable_pages(&self) -> &[Range<usize>] {
         &self.writable_pages
     }
@@ -533,7 +528,7 @@ mod tests {
             if round % 3 == 2 {
                 // Nothing written since the last settle: what an update that skips the scan
                 // settles from.
-                tracker.writable(&mut written);
+                written.extend_from_slice(tracker.writable_pages());
             } else {
                 tracker.written(&mut written).unwrap();
             }
@@ -546,7 +541,7 @@ mod tests {
             written.clear();
             tracker.written(&mut written).unwrap();
             known.clear();
-            tracker.writable(&mut known);
+            known.extend_from_slice(tracker.writable_pages());
             assert_eq!(known, written, "round {round}");
         }
         let ptr = memory.as_mut_ptr().cast();
