@@ -1,6 +1,7 @@
 //! The QuickJS runtime held in the snapshot, and the run/compile entry points.
 
 mod call_globals;
+mod holes;
 mod live;
 mod preload;
 mod settle;
@@ -57,6 +58,8 @@ pub fn init() {
     // touched; touch it here (the snapshot's clock reads zero), so that no later seeding reads
     // a clock. Every call seeds it again.
     fastrand::seed(0);
+    // Last: what ran above freed memory too.
+    holes::take();
 }
 
 /// Compile a module to bytecode.

@@ -337,6 +337,12 @@ impl Hot {
         self.refused
     }
 
+    /// How many 4 KiB pages the last image update found the last call may have written.
+    #[cfg(test)]
+    pub(crate) fn pages_written(&self) -> usize {
+        self.written.iter().map(|pages| pages.len()).sum::<usize>() / 4096
+    }
+
     /// Map `file`'s runs over the instance's heap, which starts at `stack_top`.
     ///
     /// The instance's memory comes from its own engine, which allocates instances on demand:

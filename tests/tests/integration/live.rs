@@ -279,3 +279,27 @@ async fn a_live_policy_may_not_mount_directories() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Timers a step leaves pending are dropped with it: a later step's wait never sees them
+/// fire, whether that step sets a timer of its own, only clears one, or touches none.
+#[tokio::test]
+async fn timers_a_step_leaves_pending_never_fire_in_a_later_step() {
+    let mut live = session(&roomy()).await;
+    let left = "globalThis.fired = [];\n\
+         setTimeout(() => fired.push('timeout'), 0);\n\
+         setInterval(() => fired.push('interval'), 1);\n\
+         fired.length";
+    assert_eq!(step(&mut live, left, "null").await, "0");
+    let waited = "await new Promise((done) => setTimeout(done, 20)); fired";
+    assert_eq!(step(&mut live, waited, "null").await, "[]");
+    assert_eq!(
+        step(&mut live, "clearTimeout(1); fired", "null").await,
+        "[]"
+    );
+    assert_eq!(step(&mut live, "fired", "null").await, "[]");
+    // A step's own timers still fire within it, and are gone after.
+    let own = "setTimeout(() => fired.push('own'), 0);\n\
+         await new Promise((done) => setTimeout(done, 5)); fired";
+    assert_eq!(step(&mut live, own, "null").await, r#"["own"]"#);
+    assert_eq!(step(&mut live, waited, "null").await, r#"["own"]"#);
+}

@@ -9,13 +9,16 @@
 
 use javy::quickjs::prelude::Func;
 use javy::quickjs::{Array, Ctx, Function, Persistent, Result};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
 thread_local! {
     static NEXT_WAIT: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
     static RUN_NEXT: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
     static CLEAR_ALL: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
+    /// Whether a timer function ran since the timers were last cleared: only one can have set
+    /// a timer (each asks [`admit`] first), so without one there is nothing to clear.
+    static ADMITTED: Cell<bool> = const { Cell::new(false) };
 }
 
 const PRELUDE: &str = include_str!("timers.js");
@@ -36,6 +39,7 @@ pub fn register(cx: &Ctx<'_>) -> Result<()> {
 /// Called by each timer function before it does anything (`name` is the function): refused
 /// by the host when the call's policy turns timers off.
 fn admit(cx: Ctx<'_>, name: String) -> Result<()> {
+    ADMITTED.set(true);
     if super::runtime::timers_off() {
         return Err(super::runtime::refuse(&cx, "timers", &name));
     }
@@ -50,7 +54,7 @@ pub fn next_wait(cx: &Ctx<'_>) -> Result<Option<Duration>> {
         .expect("timers were registered at init");
     let ms: f64 = next.restore(cx)?.call(())?;
     if ms >= 0.0 && super::runtime::timers_off() {
-        clear_all(cx)?;
+        clear_now(cx)?;
         return Err(super::runtime::refuse(cx, "timers", "setTimeout"));
     }
     Ok((ms >= 0.0).then(|| Duration::from_secs_f64(ms.min(1e9) / 1000.0)))
@@ -66,6 +70,13 @@ pub fn run_next(cx: &Ctx<'_>) -> Result<()> {
 
 /// Drop every pending timer and interval: a live session's call ends with its result.
 pub fn clear_all(cx: &Ctx<'_>) -> Result<()> {
+    if ADMITTED.replace(false) {
+        clear_now(cx)?;
+    }
+    Ok(())
+}
+
+fn clear_now(cx: &Ctx<'_>) -> Result<()> {
     let clear = CLEAR_ALL
         .with(|slot| slot.borrow().clone())
         .expect("timers were registered at init");
