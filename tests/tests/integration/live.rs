@@ -303,3 +303,41 @@ async fn timers_a_step_leaves_pending_never_fire_in_a_later_step() {
     assert_eq!(step(&mut live, own, "null").await, r#"["own"]"#);
     assert_eq!(step(&mut live, waited, "null").await, r#"["own"]"#);
 }
+
+/// A step without the word `await` runs as a plain script; one with it, as an async body (for
+/// top-level `await`). The two give the same completion values, keep the same declarations
+/// and fail with the same codes: each case runs in a session of each kind, the second's step
+/// starting with `await 0;`.
+#[tokio::test]
+async fn a_step_runs_alike_with_and_without_await() {
+    let cases: [(&str, Result<&str, &str>); 8] = [
+        ("({ value: 5, other: 1 })", Ok(r#"{"value":5,"other":1}"#)),
+        ("Promise.resolve(3)", Ok("3")),
+        (
+            "var v = 7; let w = 8; function f() { return v + w; } f()",
+            Ok("15"),
+        ),
+        (
+            "[typeof v, typeof w, f(), this === globalThis]",
+            Ok(r#"["number","number",15,true]"#),
+        ),
+        ("throw new RangeError('out')", Err("guest_exception")),
+        ("let = ;", Err("guest_syntax")),
+        ("new Promise(() => {})", Err("guest_deadlock")),
+        ("w += 1", Ok("9")),
+    ];
+    let mut plain = session(&roomy()).await;
+    let mut awaiting = session(&roomy()).await;
+    for (source, expected) in cases {
+        for (live, source) in [
+            (&mut plain, source.to_owned()),
+            (&mut awaiting, format!("await 0;\n{source}")),
+        ] {
+            let outcome = live.run("step.js", &source, "null").await;
+            match expected {
+                Ok(value) => assert_eq!(output(&outcome), value, "{source}"),
+                Err(expected) => assert_eq!(code(&outcome), expected, "{source}"),
+            }
+        }
+    }
+}
