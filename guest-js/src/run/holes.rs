@@ -23,6 +23,7 @@ const TOP_FOOTER_AT_MOST: usize = 64;
 
 /// Allocate, and keep, every free chunk below the heap's top chunk. Does nothing when the heap
 /// is not laid out as expected (a check that can only fail when wasi-libc's allocator changes).
+/// Run last before each snapshot: the guest's (`init`) and a compiled script's (`preload`).
 pub(super) fn take() {
     let Some(top) = top_chunk() else {
         return;
@@ -74,7 +75,7 @@ fn top_chunk() -> Option<Top> {
         // SAFETY: the head is inside the memory (checked above) and aligned to 4.
         let head = unsafe { ((chunk + HEAD) as *const usize).read() };
         let size = head & !FLAG_BITS;
-        if size < ALIGNMENT || chunk + size > end {
+        if size < ALIGNMENT || size > end - chunk {
             return None;
         }
         if chunk + size + TOP_FOOTER_AT_MOST >= end {

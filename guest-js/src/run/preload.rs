@@ -97,6 +97,8 @@ pub fn preload(name: &str, source: &str, env: &Environment) -> Result<(), Error>
                     namespace,
                 })
             });
+            // The top level freed memory too, before this snapshot.
+            super::holes::take();
             Ok(())
         })
     })

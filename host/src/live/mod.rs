@@ -586,7 +586,8 @@ mod tests {
             return written::required_or_skipped(refused);
         }
         let pages = hot.pages_written();
-        assert!((1..=16).contains(&pages), "{pages} pages");
+        // 17: any one of the three undone adds 3 pages or more.
+        assert!((1..=17).contains(&pages), "{pages} pages");
     }
 
     /// A journal replayed over a heap woken from its file leaves it mapped, its blocks written

@@ -70,8 +70,9 @@ pub fn run_next(cx: &Ctx<'_>) -> Result<()> {
 
 /// Drop every pending timer and interval: a live session's call ends with its result.
 pub fn clear_all(cx: &Ctx<'_>) -> Result<()> {
-    if ADMITTED.replace(false) {
+    if ADMITTED.get() {
         clear_now(cx)?;
+        ADMITTED.set(false);
     }
     Ok(())
 }
