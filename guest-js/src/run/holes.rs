@@ -56,14 +56,18 @@ struct Top {
     size: usize,
 }
 
+// The linker's start of the heap, and wasi-libc's allocator.
+unsafe extern "C" {
+    static __heap_base: u8;
+    fn sbrk(increment: isize) -> *mut u8;
+    fn malloc(bytes: usize) -> *mut u8;
+    fn free(block: *mut u8);
+}
+
 /// The chunks are walked from the heap's base (the linker's `__heap_base`) to the one that
 /// ends at the memory's end, the top chunk.
 #[allow(unsafe_code)]
 fn top_chunk() -> Option<Top> {
-    unsafe extern "C" {
-        static __heap_base: u8;
-        fn sbrk(increment: isize) -> *mut u8;
-    }
     // SAFETY: `sbrk(0)` only reads the memory's size; the address of `__heap_base` is taken,
     // its byte never read.
     let (base, end) = unsafe { (&raw const __heap_base as usize, sbrk(0) as usize) };
@@ -90,18 +94,12 @@ fn top_chunk() -> Option<Top> {
 
 #[allow(unsafe_code)]
 fn allocate(bytes: usize) -> *mut u8 {
-    unsafe extern "C" {
-        fn malloc(bytes: usize) -> *mut u8;
-    }
     // SAFETY: a plain allocation; the block is kept or given back by `release`.
     unsafe { malloc(bytes) }
 }
 
 #[allow(unsafe_code)]
 fn release(block: *mut u8) {
-    unsafe extern "C" {
-        fn free(block: *mut u8);
-    }
     // SAFETY: `block` came from `allocate` and is given back once.
     unsafe { free(block) }
 }
