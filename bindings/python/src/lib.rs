@@ -1,7 +1,8 @@
 //! Palisade in-process for Python: the native half (`palisade._native`) of the
-//! `palisade-sandbox` wheel. The package's `palisade/__init__.py` wraps these classes into its
-//! API (`Palisade`, `Policy`, `Script`, `Outcome`, `CapabilityError`); docs/python.md
-//! describes it.
+//! `palisade-sandbox` wheel. The package's `palisade/__init__.py` builds its API (`Palisade`,
+//! `Policy`, `Script`, `Outcome`, `CapabilityError`) on these classes: `Palisade` extends
+//! `NativePalisade`, whose `run` reads the request and runs the call without a Python frame,
+//! and `Outcome` is this module's own; docs/python.md describes it.
 //!
 //! Every call goes through [`palisade::Palisade::run_with`] under the bindings' own tokio
 //! runtime (`palisade_bindings::runtime`): `run` runs it on the calling thread with the GIL
@@ -13,6 +14,7 @@ mod handles;
 mod mailbox;
 mod outcome;
 mod palisade;
+mod request;
 
 use pyo3::prelude::*;
 

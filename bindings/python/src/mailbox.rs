@@ -67,7 +67,7 @@ impl Mailbox {
     }
 
     /// Every queued report, oldest first, after taking the wake-up bytes: `(id, kind, value)`,
-    /// the value an event's JSON, a `NativeOutcome`, or the caller's mistake.
+    /// the value an event's JSON, an `Outcome`, or the caller's mistake.
     fn drain(&self, py: Python<'_>) -> PyResult<Vec<(u64, u32, Py<PyAny>)>> {
         let mut bytes = [0u8; 256];
         // Non-blocking: nothing to read is WouldBlock, which changes nothing here.

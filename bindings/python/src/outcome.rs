@@ -1,21 +1,23 @@
-//! `NativeOutcome`: a call's Outcome, kept in Rust and turned into Python values only as far as
-//! the caller reads it: `ok` costs nothing, `output` turns the output's JSON into Python values
-//! once (in Rust), and the whole
-//! Outcome as a dict (`to_dict`, which the typed `Outcome`'s other fields come from) is written
-//! and read once, on first use. A call whose caller only unwraps its output never builds the
-//! rest.
+//! `Outcome` (`palisade.Outcome`): a call's Outcome, kept in Rust and turned into Python
+//! values only as far as the caller reads it: `ok` costs nothing, `output` turns the output's
+//! JSON into Python values once (in Rust), and the whole Outcome as a dict (`to_dict`) is
+//! written and read once, on first use; the typed fields (`error`, `logs`, `audit`, `receipt`,
+//! `error_id`) are made from that dict by `_outcome._Fields.from_dict`, once. A call whose
+//! caller only unwraps its output never builds the rest, and runs no Python frame.
 
 use palisade::Outcome;
 use palisade_bindings::outcome_json;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
-/// An Outcome, read from Python on demand.
-#[pyclass(frozen)]
+/// The result of a call: its output or its error, console lines, audit records, receipt.
+#[pyclass(frozen, name = "Outcome", module = "palisade")]
 pub struct NativeOutcome {
     outcome: Outcome,
     output: PyOnceLock<Py<PyAny>>,
     dict: PyOnceLock<Py<PyAny>>,
+    /// `_outcome._Fields`: the typed fields but the output.
+    fields: PyOnceLock<Py<PyAny>>,
 }
 
 impl NativeOutcome {
@@ -24,7 +26,21 @@ impl NativeOutcome {
             outcome,
             output: PyOnceLock::new(),
             dict: PyOnceLock::new(),
+            fields: PyOnceLock::new(),
         }
+    }
+
+    /// `_outcome._Fields` of this outcome, made on first use.
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<&Bound<'py, PyAny>> {
+        let fields = self.fields.get_or_try_init(py, || {
+            let from_dict = wrapper(py)?.fields.bind(py);
+            PyResult::Ok(from_dict.call1((self.to_dict(py)?,))?.unbind())
+        })?;
+        Ok(fields.bind(py))
+    }
+
+    fn field(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        Ok(self.fields(py)?.getattr(name)?.unbind())
     }
 }
 
@@ -48,13 +64,96 @@ impl NativeOutcome {
         Ok(output.clone_ref(py))
     }
 
-    /// The Outcome as the JSON object `palisade run --json` prints, the same dict every time.
+    /// Why the call failed (an `OutcomeError`), None when it succeeded.
+    #[getter]
+    fn error(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.outcome.error() {
+            None => Ok(py.None()),
+            Some(_) => self.field(py, "error"),
+        }
+    }
+
+    /// The console lines the script wrote (`LogLine`s).
+    #[getter]
+    fn logs(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.field(py, "logs")
+    }
+
+    /// The audit records of the call (`AuditRecord`s).
+    #[getter]
+    fn audit(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.field(py, "audit")
+    }
+
+    /// What the call used (a `Receipt`).
+    #[getter]
+    fn receipt(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.field(py, "receipt")
+    }
+
+    /// For `internal`: the id under which the host logged the cause.
+    #[getter]
+    fn error_id(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.field(py, "error_id")
+    }
+
+    /// The outcome as the JSON object `palisade run --json` prints, the same dict every time.
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let dict = self
             .dict
             .get_or_try_init(py, || loads(py, &outcome_json(&self.outcome)))?;
         Ok(dict.clone_ref(py))
     }
+
+    /// The output, or the call's error raised as a `PalisadeError`.
+    fn unwrap(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.outcome.error().is_none() {
+            return self.output(py);
+        }
+        let error = self.field(py, "error")?;
+        Err(PyErr::from_value(
+            wrapper(py)?.error.bind(py).call1((error,))?,
+        ))
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        match other.cast::<NativeOutcome>() {
+            Ok(other) => self.to_dict(py)?.bind(py).eq(other.get().to_dict(py)?),
+            Err(_) => Ok(false),
+        }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let repr =
+            |value: Py<PyAny>| -> PyResult<String> { Ok(value.bind(py).repr()?.to_string()) };
+        Ok(format!(
+            "Outcome(ok={}, output={}, error={}, logs={}, audit={}, receipt={}, error_id={})",
+            if self.ok() { "True" } else { "False" },
+            repr(self.output(py)?)?,
+            repr(self.error(py)?)?,
+            repr(self.logs(py)?)?,
+            repr(self.audit(py)?)?,
+            repr(self.receipt(py)?)?,
+            repr(self.error_id(py)?)?,
+        ))
+    }
+}
+
+/// What the outcome needs of `palisade._outcome`.
+struct Wrapper {
+    fields: Py<PyAny>,
+    error: Py<PyAny>,
+}
+
+fn wrapper(py: Python<'_>) -> PyResult<&Wrapper> {
+    static WRAPPER: PyOnceLock<Wrapper> = PyOnceLock::new();
+    WRAPPER.get_or_try_init(py, || {
+        let module = py.import("palisade._outcome")?;
+        Ok(Wrapper {
+            fields: module.getattr("_Fields")?.getattr("from_dict")?.unbind(),
+            error: module.getattr("PalisadeError")?.unbind(),
+        })
+    })
 }
 
 /// The library's JSON (well-formed: the library checked it) as Python values, built in Rust;
@@ -69,7 +168,7 @@ fn python_value(py: Python<'_>, json: &str) -> PyResult<Py<PyAny>> {
 }
 
 /// JSON text as Python values, by Python's own `json.loads`.
-fn loads(py: Python<'_>, json: &str) -> PyResult<Py<PyAny>> {
+pub fn loads(py: Python<'_>, json: &str) -> PyResult<Py<PyAny>> {
     static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let loads = LOADS.get_or_try_init(py, || {
         PyResult::Ok(py.import("json")?.getattr("loads")?.unbind())

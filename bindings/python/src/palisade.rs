@@ -3,14 +3,14 @@
 //! thread; `start` reports to a [`Mailbox`] the asyncio wrapper's loop reads.
 
 use crate::errors::refused;
-use crate::handles::{NativePolicy, NativeScript};
 use crate::mailbox::{Carried, Mailbox};
-use crate::outcome::NativeOutcome;
+use crate::outcome::{NativeOutcome, loads};
 use palisade::CapabilityError;
-use palisade_bindings::{Call, Done, Handler, OnEvent, Start, answer, context_json, run_here};
+use palisade_bindings::{Call, Done, Handler, OnEvent, answer, context_json, run_here};
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,8 +20,8 @@ use tokio::time::MissedTickBehavior;
 /// How often a waiting `run` looks for a signal (Ctrl-C cancels its call).
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 
-/// A Palisade for Python.
-#[pyclass(frozen)]
+/// A Palisade for Python: `palisade.Palisade` extends it (`_palisade.py`).
+#[pyclass(frozen, subclass)]
 pub struct NativePalisade {
     palisade: palisade::Palisade,
 }
@@ -38,17 +38,17 @@ impl NativePalisade {
         Ok(Self { palisade })
     }
 
-    /// Run a call on this thread with the GIL released, and return its outcome;
-    /// `on_event` gets each event (JSON) on this thread as it comes. Ctrl-C cancels the call
-    /// and is raised once it has ended.
-    #[pyo3(signature = (request, policy, script, on_event))]
+    /// Run a script in a fresh sandbox on this thread, with the GIL released while it runs,
+    /// and return its Outcome (a failed call is an Outcome with `ok` False, not an
+    /// exception). `on_event` gets each console line and audit record on this thread as they
+    /// come. Ctrl-C cancels the call, and is raised once it has ended. Raises TypeError for a
+    /// malformed request.
+    #[pyo3(signature = (*, on_event=None, **request))]
     fn run(
         &self,
         py: Python<'_>,
-        request: String,
-        policy: Option<&NativePolicy>,
-        script: Option<&NativeScript>,
         on_event: Option<Py<PyAny>>,
+        request: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<NativeOutcome> {
         let (mut events, forward) = match on_event {
             Some(_) => {
@@ -60,8 +60,8 @@ impl NativePalisade {
             }
             None => (None, None),
         };
+        let start = crate::request::start(py, request, forward)?;
         let call = Call::default();
-        let start = start(request, policy, script, forward);
         let mut interrupt = None;
         let watched = Watch {
             signals: on_main_thread(py)?,
@@ -85,26 +85,27 @@ impl NativePalisade {
         result.map(NativeOutcome::new).map_err(PyTypeError::new_err)
     }
 
-    /// Start a call reporting to `mailbox` as `id`: its events (with `events`), then its
-    /// outcome. The runtime's threads only queue them: the loop's thread takes them.
-    #[pyo3(signature = (request, policy, script, events, mailbox, id))]
+    /// Start a call (`request`, keyword arguments as `run` takes them) reporting to `mailbox`
+    /// as `id`: its events (with `events`), then its outcome. The runtime's threads only queue
+    /// them: the loop's thread takes them.
+    #[pyo3(name = "_start", signature = (request, events, mailbox, id))]
     fn start(
         &self,
-        request: String,
-        policy: Option<&NativePolicy>,
-        script: Option<&NativeScript>,
+        py: Python<'_>,
+        request: &Bound<'_, PyDict>,
         events: bool,
         mailbox: &Mailbox,
         id: u64,
-    ) -> NativeCall {
+    ) -> PyResult<NativeCall> {
         let queue = mailbox.queue();
-        queue.started();
         let on_event = events.then(|| {
             let queue = queue.clone();
             Arc::new(move |json: String| {
                 queue.post(false, |reports| reports.push((id, Carried::Event(json))));
             }) as OnEvent
         });
+        let start = crate::request::start(py, Some(request), on_event)?;
+        queue.started();
         let done: Done = Box::new(move |result| {
             let carried = match result {
                 Ok(outcome) => Carried::Outcome(Box::new(outcome)),
@@ -112,26 +113,8 @@ impl NativePalisade {
             };
             queue.post(true, |reports| reports.push((id, carried)));
         });
-        let call = palisade_bindings::start(
-            &self.palisade,
-            start(request, policy, script, on_event),
-            done,
-        );
-        NativeCall { call }
-    }
-}
-
-fn start(
-    request: String,
-    policy: Option<&NativePolicy>,
-    script: Option<&NativeScript>,
-    on_event: Option<OnEvent>,
-) -> Start {
-    Start {
-        request,
-        policy: policy.map(|p| p.inner.clone()),
-        script: script.map(|s| s.inner.clone()),
-        on_event,
+        let call = palisade_bindings::start(&self.palisade, start, done);
+        Ok(NativeCall { call })
     }
 }
 
@@ -205,11 +188,13 @@ fn on_main_thread(py: Python<'_>) -> PyResult<bool> {
     Ok(get_ident.call0(py)?.extract::<u64>(py)? == *main)
 }
 
-/// Hand an event to the caller's callback; one that raises an `Exception` misses its event, and
+/// Hand an event (its JSON, as Python values) to the caller's callback; one that raises an `Exception` misses its event, and
 /// the call goes on. What it raises that is not an `Exception` (KeyboardInterrupt: Ctrl-C while
 /// the callback ran; SystemExit) is returned, to cancel the call and be raised by `run`.
 fn deliver(py: Python<'_>, callback: &Py<PyAny>, json: String) -> Option<PyErr> {
-    let error = callback.call1(py, (json,)).err()?;
+    let error = loads(py, &json)
+        .and_then(|event| callback.call1(py, (event,)))
+        .err()?;
     if !error.is_instance_of::<PyException>(py) {
         return Some(error);
     }

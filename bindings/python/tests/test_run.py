@@ -7,6 +7,7 @@ import asyncio
 import datetime
 import gc
 import pathlib
+import sys
 import threading
 import time
 from typing import Any, List, Tuple
@@ -62,6 +63,35 @@ def test_options_lower_the_limits_and_one_above_is_policy_denied_with_the_fix() 
     assert output(outcome) == "2030-01-02T03:04:05.000Z"
 
 
+def test_files_for_the_scratch_directory_are_text_or_bytes() -> None:
+    policy = '[fs.scratch]\nguest = "/scratch"'
+    source = """export default async () => [await fs.readFile("/scratch/a.txt"),
+                                              await fs.readFile("/scratch/b.bin")]"""
+    outcome = palisade.run(source=source, policy=policy, files={"a.txt": "text", "b.bin": b"bytes"})
+    assert output(outcome) == ["text", "bytes"]
+    with pytest.raises(TypeError, match="is a Script"):
+        palisade.run(script="export default () => 1")  # type: ignore[arg-type]
+
+
+def test_a_call_that_is_unwrapped_runs_no_python_frame() -> None:
+    # The request is read, and the outcome unwrapped, in the native module: a thread that runs
+    # calls back to back spends its time in them, not in Python (docs/bench.md, "The bindings").
+    policy, script = Policy(GENEROUS), Script.from_source("export default (x) => x.n * 2")
+    frames: List[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            frames.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        doubled = palisade.run(policy=policy, script=script, input={"n": 21}).unwrap()
+    finally:
+        sys.setprofile(None)
+    assert doubled == 42
+    assert frames == []
+
+
 def test_the_outcome_is_typed_and_a_dict() -> None:
     outcome = palisade.run(source='export default () => { console.log("hi"); return [1] }', policy=GENEROUS)
     assert isinstance(outcome, Outcome)
@@ -70,6 +100,10 @@ def test_the_outcome_is_typed_and_a_dict() -> None:
     assert as_dict["ok"] is True and as_dict["output"] == [1]
     assert as_dict["logs"] == [{"level": "log", "message": "hi"}]
     assert outcome.unwrap() == [1]
+    assert outcome == outcome and outcome != as_dict  # type: ignore[comparison-overlap]
+    assert repr(outcome).startswith("Outcome(ok=True, output=[1], error=None, logs=[LogLine(")
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(outcome)
 
 
 def test_the_output_is_every_json_type_and_the_same_object_each_time() -> None:

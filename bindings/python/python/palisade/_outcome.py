@@ -112,72 +112,10 @@ class Receipt:
     policy_sha256: str
 
 
-class Outcome:
-    """The result of a call: its output or its error, console lines, audit records, receipt.
-
-    It reads the call's outcome (held by the native module) as far as it is read: `ok` and
-    `output` directly, the other fields from `to_dict()` on first use."""
-
-    __slots__ = ("_native", "_fields")
-
-    def __init__(self, native: _native.NativeOutcome) -> None:
-        self._native = native
-        self._fields: Optional[_Fields] = None
-
-    @property
-    def ok(self) -> bool:
-        return self._native.ok
-
-    @property
-    def output(self) -> Any:
-        return self._native.output
-
-    @property
-    def error(self) -> Optional[OutcomeError]:
-        return None if self._native.ok else self._read().error
-
-    @property
-    def logs(self) -> List[LogLine]:
-        return self._read().logs
-
-    @property
-    def audit(self) -> List[AuditRecord]:
-        return self._read().audit
-
-    @property
-    def receipt(self) -> Receipt:
-        return self._read().receipt
-
-    @property
-    def error_id(self) -> Optional[str]:
-        """For `internal`: the id under which the host logged the cause."""
-        return self._read().error_id
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The outcome as the JSON object `palisade run --json` prints."""
-        outcome: Dict[str, Any] = self._native.to_dict()
-        return outcome
-
-    def unwrap(self) -> Any:
-        """The output, or the call's error raised as a PalisadeError."""
-        if not self._native.ok:
-            raise PalisadeError(self._read().error)  # type: ignore[arg-type]
-        return self._native.output
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Outcome) and self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return (f"Outcome(ok={self.ok!r}, output={self.output!r}, error={self.error!r}, "
-                f"logs={self.logs!r}, audit={self.audit!r}, receipt={self.receipt!r}, "
-                f"error_id={self.error_id!r})")
-
-    def _read(self) -> "_Fields":
-        if self._fields is None:
-            self._fields = _Fields.from_dict(self.to_dict())
-        return self._fields
+#: The result of a call: its output or its error, console lines, audit records, receipt. Made
+#: by the native module (src/outcome.rs), which reads the call's outcome as far as it is read:
+#: `ok` and `output` directly, the other fields from `to_dict()` on first use (`_Fields`).
+Outcome = _native.Outcome
 
 
 @dataclass(frozen=True)

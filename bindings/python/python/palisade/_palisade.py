@@ -232,19 +232,28 @@ def _instant(value: Union[str, datetime.datetime]) -> str:
     return value
 
 
-class Palisade:
+class Palisade(_native.NativePalisade):
     """Runs scripts in fresh sandboxes. Create one per process and share it: `run` may be
-    called from many threads, `run_async` from many tasks."""
+    called from many threads, `run_async` from many tasks.
 
-    def __init__(
-        self,
+    `run(*, on_event=None, **request)` (native: the request is read in Rust, without a Python
+    frame) runs a script in a fresh sandbox on this thread, with the GIL released while it
+    runs, and returns its Outcome (a failed call is an Outcome with `ok` False, not an
+    exception). `on_event` gets each console line and audit record on this thread as they
+    come. Ctrl-C cancels the call. Raises TypeError for a malformed request."""
+
+    _invoke: Callable[[str, str, Callable[[str], None]], None]
+    _mailboxes: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox]"
+
+    def __new__(
+        cls,
         *,
         capabilities: Optional[Mapping[str, Handler]] = None,
         max_concurrency: Optional[int] = None,
         queue_timeout: Optional[Duration] = None,
         audit_log: Optional[str] = None,
         kv_path: Optional[str] = None,
-    ) -> None:
+    ) -> "Palisade":
         handlers = dict(capabilities or {})
         for name, handler in handlers.items():
             if not callable(handler):
@@ -259,33 +268,27 @@ class Palisade:
         # The native module reaches the handlers weakly, through this Palisade: a handler that
         # refers to its Palisade (a bound method of an object holding it, a closure) makes a
         # cycle Python's collector can see, and free.
-        self._invoke = _invoker(handlers)
-        invoke = _weakly(self._invoke)
-        self._native: _native.NativePalisade = _native_call(
-            lambda: _native.NativePalisade(text, list(handlers), invoke))
-        self._mailboxes: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox]" = (
-            weakref.WeakKeyDictionary())
-
-    def run(self, *, on_event: Optional[OnEvent] = None, **request: Unpack[RunRequest]) -> Outcome:
-        """Run a script in a fresh sandbox on this thread, with the GIL released while it
-        runs, and return its Outcome (a failed call is an Outcome with `ok` False, not an
-        exception). `on_event` gets each console line and audit record on this thread as they
-        come. Ctrl-C cancels the call. Raises TypeError for a malformed request."""
-        text, policy, script = _request(request)
-        events = None if on_event is None else _event_callback(on_event)
-        return Outcome(self._native.run(text, policy, script, events))
+        invoke = _invoker(handlers)
+        self: Palisade = _native_call(
+            lambda: super(Palisade, cls).__new__(cls, text, list(handlers), _weakly(invoke)))
+        self._invoke = invoke
+        self._mailboxes = weakref.WeakKeyDictionary()
+        return self
 
     async def run_async(
         self, *, on_event: Optional[OnEvent] = None, **request: Unpack[RunRequest]
     ) -> Outcome:
         """`run` for asyncio: the call runs on Palisade's own threads; cancelling the awaiting
         task cancels the call. `on_event` is called on the event loop's thread."""
-        text, policy, script = _request(request)
         # Asked once: each asking reads the process id (a system call).
         loop = asyncio.get_running_loop()
         mailbox = self._mailbox(loop)
         call_id, done = mailbox.expect(loop, on_event)
-        call = self._native.start(text, policy, script, on_event is not None, mailbox.native, call_id)
+        try:
+            call = self._start(request, on_event is not None, mailbox.native, call_id)
+        except BaseException:
+            mailbox.forget(call_id)
+            raise
         try:
             # Cancelling the awaiting task cancels `done` too; the mailbox skips a done future.
             outcome = await done
@@ -293,7 +296,7 @@ class Palisade:
             mailbox.forget(call_id)
             call.cancel()
             raise
-        return Outcome(outcome)
+        return outcome
 
     def _mailbox(self, loop: asyncio.AbstractEventLoop) -> "_Mailbox":
         mailbox = self._mailboxes.get(loop)
@@ -313,14 +316,14 @@ class _Mailbox:
         self.native = _native.Mailbox()
         os.set_blocking(self.native.fileno(), False)
         self.ids = itertools.count()
-        self.waiting: Dict[int, "tuple[asyncio.Future[_native.NativeOutcome], Optional[OnEvent]]"] = {}
+        self.waiting: Dict[int, "tuple[asyncio.Future[Outcome], Optional[OnEvent]]"] = {}
         loop.add_reader(self.native.fileno(), self._ready)
 
     def expect(
         self, loop: asyncio.AbstractEventLoop, on_event: Optional[OnEvent]
-    ) -> "tuple[int, asyncio.Future[_native.NativeOutcome]]":
+    ) -> "tuple[int, asyncio.Future[Outcome]]":
         call_id = next(self.ids)
-        done: "asyncio.Future[_native.NativeOutcome]" = loop.create_future()
+        done: "asyncio.Future[Outcome]" = loop.create_future()
         self.waiting[call_id] = (done, on_event)
         return call_id, done
 
@@ -357,39 +360,26 @@ class _Mailbox:
             raise stopping
 
 
-def _event_callback(on_event: OnEvent) -> Callable[[str], None]:
-    return lambda text: on_event(json.loads(text))
-
-
-def _json_writer() -> Callable[[Any], str]:
-    """`json.dumps` with its defaults, written by one encoder made once: a call's request is
-    small, and making an encoder costs more than writing it (1.5 µs against 0.45 µs per
-    request). Without the circular-reference check (its table would be shared by every
-    thread): a circular value ends in RecursionError instead of ValueError."""
+def _encoder() -> Any:
+    """The C encoder `json.dumps` uses with its defaults, made once: the native module writes
+    each request with it (a call's request is small, and making an encoder costs more than
+    writing it: 1.5 µs against 0.45 µs per request). Without the circular-reference check (its
+    table would be shared by every thread): a circular value ends in RecursionError instead of
+    ValueError. None where Python has no C encoder (the native module uses `json.dumps`)."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
-        return json.dumps
-    encode = make(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii,
-                  None, ": ", ", ", False, False, True)
-    return lambda value: "".join(encode(value, 0))
+        return None
+    return make(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii,
+                None, ": ", ", ", False, False, True)
 
 
-_dumps = _json_writer()
+_ENCODER = _encoder()
 
 
-def _request(request: Mapping[str, Any]) -> "tuple[str, Optional[_native.NativePolicy], Optional[_native.NativeScript]]":
-    """The request's JSON, and the policy and script given as objects."""
-    fields = {k: v for k, v in request.items() if v is not None or k == "input"}
-    policy = fields.pop("policy", None)
-    script = fields.pop("script", None)
-    if script is not None and not isinstance(script, Script):
-        raise TypeError("run(): `script` is a Script (Script.from_source, from_file, from_component)")
-    if isinstance(policy, Policy):
-        native_policy: Optional[_native.NativePolicy] = policy._native
-    else:
-        native_policy = None
-        if policy is not None:
-            fields["policy"] = policy
+def _plain(fields: Dict[str, Any]) -> None:
+    """Turn the request's values only Python has into their JSON form, in place: a timedelta
+    `timeout`, a datetime `now`, `files` holding bytes. The native module calls it for a request
+    that has one of these keys."""
     if "timeout" in fields:
         fields["timeout"] = _duration(fields["timeout"])
     if "now" in fields:
@@ -400,11 +390,6 @@ def _request(request: Mapping[str, Any]) -> "tuple[str, Optional[_native.NativeP
             else {"base64": base64.b64encode(bytes(contents)).decode()}
             for name, contents in fields["files"].items()
         }
-    try:
-        text = _dumps(fields)
-    except (TypeError, ValueError, RecursionError) as e:
-        raise TypeError(f"run(): {e}") from None
-    return text, native_policy, None if script is None else script._native
 
 
 __all__: List[str] = ["CapabilityError", "Handler", "Palisade", "Policy", "RunRequest", "Script"]
