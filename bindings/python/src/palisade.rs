@@ -1,6 +1,6 @@
 //! `NativePalisade`: a `palisade::Palisade` whose capability handlers are answered in Python.
 //! `run` runs its call on the caller's thread with the GIL released, handing its events to that
-//! thread; `start` reports to a [`Mailbox`] the asyncio wrapper's loop reads.
+//! thread; `_start` reports to a [`Mailbox`] the asyncio wrapper's loop reads.
 
 use crate::errors::refused;
 use crate::mailbox::{Carried, Mailbox};
@@ -10,9 +10,9 @@ use palisade_bindings::{Call, Done, Handler, OnEvent, answer, context_json, run_
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::MissedTickBehavior;
@@ -20,22 +20,41 @@ use tokio::time::MissedTickBehavior;
 /// How often a waiting `run` looks for a signal (Ctrl-C cancels its call).
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 
-/// A Palisade for Python: `palisade.Palisade` extends it (`_palisade.py`).
+/// A Palisade for Python: `palisade.Palisade` extends it (`_palisade.py`), and builds it in its
+/// `__init__` (`_build`), so that a subclass of its own may take other arguments.
 #[pyclass(frozen, subclass)]
 pub struct NativePalisade {
-    palisade: palisade::Palisade,
+    palisade: OnceLock<palisade::Palisade>,
+}
+
+impl NativePalisade {
+    fn built(&self) -> PyResult<&palisade::Palisade> {
+        self.palisade.get().ok_or_else(|| {
+            PyTypeError::new_err("this Palisade was not built: its __init__ did not run")
+        })
+    }
 }
 
 #[pymethods]
 impl NativePalisade {
-    /// Build a Palisade with `settings` (JSON) and the capabilities `names`, each answered by
-    /// `invoke(payload_json, context_json, answer)`.
+    /// An empty Palisade, whatever the arguments: `__init__` builds it.
     #[new]
-    fn new(settings: &str, names: Vec<String>, invoke: Py<PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        Self {
+            palisade: OnceLock::new(),
+        }
+    }
+
+    /// Build the Palisade with `settings` (JSON) and the capabilities `names`, each answered by
+    /// `invoke(payload_json, context_json, answer)`; once.
+    fn _build(&self, settings: &str, names: Vec<String>, invoke: Py<PyAny>) -> PyResult<()> {
         let invoke = Arc::new(invoke);
         let palisade = palisade_bindings::build_with(settings, names, |_| handler(invoke.clone()))
             .map_err(refused)?;
-        Ok(Self { palisade })
+        self.palisade
+            .set(palisade)
+            .map_err(|_| PyTypeError::new_err("this Palisade is built already"))
     }
 
     /// Run a script in a fresh sandbox on this thread, with the GIL released while it runs,
@@ -60,6 +79,7 @@ impl NativePalisade {
             }
             None => (None, None),
         };
+        let palisade = self.built()?;
         let start = crate::request::start(py, request, forward)?;
         let call = Call::default();
         let mut interrupt = None;
@@ -70,7 +90,7 @@ impl NativePalisade {
             events: &mut events,
             interrupt: &mut interrupt,
         };
-        let result = py.detach(|| run_here(&self.palisade, start, &call, watched.run()));
+        let result = py.detach(|| run_here(palisade, start, &call, watched.run()));
         // The events the call made after the watch last looked.
         if let (Some(callback), Some(events)) = (&on_event, &mut events) {
             while let Ok(json) = events.try_recv() {
@@ -97,6 +117,7 @@ impl NativePalisade {
         mailbox: &Mailbox,
         id: u64,
     ) -> PyResult<NativeCall> {
+        let palisade = self.built()?;
         let queue = mailbox.queue();
         let on_event = events.then(|| {
             let queue = queue.clone();
@@ -113,7 +134,7 @@ impl NativePalisade {
             };
             queue.post(true, |reports| reports.push((id, carried)));
         });
-        let call = palisade_bindings::start(&self.palisade, start, done);
+        let call = palisade_bindings::start(palisade, start, done);
         Ok(NativeCall { call })
     }
 }

@@ -13,7 +13,7 @@ use palisade_bindings::{OnEvent, Start};
 use pyo3::exceptions::{PyRecursionError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyString, PyType};
+use pyo3::types::{PyDict, PyList, PyString, PyType};
 
 /// The keys whose values `_palisade._plain` turns into JSON first.
 const PYTHON_ONLY: [&str; 3] = ["timeout", "now", "files"];
@@ -55,16 +55,23 @@ pub fn start(
     let fields = PyDict::new(py);
     let (mut policy, mut script) = (None, None);
     let mut python_only = false;
-    for (key, value) in request.into_iter().flatten() {
-        // A key of `**kwargs` is always a str.
-        let name = key.cast::<PyString>()?.to_cow()?;
-        let name = name.as_ref();
-        match name {
-            "policy" if value.is_instance(wrapper.policy.bind(py))? => {
+    // The items as they are now: reading them may run the caller's code (an `isinstance`
+    // check, a `_native` property), which may change the dict.
+    let items = match request {
+        Some(request) => request.items(),
+        None => PyList::empty(py),
+    };
+    for item in items.iter() {
+        let (key, value) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
+        // A key that is not text (a lone surrogate) is no key the request knows: the request's
+        // reading refuses it as it does any such string.
+        let name = key.cast::<PyString>()?.to_cow().ok();
+        match name.as_deref() {
+            Some("policy") if value.is_instance(wrapper.policy.bind(py))? => {
                 let native = value.getattr("_native")?;
                 policy = Some(native.cast::<NativePolicy>()?.get().inner.clone());
             }
-            "script" if !value.is_none() => {
+            Some("script") if !value.is_none() => {
                 if !value.is_instance(wrapper.script.bind(py))? {
                     return Err(PyTypeError::new_err(
                         "run(): `script` is a Script (Script.from_source, from_file, from_component)",
@@ -74,9 +81,9 @@ pub fn start(
                 script = Some(native.cast::<NativeScript>()?.get().inner.clone());
             }
             // An absent value, as the key left out (but for `input`, where None is null).
-            _ if value.is_none() && name != "input" => {}
-            _ => {
-                python_only |= PYTHON_ONLY.contains(&name);
+            Some(name) if value.is_none() && name != "input" => {}
+            name => {
+                python_only |= name.is_some_and(|name| PYTHON_ONLY.contains(&name));
                 fields.set_item(key, value)?;
             }
         }

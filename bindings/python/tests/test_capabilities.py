@@ -191,3 +191,24 @@ def test_a_palisade_whose_handler_refers_to_it_is_freed() -> None:
     gc.collect()
     assert freed() is None
     assert_next_call_works(palisade)
+
+
+def test_a_subclass_of_palisade_takes_arguments_of_its_own() -> None:
+    class Scaled(Palisade):
+        def __init__(self, factor: int) -> None:
+            super().__init__(capabilities={"sync": lambda payload, context: payload * factor})
+            self.factor = factor
+
+    scaled = Scaled(3)
+    outcome = scaled.run(policy=POLICY, source="export default async () => host.sync(14)")
+    assert output(outcome) == 42 and scaled.factor == 3
+
+    class Unbuilt(Palisade):
+        def __init__(self) -> None:
+            pass
+
+    with pytest.raises(TypeError, match="was not built"):
+        Unbuilt().run(source="export default () => 1")
+    with pytest.raises(TypeError, match="built already"):
+        scaled._build("{}", [], lambda payload, context, answer: None)
+    assert_next_call_works(scaled)

@@ -10,7 +10,7 @@ import pathlib
 import sys
 import threading
 import time
-from typing import Any, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
@@ -144,6 +144,9 @@ def test_a_malformed_request_is_a_type_error_and_the_next_call_works() -> None:
     # A lone surrogate is not text: refused saying so (the input alone passes through).
     with pytest.raises(TypeError, match="lone UTF-16 surrogate"):
         palisade.run(source='export default () => "\ud800"')
+    with pytest.raises(TypeError, match="lone UTF-16 surrogate"):
+        surrogate: Dict[str, Any] = {"\udc80": 1}
+        palisade.run(source="export default () => 1", **surrogate)
     lone = palisade.run(source="export default (x) => x.length", input="\ud800")
     assert output(lone) == 1
     assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2

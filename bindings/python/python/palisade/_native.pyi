@@ -1,5 +1,5 @@
 # Types of the native module (bindings/python/src), which palisade/_palisade.py wraps.
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Tuple, final
 
 from typing_extensions import Unpack
 
@@ -31,7 +31,9 @@ class Mailbox:
     def fileno(self) -> int: ...
     def drain(self) -> List[Tuple[int, int, Any]]: ...
 
+@final
 class Outcome:
+    __hash__: ClassVar[None]  # type: ignore[assignment]
     @property
     def ok(self) -> bool: ...
     @property
@@ -53,8 +55,8 @@ class NativeCall:
     def cancel(self) -> None: ...
 
 class NativePalisade:
-    def __new__(
-        cls, settings: str, names: List[str], invoke: Callable[[str, str, Callable[[str], None]], None]
-    ) -> NativePalisade: ...
+    def _build(
+        self, settings: str, names: List[str], invoke: Callable[[str, str, Callable[[str], None]], None]
+    ) -> None: ...
     def run(self, *, on_event: Optional[OnEvent] = None, **request: Unpack[RunRequest]) -> Outcome: ...
-    def _start(self, request: Mapping[str, Any], events: bool, mailbox: Mailbox, id: int) -> NativeCall: ...
+    def _start(self, request: Dict[str, Any], events: bool, mailbox: Mailbox, id: int) -> NativeCall: ...

@@ -242,18 +242,15 @@ class Palisade(_native.NativePalisade):
     exception). `on_event` gets each console line and audit record on this thread as they
     come. Ctrl-C cancels the call. Raises TypeError for a malformed request."""
 
-    _invoke: Callable[[str, str, Callable[[str], None]], None]
-    _mailboxes: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox]"
-
-    def __new__(
-        cls,
+    def __init__(
+        self,
         *,
         capabilities: Optional[Mapping[str, Handler]] = None,
         max_concurrency: Optional[int] = None,
         queue_timeout: Optional[Duration] = None,
         audit_log: Optional[str] = None,
         kv_path: Optional[str] = None,
-    ) -> "Palisade":
+    ) -> None:
         handlers = dict(capabilities or {})
         for name, handler in handlers.items():
             if not callable(handler):
@@ -268,12 +265,11 @@ class Palisade(_native.NativePalisade):
         # The native module reaches the handlers weakly, through this Palisade: a handler that
         # refers to its Palisade (a bound method of an object holding it, a closure) makes a
         # cycle Python's collector can see, and free.
-        invoke = _invoker(handlers)
-        self: Palisade = _native_call(
-            lambda: super(Palisade, cls).__new__(cls, text, list(handlers), _weakly(invoke)))
-        self._invoke = invoke
-        self._mailboxes = weakref.WeakKeyDictionary()
-        return self
+        self._invoke = _invoker(handlers)
+        invoke = _weakly(self._invoke)
+        _native_call(lambda: self._build(text, list(handlers), invoke))
+        self._mailboxes: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox]" = (
+            weakref.WeakKeyDictionary())
 
     async def run_async(
         self, *, on_event: Optional[OnEvent] = None, **request: Unpack[RunRequest]
@@ -285,7 +281,7 @@ class Palisade(_native.NativePalisade):
         mailbox = self._mailbox(loop)
         call_id, done = mailbox.expect(loop, on_event)
         try:
-            call = self._start(request, on_event is not None, mailbox.native, call_id)
+            call = self._start(dict(request), on_event is not None, mailbox.native, call_id)
         except BaseException:
             mailbox.forget(call_id)
             raise
