@@ -278,8 +278,13 @@ class Palisade(_native.NativePalisade):
         task cancels the call. `on_event` is called on the event loop's thread."""
         # Asked once: each asking reads the process id (a system call).
         loop = asyncio.get_running_loop()
-        mailbox = self._mailbox(loop)
-        call_id, done = mailbox.expect(loop, on_event)
+        # Inline, not in helpers: each Python frame here is a cost of every call on the loop.
+        mailbox = self._mailboxes.get(loop)
+        if mailbox is None:
+            mailbox = self._mailboxes[loop] = _Mailbox(loop)
+        call_id = next(mailbox.ids)
+        done: "asyncio.Future[Outcome]" = loop.create_future()
+        mailbox.waiting[call_id] = (done, on_event)
         try:
             call = self._start(dict(request), on_event is not None, mailbox.native, call_id)
         except BaseException:
@@ -293,12 +298,6 @@ class Palisade(_native.NativePalisade):
             call.cancel()
             raise
         return outcome
-
-    def _mailbox(self, loop: asyncio.AbstractEventLoop) -> "_Mailbox":
-        mailbox = self._mailboxes.get(loop)
-        if mailbox is None:
-            mailbox = self._mailboxes[loop] = _Mailbox(loop)
-        return mailbox
 
 
 class _Mailbox:
@@ -314,14 +313,6 @@ class _Mailbox:
         self.ids = itertools.count()
         self.waiting: Dict[int, "tuple[asyncio.Future[Outcome], Optional[OnEvent]]"] = {}
         loop.add_reader(self.native.fileno(), self._ready)
-
-    def expect(
-        self, loop: asyncio.AbstractEventLoop, on_event: Optional[OnEvent]
-    ) -> "tuple[int, asyncio.Future[Outcome]]":
-        call_id = next(self.ids)
-        done: "asyncio.Future[Outcome]" = loop.create_future()
-        self.waiting[call_id] = (done, on_event)
-        return call_id, done
 
     def forget(self, call_id: int) -> None:
         self.waiting.pop(call_id, None)
