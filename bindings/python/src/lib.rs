@@ -27,5 +27,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<palisade::NativeCall>()?;
     m.add_class::<mailbox::Mailbox>()?;
     m.add_class::<outcome::NativeOutcome>()?;
+    // Which thread is Python's main one is asked of `threading` now, not in the first `run`,
+    // which then runs no Python frame either.
+    palisade::on_main_thread(m.py())?;
     Ok(())
 }

@@ -123,6 +123,11 @@ impl NativeOutcome {
         }
     }
 
+    /// The outcome itself: it cannot be changed.
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let repr =
             |value: Py<PyAny>| -> PyResult<String> { Ok(value.bind(py).repr()?.to_string()) };
@@ -159,15 +164,32 @@ fn wrapper(py: Python<'_>) -> PyResult<&Wrapper> {
 /// The library's JSON (well-formed: the library checked it) as Python values, built in Rust as
 /// it is read: serde_json's reader hands each value straight to pythonize's writer, with no tree
 /// between them (0.35 µs for w1's output against 0.43 through a tree, 310 µs against 410 for a
-/// 12 KB one). By Python's `json.loads` when serde_json cannot read it: deeper than its
-/// recursion limit (128), or a string with a lone surrogate (`"\ud800"`, which a script's
-/// `JSON.stringify` writes and a Python `str` holds).
+/// 12 KB one). By Python's `json.loads`, as `to_dict()` reads it, for what serde_json would read
+/// otherwise or not at all: a whole number too large for 64 bits (`1e20`, which JavaScript
+/// writes as 21 digits: serde_json reads a float, `json.loads` an int), a value nested deeper
+/// than serde_json's limit (128), or a string with a lone surrogate (`"\ud800"`, which a
+/// script's `JSON.stringify` writes and a Python `str` holds).
 fn python_value(py: Python<'_>, json: &str) -> PyResult<Py<PyAny>> {
-    let mut reader = serde_json::Deserializer::from_str(json);
-    match serde_transcode::transcode(&mut reader, pythonize::Pythonizer::new(py)) {
-        Ok(value) if reader.end().is_ok() => Ok(value.unbind()),
-        _ => loads(py, json),
+    if !long_digits(json) {
+        let mut reader = serde_json::Deserializer::from_str(json);
+        if let Ok(value) = serde_transcode::transcode(&mut reader, pythonize::Pythonizer::new(py))
+            && reader.end().is_ok()
+        {
+            return Ok(value.unbind());
+        }
     }
+    loads(py, json)
+}
+
+/// Whether `json` holds a run of 19 digits or more: every whole number beyond 64 bits has one
+/// (`-9223372036854775809` has 19). A run inside a string or a fraction also counts: it only
+/// sends the text to `json.loads`, which reads it the same.
+fn long_digits(json: &str) -> bool {
+    let mut run = 0;
+    json.bytes().any(|byte| {
+        run = if byte.is_ascii_digit() { run + 1 } else { 0 };
+        run >= 19
+    })
 }
 
 /// JSON text as Python values, by Python's own `json.loads`.

@@ -199,7 +199,7 @@ impl Watch<'_> {
 }
 
 /// Whether this thread is Python's main thread (`threading.main_thread()`).
-fn on_main_thread(py: Python<'_>) -> PyResult<bool> {
+pub fn on_main_thread(py: Python<'_>) -> PyResult<bool> {
     static IDENTS: PyOnceLock<(Py<PyAny>, u64)> = PyOnceLock::new();
     let (get_ident, main) = IDENTS.get_or_try_init(py, || {
         let threading = py.import("threading")?;

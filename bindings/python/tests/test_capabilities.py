@@ -211,4 +211,9 @@ def test_a_subclass_of_palisade_takes_arguments_of_its_own() -> None:
         Unbuilt().run(source="export default () => 1")
     with pytest.raises(TypeError, match="built already"):
         scaled._build("{}", [], lambda payload, context, answer: None)
+    with pytest.raises(TypeError, match="built already"):
+        Palisade.__init__(scaled, capabilities={"sync": lambda payload, context: 0})
+    # The handlers it was built with still answer.
+    outcome = scaled.run(policy=POLICY, source="export default async () => host.sync(14)")
+    assert output(outcome) == 42
     assert_next_call_works(scaled)

@@ -4,6 +4,7 @@ per-call options, the GIL released while calls run, and the Outcome as an object
 from __future__ import annotations
 
 import asyncio
+import copy
 import datetime
 import gc
 import pathlib
@@ -101,6 +102,7 @@ def test_the_outcome_is_typed_and_a_dict() -> None:
     assert as_dict["logs"] == [{"level": "log", "message": "hi"}]
     assert outcome.unwrap() == [1]
     assert outcome == outcome and outcome != as_dict  # type: ignore[comparison-overlap]
+    assert copy.copy(outcome) is outcome
     assert repr(outcome).startswith("Outcome(ok=True, output=[1], error=None, logs=[LogLine(")
     with pytest.raises(TypeError, match="unhashable"):
         hash(outcome)
@@ -113,6 +115,16 @@ def test_the_output_is_every_json_type_and_the_same_object_each_time() -> None:
     assert outcome.output == expected and outcome.to_dict()["output"] == expected
     assert outcome.output is outcome.output and outcome.to_dict() is outcome.to_dict()
     assert outcome.error is None and outcome.receipt.fuel_used > 0
+
+
+def test_a_whole_number_beyond_64_bits_is_an_int_as_json_loads_reads_it() -> None:
+    # JSON.stringify writes these doubles as whole numbers of 19 to 21 digits, beyond 64 bits:
+    # `output` reads them as json.loads does (ints), as it does what 64 bits hold.
+    source = "export default () => [1e20, -(2 ** 63) - 4096, 2 ** 64, 2 ** 53, 0.5]"
+    outcome = palisade.run(source=source, policy=GENEROUS)
+    expected = [10**20, -9223372036854780000, 18446744073709552000, 2**53, 0.5]
+    assert output(outcome) == expected and outcome.to_dict()["output"] == expected
+    assert [type(n) for n in outcome.output] == [int, int, int, int, float]
 
 
 def test_an_output_serde_json_cannot_read_is_still_the_output() -> None:

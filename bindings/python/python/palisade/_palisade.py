@@ -265,9 +265,10 @@ class Palisade(_native.NativePalisade):
         # The native module reaches the handlers weakly, through this Palisade: a handler that
         # refers to its Palisade (a bound method of an object holding it, a closure) makes a
         # cycle Python's collector can see, and free.
-        self._invoke = _invoker(handlers)
-        invoke = _weakly(self._invoke)
-        _native_call(lambda: self._build(text, list(handlers), invoke))
+        invoke = _invoker(handlers)
+        _native_call(lambda: self._build(text, list(handlers), _weakly(invoke)))
+        # Kept once built: a Palisade built already keeps the handlers it was built with.
+        self._invoke = invoke
         self._mailboxes: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox]" = (
             weakref.WeakKeyDictionary())
 
