@@ -5,8 +5,8 @@
 //! only Python has (a `timedelta`, a `datetime`, `bytes`) are turned into their JSON form first,
 //! by `_palisade._plain`.
 //!
-//! It runs in Rust, without a Python frame: a call's Python work is what most slows a thread
-//! that runs calls back to back (docs/bench.md, "The bindings").
+//! It runs in Rust, without a Python frame: Python run between two calls slows the second
+//! (docs/bench.md, "Python's `run` without a Python frame").
 
 use crate::handles::{NativePolicy, NativeScript};
 use palisade_bindings::{OnEvent, Start};
