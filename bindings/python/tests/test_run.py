@@ -70,6 +70,9 @@ def test_files_for_the_scratch_directory_are_text_or_bytes() -> None:
                                               await fs.readFile("/scratch/b.bin")]"""
     outcome = palisade.run(source=source, policy=policy, files={"a.txt": "text", "b.bin": b"bytes"})
     assert output(outcome) == ["text", "bytes"]
+    for files in [{"a.txt": 5}, {"a.txt": None}, ["a.txt"], "a.txt"]:
+        with pytest.raises(TypeError, match="run\\(\\)"):
+            palisade.run(source=source, policy=policy, files=files)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="is a Script"):
         palisade.run(script="export default () => 1")  # type: ignore[arg-type]
 

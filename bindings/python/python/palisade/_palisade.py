@@ -372,11 +372,14 @@ def _plain(fields: Dict[str, Any]) -> None:
         fields["timeout"] = _duration(fields["timeout"])
     if "now" in fields:
         fields["now"] = _instant(fields["now"])
-    if "files" in fields:
+    files = fields.get("files")
+    if isinstance(files, Mapping):
+        # Bytes as base64; anything else as it is, for the request's reading to refuse what is
+        # not text (an int would be that many zero bytes to `bytes()`).
         fields["files"] = {
-            name: contents if isinstance(contents, str)
-            else {"base64": base64.b64encode(bytes(contents)).decode()}
-            for name, contents in fields["files"].items()
+            name: {"base64": base64.b64encode(contents).decode()}
+            if isinstance(contents, (bytes, bytearray, memoryview)) else contents
+            for name, contents in files.items()
         }
 
 
