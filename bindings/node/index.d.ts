@@ -69,7 +69,7 @@ export interface RunRequest {
   /** `[config]` values for this call (keys in `overrides.config`). */
   config?: Record<string, string>
   /** Files placed in the policy's scratch directory, by name. */
-  files?: Record<string, string | Uint8Array>
+  files?: Record<string, string | ArrayBufferView | ArrayBuffer>
   /** Ends the call as `cancelled` when it aborts. */
   signal?: AbortSignal
   /** Each console line and audit record as the call makes them. */

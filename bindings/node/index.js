@@ -122,14 +122,22 @@ function dispatcher (reach) {
   }
 }
 
-/** The request's JSON: files' bytes as base64, a Date as RFC 3339 (its toJSON). */
+/**
+ * The request's JSON: files' bytes (a Uint8Array or any view, an ArrayBuffer) as base64, a Date
+ * as RFC 3339 (its toJSON). Other contents are written as they are, for the addon to refuse what
+ * is not text (`Buffer.from` would make a number or an array-like into bytes).
+ */
 function requestJson (rest) {
   if (rest.files !== undefined && rest.files !== null && typeof rest.files === 'object') {
     const files = {}
     for (const [name, contents] of Object.entries(rest.files)) {
-      files[name] = typeof contents === 'string'
-        ? contents
-        : { base64: Buffer.from(contents).toString('base64') }
+      files[name] = contents
+      if (ArrayBuffer.isView(contents)) {
+        const bytes = Buffer.from(contents.buffer, contents.byteOffset, contents.byteLength)
+        files[name] = { base64: bytes.toString('base64') }
+      } else if (contents instanceof ArrayBuffer) {
+        files[name] = { base64: Buffer.from(contents).toString('base64') }
+      }
     }
     rest = { ...rest, files }
   }

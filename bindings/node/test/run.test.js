@@ -128,3 +128,18 @@ test('calls of a Palisade nobody holds any more all resolve', { timeout: 120_000
     outcomes.forEach((outcome, made) => assert.equal(output(outcome), made))
   }
 })
+
+test('files for the scratch directory: text and bytes; other contents are a TypeError', async () => {
+  const policy = '[fs.scratch]\nguest = "/scratch"'
+  const source = `export default async () => [await fs.readFile("/scratch/a.txt"),
+    await fs.readFile("/scratch/b.bin"), await fs.readFile("/scratch/c.bin")]`
+  const wide = new Uint16Array([0x6962, 0x7374]) // the bytes "bits", little-endian
+  const files = { 'a.txt': 'text', 'b.bin': new TextEncoder().encode('bytes'), 'c.bin': wide }
+  assert.deepEqual(output(await palisade.run({ source, policy, files })), ['text', 'bytes', 'bits'])
+  for (const contents of [5, { length: 3 }, null, [1, 2]]) {
+    await assert.rejects(
+      // @ts-expect-error: contents that are neither text nor bytes
+      palisade.run({ source, policy, files: { 'a.txt': contents } }), TypeError)
+  }
+  assert.equal(output(await palisade.run({ source: 'export default () => 2', policy: GENEROUS })), 2)
+})
