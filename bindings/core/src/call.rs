@@ -83,7 +83,9 @@ pub fn run_here<W>(
 where
     W: Future<Output = std::convert::Infallible>,
 {
-    let running = run(palisade.clone(), start, call.canceller.clone());
+    // Boxed: the call's future (several KiB) is moved by pointer into `block_on` and its
+    // layers, not copied at each.
+    let running = Box::pin(run(palisade.clone(), start, call.canceller.clone()));
     if RUNNING_HERE.get() {
         // A call made from an event callback of a call this thread runs, whose `block_on`
         // would panic if entered again: the call goes to the runtime's workers, and this

@@ -4,10 +4,14 @@ per-call options, the GIL released while calls run, and the Outcome as an object
 from __future__ import annotations
 
 import asyncio
+import collections
 import copy
 import datetime
+import enum
 import gc
+import json
 import pathlib
+import subprocess
 import sys
 import threading
 import time
@@ -165,6 +169,69 @@ def test_a_malformed_request_is_a_type_error_and_the_next_call_works() -> None:
     lone = palisade.run(source="export default (x) => x.length", input="\ud800")
     assert output(lone) == 1
     assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
+
+
+class _Text(str):
+    """A str subclass: a request holding one is written by `json.dumps`."""
+
+
+class _Kind(enum.IntEnum):
+    ONE = 1
+
+
+def test_an_input_reaches_the_script_the_same_whichever_writes_the_request() -> None:
+    # A request of Python's own JSON types only is written by serde_json; one holding anything
+    # else (here a str subclass beside the value) by json.dumps. The script gets the same value
+    # either way, and, within what a JavaScript number holds, what json.loads(json.dumps(…)) is.
+    identity = "export default (x) => x"
+    exact: List[Any] = [
+        {"rows": [{"id": i, "name": f"item-{i}", "price": i * 37.5 % 100} for i in range(50)]},
+        [0.1, -2.5, 1e300, 5e-324, 1.0, 2**53, -(2**53), True, False, None, "", [], {}],
+        ("a", ("tuple", 1), [None]),
+        {"é\u0000\n\"\\\t": "\u2028 ☃ \U0001F600", "": {"nested": [[[1]]]}},
+        collections.OrderedDict(b=1, a=2),
+        {1: "int key", 2.5: "float key", None: "None key"},
+        [_Text("subclass"), _Kind.ONE, -0.0],
+    ]
+    beyond: List[Any] = [2**63 - 1, -(2**63), 2**64 - 1, 2**64, [2**70, -(2**70)], 1e20]
+    deep: Any = 1
+    for _ in range(150):
+        deep = [deep]
+    for value in exact + beyond + [deep]:
+        plain = palisade.run(source=identity, input=[value, "x"], policy=GENEROUS)
+        written = palisade.run(source=identity, input=[value, _Text("x")], policy=GENEROUS)
+        assert output(plain) == output(written) == output(written)[:1] + ["x"], value
+        if not any(value is b for b in beyond):
+            assert output(plain)[0] == json.loads(json.dumps(value)), value
+    # What json.dumps writes and the request's reading refuses is refused as before.
+    with pytest.raises(TypeError, match="expected value"):
+        palisade.run(source=identity, input=[1.0, float("nan")])
+    assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
+
+
+WRITER_CHILD = """
+import json, palisade._palisade as wrapper
+calls = []
+encoder = wrapper._ENCODER
+def counting(value, indent):
+    calls.append(1)
+    return encoder(value, indent)
+wrapper._ENCODER = counting
+from palisade import Palisade
+p = Palisade()
+assert p.run(source="export default (x) => x.n", input={"n": [1.5, "a", None]}).output == [1.5, "a", None]
+plain = len(calls)
+class Text(str): pass
+assert p.run(source="export default (x) => x", input=Text("t")).output == "t"
+print(json.dumps([plain, len(calls)]))
+"""
+
+
+def test_a_request_of_python_json_types_is_written_without_json_dumps() -> None:
+    # In a process of its own, whose encoder counts its calls before the first run reads it.
+    child = subprocess.run([sys.executable, "-c", WRITER_CHILD], capture_output=True,
+                           text=True, timeout=60, check=True)
+    assert json.loads(child.stdout) == [0, 1]
 
 
 def test_calls_from_many_threads_overlap_because_run_releases_the_gil() -> None:
