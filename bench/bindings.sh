@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # w1 and w2 from the Rust library (`palisade bench`), from Node (bindings/node/bench.js) and from
-# Python (bindings/python/bench.py), one after the other in the same run on this machine; w1's
-# throughput from $THREADS Python threads each calling `run` beside the Rust library with as
-# many tasks; and w1 as a `palisade run` subprocess per call from Python (docs/bench.md, "The
-# bindings").
+# Python (bindings/python/bench.py), one after the other in the same run on this machine: their
+# medians, and the throughput of each $THROUGHPUT workload (64 in flight, and from $THREADS
+# Python threads each calling `run`) beside the Rust library's with as many tasks; and w1 as a
+# `palisade run` subprocess per call from Python (docs/bench.md, "The bindings").
 #
 # With PEERS=PATH (the peers' harness, ../shared/bench/peers, installed into $PEERS_DIR as its
 # README says), the Node peers' fresh-context w1 and w2 run in the same session too.
 #
-# With ROUNDS=N, N paired rounds follow: in each, every binding's w1 throughput (a process of
-# its own, w1 alone) right after the Rust library's with as many tasks, and its share of that;
-# then each share's median and range over the rounds. The machine's speed drifts by tens of
+# With ROUNDS=N, N paired rounds follow: in each, every binding's throughput of each $THROUGHPUT
+# workload (a process of its own, that workload alone) right after the Rust library's with as
+# many tasks, and its share of that; then each share's median and range over the rounds. The machine's speed drifts by tens of
 # percent within minutes, so a share of the run just before is the steady figure.
 #
-# Usage: [PROFILE=release] [CALLS=2000] [THREADS=2,8] [PEERS=PATH] [ROUNDS=N] bench/bindings.sh
+# Usage: [PROFILE=release] [CALLS=2000] [THREADS=2,8] [THROUGHPUT=w1,w2] [PEERS=PATH] [ROUNDS=N]
+#        bench/bindings.sh
 # PROFILE is the cargo profile of all three (dev or release); the bindings' tools come from
 # scripts/setup.sh (bindings/node/node_modules, target/python-venv).
 set -euo pipefail
@@ -22,6 +23,7 @@ root=$PWD
 profile=${PROFILE:-release}
 calls=${CALLS:-2000}
 threads=${THREADS:-2,8}
+throughput=${THROUGHPUT:-w1,w2}
 venv=target/python-venv
 if [ "$profile" = release ]; then flag=--release; dir=release; else flag=; dir=debug; fi
 
@@ -31,25 +33,28 @@ cp "target/$dir/libpalisade_node.so" bindings/node/palisade.node
 
 out=$(mktemp -d)
 echo "bindings: rust" >&2
-./target/$dir/palisade bench --only w1,w2 --calls "$calls" --in-flight 0 --one-shot-runs 0 > "$out/rust.md"
+./target/$dir/palisade bench --only w1,w2 --throughput "$throughput" --calls "$calls" --in-flight 0 \
+  --one-shot-runs 0 > "$out/rust.md"
 echo "bindings: node" >&2
-(cd bindings/node && node bench.js --calls "$calls") > "$out/bindings.jsonl"
+(cd bindings/node && node bench.js --calls "$calls" --throughput "$throughput") > "$out/bindings.jsonl"
 echo "bindings: python" >&2
 (cd bindings/python && "../../$venv/bin/python" bench.py --calls "$calls" --threads "$threads" \
-  --palisade "$root/target/$dir/palisade") >> "$out/bindings.jsonl"
-# The Rust library's w1 throughput alone (calls/s) with $1 tasks.
-rust_w1() {
-  ./target/$dir/palisade bench --only w1 --calls "$calls" --concurrency "$1" --in-flight 0 \
-    --one-shot-runs 0 | sed -n 's/^throughput: w1, .*: \([0-9.]*\) calls\/s.*/\1/p'
+  --throughput "$throughput" --palisade "$root/target/$dir/palisade") >> "$out/bindings.jsonl"
+# The Rust library's throughput of workload $1 alone (calls/s) with $2 tasks.
+rust_rate() {
+  ./target/$dir/palisade bench --only "$1" --throughput "$1" --calls "$calls" --concurrency "$2" \
+    --in-flight 0 --one-shot-runs 0 | sed -n 's/^throughput: '"$1"', .*: \([0-9.]*\) calls\/s.*/\1/p'
 }
-# w1 alone, as the bindings measure it (the table above runs its 64 tasks after w2, in slots w2
-# has dirtied), then with as many tasks as Python's threads.
-for n in 64 ${threads//,/ }; do
-  echo "bindings: rust, $n tasks" >&2
-  rust_w1 "$n" |
-    node -pe 'JSON.stringify({ binding: `rust library, '"$n"' tasks`, workload: "w1",
-      throughput_calls_per_s: Number(require("fs").readFileSync(0, "utf8")), in_flight: '"$n"' })' \
-    >> "$out/bindings.jsonl"
+# Each workload alone, as the bindings measure it (the table above runs w1's 64 tasks after w2,
+# in slots w2 has dirtied), with 64 tasks and with as many as Python's threads.
+for w in ${throughput//,/ }; do
+  for n in 64 ${threads//,/ }; do
+    echo "bindings: rust, $w, $n tasks" >&2
+    rust_rate "$w" "$n" |
+      node -pe 'JSON.stringify({ binding: `rust library, '"$n"' tasks`, workload: "'"$w"'",
+        throughput_calls_per_s: Number(require("fs").readFileSync(0, "utf8")), in_flight: '"$n"' })' \
+      >> "$out/bindings.jsonl"
+  done
 done
 
 if [ -n "${PEERS:-}" ]; then
@@ -70,7 +75,7 @@ cat "$out/rust.md"
 echo
 echo "## Node and Python ($profile)"
 echo
-echo "| binding | workload | median µs | p99 µs | calls/s one at a time | w1 calls/s (in flight) | CPU µs per call |"
+echo "| binding | workload | median µs | p99 µs | calls/s one at a time | calls/s (in flight) | CPU µs per call |"
 echo "|---|---|---|---|---|---|---|"
 node -e '
   const fixed = (x, d) => (x === undefined ? "" : x.toFixed(d))
@@ -87,19 +92,23 @@ rate() { node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8").trim().split
 for round in $(seq "$ROUNDS"); do
   echo "bindings: paired round $round" >&2
   pair() { printf '%s\t%s\t%s\t%s\n' "$round" "$1" "$2" "$3" >> "$out/rounds.tsv"; }
-  rust=$(rust_w1 64)
-  pair "Node, 64 in flight" "$rust" "$(cd bindings/node && node bench.js --calls "$calls" --only w1 | rate)"
-  rust=$(rust_w1 64)
-  pair "Python run_async, 64 in flight" "$rust" "$(cd bindings/python && "../../$venv/bin/python" \
-    bench.py --calls "$calls" --only w1 --threads "" | rate)"
-  for n in ${threads//,/ }; do
-    rust=$(rust_w1 "$n")
-    pair "Python, $n threads on run" "$rust" "$(cd bindings/python && "../../$venv/bin/python" \
-      bench.py --calls "$calls" --only w1 --concurrency 0 --threads "$n" | rate)"
+  for w in ${throughput//,/ }; do
+    py=(bench.py --calls "$calls" --only "$w" --throughput "$w")
+    rust=$(rust_rate "$w" 64)
+    pair "$w: Node, 64 in flight" "$rust" \
+      "$(cd bindings/node && node bench.js --calls "$calls" --only "$w" --throughput "$w" | rate)"
+    rust=$(rust_rate "$w" 64)
+    pair "$w: Python run_async, 64 in flight" "$rust" \
+      "$(cd bindings/python && "../../$venv/bin/python" "${py[@]}" --threads "" | rate)"
+    for n in ${threads//,/ }; do
+      rust=$(rust_rate "$w" "$n")
+      pair "$w: Python, $n threads on run" "$rust" \
+        "$(cd bindings/python && "../../$venv/bin/python" "${py[@]}" --concurrency 0 --threads "$n" | rate)"
+    done
   done
 done
 echo
-echo "## Paired rounds ($ROUNDS, w1 calls/s, each right after the Rust library's with as many tasks)"
+echo "## Paired rounds ($ROUNDS, calls/s, each right after the Rust library's with as many tasks)"
 echo
 echo "| binding | share of Rust's: median | range | binding calls/s: median | Rust calls/s: range |"
 echo "|---|---|---|---|---|"

@@ -1,11 +1,11 @@
 'use strict'
 // w1 and w2 from Node, measured as `palisade bench` measures the Rust library: the workload's
 // module and input from bench/workloads/, a fresh sandbox per call, the output checked; the
-// median of sequential calls, then w1's throughput with many calls in flight and the process's
-// CPU time per call. One JSON line per workload (bench/bindings.sh puts them beside
-// `palisade bench`).
+// median of sequential calls, then the throughput of the `--throughput` workloads (w1 unless
+// told) with many calls in flight and the process's CPU time per call. One JSON line per
+// workload (bench/bindings.sh puts them beside `palisade bench`).
 //
-// Usage: node bench.js [--calls N] [--concurrency N] [--only w1]
+// Usage: node bench.js [--calls N] [--concurrency N] [--only w1] [--throughput w1,w2]
 
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -20,6 +20,7 @@ const option = (name, fallback) => {
 const calls = option('calls', 2000)
 const concurrency = option('concurrency', 64)
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined
+const throughputOf = args.includes('--throughput') ? args[args.indexOf('--throughput') + 1].split(',') : ['w1']
 const dir = path.join(__dirname, '../../bench/workloads')
 // The policy `palisade bench` runs the workloads under (cli/src/bench.rs).
 const policy = new Policy('name = "bench"\n[limits]\nfuel = 10_000_000_000\ntimeout = "10s"\nmemory = "64MiB"\n')
@@ -78,7 +79,7 @@ async function main () {
     const workload = load(name)
     const measured = await sequential(palisade, workload)
     const line = { binding: 'node', workload: name, calls, ...measured }
-    if (name === 'w1') Object.assign(line, await throughput(palisade, workload))
+    if (throughputOf.includes(name)) Object.assign(line, await throughput(palisade, workload))
     console.log(JSON.stringify(line))
   }
 }

@@ -1,12 +1,13 @@
 """w1 and w2 from Python, measured as `palisade bench` measures the Rust library: the workload's
 module and input from bench/workloads/, a fresh sandbox per call, the output checked; the median
-of sequential `run` calls, then w1's throughput with many `run_async` calls in flight and with a
-few threads each calling `run`, with the process's CPU time per call; and, for the `run_js`
+of sequential `run` calls, then the throughput of the `--throughput` workloads (w1 unless told)
+with many `run_async` calls in flight and with a few threads each calling `run`, with the
+process's CPU time per call; and, for the `run_js`
 tool's comparison, w1 as a `palisade run` subprocess per call. One JSON line per measure
 (bench/bindings.sh puts them beside `palisade bench`).
 
 Usage: python bench.py [--calls N] [--concurrency N] [--threads N,N] [--palisade PATH]
-                       [--subprocess-calls N] [--only w1|w2]
+                       [--subprocess-calls N] [--only w1|w2] [--throughput w1,w2]
 `--concurrency 0` leaves out `run_async`'s throughput, `--threads ""` the threads.
 """
 
@@ -83,7 +84,7 @@ def throughput(palisade: Palisade, policy: Policy, workload: Dict[str, Any], cal
 
 
 def threaded(palisade: Palisade, policy: Policy, workload: Dict[str, Any], calls: int, threads: int) -> Tuple[float, float]:
-    """w1's throughput with `threads` threads each calling `run` in a loop."""
+    """The workload's throughput with `threads` threads each calling `run` in a loop."""
     per_thread = calls * 5 // threads
 
     def loop() -> None:
@@ -129,21 +130,23 @@ def main() -> None:
     parser.add_argument("--palisade", help="the palisade binary, for a subprocess per call")
     parser.add_argument("--subprocess-calls", type=int, default=50)
     parser.add_argument("--only", help="one workload (w1 or w2)")
+    parser.add_argument("--throughput", default="w1", help="the workloads whose throughput is measured")
     args = parser.parse_args()
     thread_counts = [int(n) for n in args.threads.split(",") if n]
     # As many slots as calls at once, as `palisade bench --concurrency N` has (threads alone:
     # as many as the most threads).
     palisade = Palisade(max_concurrency=args.concurrency or max(thread_counts, default=1))
     policy = Policy(POLICY_TOML)
+    measured_throughput = args.throughput.split(",")
     for name in [name for name in ["w1", "w2"] if args.only in (None, name)]:
         workload = load(name)
         line: Dict[str, Any] = {"binding": "python", "workload": name, "calls": args.calls}
         line.update(sequential(palisade, policy, workload, args.calls))
-        if name == "w1" and args.concurrency > 0:
+        if name in measured_throughput and args.concurrency > 0:
             rate, cpu = throughput(palisade, policy, workload, args.calls, args.concurrency)
             line.update(throughput_calls_per_s=rate, cpu_us_per_call=cpu, in_flight=args.concurrency)
         print(json.dumps(line), flush=True)
-        if name == "w1":
+        if name in measured_throughput:
             for threads in thread_counts:
                 rate, cpu = threaded(palisade, policy, workload, args.calls, threads)
                 print(json.dumps({"binding": f"python, {threads} threads on `run`", "workload": name,

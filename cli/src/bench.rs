@@ -46,9 +46,13 @@ pub struct BenchArgs {
     /// speed of a shared machine drifts between minutes more than a change moves it.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     rounds: u32,
-    /// Tasks in flight for the throughput measurement of w1.
+    /// Tasks in flight for the throughput measurements (`--throughput`).
     #[arg(long, default_value_t = 64)]
     concurrency: usize,
+    /// Measure the throughput of these workloads (comma-separated names) at `--concurrency`
+    /// tasks, after their medians; the summary's figure is w1's.
+    #[arg(long, value_delimiter = ',', default_value = "w1")]
+    throughput: Vec<String>,
     /// Bytes of each pooled memory kept mapped between calls (`Builder::keep_resident`).
     #[arg(long, value_name = "SIZE")]
     keep_resident: Option<palisade::policy::ByteSize>,
@@ -187,7 +191,7 @@ fn bench(args: &BenchArgs) -> Result<(), ExitCode> {
             .collect(),
         ..Summary::default()
     };
-    throughput_of_w1(&bench, &mut summary);
+    throughputs(&bench, &mut summary);
     in_flight(&bench, &mut summary)?;
     print_fuel_rounds(&measured.paired, &mut summary);
     one_shot_wall(args, &mut summary)?;
@@ -367,40 +371,57 @@ fn measure_rounds(bench: &Bench<'_>, unmetered: Option<&Palisade>) -> Result<Rou
     })
 }
 
-/// w1's throughput at `--concurrency` tasks, each variant's fastest of the rounds.
-fn throughput_of_w1(bench: &Bench<'_>, summary: &mut Summary) {
-    let (args, variants) = (bench.args, &bench.variants);
-    let Some(i) = bench.workloads.iter().position(|w| w.name == "w1") else {
-        return;
-    };
-    let several = variants.len() > 1;
-    let mut best = vec![0.0f64; variants.len()];
-    for _ in 0..args.rounds {
-        for (v, (_, prepared)) in variants.iter().enumerate() {
-            let measured = throughput(
-                &bench.rt,
-                &bench.engines[v],
-                &bench.policy,
-                &prepared[i],
-                args,
-            );
-            best[v] = best[v].max(measured);
+/// The throughput of each `--throughput` workload at `--concurrency` tasks, each variant's
+/// fastest of the rounds; w1's is the summary's.
+fn throughputs(bench: &Bench<'_>, summary: &mut Summary) {
+    let args = bench.args;
+    for (i, workload) in bench.workloads.iter().enumerate() {
+        if !args.throughput.contains(&workload.name) {
+            continue;
+        }
+        let mut best = vec![0.0f64; bench.variants.len()];
+        for _ in 0..args.rounds {
+            for (v, (_, prepared)) in bench.variants.iter().enumerate() {
+                let measured = throughput(
+                    &bench.rt,
+                    &bench.engines[v],
+                    &bench.policy,
+                    &prepared[i],
+                    args,
+                );
+                best[v] = best[v].max(measured);
+            }
+        }
+        print_throughput(bench, &workload.name, &best);
+        if workload.name == "w1" {
+            summary.throughput = bench
+                .variants
+                .iter()
+                .zip(&best)
+                .map(|((kind, _), best)| (kind.label(), *best))
+                .collect();
         }
     }
+}
+
+/// One `throughput:` line per variant of workload `name`, whose fastest rates are `best`.
+fn print_throughput(bench: &Bench<'_>, name: &str, best: &[f64]) {
+    let (args, variants) = (bench.args, &bench.variants);
+    let several = variants.len() > 1;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let rounds = if args.rounds > 1 {
         format!(", fastest of {} rounds", args.rounds)
     } else {
         String::new()
     };
-    for ((kind, _), best) in variants.iter().zip(&best) {
+    for ((kind, _), best) in variants.iter().zip(best) {
         let form = if several {
             format!(" ({})", kind.label())
         } else {
             String::new()
         };
         println!(
-            "{}throughput: w1{form}, {} tasks on {threads} threads: {best:.0} calls/s{rounds}",
+            "{}throughput: {name}{form}, {} tasks on {threads} threads: {best:.0} calls/s{rounds}",
             if form.is_empty() || kind == &variants[0].0 {
                 "\n"
             } else {
@@ -409,11 +430,6 @@ fn throughput_of_w1(bench: &Bench<'_>, summary: &mut Summary) {
             args.concurrency,
         );
     }
-    summary.throughput = variants
-        .iter()
-        .zip(&best)
-        .map(|((kind, _), best)| (kind.label(), *best))
-        .collect();
 }
 
 /// The resident memory per in-flight call (`--in-flight`, 0 skips it).

@@ -26,39 +26,41 @@ pub(super) struct Measured {
     pub(super) fuel: u64,
 }
 
-/// Calls per second of w1, five times `--calls` spread over `--concurrency` tasks.
+/// Calls per second of `workload`, five times its calls of a round (`calls_for`) spread over
+/// `--concurrency` tasks.
 pub(super) fn throughput(
     rt: &tokio::runtime::Runtime,
     palisade: &Arc<Palisade>,
     policy: &Policy,
-    w1: &Workload,
+    workload: &Workload,
     args: &BenchArgs,
 ) -> f64 {
-    let calls = args.calls * 5;
+    let tasks = args.concurrency.max(1);
+    let per_task = calls_for(workload, args.calls) * 5 / tasks;
     let started = Instant::now();
     rt.block_on(async {
-        let per_task = calls / args.concurrency.max(1);
-        let tasks: Vec<_> = (0..args.concurrency.max(1))
+        let running: Vec<_> = (0..tasks)
             .map(|_| {
                 let (palisade, policy, script, input) = (
                     palisade.clone(),
                     policy.clone(),
-                    w1.script.clone(),
-                    w1.input.clone(),
+                    workload.script.clone(),
+                    workload.input.clone(),
                 );
+                let name = workload.name.clone();
                 tokio::spawn(async move {
                     for _ in 0..per_task {
                         let outcome = palisade.run(&policy, &script, &input).await;
-                        assert!(outcome.result.is_ok(), "w1 failed under load");
+                        assert!(outcome.result.is_ok(), "{name} failed under load");
                     }
                 })
             })
             .collect();
-        for task in tasks {
+        for task in running {
             task.await.expect("bench task");
         }
     });
-    calls as f64 / started.elapsed().as_secs_f64()
+    (per_task * tasks) as f64 / started.elapsed().as_secs_f64()
 }
 
 /// Calls measured per round: w3, which is 100× heavier, runs a tenth of them.
