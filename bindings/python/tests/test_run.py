@@ -182,30 +182,36 @@ class _Kind(enum.IntEnum):
 def test_an_input_reaches_the_script_the_same_whichever_writes_the_request() -> None:
     # A request of Python's own JSON types only is written by serde_json; one holding anything
     # else (here a str subclass beside the value) by json.dumps. The script gets the same value
-    # either way, and, within what a JavaScript number holds, what json.loads(json.dumps(…)) is.
-    identity = "export default (x) => x"
+    # either way, its types and its keys' order too (it writes its own JSON of it), and, within
+    # what a JavaScript number holds, what json.loads(json.dumps(…)) is.
+    echo = "export default (x) => JSON.stringify(x)"
     exact: List[Any] = [
         {"rows": [{"id": i, "name": f"item-{i}", "price": i * 37.5 % 100} for i in range(50)]},
-        [0.1, -2.5, 1e300, 5e-324, 1.0, 2**53, -(2**53), True, False, None, "", [], {}],
+        [0.1, -2.5, -0.0, 1e300, 5e-324, 1e-05, 1.0, 2**53, -(2**53)],
+        [True, False, 1, 0, None, "", [], {}, {"b": 1, "a": 2}],
         ("a", ("tuple", 1), [None]),
-        {"é\u0000\n\"\\\t": "\u2028 ☃ \U0001F600", "": {"nested": [[[1]]]}},
+        {"é\u0000\n\"\\\t\x7f": "\u2028\u2029 ☃ \U0001F600", "": {"nested": [[[1]]]}},
         collections.OrderedDict(b=1, a=2),
         {1: "int key", 2.5: "float key", None: "None key"},
-        [_Text("subclass"), _Kind.ONE, -0.0],
+        [_Text("subclass"), _Kind.ONE],
     ]
-    beyond: List[Any] = [2**63 - 1, -(2**63), 2**64 - 1, 2**64, [2**70, -(2**70)], 1e20]
-    deep: Any = 1
-    for _ in range(150):
-        deep = [deep]
-    for value in exact + beyond + [deep]:
-        plain = palisade.run(source=identity, input=[value, "x"], policy=GENEROUS)
-        written = palisade.run(source=identity, input=[value, _Text("x")], policy=GENEROUS)
-        assert output(plain) == output(written) == output(written)[:1] + ["x"], value
+    # Beyond 2**53 a JavaScript number rounds them: the same either way, not what json.loads reads.
+    beyond: List[Any] = [2**63 - 1, -(2**63), 2**63, 2**64, [2**70, -(2**70)], -(2**63) - 1]
+    nested: List[Any] = []
+    for depth in range(28, 37):
+        deep: Any = 1
+        for _ in range(depth):
+            deep = [deep]
+        nested.append(deep)
+    for value in exact + beyond + nested:
+        plain = output(palisade.run(source=echo, input=[value, "x"], policy=GENEROUS))
+        written = output(palisade.run(source=echo, input=[value, _Text("x")], policy=GENEROUS))
+        assert plain == written, value
         if not any(value is b for b in beyond):
-            assert output(plain)[0] == json.loads(json.dumps(value)), value
+            assert json.loads(plain)[0] == json.loads(json.dumps(value)), value
     # What json.dumps writes and the request's reading refuses is refused as before.
     with pytest.raises(TypeError, match="expected value"):
-        palisade.run(source=identity, input=[1.0, float("nan")])
+        palisade.run(source=echo, input=[1.0, float("nan")])
     assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
 
 
@@ -219,19 +225,54 @@ def counting(value, indent):
 wrapper._ENCODER = counting
 from palisade import Palisade
 p = Palisade()
-assert p.run(source="export default (x) => x.n", input={"n": [1.5, "a", None]}).output == [1.5, "a", None]
-plain = len(calls)
 class Text(str): pass
-assert p.run(source="export default (x) => x", input=Text("t")).output == "t"
-print(json.dumps([plain, len(calls)]))
+def nested(lists):
+    value = 1
+    for _ in range(lists):
+        value = [value]
+    return value
+counts = []
+for value in [{"n": [1.5, "a", None, True]}, nested(31), nested(32), 2**63 - 1, 2**63, Text("t")]:
+    outcome = p.run(source="export default (x) => x", input=value, policy='[limits]\\ntimeout = "30s"')
+    assert outcome.ok, outcome.error
+    counts.append(len(calls))
+print(json.dumps(counts))
 """
 
 
 def test_a_request_of_python_json_types_is_written_without_json_dumps() -> None:
-    # In a process of its own, whose encoder counts its calls before the first run reads it.
+    # In a process of its own, whose encoder counts its calls before the first run reads it:
+    # the request itself and 32 levels below it are written in Rust, an int beyond i64 or a
+    # str subclass by json.dumps.
     child = subprocess.run([sys.executable, "-c", WRITER_CHILD], capture_output=True,
-                           text=True, timeout=60, check=True)
-    assert json.loads(child.stdout) == [0, 1]
+                           text=True, timeout=120)
+    assert child.returncode == 0, child.stderr
+    assert json.loads(child.stdout) == [0, 0, 1, 1, 2, 3]
+
+
+def test_a_dict_a_finalizer_changes_while_the_request_is_written_is_no_crash() -> None:
+    # An int beyond i64 makes the Rust writer's read fail, and the exception it makes may run
+    # the garbage collector, so a __del__ that adds to the input: the writer stops there (a
+    # dict read further after a change would panic) and json.dumps writes the request.
+    data: Dict[str, Any] = {"big": 2**63, "after": 0}
+
+    class Arm:
+        def __del__(self) -> None:
+            data[f"k{len(data)}"] = 0
+            again = Arm()
+            again.me = again  # type: ignore[attr-defined]
+
+    armed = Arm()
+    armed.me = armed  # type: ignore[attr-defined]
+    del armed
+    threshold = gc.get_threshold()
+    gc.set_threshold(1)
+    try:
+        outcome = palisade.run(source="export default (x) => Object.keys(x).length", input=data)
+    finally:
+        gc.set_threshold(*threshold)
+    assert outcome.ok and outcome.output >= 2
+    assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
 
 
 def test_calls_from_many_threads_overlap_because_run_releases_the_gil() -> None:

@@ -359,8 +359,10 @@ def _encoder() -> Any:
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return None
+    # Compact, as the native module's own writer is: the input's size against `limits.input`
+    # is that of the text written.
     return make(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii,
-                None, ": ", ", ", False, False, True)
+                None, ":", ",", False, False, True)
 
 
 _ENCODER = _encoder()
