@@ -2,9 +2,9 @@
 module and input from bench/workloads/, a fresh sandbox per call, the output checked; the median
 of sequential `run` calls, then the throughput of the `--throughput` workloads (w1 unless told)
 with many `run_async` calls in flight and with a few threads each calling `run`, with the
-process's CPU time per call; and, for the `run_js`
-tool's comparison, w1 as a `palisade run` subprocess per call. One JSON line per measure
-(bench/bindings.sh puts them beside `palisade bench`).
+process's CPU time per call; and, for the `run_js` tool's comparison, w1 as a `palisade run`
+subprocess per call. One JSON line per measure (bench/bindings.sh puts them beside `palisade
+bench`).
 
 Usage: python bench.py [--calls N] [--concurrency N] [--threads N,N] [--palisade PATH]
                        [--subprocess-calls N] [--only w1|w2] [--throughput w1,w2]

@@ -49,9 +49,10 @@ pub struct BenchArgs {
     /// Tasks in flight for the throughput measurements (`--throughput`).
     #[arg(long, default_value_t = 64)]
     concurrency: usize,
-    /// Measure the throughput of these workloads (comma-separated names) at `--concurrency`
-    /// tasks, after their medians; the summary's figure is w1's.
-    #[arg(long, value_delimiter = ',', default_value = "w1")]
+    /// Measure the throughput of these workloads (comma-separated names, each one of those
+    /// measured: see `--only`) at `--concurrency` tasks, after their medians; by default w1's,
+    /// which is the summary's figure.
+    #[arg(long, value_delimiter = ',')]
     throughput: Vec<String>,
     /// Bytes of each pooled memory kept mapped between calls (`Builder::keep_resident`).
     #[arg(long, value_name = "SIZE")]
@@ -206,6 +207,13 @@ fn load_workloads(args: &BenchArgs) -> Result<Vec<Workload>, ExitCode> {
     } else {
         args.only.clone()
     };
+    if let Some(name) = args.throughput.iter().find(|name| !names.contains(name)) {
+        eprintln!(
+            "error: --throughput {name}: not one of the workloads measured ({}); see --only",
+            names.join(", ")
+        );
+        return Err(ExitCode::from(super::EXIT_USAGE));
+    }
     names
         .iter()
         .map(|n| load(&args.workloads, n))
@@ -376,7 +384,12 @@ fn measure_rounds(bench: &Bench<'_>, unmetered: Option<&Palisade>) -> Result<Rou
 fn throughputs(bench: &Bench<'_>, summary: &mut Summary) {
     let args = bench.args;
     for (i, workload) in bench.workloads.iter().enumerate() {
-        if !args.throughput.contains(&workload.name) {
+        let wanted = if args.throughput.is_empty() {
+            workload.name == "w1"
+        } else {
+            args.throughput.contains(&workload.name)
+        };
+        if !wanted {
             continue;
         }
         let mut best = vec![0.0f64; bench.variants.len()];

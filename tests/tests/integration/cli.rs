@@ -512,6 +512,14 @@ fn bench_measures_variants_in_the_same_rounds() {
     assert_eq!(side.len(), 2, "{out}");
     let o = palisade(&["bench", "--variants", "source", "--compiled"], None);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // A throughput asked of a workload that is not measured is a usage error, before any call.
+    let o = palisade(&["bench", "--only", "w1", "--throughput", "w1,w2"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--throughput w2: not one of the workloads measured (w1)"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
