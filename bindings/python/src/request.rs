@@ -169,11 +169,26 @@ impl<'a, 'py> Plain<'a, 'py> {
             depth: self.depth + 1,
         }
     }
+
+    /// A list's or a tuple's `len` items, as a JSON array.
+    fn array<S: serde::Serializer>(
+        &self,
+        serializer: S,
+        len: usize,
+        items: impl Iterator<Item = Bound<'py, PyAny>>,
+    ) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(len))?;
+        for item in items {
+            seq.serialize_element(&self.inner(&item))?;
+        }
+        seq.end()
+    }
 }
 
 impl serde::Serialize for Plain<'_, '_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error, SerializeMap, SerializeSeq};
+        use serde::ser::{Error, SerializeMap};
         let not_plain = || S::Error::custom("not one of Python's own JSON types");
         let value = self.value;
         if self.depth > PLAIN_DEPTH {
@@ -201,17 +216,9 @@ impl serde::Serialize for Plain<'_, '_> {
             }
             map.end()
         } else if let Ok(list) = value.cast_exact::<PyList>() {
-            let mut seq = serializer.serialize_seq(Some(list.len()))?;
-            for item in list.iter() {
-                seq.serialize_element(&self.inner(&item))?;
-            }
-            seq.end()
+            self.array(serializer, list.len(), list.iter())
         } else if let Ok(tuple) = value.cast_exact::<PyTuple>() {
-            let mut seq = serializer.serialize_seq(Some(tuple.len()))?;
-            for item in tuple.iter() {
-                seq.serialize_element(&self.inner(&item))?;
-            }
-            seq.end()
+            self.array(serializer, tuple.len(), tuple.iter())
         } else {
             Err(not_plain())
         }
