@@ -50,6 +50,12 @@ export interface RunRequest {
   script?: Script
   /** The export's one argument (default `null`). */
   input?: Json
+  /**
+   * The export's one argument as JSON text, instead of `input`: a request body or a tool
+   * call's arguments as they arrived, read once, in the sandbox (text that is not JSON ends the
+   * call as `invalid_input`).
+   */
+  inputJson?: string
   /** The export's arguments, one each (instead of `input`). */
   args?: Json[]
   /** The export, or method of the default export, to call (default: the default export). */

@@ -9,6 +9,10 @@ const native = require('./palisade.node')
 const EVENT = 0
 const OUTCOME = 1
 
+/** The flags of a call's start (src/palisade.rs): report its events, return a handle that cancels it. */
+const START_EVENTS = 1
+const START_CANCELLABLE = 2
+
 /** The native object behind a Policy or Script, out of the caller's reach. */
 const NATIVE = Symbol('palisade.native')
 
@@ -145,6 +149,18 @@ function requestJson (rest) {
 }
 
 /**
+ * The input's JSON text, handed over apart from the request (the sandbox reads it once): the
+ * caller's own `inputJson`, or `input` as `JSON.stringify` writes it; null (the script gets
+ * `null`) for neither, or for a value `JSON.stringify` leaves out (a function, a symbol).
+ */
+function inputOf (input, inputJson) {
+  if (inputJson === undefined) return input === undefined ? null : (JSON.stringify(input) ?? null)
+  if (input !== undefined) throw new TypeError('run(): give `input` or `inputJson`, not both')
+  if (typeof inputJson !== 'string') throw new TypeError('run(): `inputJson` is JSON text (a string)')
+  return inputJson
+}
+
+/**
  * The calls of one Palisade in flight, by id. The addon delivers their reports in batches
  * (every report queued by then, in order); while any call runs, a timer keeps Node running (the
  * addon's own channel does not).
@@ -251,7 +267,7 @@ class Palisade {
       if (request === null || typeof request !== 'object') {
         throw new TypeError('run() takes an object: { source | file | script, input, … }')
       }
-      const { signal, onEvent, policy, script, ...rest } = request
+      const { signal, onEvent, policy, script, input, inputJson, ...rest } = request
       let policyHandle = null
       if (policy instanceof Policy) policyHandle = policy[NATIVE]
       else if (policy !== undefined) rest.policy = policy
@@ -265,13 +281,14 @@ class Palisade {
         throw new TypeError('run(): `signal` is an AbortSignal')
       }
       const scriptHandle = script === undefined ? null : script[NATIVE]
+      const inputText = inputOf(input, inputJson)
       const text = requestJson(rest)
       const entry = { resolve, reject, onEvent, signal, abort: null, handlers: this.#handlers }
       const id = this.#calls.add(entry)
       let call
       try {
-        call = this.#native.start(
-          text, policyHandle, scriptHandle, onEvent !== undefined, id, Boolean(signal))
+        const flags = (onEvent !== undefined ? START_EVENTS : 0) | (signal ? START_CANCELLABLE : 0)
+        call = this.#native.start(text, inputText, policyHandle, scriptHandle, id, flags)
       } catch (e) {
         this.#calls.forget(id)
         throw e

@@ -134,11 +134,13 @@ impl Request {
     }
 
     /// Resolve the request, with a policy and a script the binding already holds as objects
-    /// (`Policy`, `Script` handles) in place of `policy` and `source`/`file`.
+    /// (`Policy`, `Script` handles) in place of `policy` and `source`/`file`, and the input's
+    /// JSON text when the binding gives it apart from the request ([`crate::Start::input`]).
     pub fn prepare(
         self,
         policy: Option<Arc<Policy>>,
         script: Option<Script>,
+        input: Option<String>,
     ) -> Result<Prepared, Refused> {
         let policy = match (policy, self.policy.as_ref()) {
             (Some(_), Some(_)) => return usage("give the policy once"),
@@ -164,11 +166,15 @@ impl Request {
         let options = self
             .options()
             .map_err(|e| Refused::call(e, Some(&policy)))?;
-        let input = match (self.input, self.args) {
-            (Some(_), Some(_)) => return usage("give `input` or `args`, not both"),
-            (Some(input), None) => input.get().to_owned(),
-            (None, Some(args)) => args.get().to_owned(),
-            (None, None) => "null".to_owned(),
+        let input = match (input, self.input, self.args) {
+            (Some(_), Some(_), _) => return usage("give the input once"),
+            (Some(_), _, Some(_)) | (None, Some(_), Some(_)) => {
+                return usage("give `input` or `args`, not both");
+            }
+            (Some(input), None, None) => input,
+            (None, Some(input), None) => input.get().to_owned(),
+            (None, None, Some(args)) => args.get().to_owned(),
+            (None, None, None) => "null".to_owned(),
         };
         Ok(Prepared {
             policy,
@@ -277,7 +283,7 @@ mod tests {
     use super::*;
 
     fn prepare(text: &str) -> Result<Prepared, Refused> {
-        Request::parse(text)?.prepare(None, None)
+        Request::parse(text)?.prepare(None, None, None)
     }
 
     fn usage_message(text: &str) -> String {
@@ -330,6 +336,35 @@ mod tests {
         let prepared = prepare(r#"{"source": "x", "args": [1, "a"]}"#).unwrap();
         assert_eq!(prepared.input, r#"[1, "a"]"#);
         assert!(prepared.options.spread_args);
+    }
+
+    /// An input given apart from the request reaches the call as it is (the sandbox reads it,
+    /// and refuses text that is not JSON as `invalid_input`); given twice, or beside `args`, it
+    /// is the caller's mistake.
+    #[test]
+    fn an_input_given_apart_is_passed_as_it_is_and_only_once() {
+        let apart = |text: &str, input: &str| {
+            Request::parse(text)?.prepare(None, None, Some(input.to_owned()))
+        };
+        let prepared = apart(r#"{"source": "x"}"#, r#"{"n": [1, 2]}"#).unwrap();
+        assert_eq!(prepared.input, r#"{"n": [1, 2]}"#);
+        assert!(!prepared.options.spread_args);
+        assert_eq!(apart(r#"{"source": "x"}"#, "{").unwrap().input, "{");
+        for (text, said) in [
+            (
+                r#"{"source": "x", "input": 1}"#,
+                "run(): give the input once",
+            ),
+            (
+                r#"{"source": "x", "args": [1]}"#,
+                "run(): give `input` or `args`, not both",
+            ),
+        ] {
+            match apart(text, "2") {
+                Err(Refused::Usage(message)) => assert_eq!(message, said),
+                other => panic!("{text}: expected a usage error, got {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -30,6 +30,11 @@ const EVENT: u32 = 0;
 const OUTCOME: u32 = 1;
 const USAGE: u32 = 2;
 
+/// The flags of a call's start (`index.js` sets them): report its events, return a handle
+/// that cancels it.
+const EVENTS: u32 = 1;
+const CANCELLABLE: u32 = 2;
+
 /// Node's function that takes every queued report at once, on Node's thread, as one JSON
 /// array `[id, kind, value, id, kind, value, …]` (one string and one `JSON.parse` a batch,
 /// however many reports it holds), from the queue it is called with (which it holds till then:
@@ -118,24 +123,26 @@ impl NativePalisade {
         Ok(Self { palisade, reports })
     }
 
-    /// Start call `id`: it reports its events (when `events`), then its outcome. With
-    /// `cancellable`, the handle returned cancels it.
+    /// Start call `id` of `request` (JSON text) with `input` (JSON text, apart from the
+    /// request): it reports its events (with [`EVENTS`] in `flags`), then its outcome. With
+    /// [`CANCELLABLE`], the handle returned cancels it.
     #[napi]
     pub fn start(
         &self,
         request: String,
+        input: Option<String>,
         policy: Option<&NativePolicy>,
         script: Option<&NativeScript>,
-        events: bool,
         id: u32,
-        cancellable: bool,
+        flags: u32,
     ) -> Option<NativeCall> {
-        let on_event = events.then(|| {
+        let on_event = (flags & EVENTS != 0).then(|| {
             let reports = self.reports.clone();
             Arc::new(move |json: String| post(&reports, id, EVENT, &json)) as OnEvent
         });
         let start = Start {
             request,
+            input,
             policy: policy.map(|p| p.inner.clone()),
             script: script.map(|s| s.inner.clone()),
             on_event,
@@ -150,7 +157,7 @@ impl NativePalisade {
             post(&reports, id, kind, &json);
         });
         let call = palisade_bindings::start(&self.palisade, start, done);
-        cancellable.then_some(NativeCall { call })
+        (flags & CANCELLABLE != 0).then_some(NativeCall { call })
     }
 }
 

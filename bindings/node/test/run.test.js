@@ -7,7 +7,7 @@ const assert = require('node:assert/strict')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 const { Palisade, Policy, Script } = require('..')
-const { ROOT, GENEROUS, output, failure } = require('./support.js')
+const { ROOT, GENEROUS, output, failure, assertNextCallWorks } = require('./support.js')
 
 const palisade = new Palisade()
 
@@ -70,6 +70,35 @@ test('a malformed request rejects with a TypeError; the next call works', async 
     { name: 'TypeError', message: /lone UTF-16 surrogate/ })
   assert.equal(output(await palisade.run({ source: 'export default (x) => x.length', input: '\ud800' })), 1)
   assert.equal(output(await palisade.run({ source: 'export default () => 2', policy: GENEROUS })), 2)
+})
+
+test('an input given as JSON text reaches the script as the same value', async () => {
+  const source = 'export default (x) => JSON.stringify(x)'
+  const value = { n: [1, 2.5, -3e-7], s: 'é\n"\ud83d\ude00', t: true, z: null, o: { deep: [[{}]] } }
+  const text = JSON.stringify(value)
+  assert.equal(output(await palisade.run({ source, inputJson: text })), text)
+  assert.equal(output(await palisade.run({ source, input: value })), text)
+  // A value JSON.stringify leaves out, as no input at all: null.
+  // @ts-expect-error: a function is no JSON value
+  assert.equal(output(await palisade.run({ source, input: () => 1 })), 'null')
+  // Text that is not JSON, or over the policy's input limit, ends the call as the library's
+  // own error; the next call works.
+  const broken = failure(await palisade.run({ source, inputJson: '{"n": ' }))
+  assert.equal(broken.code, 'invalid_input')
+  assert.match(broken.message, /line 1/)
+  const small = '[limits]\ninput = "1KiB"\ntimeout = "30s"'
+  const over = failure(await palisade.run({ source, inputJson: `"${'x'.repeat(2000)}"`, policy: small }))
+  assert.equal(over.code, 'invalid_input')
+  assert.deepEqual(over.fix, { key: 'limits.input', value: '"2KiB"' })
+  // The caller's mistakes: both forms, text that is not a string, and the input beside `args`.
+  await assert.rejects(palisade.run({ source, input: 1, inputJson: '1' }),
+    { name: 'TypeError', message: 'run(): give `input` or `inputJson`, not both' })
+  // @ts-expect-error: inputJson is a string
+  await assert.rejects(palisade.run({ source, inputJson: { n: 1 } }),
+    { name: 'TypeError', message: 'run(): `inputJson` is JSON text (a string)' })
+  await assert.rejects(palisade.run({ source, inputJson: '1', args: [1] }),
+    { name: 'TypeError', message: 'run(): give `input` or `args`, not both' })
+  await assertNextCallWorks(palisade)
 })
 
 test('100 calls at once never block the event loop', async () => {

@@ -1,7 +1,8 @@
 //! A call's request as `run` and `run_async` take it, keyword arguments, turned into what
 //! [`palisade_bindings::Start`] holds: the policy and the script given as objects (`Policy`,
-//! `Script`) taken out, and the rest written as the JSON text `palisade_bindings::Request`
-//! reads: by serde_json when it holds only Python's own JSON types ([`Plain`]), else by Python's
+//! `Script`) taken out, the input written apart (or the caller's `input_json` text, as it is),
+//! and the rest written as the JSON text `palisade_bindings::Request` reads. Each is written
+//! by serde_json when it holds only Python's own JSON types ([`Plain`]), else by Python's
 //! own JSON encoder (its C encoder, made once in `_palisade.py`). Values only Python has (a
 //! `timedelta`, a `datetime`, `bytes`) are turned into their JSON form first, by
 //! `_palisade._plain`.
@@ -56,6 +57,7 @@ pub fn start(
     let fields = PyDict::new(py);
     let (mut policy, mut script) = (None, None);
     let mut python_only = false;
+    let (mut input, mut input_json) = (None, None);
     // The items as they are now: reading them may run the caller's code (an `isinstance`
     // check, a `_native` property), which may change the dict.
     let items = match request {
@@ -81,8 +83,10 @@ pub fn start(
                 let native = value.getattr("_native")?;
                 script = Some(native.cast::<NativeScript>()?.get().inner.clone());
             }
+            Some("input") => input = Some(value),
             // An absent value, as the key left out (but for `input`, where None is null).
-            Some(name) if value.is_none() && name != "input" => {}
+            Some(_) if value.is_none() => {}
+            Some("input_json") => input_json = Some(text(&value)?),
             name => {
                 python_only |= name.is_some_and(|name| PYTHON_ONLY.contains(&name));
                 fields.set_item(key, value)?;
@@ -92,31 +96,63 @@ pub fn start(
     if python_only {
         wrapper.plain.call1(py, (&fields,))?;
     }
+    let input = match (input, input_json) {
+        (Some(_), Some(_)) => {
+            return Err(PyTypeError::new_err(
+                "run(): give `input` or `input_json`, not both",
+            ));
+        }
+        // Written as the request's own value would be: one level below it.
+        (Some(value), None) => Some(json(py, wrapper, &value, 1)?),
+        (None, text) => text,
+    };
     Ok(Start {
-        request: json(py, wrapper, &fields)?,
+        request: json(py, wrapper, &fields, 0)?,
+        input,
         policy,
         script,
         on_event,
     })
 }
 
-/// `fields` as compact JSON text. When every value is one of Python's own JSON types
-/// ([`Plain`]), serde_json writes it straight from them; else `json.dumps` does, with its rules
+/// `input_json`'s text, as it is; the caller's mistake when it is not a str, or not text.
+fn text(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    let text = value
+        .cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err("run(): `input_json` is JSON text (a str)"))?;
+    let text = text.to_str().map_err(|_| {
+        PyTypeError::new_err(
+            "run(): `input_json` holds a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its \
+             pair), which is not text",
+        )
+    })?;
+    Ok(text.to_owned())
+}
+
+/// `value` (the request's fields, or the input alone) as compact JSON text, `depth` levels
+/// below the request. When all of it is Python's own JSON types ([`Plain`]), serde_json writes
+/// it straight from them; else `json.dumps` does, with its rules
 /// and errors: the two agree on every value the first takes (the script gets the same value).
 /// Their texts differ only in how they write non-ASCII text (UTF-8, or `\uXXXX` escapes) and
 /// some floats' digits (`0.00001` or `1e-05`), which the input's size against `limits.input`
 /// counts. What `json.dumps` cannot write (a value that is not JSON, a circular one) is the
 /// caller's mistake.
-fn json(py: Python<'_>, wrapper: &Wrapper, fields: &Bound<'_, PyDict>) -> PyResult<String> {
-    if let Ok(text) = serde_json::to_string(&Plain::new(fields.as_any())) {
+fn json(
+    py: Python<'_>,
+    wrapper: &Wrapper,
+    value: &Bound<'_, PyAny>,
+    depth: u32,
+) -> PyResult<String> {
+    if let Ok(text) = serde_json::to_string(&Plain { value, depth }) {
         return Ok(text);
     }
     let written = if wrapper.encoder.is_none(py) {
         let compact = PyDict::new(py);
         compact.set_item("separators", (",", ":"))?;
-        wrapper.dumps.call(py, (fields,), Some(&compact))
+        compact.set_item("allow_nan", false)?;
+        wrapper.dumps.call(py, (value,), Some(&compact))
     } else {
-        wrapper.encoder.call1(py, (fields, 0)).and_then(|chunks| {
+        wrapper.encoder.call1(py, (value, 0)).and_then(|chunks| {
             PyString::new(py, "")
                 .call_method1("join", (chunks,))
                 .map(Bound::unbind)
@@ -158,11 +194,7 @@ struct Plain<'a, 'py> {
     depth: u32,
 }
 
-impl<'a, 'py> Plain<'a, 'py> {
-    fn new(value: &'a Bound<'py, PyAny>) -> Self {
-        Plain { value, depth: 0 }
-    }
-
+impl<'py> Plain<'_, 'py> {
     fn inner<'b>(&self, value: &'b Bound<'py, PyAny>) -> Plain<'b, 'py> {
         Plain {
             value,

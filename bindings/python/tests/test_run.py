@@ -209,9 +209,43 @@ def test_an_input_reaches_the_script_the_same_whichever_writes_the_request() -> 
         assert plain == written, value
         if not any(value is b for b in beyond):
             assert json.loads(plain)[0] == json.loads(json.dumps(value)), value
-    # What json.dumps writes and the request's reading refuses is refused as before.
-    with pytest.raises(TypeError, match="expected value"):
-        palisade.run(source=echo, input=[1.0, float("nan")])
+    # A float JSON cannot hold is the caller's mistake, in the input or anywhere else.
+    nans: List[Dict[str, Any]] = [{"input": [1.0, float("nan")]},
+                                  {"input": [_Text("x"), float("inf")]},
+                                  {"metadata": {"at": float("nan")}}]
+    for nan in nans:
+        with pytest.raises(TypeError, match="^run\\(\\): Out of range float values"):
+            palisade.run(source=echo, **nan)
+    assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
+
+
+def test_an_input_given_as_json_text_reaches_the_script_as_the_same_value() -> None:
+    echo = "export default (x) => JSON.stringify(x)"
+    value = {"n": [1, 2.5, -3e-7], "s": "é\n\"\U0001F600", "t": True, "z": None, "o": {"deep": [[{}]]}}
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    given = output(palisade.run(source=echo, input_json=text))
+    assert given == output(palisade.run(source=echo, input=value))
+    assert json.loads(given) == value
+    # Text that is not JSON, or over the policy's input limit, ends the call as the library's
+    # own error; the next call works.
+    broken = failure(palisade.run(source=echo, input_json='{"n": '))
+    assert broken.code == "invalid_input" and "line 1" in broken.message
+    small = '[limits]\ninput = "1KiB"\ntimeout = "30s"'
+    over = failure(palisade.run(source=echo, input_json='"' + "x" * 2000 + '"', policy=small))
+    assert over.code == "invalid_input"
+    assert over.fix is not None and (over.fix.key, over.fix.value) == ("limits.input", '"2KiB"')
+    # The caller's mistakes: both forms, text that is not a str or not text, the input beside
+    # `args`.
+    mistakes: List[Tuple[Dict[str, Any], str]] = [
+        ({"input": 1, "input_json": "1"}, "run(): give `input` or `input_json`, not both"),
+        ({"input_json": b"1"}, "run(): `input_json` is JSON text (a str)"),
+        ({"input_json": '"\ud800"'}, "run(): `input_json` holds a lone UTF-16"),
+        ({"input_json": "1", "args": [1]}, "run(): give `input` or `args`, not both"),
+    ]
+    for request, said in mistakes:
+        with pytest.raises(TypeError) as raised:
+            palisade.run(source=echo, **request)
+        assert str(raised.value).startswith(said), raised.value
     assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
 
 

@@ -53,6 +53,10 @@ class RunRequest(TypedDict, total=False):
     script: "Script"
     #: The export's one argument (default None, JSON null).
     input: Json
+    #: The export's one argument as JSON text, instead of `input`: a request body or a tool
+    #: call's arguments as they arrived, read once, in the sandbox (text that is not JSON ends
+    #: the call as `invalid_input`).
+    input_json: str
     #: The export's arguments, one each (instead of `input`).
     args: List[Json]
     #: The export, or method of the default export, to call.
@@ -360,9 +364,10 @@ def _encoder() -> Any:
     if make is None:
         return None
     # Compact, as the native module's own writer is: the input's size against `limits.input`
-    # is that of the text written.
+    # is that of the text written. A float that is not finite (which JSON cannot hold) is the
+    # caller's mistake, as for `json.dumps(allow_nan=False)`.
     return make(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii,
-                None, ":", ",", False, False, True)
+                None, ":", ",", False, False, False)
 
 
 _ENCODER = _encoder()
