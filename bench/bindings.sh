@@ -9,8 +9,9 @@
 # README says), the Node peers' fresh-context w1 and w2 run in the same session too.
 #
 # With ROUNDS=N, N paired rounds follow: in each, every binding's throughput of each $THROUGHPUT
-# workload (a process of its own, that workload alone) right after the Rust library's with as
-# many tasks, and its share of that; then each share's median and range over the rounds. The machine's speed drifts by tens of
+# workload (a process of its own, that workload alone; its input given as a value, then as its
+# JSON text as `palisade bench` gives it) right after the Rust library's with as many tasks, and
+# its share of that; then each share's median and range over the rounds. The machine's speed drifts by tens of
 # percent within minutes, so a share of the run just before is the steady figure.
 #
 # Usage: [PROFILE=release] [CALLS=2000] [THREADS=2,8] [THROUGHPUT=w1,w2] [PEERS=PATH] [ROUNDS=N]
@@ -93,17 +94,21 @@ for round in $(seq "$ROUNDS"); do
   echo "bindings: paired round $round" >&2
   pair() { printf '%s\t%s\t%s\t%s\n' "$round" "$1" "$2" "$3" >> "$out/rounds.tsv"; }
   for w in ${throughput//,/ }; do
-    py=(bench.py --calls "$calls" --only "$w" --throughput "$w")
-    rust=$(rust_rate "$w" 64)
-    pair "$w: Node, 64 in flight" "$rust" \
-      "$(cd bindings/node && node bench.js --calls "$calls" --only "$w" --throughput "$w" | rate)"
-    rust=$(rust_rate "$w" 64)
-    pair "$w: Python run_async, 64 in flight" "$rust" \
-      "$(cd bindings/python && "../../$venv/bin/python" "${py[@]}" --threads "" | rate)"
-    for n in ${threads//,/ }; do
-      rust=$(rust_rate "$w" "$n")
-      pair "$w: Python, $n threads on run" "$rust" \
-        "$(cd bindings/python && "../../$venv/bin/python" "${py[@]}" --concurrency 0 --threads "$n" | rate)"
+    # The input as a value, then as its JSON text (as the library is given it).
+    for given in "" --input-json; do
+      as=${given:+, input as JSON text}
+      py=(bench.py --calls "$calls" --only "$w" --throughput "$w" $given)
+      rust=$(rust_rate "$w" 64)
+      pair "$w: Node, 64 in flight$as" "$rust" \
+        "$(cd bindings/node && node bench.js --calls "$calls" --only "$w" --throughput "$w" $given | rate)"
+      rust=$(rust_rate "$w" 64)
+      pair "$w: Python run_async, 64 in flight$as" "$rust" \
+        "$(cd bindings/python && "../../$venv/bin/python" "${py[@]}" --threads "" | rate)"
+      for n in ${threads//,/ }; do
+        rust=$(rust_rate "$w" "$n")
+        pair "$w: Python, $n threads on run$as" "$rust" \
+          "$(cd bindings/python && "../../$venv/bin/python" "${py[@]}" --concurrency 0 --threads "$n" | rate)"
+      done
     done
   done
 done

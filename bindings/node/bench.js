@@ -3,9 +3,10 @@
 // module and input from bench/workloads/, a fresh sandbox per call, the output checked; the
 // median of sequential calls, then the throughput of the `--throughput` workloads (w1 unless
 // told) with many calls in flight and the process's CPU time per call. One JSON line per
-// workload (bench/bindings.sh puts them beside `palisade bench`).
+// workload (bench/bindings.sh puts them beside `palisade bench`). With `--input-json`, each call
+// gives the input as its JSON text (`inputJson`), as `palisade bench` gives it to the library.
 //
-// Usage: node bench.js [--calls N] [--concurrency N] [--only w1] [--throughput w1,w2]
+// Usage: node bench.js [--calls N] [--concurrency N] [--only w1] [--throughput w1,w2] [--input-json]
 
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -21,6 +22,7 @@ const calls = option('calls', 2000)
 const concurrency = option('concurrency', 64)
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined
 const throughputOf = args.includes('--throughput') ? args[args.indexOf('--throughput') + 1].split(',') : ['w1']
+const asText = args.includes('--input-json')
 const dir = path.join(__dirname, '../../bench/workloads')
 // The policy `palisade bench` runs the workloads under (cli/src/bench.rs).
 const policy = new Policy('name = "bench"\n[limits]\nfuel = 10_000_000_000\ntimeout = "10s"\nmemory = "64MiB"\n')
@@ -28,16 +30,17 @@ const policy = new Policy('name = "bench"\n[limits]\nfuel = 10_000_000_000\ntime
 function load (name) {
   const read = (suffix) => fs.readFileSync(path.join(dir, `${name}.${suffix}`), 'utf8')
   const source = `${read('main.js')}\nexport default (input) => main(input);\n`
+  const text = read('input.json')
   return {
     name,
     script: Script.fromSource(source, `${name}.js`),
-    input: JSON.parse(read('input.json')),
+    given: asText ? { inputJson: text } : { input: JSON.parse(text) },
     expected: JSON.parse(read('expected.json'))
   }
 }
 
 async function call (palisade, workload) {
-  const outcome = await palisade.run({ policy, script: workload.script, input: workload.input })
+  const outcome = await palisade.run({ policy, script: workload.script, ...workload.given })
   if (!outcome.ok) throw new Error(`${workload.name}: ${outcome.error.code}: ${outcome.error.message}`)
   return outcome.output
 }
@@ -78,7 +81,7 @@ async function main () {
   for (const name of ['w1', 'w2'].filter((name) => only === undefined || name === only)) {
     const workload = load(name)
     const measured = await sequential(palisade, workload)
-    const line = { binding: 'node', workload: name, calls, ...measured }
+    const line = { binding: asText ? 'node, input as JSON text' : 'node', workload: name, calls, ...measured }
     if (throughputOf.includes(name)) Object.assign(line, await throughput(palisade, workload))
     console.log(JSON.stringify(line))
   }

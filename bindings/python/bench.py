@@ -4,10 +4,11 @@ of sequential `run` calls, then the throughput of the `--throughput` workloads (
 with many `run_async` calls in flight and with a few threads each calling `run`, with the
 process's CPU time per call; and, for the `run_js` tool's comparison, w1 as a `palisade run`
 subprocess per call. One JSON line per measure (bench/bindings.sh puts them beside `palisade
-bench`).
+bench`). With `--input-json`, each call gives the input as its JSON text (`input_json`), as
+`palisade bench` gives it to the library.
 
 Usage: python bench.py [--calls N] [--concurrency N] [--threads N,N] [--palisade PATH]
-                       [--subprocess-calls N] [--only w1|w2] [--throughput w1,w2]
+                       [--subprocess-calls N] [--only w1|w2] [--throughput w1,w2] [--input-json]
 `--concurrency 0` leaves out `run_async`'s throughput, `--threads ""` the threads.
 """
 
@@ -31,13 +32,16 @@ WORKLOADS = ROOT / "bench/workloads"
 POLICY_TOML = 'name = "bench"\n[limits]\nfuel = 10_000_000_000\ntimeout = "10s"\nmemory = "64MiB"\n'
 
 
-def load(name: str) -> Dict[str, Any]:
+def load(name: str, as_text: bool = False) -> Dict[str, Any]:
+    """A workload; its calls give the input as its JSON text with `as_text`."""
     source = (WORKLOADS / f"{name}.main.js").read_text() + "\nexport default (input) => main(input);\n"
+    text = (WORKLOADS / f"{name}.input.json").read_text()
     return {
         "name": name,
         "source": source,
         "script": Script.from_source(source, f"{name}.js"),
-        "input": json.loads((WORKLOADS / f"{name}.input.json").read_text()),
+        "input": json.loads(text),
+        "given": {"input_json": text} if as_text else {"input": json.loads(text)},
         "expected": json.loads((WORKLOADS / f"{name}.expected.json").read_text()),
     }
 
@@ -52,7 +56,7 @@ def sequential(palisade: Palisade, policy: Policy, workload: Dict[str, Any], cal
     times = []
     for i in range(warmup + calls):
         started = time.perf_counter()
-        outcome = palisade.run(policy=policy, script=workload["script"], input=workload["input"])
+        outcome = palisade.run(policy=policy, script=workload["script"], **workload["given"])
         elapsed = (time.perf_counter() - started) * 1e6
         if i == 0:
             assert outcome.unwrap() == workload["expected"], outcome
@@ -74,7 +78,7 @@ def throughput(palisade: Palisade, policy: Policy, workload: Dict[str, Any], cal
 
     async def task() -> None:
         for _ in range(per_task):
-            outcome = await palisade.run_async(policy=policy, script=workload["script"], input=workload["input"])
+            outcome = await palisade.run_async(policy=policy, script=workload["script"], **workload["given"])
             outcome.unwrap()
 
     async def all_tasks() -> None:
@@ -89,7 +93,7 @@ def threaded(palisade: Palisade, policy: Policy, workload: Dict[str, Any], calls
 
     def loop() -> None:
         for _ in range(per_thread):
-            palisade.run(policy=policy, script=workload["script"], input=workload["input"]).unwrap()
+            palisade.run(policy=policy, script=workload["script"], **workload["given"]).unwrap()
 
     def all_threads() -> None:
         running = [threading.Thread(target=loop) for _ in range(threads)]
@@ -131,6 +135,7 @@ def main() -> None:
     parser.add_argument("--subprocess-calls", type=int, default=50)
     parser.add_argument("--only", help="one workload (w1 or w2)")
     parser.add_argument("--throughput", default="w1", help="the workloads whose throughput is measured")
+    parser.add_argument("--input-json", action="store_true", help="give each input as its JSON text")
     args = parser.parse_args()
     thread_counts = [int(n) for n in args.threads.split(",") if n]
     # As many slots as calls at once, as `palisade bench --concurrency N` has (threads alone:
@@ -139,8 +144,9 @@ def main() -> None:
     policy = Policy(POLICY_TOML)
     measured_throughput = args.throughput.split(",")
     for name in [name for name in ["w1", "w2"] if args.only in (None, name)]:
-        workload = load(name)
-        line: Dict[str, Any] = {"binding": "python", "workload": name, "calls": args.calls}
+        workload = load(name, args.input_json)
+        given = ", input as JSON text" if args.input_json else ""
+        line: Dict[str, Any] = {"binding": f"python{given}", "workload": name, "calls": args.calls}
         line.update(sequential(palisade, policy, workload, args.calls))
         if name in measured_throughput and args.concurrency > 0:
             rate, cpu = throughput(palisade, policy, workload, args.calls, args.concurrency)
@@ -149,7 +155,7 @@ def main() -> None:
         if name in measured_throughput:
             for threads in thread_counts:
                 rate, cpu = threaded(palisade, policy, workload, args.calls, threads)
-                print(json.dumps({"binding": f"python, {threads} threads on `run`", "workload": name,
+                print(json.dumps({"binding": f"python, {threads} threads on `run`{given}", "workload": name,
                                   "throughput_calls_per_s": rate, "cpu_us_per_call": cpu,
                                   "in_flight": threads}), flush=True)
         if name == "w1" and args.palisade:

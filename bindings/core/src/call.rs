@@ -53,8 +53,8 @@ pub struct Start {
     pub request: String,
     /// The input's JSON text, given apart from the request: written by the binding from the
     /// caller's value, or the caller's own text. The sandbox reads it once, as it reads a Rust
-    /// caller's input (invalid JSON is `invalid_input`); inside the request, it would be read
-    /// twice (a 40 KB input's second reading is about 4% of its call).
+    /// caller's input (invalid JSON is `invalid_input`); inside the request, the request's
+    /// parser would read it first, and a copy of it would be made.
     pub input: Option<String>,
     /// A policy the binding holds as an object, in place of the request's `policy`.
     pub policy: Option<Arc<Policy>>,
