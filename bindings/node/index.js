@@ -151,12 +151,17 @@ function requestJson (rest) {
 /**
  * The input's JSON text, handed over apart from the request (the sandbox reads it once): the
  * caller's own `inputJson`, or `input` as `JSON.stringify` writes it; null (the script gets
- * `null`) for neither, or for a value `JSON.stringify` leaves out (a function, a symbol).
+ * `null`) for neither, or for a value `JSON.stringify` leaves out (a function, a symbol). A
+ * `null` or `undefined` of either is as absent.
  */
 function inputOf (input, inputJson) {
-  if (inputJson === undefined) return input === undefined ? null : (JSON.stringify(input) ?? null)
-  if (input !== undefined) throw new TypeError('run(): give `input` or `inputJson`, not both')
+  if (inputJson == null) return input == null ? null : (JSON.stringify(input) ?? null)
+  if (input != null) throw new TypeError('run(): give `input` or `inputJson`, not both')
   if (typeof inputJson !== 'string') throw new TypeError('run(): `inputJson` is JSON text (a string)')
+  // Handed to the addon as UTF-8, a lone surrogate would become U+FFFD unseen.
+  if (!inputJson.isWellFormed()) {
+    throw new TypeError('run(): `inputJson` holds a lone UTF-16 surrogate (\uD800 to \uDFFF without its pair), which is not text; `s.toWellFormed()` replaces it')
+  }
   return inputJson
 }
 

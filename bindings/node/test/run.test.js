@@ -98,6 +98,14 @@ test('an input given as JSON text reaches the script as the same value', async (
     { name: 'TypeError', message: 'run(): `inputJson` is JSON text (a string)' })
   await assert.rejects(palisade.run({ source, inputJson: '1', args: [1] }),
     { name: 'TypeError', message: 'run(): give `input` or `args`, not both' })
+  await assert.rejects(palisade.run({ source, inputJson: '"\ud800"' }),
+    { name: 'TypeError', message: /^run\(\): `inputJson` holds a lone UTF-16 surrogate/ })
+  // A null of either is as absent.
+  assert.equal(output(await palisade.run({ source, input: null, inputJson: '[1]' })), '[1]')
+  // @ts-expect-error: inputJson is a string, or left out
+  assert.equal(output(await palisade.run({ source, input: 2, inputJson: null })), '2')
+  const add = 'export default (a, b) => a + b'
+  assert.equal(output(await palisade.run({ source: add, input: null, args: [2, 3] })), 5)
   await assertNextCallWorks(palisade)
 })
 

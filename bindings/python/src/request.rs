@@ -83,9 +83,9 @@ pub fn start(
                 let native = value.getattr("_native")?;
                 script = Some(native.cast::<NativeScript>()?.get().inner.clone());
             }
-            Some("input") => input = Some(value),
-            // An absent value, as the key left out (but for `input`, where None is null).
+            // An absent value, as the key left out (an absent input is null).
             Some(_) if value.is_none() => {}
+            Some("input") => input = Some(value),
             Some("input_json") => input_json = Some(text(&value)?),
             name => {
                 python_only |= name.is_some_and(|name| PYTHON_ONLY.contains(&name));

@@ -246,6 +246,10 @@ def test_an_input_given_as_json_text_reaches_the_script_as_the_same_value() -> N
         with pytest.raises(TypeError) as raised:
             palisade.run(source=echo, **request)
         assert str(raised.value).startswith(said), raised.value
+    # A None of either is as absent.
+    assert output(palisade.run(source=echo, input=None, input_json="[1]")) == "[1]"
+    assert output(palisade.run(source=echo, input=2, input_json=None)) == "2"  # type: ignore[arg-type]
+    assert output(palisade.run(source="export default (a, b) => a + b", input=None, args=[2, 3])) == 5
     assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
 
 
