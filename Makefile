@@ -56,10 +56,12 @@ package:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade --no-deps
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade --no-deps --features serve
 
-# All tests; the last line sums every test binary's results.
+# All tests (the default members', then the bindings' shared core, which is no default member);
+# the last line sums every test binary's results.
 test:
 	mkdir -p target
 	$(CARGO) test --locked 2>&1 | tee target/test.log
+	$(CARGO) test --locked -p palisade-bindings 2>&1 | tee -a target/test.log
 	@awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' target/test.log
 
 # The fuzz targets' committed corpora and reproducers, replayed on stable without libFuzzer
