@@ -44,6 +44,8 @@ struct State<Q> {
     count: u32,
     /// Whether the caller's thread was woken for them.
     woken: bool,
+    /// Batches taken so far: the one waiting is known by it to its timer.
+    taken: u64,
 }
 
 impl<Q: Default + Send + 'static> Reports<Q> {
@@ -55,6 +57,7 @@ impl<Q: Default + Send + 'static> Reports<Q> {
                 queued: Q::default(),
                 count: 0,
                 woken: false,
+                taken: 0,
             }),
             running: AtomicU32::new(0),
             wake: Box::new(wake),
@@ -85,25 +88,26 @@ impl<Q: Default + Send + 'static> Reports<Q> {
             write(&mut state.queued);
             state.count += 1;
             if state.woken {
-                (false, false)
+                (false, None)
             } else if state.count >= BATCH || running < DEFER_AT {
                 state.woken = true;
-                (true, false)
+                (true, None)
             } else {
-                (false, state.count == 1)
+                (false, (state.count == 1).then_some(state.taken))
             }
         };
         if wake {
             (self.wake)(self.clone());
         }
-        if arm {
-            // A timer that wakes the caller's thread for this batch at the latest (if a later
-            // batch's, earlier than it needs to: harmless).
+        if let Some(batch) = arm {
+            // A timer that wakes the caller's thread for this batch at the latest. Once the
+            // batch is taken, it does nothing: were it to flush the next batch, that batch
+            // would be delivered after a few reports rather than a full batch.
             let reports = Arc::downgrade(self);
             runtime().spawn(async move {
                 tokio::time::sleep(FLUSH_AFTER).await;
                 if let Some(reports) = reports.upgrade() {
-                    reports.flush();
+                    reports.flush_if(|state| state.taken == batch);
                 }
             });
         }
@@ -114,6 +118,7 @@ impl<Q: Default + Send + 'static> Reports<Q> {
         let mut state = self.state.lock().expect("never poisoned");
         state.count = 0;
         state.woken = false;
+        state.taken += 1;
         std::mem::take(&mut state.queued)
     }
 }
@@ -123,17 +128,24 @@ trait Flush: Send + Sync {
     fn flush(self: Arc<Self>);
 }
 
-impl<Q: Send> Flush for Reports<Q> {
-    fn flush(self: Arc<Self>) {
+impl<Q> Reports<Q> {
+    /// Wake the caller's thread for the reports waiting, if any wait and `this` holds of them.
+    fn flush_if(self: Arc<Self>, this: impl FnOnce(&State<Q>) -> bool) {
         let wake = {
             let mut state = self.state.lock().expect("never poisoned");
-            let wake = state.count > 0 && !state.woken;
+            let wake = state.count > 0 && !state.woken && this(&state);
             state.woken |= wake;
             wake
         };
         if wake {
             (self.wake)(self.clone());
         }
+    }
+}
+
+impl<Q: Send> Flush for Reports<Q> {
+    fn flush(self: Arc<Self>) {
+        self.flush_if(|_| true);
     }
 }
 
