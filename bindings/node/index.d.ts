@@ -147,10 +147,17 @@ interface OutcomeCommon {
   receipt: Receipt
 }
 
-/** The Outcome of a call; `T` is what the caller expects the output (a JSON value) to be. */
-export type Outcome<T = any> =
+/** An Outcome as a plain object with every field, as `palisade run --json` prints it. */
+export type OutcomeJson<T = any> =
   | (OutcomeCommon & { ok: true, output: T })
   | (OutcomeCommon & { ok: false, error: OutcomeError, error_id?: string })
+
+/**
+ * The Outcome of a call; `T` is what the caller expects the output (a JSON value) to be.
+ * `ok`, `output`, `error` and `error_id` are its own fields; `logs`, `audit` and `receipt`
+ * are read when first asked for, so a spread copies the former only: `toJSON()` has them all.
+ */
+export type Outcome<T = any> = OutcomeJson<T> & { toJSON (): OutcomeJson<T> }
 
 export class Palisade {
   constructor (options?: PalisadeOptions)

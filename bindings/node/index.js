@@ -5,9 +5,13 @@
 
 const native = require('./palisade.node')
 
-/** What a report from the addon carries (src/palisade.rs): an event, the outcome, or the caller's mistake. */
+/**
+ * What a report from the addon carries (src/palisade.rs): an event, the output of a call that
+ * succeeded, the caller's mistake, or the error of a call that failed.
+ */
 const EVENT = 0
-const OUTCOME = 1
+const OUTPUT = 1
+const FAILURE = 3
 
 /** The flags of a call's start (src/palisade.rs): report its events, return a handle that cancels it. */
 const START_EVENTS = 1
@@ -93,6 +97,49 @@ class Script {
   }
 
   get name () { return this[NATIVE].name }
+}
+
+/**
+ * The Outcome of a call: `ok`, then `output` or `error` (and `error_id` for an `internal`
+ * error) are its own fields. `logs`, `audit` and `receipt` are read from the call's report when
+ * first asked for (a caller that reads only the output costs Node's thread no more), and may be
+ * set like fields. `toJSON()` is a plain object with every field, as `palisade run --json`
+ * prints it: `JSON.stringify` writes it; a spread or `structuredClone` copies own fields only.
+ */
+class Outcome {
+  /** `{ logs, audit, receipt }`, as JSON text until first read. */
+  #rest
+
+  constructor (ok, value, rest) {
+    this.ok = ok
+    if (ok) this.output = value
+    else {
+      this.error = value.error
+      if (value.error_id !== undefined) this.error_id = value.error_id
+    }
+    this.#rest = rest
+  }
+
+  #more () {
+    if (typeof this.#rest === 'string') this.#rest = JSON.parse(this.#rest)
+    return this.#rest
+  }
+
+  get logs () { return this.#more().logs }
+  set logs (value) { this.#more().logs = value }
+  get audit () { return this.#more().audit }
+  set audit (value) { this.#more().audit = value }
+  get receipt () { return this.#more().receipt }
+  set receipt (value) { this.#more().receipt = value }
+
+  toJSON () {
+    const { logs, audit, receipt } = this.#more()
+    return { ...this, logs, audit, receipt }
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')] (depth, options, inspect) {
+    return `Outcome ${inspect(this.toJSON(), options)}`
+  }
 }
 
 /** A handler's failure as the script gets it: `{code, message, retryable}`. */
@@ -197,14 +244,18 @@ class Calls {
 
   /**
    * Hand each report of a batch (`[id, kind, value, …]`, JSON) to its call: an event to
-   * `onEvent`, an outcome to `resolve`, the caller's mistake to `reject`.
+   * `onEvent`, an Outcome (its output or error, and the next of `rests`) to `resolve`, the
+   * caller's mistake to `reject`.
    */
-  deliver (batch) {
+  deliver (batch, rests) {
     const reports = JSON.parse(batch)
+    let rest = 0
     for (let i = 0; i < reports.length; i += 3) {
       const id = reports[i]
       const kind = reports[i + 1]
       const value = reports[i + 2]
+      // Taken whether or not the call is still waiting, so that each outcome gets its own.
+      const more = kind === OUTPUT || kind === FAILURE ? rests[rest++] : undefined
       const entry = this.waiting.get(id)
       if (entry === undefined) continue
       if (kind === EVENT) {
@@ -213,7 +264,7 @@ class Calls {
       }
       this.forget(id)
       if (entry.abort !== null) entry.signal.removeEventListener('abort', entry.abort)
-      if (kind === OUTCOME) entry.resolve(value)
+      if (more !== undefined) entry.resolve(new Outcome(kind === OUTPUT, value, more))
       else entry.reject(new TypeError(value))
     }
   }

@@ -1,19 +1,66 @@
 //! The Outcome as both bindings return it: the JSON `palisade run --json` prints, with a
 //! `fix_note` on every error, which says how to recover when there is no mechanical `fix`.
+//! It is written in two parts ([`Parts`]), so that a binding may read the second only when its
+//! caller asks for it.
 
 use palisade::{Error, ErrorCode, Outcome, Policy};
+use serde::Serialize;
+
+/// An Outcome in two parts: what every caller reads, and what a caller may read later.
+pub struct Parts {
+    /// The output's JSON, for a call that succeeded; else `{"error": {…}}`, with `"error_id"`
+    /// for an `internal` error.
+    pub head: String,
+    /// `{"logs": […], "audit": […], "receipt": {…}}`.
+    pub rest: String,
+}
+
+/// `outcome` in its two [`Parts`].
+pub fn outcome_parts(outcome: &Outcome) -> Parts {
+    #[derive(Serialize)]
+    struct Failure<'a> {
+        error: serde_json::Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error_id: Option<&'a str>,
+    }
+    #[derive(Serialize)]
+    struct Rest<'a> {
+        logs: &'a [palisade::LogLine],
+        audit: &'a [palisade::AuditRecord],
+        receipt: &'a palisade::Receipt,
+    }
+    let head = match &outcome.result {
+        Ok(output) => output.get().to_owned(),
+        Err(error) => serde_json::to_string(&Failure {
+            error: error_json(error),
+            error_id: outcome.error_id.as_deref(),
+        })
+        .expect("an Error serialises"),
+    };
+    let rest = Rest {
+        logs: &outcome.logs,
+        audit: &outcome.audit,
+        receipt: &outcome.receipt,
+    };
+    Parts {
+        head,
+        rest: serde_json::to_string(&rest).expect("an Outcome serialises"),
+    }
+}
 
 /// `{"ok": true, "output": …, "logs": […], "audit": […], "receipt": {…}}`, or `"ok": false`
 /// with `"error": {code, message, fix, fix_note, docs_url, retryable, …}` (and `error_id`
-/// for `internal`).
+/// for `internal`): its [`Parts`] joined.
 pub fn outcome_json(outcome: &Outcome) -> String {
-    let Some(error) = outcome.error() else {
-        // The common case, written once without an intermediate tree.
-        return serde_json::to_string(outcome).expect("an Outcome serialises");
-    };
-    let mut value = serde_json::to_value(outcome).expect("an Outcome serialises");
-    value["error"] = error_json(error);
-    value.to_string()
+    let Parts { head, rest } = outcome_parts(outcome);
+    // Both parts but the output are objects: their members are joined in one.
+    let members = |object: &str| object[1..object.len() - 1].to_owned();
+    let rest = members(&rest);
+    if outcome.error().is_none() {
+        format!(r#"{{"ok":true,"output":{head},{rest}}}"#)
+    } else {
+        format!(r#"{{"ok":false,{},{rest}}}"#, members(&head))
+    }
 }
 
 /// An error as the Outcome holds it: `{code, message, fix, fix_note, docs_url, retryable, …}`.
@@ -106,6 +153,50 @@ mod tests {
         );
         assert!(error["fix_note"].as_str().unwrap().contains("options"));
         assert_eq!(json["receipt"]["policy"], "");
+    }
+
+    /// `outcome` as the library writes it, with the `fix_note` of its error.
+    fn as_the_library_writes(outcome: &Outcome) -> serde_json::Value {
+        let mut value = serde_json::to_value(outcome).unwrap();
+        if let Some(error) = outcome.error() {
+            value["error"]["fix_note"] = fix_note(error).into();
+        }
+        value
+    }
+
+    #[test]
+    fn the_two_parts_joined_are_the_outcome_as_the_library_writes_it() {
+        let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+        // An internal error has an error_id; another error has none.
+        let policy = Policy::builtin_default();
+        for error in [
+            Error::Internal {
+                detail: "lost".into(),
+            },
+            Error::Cancelled,
+        ] {
+            let outcome = failed(error, Some(&policy));
+            assert_eq!(
+                parse(&outcome_json(&outcome)),
+                as_the_library_writes(&outcome)
+            );
+            let Parts { head, rest } = outcome_parts(&outcome);
+            let head = parse(&head);
+            assert_eq!(head["error"], as_the_library_writes(&outcome)["error"]);
+            assert_eq!(head.get("error_id").is_some(), outcome.error_id.is_some());
+            assert_eq!(parse(&rest)["receipt"]["policy"], "default");
+        }
+        let mut outcome = failed(Error::Cancelled, Some(&policy));
+        let output = r#"{"a":[1,"x\"y"]}"#;
+        outcome.result = Ok(serde_json::value::RawValue::from_string(output.into()).unwrap());
+        assert_eq!(
+            parse(&outcome_json(&outcome)),
+            as_the_library_writes(&outcome)
+        );
+        let Parts { head, rest } = outcome_parts(&outcome);
+        assert_eq!(head, output, "the output's JSON as the script returned it");
+        let keys: Vec<String> = parse(&rest).as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["audit", "logs", "receipt"]);
     }
 
     #[test]

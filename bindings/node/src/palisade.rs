@@ -9,7 +9,9 @@ use napi::bindgen_prelude::{FnArgs, Function, ObjectFinalize, Promise};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use palisade::CapabilityError;
-use palisade_bindings::{Call, Handler, OnEvent, Start, answer, context_json, outcome_json};
+use palisade_bindings::{
+    Call, Handler, OnEvent, Parts, Start, answer, context_json, outcome_parts,
+};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -24,11 +26,14 @@ type Dispatch = ThreadsafeFunction<
     true,
 >;
 
-/// What a report carries (`index.js` reads the kinds): an event, the call's outcome, or the
-/// caller's mistake (a message).
+/// What a report carries (`index.js` reads the kinds): an event, the output of a call that
+/// succeeded, the caller's mistake (a message), or the error of a call that failed
+/// (`{"error", "error_id"}`). A call's last report, but the caller's mistake, has the rest of
+/// its Outcome beside the batch ([`Batch::rests`]).
 const EVENT: u32 = 0;
-const OUTCOME: u32 = 1;
+const OUTPUT: u32 = 1;
 const USAGE: u32 = 2;
+const FAILURE: u32 = 3;
 
 /// The flags of a call's start (`index.js` sets them): report its events, return a handle
 /// that cancels it.
@@ -37,35 +42,48 @@ const CANCELLABLE: u32 = 2;
 
 /// Node's function that takes every queued report at once, on Node's thread, as one JSON
 /// array `[id, kind, value, id, kind, value, …]` (one string and one `JSON.parse` a batch,
-/// however many reports it holds), from the queue it is called with (which it holds till then:
-/// the `NativePalisade` may be gone by then). Weak: it does not keep Node running by itself
-/// (`index.js` does while calls run).
-type Deliver = ThreadsafeFunction<Arc<Queue>, (), String, napi::Status, false, true>;
+/// however many reports it holds) and the rests of the outcomes among them, in order, from the
+/// queue it is called with (which it holds till then: the `NativePalisade` may be gone by
+/// then). Weak: it does not keep Node running by itself (`index.js` does while calls run).
+type Deliver =
+    ThreadsafeFunction<Arc<Queue>, (), FnArgs<(String, Vec<String>)>, napi::Status, false, true>;
 
-/// The reports of every call of one `NativePalisade`, written by the runtime's threads into
-/// one JSON array's text (without its closing bracket; empty when nothing is queued), which
+/// The reports of every call of one `NativePalisade`, written by the runtime's threads, which
 /// Node's thread takes in batches ([`palisade_bindings::Reports`]).
-type Queue = palisade_bindings::Reports<String>;
+type Queue = palisade_bindings::Reports<Batch>;
 
-/// Queue call `id`'s report of `kind`, whose value is the JSON text `json`.
-fn post(reports: &Arc<Queue>, id: u32, kind: u32, json: &str) {
-    reports.post(kind != EVENT, |text| {
+/// Reports queued for Node's thread.
+#[derive(Default)]
+struct Batch {
+    /// One JSON array's text, without its closing bracket; empty when nothing is queued.
+    text: String,
+    /// The rest of each outcome in `text` (`{"logs", "audit", "receipt"}`), in order: Node
+    /// reads one only when its caller asks for it.
+    rests: Vec<String>,
+}
+
+/// Queue call `id`'s report of `kind`, whose value is the JSON text `json`, with the rest of
+/// its Outcome.
+fn post(reports: &Arc<Queue>, id: u32, kind: u32, json: &str, rest: Option<String>) {
+    reports.post(kind != EVENT, |batch| {
+        let text = &mut batch.text;
         text.push(if text.is_empty() { '[' } else { ',' });
         // Writing into a String cannot fail.
         let _ = write!(text, "{id},{kind},");
         text.push_str(json);
+        batch.rests.extend(rest);
     });
 }
 
-/// The queued reports as a JSON array, leaving the queue empty (`[]` when another delivery
-/// took them first).
-fn take(reports: &Queue) -> String {
-    let mut text = reports.take();
+/// The queued reports as a JSON array and the rests of their outcomes, leaving the queue
+/// empty (`[]` when another delivery took them first).
+fn take(reports: &Queue) -> FnArgs<(String, Vec<String>)> {
+    let Batch { mut text, rests } = reports.take();
     if text.is_empty() {
         text.push('[');
     }
     text.push(']');
-    text
+    FnArgs::from((text, rests))
 }
 
 /// What a Palisade weighs for V8's collector, told to V8 while it lives: V8 sees only the
@@ -99,7 +117,7 @@ impl NativePalisade {
         settings: String,
         names: Vec<String>,
         dispatch: Function<'_, FnArgs<(String, String)>, Promise<String>>,
-        deliver: Function<'_, String, ()>,
+        deliver: Function<'_, FnArgs<(String, Vec<String>)>, ()>,
     ) -> napi::Result<Self> {
         let dispatch: Arc<Dispatch> = Arc::new(
             dispatch
@@ -138,7 +156,7 @@ impl NativePalisade {
     ) -> Option<NativeCall> {
         let on_event = (flags & EVENTS != 0).then(|| {
             let reports = self.reports.clone();
-            Arc::new(move |json: String| post(&reports, id, EVENT, &json)) as OnEvent
+            Arc::new(move |json: String| post(&reports, id, EVENT, &json, None)) as OnEvent
         });
         let start = Start {
             request,
@@ -150,11 +168,19 @@ impl NativePalisade {
         let reports = self.reports.clone();
         reports.started();
         let done = Box::new(move |result: Result<palisade::Outcome, String>| {
-            let (kind, json) = match result {
-                Ok(outcome) => (OUTCOME, outcome_json(&outcome)),
-                Err(message) => (USAGE, serde_json::Value::from(message).to_string()),
+            let (kind, json, rest) = match result {
+                Ok(outcome) => {
+                    let kind = if outcome.error().is_none() {
+                        OUTPUT
+                    } else {
+                        FAILURE
+                    };
+                    let Parts { head, rest } = outcome_parts(&outcome);
+                    (kind, head, Some(rest))
+                }
+                Err(message) => (USAGE, serde_json::Value::from(message).to_string(), None),
             };
-            post(&reports, id, kind, &json);
+            post(&reports, id, kind, &json, rest);
         });
         let call = palisade_bindings::start(&self.palisade, start, done);
         (flags & CANCELLABLE != 0).then_some(NativeCall { call })

@@ -19,6 +19,37 @@ test('the smallest call runs under the built-in default policy', async () => {
   assert.deepEqual(outcome.logs, [])
 })
 
+test('an Outcome reads its logs, audit and receipt when asked, and writes every field as JSON', async () => {
+  const util = require('node:util')
+  const ok = await palisade.run({ source: 'export default (x) => { console.log("hi"); return { a: x } }', input: 1 })
+  assert.deepEqual(Object.keys(ok), ['ok', 'output'])
+  assert.deepEqual(ok.logs, [{ level: 'log', message: 'hi' }])
+  assert.equal(ok.logs, ok.logs, 'read once, then the same array')
+  assert.deepEqual(ok.audit, [])
+  assert.equal(ok.receipt.policy, 'default')
+  const json = JSON.parse(JSON.stringify(ok))
+  assert.deepEqual(Object.keys(json), ['ok', 'output', 'logs', 'audit', 'receipt'])
+  assert.deepEqual(json, { ok: true, output: { a: 1 }, logs: ok.logs, audit: [], receipt: ok.receipt })
+  assert.equal(Object.getPrototypeOf(ok.toJSON()), Object.prototype)
+  assert.match(util.inspect(ok), /^Outcome \{[^]*receipt: \{[^]*policy: 'default'/)
+  ok.logs = []
+  assert.deepEqual(ok.toJSON().logs, [], 'set like a field')
+
+  const failed = await palisade.run({ source: 'export default () => { console.log("bye"); throw new Error("no") }' })
+  assert.deepEqual(Object.keys(failed), ['ok', 'error'])
+  assert.equal(failure(failed).code, 'guest_exception')
+  assert.deepEqual(failed.logs, [{ level: 'log', message: 'bye' }])
+  assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(failed))), ['ok', 'error', 'logs', 'audit', 'receipt'])
+
+  // Many outcomes come in one batch: each has its own call's logs and receipt.
+  const many = await Promise.all(Array.from({ length: 64 }, (_, i) =>
+    palisade.run({ source: 'export default (x) => { console.log(String(x)); return x }', input: i })))
+  many.forEach((outcome, i) => {
+    assert.equal(output(outcome), i)
+    assert.deepEqual(outcome.logs, [{ level: 'log', message: String(i) }])
+  })
+})
+
 test('a policy from a path, TOML text, a table or a Policy', async () => {
   const source = 'export default () => 1'
   const file = path.join(ROOT, 'policies/deterministic-action.toml')
