@@ -139,6 +139,8 @@ export interface Receipt {
   audit_records_dropped: number
   policy: string
   policy_sha256: string
+  /** `'last_expression'` when the result was the value of a script's last expression. */
+  form?: 'last_expression'
 }
 
 interface OutcomeCommon {
@@ -157,7 +159,9 @@ export type OutcomeJson<T = any> =
  * `ok`, `output`, `error` and `error_id` are its own fields; `logs`, `audit` and `receipt`
  * are read when first asked for, so a spread copies the former only: `toJSON()` has them all.
  */
-export type Outcome<T = any> = OutcomeJson<T> & { toJSON (): OutcomeJson<T> }
+export type Outcome<T = any> = WithJson<OutcomeJson<T>>
+/** Each form of the Outcome with its own `toJSON`, so that narrowing on `ok` narrows it too. */
+type WithJson<O> = O extends any ? O & { toJSON (): O } : never
 
 export class Palisade {
   constructor (options?: PalisadeOptions)

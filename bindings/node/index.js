@@ -104,7 +104,8 @@ class Script {
  * error) are its own fields. `logs`, `audit` and `receipt` are read from the call's report when
  * first asked for (a caller that reads only the output costs Node's thread no more), and may be
  * set like fields. `toJSON()` is a plain object with every field, as `palisade run --json`
- * prints it: `JSON.stringify` writes it; a spread or `structuredClone` copies own fields only.
+ * prints it: `JSON.stringify` writes it; a spread, `structuredClone`, `postMessage` or a deep
+ * equality sees the own fields only.
  */
 class Outcome {
   /** `{ logs, audit, receipt }`, as JSON text until first read. */
@@ -138,7 +139,8 @@ class Outcome {
   }
 
   [Symbol.for('nodejs.util.inspect.custom')] (depth, options, inspect) {
-    return `Outcome ${inspect(this.toJSON(), options)}`
+    if (depth < 0) return '[Outcome]'
+    return `Outcome ${inspect(this.toJSON(), { ...options, depth })}`
   }
 }
 

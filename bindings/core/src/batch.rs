@@ -48,6 +48,14 @@ struct State<Q> {
     taken: u64,
 }
 
+impl<Q> State<Q> {
+    /// Whether a flush for `batch` (None: for whatever waits) wakes the caller's thread:
+    /// reports wait, it was not woken for them, and they are that batch's.
+    fn flushes(&self, batch: Option<u64>) -> bool {
+        self.count > 0 && !self.woken && batch.is_none_or(|batch| batch == self.taken)
+    }
+}
+
 impl<Q: Default + Send + 'static> Reports<Q> {
     /// Reports that `wake` the caller's thread; they are flushed whenever a thread of the
     /// runtime runs out of work.
@@ -101,13 +109,14 @@ impl<Q: Default + Send + 'static> Reports<Q> {
         }
         if let Some(batch) = arm {
             // A timer that wakes the caller's thread for this batch at the latest. Once the
-            // batch is taken, it does nothing: were it to flush the next batch, that batch
-            // would be delivered after a few reports rather than a full batch.
+            // batch is taken, the timer itself flushes nothing: were it to flush the next
+            // batch, that batch would be delivered after a few reports rather than a full one.
+            // (A worker it woke from parking flushes what waits when it parks again.)
             let reports = Arc::downgrade(self);
             runtime().spawn(async move {
                 tokio::time::sleep(FLUSH_AFTER).await;
                 if let Some(reports) = reports.upgrade() {
-                    reports.flush_if(|state| state.taken == batch);
+                    reports.wake_for(Some(batch));
                 }
             });
         }
@@ -129,11 +138,11 @@ trait Flush: Send + Sync {
 }
 
 impl<Q> Reports<Q> {
-    /// Wake the caller's thread for the reports waiting, if any wait and `this` holds of them.
-    fn flush_if(self: Arc<Self>, this: impl FnOnce(&State<Q>) -> bool) {
+    /// Wake the caller's thread for the reports waiting, if they are `batch`'s (None: any).
+    fn wake_for(self: Arc<Self>, batch: Option<u64>) {
         let wake = {
             let mut state = self.state.lock().expect("never poisoned");
-            let wake = state.count > 0 && !state.woken && this(&state);
+            let wake = state.flushes(batch);
             state.woken |= wake;
             wake
         };
@@ -145,7 +154,7 @@ impl<Q> Reports<Q> {
 
 impl<Q: Send> Flush for Reports<Q> {
     fn flush(self: Arc<Self>) {
-        self.flush_if(|_| true);
+        self.wake_for(None);
     }
 }
 
@@ -203,6 +212,29 @@ mod tests {
         assert_eq!(wakes.recv_timeout(Duration::from_secs(60)), Ok(()));
         assert!(wakes.try_recv().is_err(), "woken once a batch");
         assert_eq!(reports.take(), (0..BATCH).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_batchs_timer_flushes_that_batch_only() {
+        let mut state = State {
+            queued: (),
+            count: 0,
+            woken: false,
+            taken: 3,
+        };
+        assert!(!state.flushes(Some(3)), "nothing waits");
+        state.count = 1;
+        assert!(state.flushes(Some(3)), "its batch waits");
+        assert!(state.flushes(None), "an idle worker flushes whatever waits");
+        assert!(
+            !state.flushes(Some(2)),
+            "a batch taken before: the timer does nothing"
+        );
+        state.woken = true;
+        assert!(
+            !state.flushes(Some(3)) && !state.flushes(None),
+            "woken once a batch"
+        );
     }
 
     #[test]

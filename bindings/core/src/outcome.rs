@@ -185,6 +185,7 @@ mod tests {
             assert_eq!(head["error"], as_the_library_writes(&outcome)["error"]);
             assert_eq!(head.get("error_id").is_some(), outcome.error_id.is_some());
             assert_eq!(parse(&rest)["receipt"]["policy"], "default");
+            assert!(outcome_json(&outcome).starts_with(r#"{"ok":false,"error":{"#));
         }
         let mut outcome = failed(Error::Cancelled, Some(&policy));
         let output = r#"{"a":[1,"x\"y"]}"#;
@@ -195,8 +196,10 @@ mod tests {
         );
         let Parts { head, rest } = outcome_parts(&outcome);
         assert_eq!(head, output, "the output's JSON as the script returned it");
-        let keys: Vec<String> = parse(&rest).as_object().unwrap().keys().cloned().collect();
-        assert_eq!(keys, ["audit", "logs", "receipt"]);
+        // The members in the library's order, as `palisade run --json` prints them.
+        assert!(rest.starts_with(r#"{"logs":[],"audit":[],"receipt":{"fuel_used":0,"#));
+        let joined = outcome_json(&outcome);
+        assert!(joined.starts_with(r#"{"ok":true,"output":{"a":[1,"x\"y"]},"logs":[],"#));
     }
 
     #[test]

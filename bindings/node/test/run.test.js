@@ -41,12 +41,22 @@ test('an Outcome reads its logs, audit and receipt when asked, and writes every 
   assert.deepEqual(failed.logs, [{ level: 'log', message: 'bye' }])
   assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(failed))), ['ok', 'error', 'logs', 'audit', 'receipt'])
 
-  // Many outcomes come in one batch: each has its own call's logs and receipt.
-  const many = await Promise.all(Array.from({ length: 64 }, (_, i) =>
-    palisade.run({ source: 'export default (x) => { console.log(String(x)); return x }', input: i })))
+  // Many reports come in one batch, of every kind: outputs, errors, events and the callers'
+  // mistakes. Each outcome has its own call's logs.
+  const source = 'export default (x) => { console.log(String(x)); if (x % 4 === 1) throw new Error(String(x)); return x }'
+  const events = new Map()
+  const many = await Promise.all(Array.from({ length: 96 }, (_, i) => {
+    // @ts-expect-error: the caller's mistake, an unknown key
+    if (i % 4 === 3) return palisade.run({ source, input: i, unknown: true }).catch((e) => e)
+    const onEvent = i % 4 === 2 ? (/** @type {any} */ e) => events.set(i, e.message) : undefined
+    return palisade.run({ source, input: i, onEvent })
+  }))
   many.forEach((outcome, i) => {
-    assert.equal(output(outcome), i)
-    assert.deepEqual(outcome.logs, [{ level: 'log', message: String(i) }])
+    if (i % 4 === 3) return assert.ok(outcome instanceof TypeError, `call ${i}: ${outcome}`)
+    if (i % 4 === 1) assert.equal(failure(outcome).message, `uncaught Error: ${i}`)
+    else assert.equal(output(outcome), i)
+    assert.deepEqual(outcome.logs, [{ level: 'log', message: String(i) }], `call ${i}`)
+    if (i % 4 === 2) assert.equal(events.get(i), String(i))
   })
 })
 
