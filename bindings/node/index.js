@@ -19,6 +19,8 @@ const START_CANCELLABLE = 2
 
 /** The native object behind a Policy or Script, out of the caller's reach. */
 const NATIVE = Symbol('palisade.native')
+/** The key a call names that native object by (src/handles.rs). */
+const KEY = Symbol('palisade.key')
 
 /** A failure a capability handler reports; the script catches it with the same fields. */
 class CapabilityError extends Error {
@@ -69,6 +71,7 @@ class Policy {
   /** @param {string | object} spec */
   constructor (spec) {
     this[NATIVE] = native_(() => native.NativePolicy.read(JSON.stringify(spec)))
+    this[KEY] = this[NATIVE].key
   }
 
   get name () { return this[NATIVE].name }
@@ -82,6 +85,7 @@ class Script {
       throw new TypeError('use Script.fromSource, Script.fromFile or Script.fromComponent')
     }
     this[NATIVE] = handle
+    this[KEY] = handle.key
   }
 
   static fromSource (source, name = 'main.js') {
@@ -214,6 +218,13 @@ function inputOf (input, inputJson) {
   return inputJson
 }
 
+/** The key of a Policy or Script made by its constructor; a TypeError for another object. */
+function keyOf (made, what) {
+  const key = made[KEY]
+  if (typeof key !== 'number') throw new TypeError(`run(): \`${what}\` was not made by its constructor`)
+  return key
+}
+
 /**
  * The calls of one Palisade in flight, by id. The addon delivers their reports in batches
  * (every report queued by then, in order); while any call runs, a timer keeps Node running (the
@@ -326,8 +337,8 @@ class Palisade {
         throw new TypeError('run() takes an object: { source | file | script, input, … }')
       }
       const { signal, onEvent, policy, script, input, inputJson, ...rest } = request
-      let policyHandle = null
-      if (policy instanceof Policy) policyHandle = policy[NATIVE]
+      let policyKey = 0
+      if (policy instanceof Policy) policyKey = keyOf(policy, 'policy')
       else if (policy !== undefined) rest.policy = policy
       if (script !== undefined && !(script instanceof Script)) {
         throw new TypeError('run(): `script` is a Script (Script.fromSource, fromFile, fromComponent)')
@@ -338,7 +349,7 @@ class Palisade {
       if (signal !== undefined && signal !== null && !(signal instanceof AbortSignal)) {
         throw new TypeError('run(): `signal` is an AbortSignal')
       }
-      const scriptHandle = script === undefined ? null : script[NATIVE]
+      const scriptKey = script === undefined ? 0 : keyOf(script, 'script')
       const inputText = inputOf(input, inputJson)
       const text = requestJson(rest)
       const entry = { resolve, reject, onEvent, signal, abort: null, handlers: this.#handlers }
@@ -346,7 +357,7 @@ class Palisade {
       let call
       try {
         const flags = (onEvent !== undefined ? START_EVENTS : 0) | (signal ? START_CANCELLABLE : 0)
-        call = this.#native.start(text, inputText, policyHandle, scriptHandle, id, flags)
+        call = this.#native.start(text, inputText, policyKey, scriptKey, id, flags)
       } catch (e) {
         this.#calls.forget(id)
         throw e

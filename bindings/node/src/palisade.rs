@@ -3,7 +3,7 @@
 //! each batch one JSON array.
 
 use crate::errors::refused;
-use crate::handles::{NativePolicy, NativeScript};
+use crate::handles::held;
 use napi::Env;
 use napi::bindgen_prelude::{FnArgs, Function, ObjectFinalize, Promise};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -142,18 +142,20 @@ impl NativePalisade {
     }
 
     /// Start call `id` of `request` (JSON text) with `input` (JSON text, apart from the
-    /// request): it reports its events (with [`EVENTS`] in `flags`), then its outcome. With
-    /// [`CANCELLABLE`], the handle returned cancels it.
+    /// request), under the policy and with the script held under `policy` and `script` (0 for
+    /// none: the request's own): it reports its events (with [`EVENTS`] in `flags`), then its
+    /// outcome. With [`CANCELLABLE`], the handle returned cancels it.
     #[napi]
     pub fn start(
         &self,
         request: String,
         input: Option<String>,
-        policy: Option<&NativePolicy>,
-        script: Option<&NativeScript>,
+        policy: i64,
+        script: i64,
         id: u32,
         flags: u32,
-    ) -> Option<NativeCall> {
+    ) -> napi::Result<Option<NativeCall>> {
+        let (policy, script) = held(policy, script)?;
         let on_event = (flags & EVENTS != 0).then(|| {
             let reports = self.reports.clone();
             Arc::new(move |json: String| post(&reports, id, EVENT, &json, None)) as OnEvent
@@ -161,8 +163,8 @@ impl NativePalisade {
         let start = Start {
             request,
             input,
-            policy: policy.map(|p| p.inner.clone()),
-            script: script.map(|s| s.inner.clone()),
+            policy,
+            script,
             on_event,
         };
         let reports = self.reports.clone();
@@ -183,7 +185,7 @@ impl NativePalisade {
             post(&reports, id, kind, &json, rest);
         });
         let call = palisade_bindings::start(&self.palisade, start, done);
-        (flags & CANCELLABLE != 0).then_some(NativeCall { call })
+        Ok((flags & CANCELLABLE != 0).then_some(NativeCall { call }))
     }
 }
 

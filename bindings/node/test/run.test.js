@@ -111,6 +111,13 @@ test('a malformed request rejects with a TypeError; the next call works', async 
     { name: 'TypeError', message: /lone UTF-16 surrogate/ })
   assert.equal(output(await palisade.run({ source: 'export default (x) => x.length', input: '\ud800' })), 1)
   assert.equal(output(await palisade.run({ source: 'export default () => 2', policy: GENEROUS })), 2)
+  // A Policy or Script not made by its constructor names no policy or script: it is refused,
+  // never run under the default policy instead.
+  await assert.rejects(palisade.run({ source: 'export default 1', policy: Object.create(Policy.prototype) }),
+    { name: 'TypeError', message: 'run(): `policy` was not made by its constructor' })
+  await assert.rejects(palisade.run({ script: Object.create(Script.prototype) }),
+    { name: 'TypeError', message: 'run(): `script` was not made by its constructor' })
+  assert.equal(output(await palisade.run({ script: Script.fromSource('export default () => 3'), policy: new Policy(GENEROUS) })), 3)
 })
 
 test('an input given as JSON text reaches the script as the same value', async () => {
