@@ -60,6 +60,27 @@ test('an Outcome reads its logs, audit and receipt when asked, and writes every 
   })
 })
 
+test('Policies and Scripts of a worker thread and of the main thread each name their own', async () => {
+  const { Worker } = require('node:worker_threads')
+  const inWorker = `
+    const { parentPort } = require('node:worker_threads')
+    const { Palisade, Policy, Script } = require(${JSON.stringify(path.join(__dirname, '..'))})
+    const policy = new Policy({ name: 'in-a-worker' })
+    const script = Script.fromSource('export default () => "worker"')
+    new Palisade().run({ policy, script }).then((outcome) => parentPort.postMessage(outcome.toJSON()))
+  `
+  const policy = new Policy({ name: 'on-main' })
+  const script = Script.fromSource('export default () => "main"')
+  const worker = new Worker(inWorker, { eval: true })
+  const [theirs, ours] = await Promise.all([
+    new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject) }),
+    palisade.run({ policy, script })
+  ])
+  await worker.terminate()
+  assert.deepEqual([theirs.output, theirs.receipt.policy], ['worker', 'in-a-worker'])
+  assert.deepEqual([output(ours), ours.receipt.policy], ['main', 'on-main'])
+})
+
 test('a policy from a path, TOML text, a table or a Policy', async () => {
   const source = 'export default () => 1'
   const file = path.join(ROOT, 'policies/deterministic-action.toml')
