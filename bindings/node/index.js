@@ -179,6 +179,23 @@ function dispatcher (reach) {
   }
 }
 
+/** The keys of a request that `run` reads itself; the others go to the addon as JSON. */
+const RUN_KEYS = new Set(['signal', 'onEvent', 'policy', 'script', 'input', 'inputJson'])
+
+/**
+ * The request's other keys, as a rest pattern copies them; null for none (the usual call, which
+ * is then copied and written no more).
+ */
+function othersOf (request) {
+  for (const key in request) {
+    if (!RUN_KEYS.has(key)) {
+      const { signal, onEvent, policy, script, input, inputJson, ...others } = request
+      return others
+    }
+  }
+  return null
+}
+
 /**
  * The request's JSON: files' bytes (a Uint8Array or any view, an ArrayBuffer) as base64, a Date
  * as RFC 3339 (its toJSON). Other contents are written as they are, for the addon to refuse what
@@ -336,10 +353,11 @@ class Palisade {
       if (request === null || typeof request !== 'object') {
         throw new TypeError('run() takes an object: { source | file | script, input, … }')
       }
-      const { signal, onEvent, policy, script, input, inputJson, ...rest } = request
+      const { signal, onEvent, policy, script, input, inputJson } = request
+      let rest = othersOf(request)
       let policyKey = 0
       if (policy instanceof Policy) policyKey = keyOf(policy, 'policy')
-      else if (policy !== undefined) rest.policy = policy
+      else if (policy !== undefined) (rest ??= {}).policy = policy
       if (script !== undefined && !(script instanceof Script)) {
         throw new TypeError('run(): `script` is a Script (Script.fromSource, fromFile, fromComponent)')
       }
@@ -351,7 +369,7 @@ class Palisade {
       }
       const scriptKey = script === undefined ? 0 : keyOf(script, 'script')
       const inputText = inputOf(input, inputJson)
-      const text = requestJson(rest)
+      const text = rest === null ? '{}' : requestJson(rest)
       const entry = { resolve, reject, onEvent, signal, abort: null, handlers: this.#handlers }
       const id = this.#calls.add(entry)
       let call
