@@ -17,10 +17,23 @@ const FAILURE = 3
 const START_EVENTS = 1
 const START_CANCELLABLE = 2
 
-/** The native object behind a Policy or Script, out of the caller's reach. */
-const NATIVE = Symbol('palisade.native')
-/** The key a call names that native object by (src/handles.rs). */
-const KEY = Symbol('palisade.key')
+/**
+ * The key a call names a Policy's or a Script's native object by (src/handles.rs), read from a
+ * private field no other object can have; undefined for an object not made by the constructor.
+ * @type {(made: object) => number | undefined}
+ */
+let policyKey
+/** @type {(made: object) => number | undefined} */
+let scriptKey
+
+/**
+ * Make `made` refuse to be posted to another thread, where it would arrive as a plain object
+ * (Node 22.10 and later; elsewhere `run` refuses what arrives).
+ */
+function uncloneable (made) {
+  const { markAsUncloneable } = require('node:worker_threads')
+  if (typeof markAsUncloneable === 'function') markAsUncloneable(made)
+}
 
 /** A failure a capability handler reports; the script catches it with the same fields. */
 class CapabilityError extends Error {
@@ -68,24 +81,40 @@ function native_ (make) {
 
 /** A policy read once (a file's path, TOML text, or an object) for many calls. */
 class Policy {
-  /** @param {string | object} spec */
-  constructor (spec) {
-    this[NATIVE] = native_(() => native.NativePolicy.read(JSON.stringify(spec)))
-    this[KEY] = this[NATIVE].key
+  #native
+  #key
+
+  static {
+    policyKey = (made) => #key in made ? made.#key : undefined
   }
 
-  get name () { return this[NATIVE].name }
-  get sha256 () { return this[NATIVE].sha256 }
+  /** @param {string | object} spec */
+  constructor (spec) {
+    this.#native = native_(() => native.NativePolicy.read(JSON.stringify(spec)))
+    this.#key = this.#native.key
+    uncloneable(this)
+  }
+
+  get name () { return this.#native.name }
+  get sha256 () { return this.#native.sha256 }
 }
 
 /** A script read once for many calls. */
 class Script {
+  #native
+  #key
+
+  static {
+    scriptKey = (made) => #key in made ? made.#key : undefined
+  }
+
   constructor (handle) {
     if (!(handle instanceof native.NativeScript)) {
       throw new TypeError('use Script.fromSource, Script.fromFile or Script.fromComponent')
     }
-    this[NATIVE] = handle
-    this[KEY] = handle.key
+    this.#native = handle
+    this.#key = handle.key
+    uncloneable(this)
   }
 
   static fromSource (source, name = 'main.js') {
@@ -100,7 +129,7 @@ class Script {
     return new Script(native_(() => native.NativeScript.fromComponent(Buffer.from(wasm))))
   }
 
-  get name () { return this[NATIVE].name }
+  get name () { return this.#native.name }
 }
 
 /**
@@ -183,17 +212,14 @@ function dispatcher (reach) {
 const RUN_KEYS = new Set(['signal', 'onEvent', 'policy', 'script', 'input', 'inputJson'])
 
 /**
- * The request's other keys, as a rest pattern copies them; null for none (the usual call, which
- * is then copied and written no more).
+ * Whether the request has keys beyond those `run` reads itself (own or inherited, enumerable):
+ * only then is it copied with a rest pattern, whose copy has its own such keys.
  */
-function othersOf (request) {
+function hasOthers (request) {
   for (const key in request) {
-    if (!RUN_KEYS.has(key)) {
-      const { signal, onEvent, policy, script, input, inputJson, ...others } = request
-      return others
-    }
+    if (!RUN_KEYS.has(key)) return true
   }
-  return null
+  return false
 }
 
 /**
@@ -235,10 +261,16 @@ function inputOf (input, inputJson) {
   return inputJson
 }
 
-/** The key of a Policy or Script made by its constructor; a TypeError for another object. */
-function keyOf (made, what) {
-  const key = made[KEY]
-  if (typeof key !== 'number') throw new TypeError(`run(): \`${what}\` was not made by its constructor`)
+/** Whether `policy` is a plain object with no keys (what a Policy posted or spread becomes). */
+function isEmptyTable (policy) {
+  if (policy === null || typeof policy !== 'object' || Object.getPrototypeOf(policy) !== Object.prototype) return false
+  for (const key in policy) return false
+  return true
+}
+
+/** The key of a Policy or Script made by its constructor in this thread; a TypeError else. */
+function keyOf (key, what) {
+  if (key === undefined) throw new TypeError(`run(): \`${what}\` was not made by its constructor`)
   return key
 }
 
@@ -353,11 +385,16 @@ class Palisade {
       if (request === null || typeof request !== 'object') {
         throw new TypeError('run() takes an object: { source | file | script, input, … }')
       }
-      const { signal, onEvent, policy, script, input, inputJson } = request
-      let rest = othersOf(request)
-      let policyKey = 0
-      if (policy instanceof Policy) policyKey = keyOf(policy, 'policy')
-      else if (policy !== undefined) (rest ??= {}).policy = policy
+      let signal, onEvent, policy, script, input, inputJson
+      /** @type {Record<string, unknown> | null} */
+      let rest = null
+      if (hasOthers(request)) ({ signal, onEvent, policy, script, input, inputJson, ...rest } = request)
+      else ({ signal, onEvent, policy, script, input, inputJson } = request)
+      let policyAt = 0
+      if (policy instanceof Policy) policyAt = keyOf(policyKey(policy), 'policy')
+      else if (isEmptyTable(policy)) {
+        throw new TypeError('run(): `policy` is an empty table: a Policy posted from another thread or spread arrives as one (a Policy belongs to the thread that made it); give the policy\'s keys, or a Policy made here')
+      } else if (policy !== undefined) (rest ??= {}).policy = policy
       if (script !== undefined && !(script instanceof Script)) {
         throw new TypeError('run(): `script` is a Script (Script.fromSource, fromFile, fromComponent)')
       }
@@ -367,7 +404,7 @@ class Palisade {
       if (signal !== undefined && signal !== null && !(signal instanceof AbortSignal)) {
         throw new TypeError('run(): `signal` is an AbortSignal')
       }
-      const scriptKey = script === undefined ? 0 : keyOf(script, 'script')
+      const scriptAt = script === undefined ? 0 : keyOf(scriptKey(script), 'script')
       const inputText = inputOf(input, inputJson)
       const text = rest === null ? '{}' : requestJson(rest)
       const entry = { resolve, reject, onEvent, signal, abort: null, handlers: this.#handlers }
@@ -375,7 +412,7 @@ class Palisade {
       let call
       try {
         const flags = (onEvent !== undefined ? START_EVENTS : 0) | (signal ? START_CANCELLABLE : 0)
-        call = this.#native.start(text, inputText, policyKey, scriptKey, id, flags)
+        call = this.#native.start(text, inputText, policyAt, scriptAt, id, flags)
       } catch (e) {
         this.#calls.forget(id)
         throw e

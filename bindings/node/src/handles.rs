@@ -47,7 +47,17 @@ fn release(key: i64) {
         let mut held = held.borrow_mut();
         held.policies.remove(&key);
         held.scripts.remove(&key);
+        // After a burst of objects, the maps give back what they no longer use.
+        shrink(&mut held.policies);
+        shrink(&mut held.scripts);
     });
+}
+
+/// Shrink `map` to twice its length once it uses less than a quarter of its capacity.
+fn shrink<V>(map: &mut HashMap<i64, V>) {
+    if map.len() * 4 < map.capacity() {
+        map.shrink_to(map.len() * 2);
+    }
 }
 
 /// The policy and the script held under `policy` and `script` (0 for none); an error for a

@@ -62,23 +62,32 @@ test('an Outcome reads its logs, audit and receipt when asked, and writes every 
 
 test('Policies and Scripts of a worker thread and of the main thread each name their own', async () => {
   const { Worker } = require('node:worker_threads')
+  // Made before any of the worker's: were the threads' keys one map, the worker's 400 (keys
+  // given from 1 in each thread) would take these keys over.
+  const policy = new Policy({ name: 'on-main' })
+  const script = Script.fromSource('export default () => "main"')
   const inWorker = `
     const { parentPort } = require('node:worker_threads')
     const { Palisade, Policy, Script } = require(${JSON.stringify(path.join(__dirname, '..'))})
-    const policy = new Policy({ name: 'in-a-worker' })
-    const script = Script.fromSource('export default () => "worker"')
-    new Palisade().run({ policy, script }).then((outcome) => parentPort.postMessage(outcome.toJSON()))
+    const made = Array.from({ length: 200 }, (_, i) =>
+      [new Policy({ name: 'w' + i }), Script.fromSource('export default () => "w' + i + '"')])
+    parentPort.postMessage('made')
+    const palisade = new Palisade()
+    Promise.all(made.map(([policy, script]) => palisade.run({ policy, script })))
+      .then((outcomes) => parentPort.postMessage(outcomes.map((o) => [o.output, o.receipt.policy])))
   `
-  const policy = new Policy({ name: 'on-main' })
-  const script = Script.fromSource('export default () => "main"')
   const worker = new Worker(inWorker, { eval: true })
-  const [theirs, ours] = await Promise.all([
-    new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject) }),
-    palisade.run({ policy, script })
-  ])
+  const theirs = new Promise((resolve, reject) => {
+    worker.on('message', (message) => { if (message !== 'made') resolve(message) })
+    worker.once('error', reject)
+  })
+  await new Promise((resolve) => worker.once('message', resolve))
+  // The worker's calls run now: these run beside them.
+  const ours = await Promise.all(Array.from({ length: 20 }, () => palisade.run({ policy, script })))
+  const all = /** @type {[string, string][]} */ (await theirs)
   await worker.terminate()
-  assert.deepEqual([theirs.output, theirs.receipt.policy], ['worker', 'in-a-worker'])
-  assert.deepEqual([output(ours), ours.receipt.policy], ['main', 'on-main'])
+  all.forEach(([out, name], i) => assert.deepEqual([out, name], [`w${i}`, `w${i}`]))
+  ours.forEach((outcome) => assert.deepEqual([output(outcome), outcome.receipt.policy], ['main', 'on-main']))
 })
 
 test('a policy from a path, TOML text, a table or a Policy', async () => {
@@ -138,6 +147,10 @@ test('a malformed request rejects with a TypeError; the next call works', async 
     { name: 'TypeError', message: 'run(): `policy` was not made by its constructor' })
   await assert.rejects(palisade.run({ script: Object.create(Script.prototype) }),
     { name: 'TypeError', message: 'run(): `script` was not made by its constructor' })
+  // A Policy spread, or posted to another thread, is an empty table: refused, never run under
+  // an empty policy.
+  await assert.rejects(palisade.run({ source: 'export default 1', policy: { ...new Policy({ name: 'p' }) } }),
+    { name: 'TypeError', message: /^run\(\): `policy` is an empty table/ })
   assert.equal(output(await palisade.run({ script: Script.fromSource('export default () => 3'), policy: new Policy(GENEROUS) })), 3)
 })
 
