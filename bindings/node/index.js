@@ -4,6 +4,7 @@
 // answers capability calls from JavaScript handlers, and wires AbortSignal and onEvent.
 
 const native = require('./palisade.node')
+const { markAsUncloneable } = require('node:worker_threads')
 
 /**
  * What a report from the addon carries (src/palisade.rs): an event, the output of a call that
@@ -31,7 +32,6 @@ let scriptKey
  * (Node 22.10 and later; elsewhere `run` refuses what arrives).
  */
 function uncloneable (made) {
-  const { markAsUncloneable } = require('node:worker_threads')
   if (typeof markAsUncloneable === 'function') markAsUncloneable(made)
 }
 
