@@ -68,9 +68,14 @@ pub struct Start {
 /// call `done` with its Outcome there.
 pub fn start(palisade: &Palisade, start: Start, done: Done) -> Call {
     let call = Call::default();
-    // Boxed: the call's future (several KiB) is moved once, not again into the task.
-    let running = Box::pin(run(palisade.clone(), start, call.canceller.clone()));
-    runtime().spawn(async move { done(running.await) });
+    let (palisade, canceller) = (palisade.clone(), call.canceller.clone());
+    runtime().spawn(async move {
+        // The call's future (several KiB) is made and boxed here, on the worker that polls
+        // and drops it: the caller's thread (Node's) writes a task of a few words, not
+        // kilobytes another core then reads, and the memory is freed by the thread that took it.
+        let running = Box::pin(run(palisade, start, canceller));
+        done(running.await);
+    });
     call
 }
 
