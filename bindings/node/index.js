@@ -134,28 +134,36 @@ class Script {
 
 /**
  * The Outcome of a call: `ok`, then `output` or `error` (and `error_id` for an `internal`
- * error) are its own fields. `logs`, `audit` and `receipt` are read from the call's report when
- * first asked for (a caller that reads only the output costs Node's thread no more), and may be
- * set like fields. `toJSON()` is a plain object with every field, as `palisade run --json`
+ * error) are its own fields. `logs`, `audit` and `receipt` are written by the addon when first
+ * asked for (a caller that reads only the output costs no thread more), and may be set like
+ * fields. `toJSON()` is a plain object with every field, as `palisade run --json`
  * prints it: `JSON.stringify` writes it; a spread, `structuredClone`, `postMessage` or a deep
  * equality sees the own fields only.
  */
 class Outcome {
-  /** `{ logs, audit, receipt }`, as JSON text until first read. */
+  /**
+   * `{ logs, audit, receipt }` once first read; until then, the rests of the call's batch
+   * (src/palisade.rs, NativeRests), this Outcome's at `#at`.
+   */
   #rest
+  #at
 
-  constructor (ok, value, rest) {
+  constructor (ok, value, rests, at) {
     this.ok = ok
     if (ok) this.output = value
     else {
       this.error = value.error
       if (value.error_id !== undefined) this.error_id = value.error_id
     }
-    this.#rest = rest
+    this.#rest = rests
+    this.#at = at
   }
 
   #more () {
-    if (typeof this.#rest === 'string') this.#rest = JSON.parse(this.#rest)
+    if (this.#at >= 0) {
+      this.#rest = JSON.parse(this.#rest.take(this.#at))
+      this.#at = -1
+    }
     return this.#rest
   }
 
@@ -306,8 +314,8 @@ class Calls {
 
   /**
    * Hand each report of a batch (`[id, kind, value, …]`, JSON) to its call: an event to
-   * `onEvent`, an Outcome (its output or error, and the next of `rests`) to `resolve`, the
-   * caller's mistake to `reject`.
+   * `onEvent`, an Outcome (its output or error, and its place among `rests`, the batch's
+   * native rests) to `resolve`, the caller's mistake to `reject`.
    */
   deliver (batch, rests) {
     const reports = JSON.parse(batch)
@@ -316,8 +324,8 @@ class Calls {
       const id = reports[i]
       const kind = reports[i + 1]
       const value = reports[i + 2]
-      // Taken whether or not the call is still waiting, so that each outcome gets its own.
-      const more = kind === OUTPUT || kind === FAILURE ? rests[rest++] : undefined
+      // Counted whether or not the call is still waiting, so that each outcome gets its own.
+      const at = kind === OUTPUT || kind === FAILURE ? rest++ : -1
       const entry = this.waiting.get(id)
       if (entry === undefined) continue
       if (kind === EVENT) {
@@ -326,7 +334,7 @@ class Calls {
       }
       this.forget(id)
       if (entry.abort !== null) entry.signal.removeEventListener('abort', entry.abort)
-      if (more !== undefined) entry.resolve(new Outcome(kind === OUTPUT, value, more))
+      if (at >= 0) entry.resolve(new Outcome(kind === OUTPUT, value, rests, at))
       else entry.reject(new TypeError(value))
     }
   }

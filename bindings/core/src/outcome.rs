@@ -1,65 +1,116 @@
 //! The Outcome as both bindings return it: the JSON `palisade run --json` prints, with a
 //! `fix_note` on every error, which says how to recover when there is no mechanical `fix`.
-//! It is written in two parts ([`Parts`]), so that a binding may read the second only when its
-//! caller asks for it.
+//! A binding may write it in two parts ([`Rest::part`]): the output or the error, which every
+//! caller reads, and the [`Rest`], written only when its caller asks for it.
 
-use palisade::{Error, ErrorCode, Outcome, Policy};
+use palisade::{AuditRecord, Error, ErrorCode, LogLine, Outcome, Policy, Receipt};
 use serde::Serialize;
 
-/// An Outcome in two parts: what every caller reads, and what a caller may read later.
-pub struct Parts {
-    /// The output's JSON, for a call that succeeded; else `{"error": {…}}`, with `"error_id"`
-    /// for an `internal` error.
-    pub head: String,
-    /// `{"logs": […], "audit": […], "receipt": {…}}`.
-    pub rest: String,
+/// What an Outcome holds beside its output or error: its logs, audit and receipt, taken out of
+/// it ([`Rest::part`]), for a binding to write as JSON when its caller asks for them.
+pub struct Rest {
+    logs: Vec<LogLine>,
+    audit: Vec<AuditRecord>,
+    receipt: Receipt,
 }
 
-/// `outcome` in its two [`Parts`].
-pub fn outcome_parts(outcome: &Outcome) -> Parts {
+/// The members `{"logs": […], "audit": […], "receipt": {…}}` of every Outcome's JSON, in the
+/// library's order: the one writer of both [`Rest::json`] and [`outcome_json`].
+#[derive(Serialize)]
+struct RestJson<'a> {
+    logs: &'a [LogLine],
+    audit: &'a [AuditRecord],
+    receipt: &'a Receipt,
+}
+
+impl RestJson<'_> {
+    fn write(&self) -> String {
+        serde_json::to_string(self).expect("an Outcome serialises")
+    }
+}
+
+impl Rest {
+    /// `outcome` in two parts: the output's JSON (Ok) or `{"error": {…}}` (Err, with
+    /// `"error_id"` for an `internal` error), and the rest.
+    pub fn part(outcome: Outcome) -> (Result<Box<str>, String>, Rest) {
+        let Outcome {
+            result,
+            error_id,
+            logs,
+            audit,
+            receipt,
+            ..
+        } = outcome;
+        let head = result
+            .map(Box::<str>::from)
+            .map_err(|error| failure_of(&error, error_id.as_deref()));
+        (
+            head,
+            Rest {
+                logs,
+                audit,
+                receipt,
+            },
+        )
+    }
+
+    /// `{"logs": […], "audit": […], "receipt": {…}}`.
+    pub fn json(&self) -> String {
+        RestJson {
+            logs: &self.logs,
+            audit: &self.audit,
+            receipt: &self.receipt,
+        }
+        .write()
+    }
+
+    /// About the bytes it holds: each line as the console cap counts it (its text and its
+    /// record), and a few hundred bytes for each audit record and for the receipt.
+    pub fn weight(&self) -> usize {
+        const RECORD: usize = 256;
+        let lines: usize = self
+            .logs
+            .iter()
+            .map(|line| line.message.len() + std::mem::size_of::<LogLine>())
+            .sum();
+        lines + RECORD * (self.audit.len() + 1)
+    }
+}
+
+/// `{"error": {…}}` for a call that failed, with `"error_id"` for an `internal` error.
+fn failure_of(error: &Error, error_id: Option<&str>) -> String {
     #[derive(Serialize)]
     struct Failure<'a> {
         error: serde_json::Value,
         #[serde(skip_serializing_if = "Option::is_none")]
         error_id: Option<&'a str>,
     }
-    #[derive(Serialize)]
-    struct Rest<'a> {
-        logs: &'a [palisade::LogLine],
-        audit: &'a [palisade::AuditRecord],
-        receipt: &'a palisade::Receipt,
-    }
-    let head = match &outcome.result {
-        Ok(output) => output.get().to_owned(),
-        Err(error) => serde_json::to_string(&Failure {
-            error: error_json(error),
-            error_id: outcome.error_id.as_deref(),
-        })
-        .expect("an Error serialises"),
+    let failure = Failure {
+        error: error_json(error),
+        error_id,
     };
-    let rest = Rest {
-        logs: &outcome.logs,
-        audit: &outcome.audit,
-        receipt: &outcome.receipt,
-    };
-    Parts {
-        head,
-        rest: serde_json::to_string(&rest).expect("an Outcome serialises"),
-    }
+    serde_json::to_string(&failure).expect("an Error serialises")
 }
 
 /// `{"ok": true, "output": …, "logs": […], "audit": […], "receipt": {…}}`, or `"ok": false`
 /// with `"error": {code, message, fix, fix_note, docs_url, retryable, …}` (and `error_id`
-/// for `internal`): its [`Parts`] joined.
+/// for `internal`): the output or the failure, joined with the rest.
 pub fn outcome_json(outcome: &Outcome) -> String {
-    let Parts { head, rest } = outcome_parts(outcome);
+    let rest = RestJson {
+        logs: &outcome.logs,
+        audit: &outcome.audit,
+        receipt: &outcome.receipt,
+    }
+    .write();
     // Both parts but the output are objects: their members are joined in one.
     let members = |object: &str| object[1..object.len() - 1].to_owned();
     let rest = members(&rest);
-    if outcome.error().is_none() {
-        format!(r#"{{"ok":true,"output":{head},{rest}}}"#)
-    } else {
-        format!(r#"{{"ok":false,{},{rest}}}"#, members(&head))
+    match &outcome.result {
+        Ok(output) => format!(r#"{{"ok":true,"output":{},{rest}}}"#, output.get()),
+        Err(error) => {
+            let failure = failure_of(error, outcome.error_id.as_deref());
+            format!(r#"{{"ok":false,{},{rest}}}"#, members(&failure))
+        }
     }
 }
 
@@ -176,30 +227,45 @@ mod tests {
             Error::Cancelled,
         ] {
             let outcome = failed(error, Some(&policy));
-            assert_eq!(
-                parse(&outcome_json(&outcome)),
-                as_the_library_writes(&outcome)
-            );
-            let Parts { head, rest } = outcome_parts(&outcome);
-            let head = parse(&head);
-            assert_eq!(head["error"], as_the_library_writes(&outcome)["error"]);
-            assert_eq!(head.get("error_id").is_some(), outcome.error_id.is_some());
-            assert_eq!(parse(&rest)["receipt"]["policy"], "default");
+            let library = as_the_library_writes(&outcome);
+            assert_eq!(parse(&outcome_json(&outcome)), library);
             assert!(outcome_json(&outcome).starts_with(r#"{"ok":false,"error":{"#));
+            let has_id = outcome.error_id.is_some();
+            let (head, rest) = Rest::part(outcome);
+            let failure = parse(&head.unwrap_err());
+            assert_eq!(failure["error"], library["error"]);
+            assert_eq!(failure.get("error_id").is_some(), has_id);
+            let rest = parse(&rest.json());
+            assert_eq!(rest["receipt"]["policy"], "default");
+            assert_eq!(rest["receipt"], library["receipt"]);
         }
         let mut outcome = failed(Error::Cancelled, Some(&policy));
         let output = r#"{"a":[1,"x\"y"]}"#;
         outcome.result = Ok(serde_json::value::RawValue::from_string(output.into()).unwrap());
+        outcome.logs.push(palisade::LogLine {
+            level: palisade::Level::Info,
+            message: "a \"line\"".into(),
+        });
         assert_eq!(
             parse(&outcome_json(&outcome)),
             as_the_library_writes(&outcome)
         );
-        let Parts { head, rest } = outcome_parts(&outcome);
-        assert_eq!(head, output, "the output's JSON as the script returned it");
-        // The members in the library's order, as `palisade run --json` prints them.
-        assert!(rest.starts_with(r#"{"logs":[],"audit":[],"receipt":{"fuel_used":0,"#));
         let joined = outcome_json(&outcome);
-        assert!(joined.starts_with(r#"{"ok":true,"output":{"a":[1,"x\"y"]},"logs":[],"#));
+        assert!(joined.starts_with(r#"{"ok":true,"output":{"a":[1,"x\"y"]},"logs":[{"#));
+        // The members in the library's order, as `palisade run --json` prints them.
+        let (head, rest) = Rest::part(outcome);
+        assert_eq!(
+            head.as_deref(),
+            Ok(output),
+            "the output's JSON as the script returned it"
+        );
+        assert!(rest.weight() > "a \"line\"".len());
+        let rest = rest.json();
+        assert!(rest.starts_with(r#"{"logs":[{"level":"info","message":"a \"line\""}],"audit":[],"receipt":{"fuel_used":0,"#));
+        assert!(
+            joined.ends_with(&rest[1..]),
+            "the rest is the joined outcome's tail"
+        );
     }
 
     #[test]

@@ -7,19 +7,20 @@ use napi::Env;
 use napi::bindgen_prelude::{Buffer, ObjectFinalize};
 use napi_derive::napi;
 use palisade::{Policy, Script};
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The policies and scripts of this thread's `Policy` and `Script` objects, by key. A call
 /// names its policy and script by key: napi tracks a borrow of each object handed to a native
-/// method, which costs Node's thread more than the call's own start.
+/// method, which costs Node's thread more than the call's own start. The maps hash with Fx, not
+/// SipHash: their keys are this module's own count, which no caller chooses.
 #[derive(Default)]
 struct Held {
     /// The last key given: keys are never given twice, so a key names one object or none.
     last: i64,
-    policies: HashMap<i64, Arc<Policy>>,
-    scripts: HashMap<i64, Script>,
+    policies: FxHashMap<i64, Arc<Policy>>,
+    scripts: FxHashMap<i64, Script>,
 }
 
 thread_local! {
@@ -54,7 +55,7 @@ fn release(key: i64) {
 }
 
 /// Shrink `map` to twice its length once it uses less than a quarter of its capacity.
-fn shrink<V>(map: &mut HashMap<i64, V>) {
+fn shrink<V>(map: &mut FxHashMap<i64, V>) {
     if map.len() * 4 < map.capacity() {
         map.shrink_to(map.len() * 2);
     }

@@ -13,4 +13,4 @@ mod handles;
 mod palisade;
 
 pub use handles::{NativePolicy, NativeScript};
-pub use palisade::{NativeCall, NativePalisade};
+pub use palisade::{NativeCall, NativePalisade, NativeRests};

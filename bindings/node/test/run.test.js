@@ -60,6 +60,24 @@ test('an Outcome reads its logs, audit and receipt when asked, and writes every 
   })
 })
 
+test('an Outcome kept alone reads its own logs once the others of its batch are collected', async () => {
+  require('node:v8').setFlagsFromString('--expose-gc')
+  const gc = require('node:vm').runInNewContext('gc')
+  const source = 'export default (x) => { console.log("line " + x); return x }'
+  const kept = await (async () => {
+    const all = await Promise.all(Array.from({ length: 64 }, (_, i) => palisade.run({ source, input: i })))
+    assert.deepEqual(all[36].logs, [{ level: 'log', message: 'line 36' }])
+    return all[37]
+  })()
+  for (let i = 0; i < 3; i++) {
+    gc()
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  assert.deepEqual(kept.logs, [{ level: 'log', message: 'line 37' }])
+  assert.equal(kept.receipt.policy, 'default')
+  assert.equal(kept.logs, kept.logs, 'taken once, then the same array')
+})
+
 test('Policies and Scripts of a worker thread and of the main thread each name their own', async () => {
   const { Worker } = require('node:worker_threads')
   // Made before any of the worker's: were the threads' keys one map, the worker's 400 (keys
