@@ -327,7 +327,10 @@ class Calls {
       // Counted whether or not the call is still waiting, so that each outcome gets its own.
       const at = kind === OUTPUT || kind === FAILURE ? rest++ : -1
       const entry = this.waiting.get(id)
-      if (entry === undefined) continue
+      if (entry === undefined) {
+        if (at >= 0) rests.forget(at)
+        continue
+      }
       if (kind === EVENT) {
         event(entry.onEvent, value)
         continue

@@ -70,9 +70,9 @@ pub fn start(palisade: &Palisade, start: Start, done: Done) -> Call {
     let call = Call::default();
     let (palisade, canceller) = (palisade.clone(), call.canceller.clone());
     runtime().spawn(async move {
-        // The call's future (several KiB) is made and boxed here, on the worker that polls
-        // and drops it: the caller's thread (Node's) writes a task of a few words, not
-        // kilobytes another core then reads, and the memory is freed by the thread that took it.
+        // The call's future (several KiB) is made and boxed here, on a worker of the runtime:
+        // the caller's thread (Node's) writes a task of a few dozen words, not kilobytes
+        // another core then reads.
         let running = Box::pin(run(palisade, start, canceller));
         done(running.await);
     });

@@ -12,6 +12,8 @@ pub struct Rest {
     logs: Vec<LogLine>,
     audit: Vec<AuditRecord>,
     receipt: Receipt,
+    /// What it holds, in bytes ([`Rest::weight`]), counted once where it was parted.
+    weight: usize,
 }
 
 /// The members `{"logs": […], "audit": […], "receipt": {…}}` of every Outcome's JSON, in the
@@ -44,14 +46,14 @@ impl Rest {
         let head = result
             .map(Box::<str>::from)
             .map_err(|error| failure_of(&error, error_id.as_deref()));
-        (
-            head,
-            Rest {
-                logs,
-                audit,
-                receipt,
-            },
-        )
+        let weight = held(&logs, &audit, &receipt);
+        let rest = Rest {
+            logs,
+            audit,
+            receipt,
+            weight,
+        };
+        (head, rest)
     }
 
     /// `{"logs": […], "audit": […], "receipt": {…}}`.
@@ -64,17 +66,33 @@ impl Rest {
         .write()
     }
 
-    /// About the bytes it holds: each line as the console cap counts it (its text and its
-    /// record), and a few hundred bytes for each audit record and for the receipt.
+    /// The bytes it holds, within a few: its records and the text in them.
     pub fn weight(&self) -> usize {
-        const RECORD: usize = 256;
-        let lines: usize = self
-            .logs
-            .iter()
-            .map(|line| line.message.len() + std::mem::size_of::<LogLine>())
-            .sum();
-        lines + RECORD * (self.audit.len() + 1)
+        self.weight
     }
+}
+
+/// The bytes that `logs`, `audit` and `receipt` hold: their records and the text in them.
+fn held(logs: &[LogLine], audit: &[AuditRecord], receipt: &Receipt) -> usize {
+    let lines: usize = logs.iter().map(|line| line.message.len()).sum();
+    let records: usize = audit
+        .iter()
+        .map(|record| {
+            let error = record.error.as_ref().map_or(0, String::len);
+            record.target.len()
+                + record.rule.len()
+                + error
+                + record.policy.len()
+                + record.policy_sha256.len()
+        })
+        .sum();
+    std::mem::size_of_val(logs)
+        + lines
+        + std::mem::size_of_val(audit)
+        + records
+        + std::mem::size_of::<Receipt>()
+        + receipt.policy.len()
+        + receipt.policy_sha256.len()
 }
 
 /// `{"error": {…}}` for a call that failed, with `"error_id"` for an `internal` error.
@@ -259,7 +277,8 @@ mod tests {
             Ok(output),
             "the output's JSON as the script returned it"
         );
-        assert!(rest.weight() > "a \"line\"".len());
+        let line = std::mem::size_of::<palisade::LogLine>() + "a \"line\"".len();
+        assert!(rest.weight() > line + std::mem::size_of::<Receipt>());
         let rest = rest.json();
         assert!(rest.starts_with(r#"{"logs":[{"level":"info","message":"a \"line\""}],"audit":[],"receipt":{"fuel_used":0,"#));
         assert!(

@@ -77,7 +77,7 @@ fn post(reports: &Arc<Queue>, id: u32, kind: u32, json: &str, rest: Option<Rest>
 
 /// The queued reports as a JSON array and the rests of their outcomes, leaving the queue
 /// empty (`[]` when another delivery took them first); V8 is told what the rests weigh.
-fn take(env: Env, reports: &Queue) -> napi::Result<FnArgs<(String, NativeRests)>> {
+fn take(env: Env, reports: &Queue) -> FnArgs<(String, NativeRests)> {
     let Batch { mut text, rests } = reports.take();
     if text.is_empty() {
         text.push('[');
@@ -85,8 +85,9 @@ fn take(env: Env, reports: &Queue) -> napi::Result<FnArgs<(String, NativeRests)>
     text.push(']');
     let weight = rests.iter().flatten().map(Rest::weight).sum::<usize>();
     let weight = i64::try_from(weight).unwrap_or(i64::MAX);
-    env.adjust_external_memory(weight)?;
-    Ok(FnArgs::from((text, NativeRests { rests, weight })))
+    // Only a hint to V8's collector: a delivery goes on without it.
+    let _ = env.adjust_external_memory(weight);
+    FnArgs::from((text, NativeRests { rests, weight }))
 }
 
 /// The rests of the outcomes of one delivered batch, in order: each is written as JSON when its
@@ -102,7 +103,7 @@ pub struct NativeRests {
 
 impl ObjectFinalize for NativeRests {
     fn finalize(self, env: Env) -> napi::Result<()> {
-        env.adjust_external_memory(-self.weight)?;
+        let _ = env.adjust_external_memory(-self.weight);
         Ok(())
     }
 }
@@ -113,14 +114,27 @@ impl NativeRests {
     /// its own once.
     #[napi]
     pub fn take(&mut self, env: Env, at: u32) -> napi::Result<String> {
-        let rest = usize::try_from(at)
-            .ok()
-            .and_then(|at| self.rests.get_mut(at)?.take())
-            .ok_or_else(|| napi::Error::from_reason(format!("rest {at} was taken")))?;
-        let weight = i64::try_from(rest.weight()).unwrap_or(i64::MAX);
-        env.adjust_external_memory(-weight)?;
-        self.weight -= weight;
+        let rest = self
+            .release(env, at)
+            .ok_or_else(|| napi::Error::from_reason(format!("rest {at} was taken already")))?;
         Ok(rest.json())
+    }
+
+    /// Let go of the rest at `at` unwritten: nobody waits for its outcome.
+    #[napi]
+    pub fn forget(&mut self, env: Env, at: u32) {
+        self.release(env, at);
+    }
+}
+
+impl NativeRests {
+    /// The rest at `at`, if it was not taken yet; V8 is told it is gone.
+    fn release(&mut self, env: Env, at: u32) -> Option<Rest> {
+        let rest = self.rests.get_mut(usize::try_from(at).ok()?)?.take()?;
+        let weight = i64::try_from(rest.weight()).unwrap_or(i64::MAX);
+        self.weight -= weight;
+        let _ = env.adjust_external_memory(-weight);
+        Some(rest)
     }
 }
 
@@ -155,7 +169,7 @@ impl NativePalisade {
         settings: String,
         names: Vec<String>,
         dispatch: Function<'_, FnArgs<(String, String)>, Promise<String>>,
-        deliver: Function<'_, FnArgs<(String, Vec<String>)>, ()>,
+        deliver: Function<'_, FnArgs<(String, NativeRests)>, ()>,
     ) -> napi::Result<Self> {
         let dispatch: Arc<Dispatch> = Arc::new(
             dispatch
@@ -169,7 +183,7 @@ impl NativePalisade {
         let deliver: Deliver = deliver
             .build_threadsafe_function::<Arc<Queue>>()
             .weak::<true>()
-            .build_callback(|call| take(call.env, &call.value))?;
+            .build_callback(|call| Ok(take(call.env, &call.value)))?;
         let reports = Queue::new(move |queue| {
             // An unbounded queue refuses a call only while Node is closing, when nobody is
             // waiting; a delivery that finds the queue taken already delivers nothing.

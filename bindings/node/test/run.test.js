@@ -64,15 +64,31 @@ test('an Outcome kept alone reads its own logs once the others of its batch are 
   require('node:v8').setFlagsFromString('--expose-gc')
   const gc = require('node:vm').runInNewContext('gc')
   const source = 'export default (x) => { console.log("line " + x); return x }'
+  const collected = new Set()
+  const registry = new FinalizationRegistry((/** @type {number} */ i) => collected.add(i))
   const kept = await (async () => {
-    const all = await Promise.all(Array.from({ length: 64 }, (_, i) => palisade.run({ source, input: i })))
+    // Reports of every kind in the batches: outputs, an event and the caller's mistake (which
+    // take no place among the rests), a cancelled call.
+    const ended = new AbortController()
+    const calls = Array.from({ length: 64 }, (_, i) => {
+      // @ts-expect-error: the caller's mistake, an unknown key
+      if (i === 10) return palisade.run({ source, input: i, unknown: true }).catch((e) => e)
+      const onEvent = i === 20 ? () => {} : undefined
+      return palisade.run({ source, input: i, onEvent, signal: i === 30 ? ended.signal : undefined })
+    })
+    ended.abort()
+    const all = await Promise.all(calls)
+    assert.ok(all[10] instanceof TypeError)
+    assert.equal(failure(all[30]).code, 'cancelled')
     assert.deepEqual(all[36].logs, [{ level: 'log', message: 'line 36' }])
+    all.forEach((outcome, i) => { if (i !== 37) registry.register(outcome, i) })
     return all[37]
   })()
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < 10 && collected.size < 63; i++) {
     gc()
     await new Promise((resolve) => setImmediate(resolve))
   }
+  assert.equal(collected.size, 63, 'the other Outcomes of the batch were collected')
   assert.deepEqual(kept.logs, [{ level: 'log', message: 'line 37' }])
   assert.equal(kept.receipt.policy, 'default')
   assert.equal(kept.logs, kept.logs, 'taken once, then the same array')
