@@ -69,8 +69,8 @@ fn post(reports: &Arc<Queue>, id: u32, kind: u32, json: &str, rest: Option<Rest>
         // Writing into a String cannot fail.
         let _ = write!(text, "{id},{kind},");
         text.push_str(json);
-        if rest.is_some() {
-            batch.rests.push(rest);
+        if let Some(rest) = rest {
+            batch.rests.push(Some(rest));
         }
     });
 }
