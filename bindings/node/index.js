@@ -134,36 +134,28 @@ class Script {
 
 /**
  * The Outcome of a call: `ok`, then `output` or `error` (and `error_id` for an `internal`
- * error) are its own fields. `logs`, `audit` and `receipt` are written by the addon when first
- * asked for (a caller that reads only the output costs no thread more), and may be set like
- * fields. `toJSON()` is a plain object with every field, as `palisade run --json`
+ * error) are its own fields. `logs`, `audit` and `receipt` are read from the call's report when
+ * first asked for (a caller that reads only the output costs Node's thread no more), and may be
+ * set like fields. `toJSON()` is a plain object with every field, as `palisade run --json`
  * prints it: `JSON.stringify` writes it; a spread, `structuredClone`, `postMessage` or a deep
  * equality sees the own fields only.
  */
 class Outcome {
-  /**
-   * `{ logs, audit, receipt }` once first read; until then, the rests of the call's batch
-   * (src/palisade.rs, NativeRests), this Outcome's at `#at`.
-   */
+  /** `{ logs, audit, receipt }`, as JSON text until first read. */
   #rest
-  #at
 
-  constructor (ok, value, rests, at) {
+  constructor (ok, value, rest) {
     this.ok = ok
     if (ok) this.output = value
     else {
       this.error = value.error
       if (value.error_id !== undefined) this.error_id = value.error_id
     }
-    this.#rest = rests
-    this.#at = at
+    this.#rest = rest
   }
 
   #more () {
-    if (this.#at >= 0) {
-      this.#rest = JSON.parse(this.#rest.take(this.#at))
-      this.#at = -1
-    }
+    if (typeof this.#rest === 'string') this.#rest = JSON.parse(this.#rest)
     return this.#rest
   }
 
@@ -314,8 +306,8 @@ class Calls {
 
   /**
    * Hand each report of a batch (`[id, kind, value, …]`, JSON) to its call: an event to
-   * `onEvent`, an Outcome (its output or error, and its place among `rests`, the batch's
-   * native rests) to `resolve`, the caller's mistake to `reject`.
+   * `onEvent`, an Outcome (its output or error, and the next of `rests`) to `resolve`, the
+   * caller's mistake to `reject`.
    */
   deliver (batch, rests) {
     const reports = JSON.parse(batch)
@@ -324,20 +316,17 @@ class Calls {
       const id = reports[i]
       const kind = reports[i + 1]
       const value = reports[i + 2]
-      // Counted whether or not the call is still waiting, so that each outcome gets its own.
-      const at = kind === OUTPUT || kind === FAILURE ? rest++ : -1
+      // Taken whether or not the call is still waiting, so that each outcome gets its own.
+      const more = kind === OUTPUT || kind === FAILURE ? rests[rest++] : undefined
       const entry = this.waiting.get(id)
-      if (entry === undefined) {
-        if (at >= 0) rests.forget(at)
-        continue
-      }
+      if (entry === undefined) continue
       if (kind === EVENT) {
         event(entry.onEvent, value)
         continue
       }
       this.forget(id)
       if (entry.abort !== null) entry.signal.removeEventListener('abort', entry.abort)
-      if (at >= 0) entry.resolve(new Outcome(kind === OUTPUT, value, rests, at))
+      if (more !== undefined) entry.resolve(new Outcome(kind === OUTPUT, value, more))
       else entry.reject(new TypeError(value))
     }
   }

@@ -5,8 +5,8 @@
 //! - [`Request`]: one call as the binding's caller wrote it (JSON), checked, then resolved
 //!   into a policy, a script, the input and [`palisade::RunOptions`];
 //! - [`outcome_json`]: the [`palisade::Outcome`] as the JSON object both bindings return, each
-//!   error with its `fix_note`; or in two parts ([`Rest::part`]), the second written when
-//!   asked for;
+//!   error with its `fix_note`; or in two parts ([`Rest::part`]), the second read when asked
+//!   for;
 //! - [`Settings`] and [`build`]: a `Palisade` from the caller's settings and capability
 //!   handlers;
 //! - [`start`], [`run_here`] and [`Call`]: a call on the bindings' own tokio runtime, or on

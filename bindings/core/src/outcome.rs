@@ -1,19 +1,18 @@
 //! The Outcome as both bindings return it: the JSON `palisade run --json` prints, with a
 //! `fix_note` on every error, which says how to recover when there is no mechanical `fix`.
 //! A binding may write it in two parts ([`Rest::part`]): the output or the error, which every
-//! caller reads, and the [`Rest`], written only when its caller asks for it.
+//! caller reads, and the [`Rest`], which its caller may read later.
 
 use palisade::{AuditRecord, Error, ErrorCode, LogLine, Outcome, Policy, Receipt};
 use serde::Serialize;
 
 /// What an Outcome holds beside its output or error: its logs, audit and receipt, taken out of
-/// it ([`Rest::part`]), for a binding to write as JSON when its caller asks for them.
+/// it ([`Rest::part`]) and written as JSON of their own ([`Rest::json`]), which a binding may
+/// read only when its caller asks for them.
 pub struct Rest {
     logs: Vec<LogLine>,
     audit: Vec<AuditRecord>,
     receipt: Receipt,
-    /// What it holds, in bytes ([`Rest::weight`]), counted once where it was parted.
-    weight: usize,
 }
 
 /// The members `{"logs": […], "audit": […], "receipt": {…}}` of every Outcome's JSON, in the
@@ -46,12 +45,10 @@ impl Rest {
         let head = result
             .map(Box::<str>::from)
             .map_err(|error| failure_of(&error, error_id.as_deref()));
-        let weight = held(&logs, &audit, &receipt);
         let rest = Rest {
             logs,
             audit,
             receipt,
-            weight,
         };
         (head, rest)
     }
@@ -65,34 +62,6 @@ impl Rest {
         }
         .write()
     }
-
-    /// The bytes it holds, within a few: its records and the text in them.
-    pub fn weight(&self) -> usize {
-        self.weight
-    }
-}
-
-/// The bytes that `logs`, `audit` and `receipt` hold: their records and the text in them.
-fn held(logs: &[LogLine], audit: &[AuditRecord], receipt: &Receipt) -> usize {
-    let lines: usize = logs.iter().map(|line| line.message.len()).sum();
-    let records: usize = audit
-        .iter()
-        .map(|record| {
-            let error = record.error.as_ref().map_or(0, String::len);
-            record.target.len()
-                + record.rule.len()
-                + error
-                + record.policy.len()
-                + record.policy_sha256.len()
-        })
-        .sum();
-    std::mem::size_of_val(logs)
-        + lines
-        + std::mem::size_of_val(audit)
-        + records
-        + std::mem::size_of::<Receipt>()
-        + receipt.policy.len()
-        + receipt.policy_sha256.len()
 }
 
 /// `{"error": {…}}` for a call that failed, with `"error_id"` for an `internal` error.
@@ -277,8 +246,6 @@ mod tests {
             Ok(output),
             "the output's JSON as the script returned it"
         );
-        let line = std::mem::size_of::<palisade::LogLine>() + "a \"line\"".len();
-        assert!(rest.weight() > line + std::mem::size_of::<Receipt>());
         let rest = rest.json();
         assert!(rest.starts_with(r#"{"logs":[{"level":"info","message":"a \"line\""}],"audit":[],"receipt":{"fuel_used":0,"#));
         assert!(

@@ -13,4 +13,4 @@ mod handles;
 mod palisade;
 
 pub use handles::{NativePolicy, NativeScript};
-pub use palisade::{NativeCall, NativePalisade, NativeRests};
+pub use palisade::{NativeCall, NativePalisade};

@@ -27,7 +27,7 @@ type Dispatch = ThreadsafeFunction<
 /// What a report carries (`index.js` reads the kinds): an event, the output of a call that
 /// succeeded, the caller's mistake (a message), or the error of a call that failed
 /// (`{"error", "error_id"}`). A call's last report, but the caller's mistake, has the rest of
-/// its Outcome beside the batch ([`NativeRests`]).
+/// its Outcome beside the batch ([`Batch::rests`]).
 const EVENT: u32 = 0;
 const OUTPUT: u32 = 1;
 const USAGE: u32 = 2;
@@ -40,11 +40,11 @@ const CANCELLABLE: u32 = 2;
 
 /// Node's function that takes every queued report at once, on Node's thread, as one JSON
 /// array `[id, kind, value, id, kind, value, …]` (one string and one `JSON.parse` a batch,
-/// however many reports it holds) and the rests of the outcomes among them, from the queue it
-/// is called with (which it holds till then: the `NativePalisade` may be gone by then). Weak:
-/// it does not keep Node running by itself (`index.js` does while calls run).
+/// however many reports it holds) and the rests of the outcomes among them, in order, from the
+/// queue it is called with (which it holds till then: the `NativePalisade` may be gone by
+/// then). Weak: it does not keep Node running by itself (`index.js` does while calls run).
 type Deliver =
-    ThreadsafeFunction<Arc<Queue>, (), FnArgs<(String, NativeRests)>, napi::Status, false, true>;
+    ThreadsafeFunction<Arc<Queue>, (), FnArgs<(String, Vec<String>)>, napi::Status, false, true>;
 
 /// The reports of every call of one `NativePalisade`, written by the runtime's threads, which
 /// Node's thread takes in batches ([`palisade_bindings::Reports`]).
@@ -55,87 +55,33 @@ type Queue = palisade_bindings::Reports<Batch>;
 struct Batch {
     /// One JSON array's text, without its closing bracket; empty when nothing is queued.
     text: String,
-    /// The rest of each outcome in `text`, in order: written as JSON only when its caller
-    /// asks for it ([`NativeRests`]).
-    rests: Vec<Option<Rest>>,
+    /// The rest of each outcome in `text` (`{"logs", "audit", "receipt"}`), in order: Node
+    /// reads one only when its caller asks for it.
+    rests: Vec<String>,
 }
 
 /// Queue call `id`'s report of `kind`, whose value is the JSON text `json`, with the rest of
 /// its Outcome.
-fn post(reports: &Arc<Queue>, id: u32, kind: u32, json: &str, rest: Option<Rest>) {
+fn post(reports: &Arc<Queue>, id: u32, kind: u32, json: &str, rest: Option<String>) {
     reports.post(kind != EVENT, |batch| {
         let text = &mut batch.text;
         text.push(if text.is_empty() { '[' } else { ',' });
         // Writing into a String cannot fail.
         let _ = write!(text, "{id},{kind},");
         text.push_str(json);
-        if let Some(rest) = rest {
-            batch.rests.push(Some(rest));
-        }
+        batch.rests.extend(rest);
     });
 }
 
 /// The queued reports as a JSON array and the rests of their outcomes, leaving the queue
-/// empty (`[]` when another delivery took them first); V8 is told what the rests weigh.
-fn take(env: Env, reports: &Queue) -> FnArgs<(String, NativeRests)> {
+/// empty (`[]` when another delivery took them first).
+fn take(reports: &Queue) -> FnArgs<(String, Vec<String>)> {
     let Batch { mut text, rests } = reports.take();
     if text.is_empty() {
         text.push('[');
     }
     text.push(']');
-    let weight = rests.iter().flatten().map(Rest::weight).sum::<usize>();
-    let weight = i64::try_from(weight).unwrap_or(i64::MAX);
-    // Only a hint to V8's collector: a delivery goes on without it.
-    let _ = env.adjust_external_memory(weight);
-    FnArgs::from((text, NativeRests { rests, weight }))
-}
-
-/// The rests of the outcomes of one delivered batch, in order: each is written as JSON when its
-/// Outcome is first asked for its logs, audit or receipt, and let go then. Until then, a rest
-/// lives as long as this object, that is as long as any Outcome of its batch not yet asked; V8
-/// is told what they weigh ([`Rest::weight`]), so that it collects dropped batches in time.
-#[napi(custom_finalize)]
-pub struct NativeRests {
-    rests: Vec<Option<Rest>>,
-    /// What the rests not yet taken weigh, as told to V8.
-    weight: i64,
-}
-
-impl ObjectFinalize for NativeRests {
-    fn finalize(self, env: Env) -> napi::Result<()> {
-        let _ = env.adjust_external_memory(-self.weight);
-        Ok(())
-    }
-}
-
-#[napi]
-impl NativeRests {
-    /// The rest at `at` as JSON (`{"logs", "audit", "receipt"}`), let go: an Outcome takes
-    /// its own once.
-    #[napi]
-    pub fn take(&mut self, env: Env, at: u32) -> napi::Result<String> {
-        let rest = self
-            .release(env, at)
-            .ok_or_else(|| napi::Error::from_reason(format!("rest {at} was taken already")))?;
-        Ok(rest.json())
-    }
-
-    /// Let go of the rest at `at` unwritten: nobody waits for its outcome.
-    #[napi]
-    pub fn forget(&mut self, env: Env, at: u32) {
-        self.release(env, at);
-    }
-}
-
-impl NativeRests {
-    /// The rest at `at`, if it was not taken yet; V8 is told it is gone.
-    fn release(&mut self, env: Env, at: u32) -> Option<Rest> {
-        let rest = self.rests.get_mut(usize::try_from(at).ok()?)?.take()?;
-        let weight = i64::try_from(rest.weight()).unwrap_or(i64::MAX);
-        self.weight -= weight;
-        let _ = env.adjust_external_memory(-weight);
-        Some(rest)
-    }
+    FnArgs::from((text, rests))
 }
 
 /// What a Palisade weighs for V8's collector, told to V8 while it lives: V8 sees only the
@@ -169,7 +115,7 @@ impl NativePalisade {
         settings: String,
         names: Vec<String>,
         dispatch: Function<'_, FnArgs<(String, String)>, Promise<String>>,
-        deliver: Function<'_, FnArgs<(String, NativeRests)>, ()>,
+        deliver: Function<'_, FnArgs<(String, Vec<String>)>, ()>,
     ) -> napi::Result<Self> {
         let dispatch: Arc<Dispatch> = Arc::new(
             dispatch
@@ -183,7 +129,7 @@ impl NativePalisade {
         let deliver: Deliver = deliver
             .build_threadsafe_function::<Arc<Queue>>()
             .weak::<true>()
-            .build_callback(|call| Ok(take(call.env, &call.value)))?;
+            .build_callback(|call| Ok(take(&call.value)))?;
         let reports = Queue::new(move |queue| {
             // An unbounded queue refuses a call only while Node is closing, when nobody is
             // waiting; a delivery that finds the queue taken already delivers nothing.
@@ -224,8 +170,10 @@ impl NativePalisade {
         let done = Box::new(
             move |result: Result<palisade::Outcome, String>| match result {
                 Ok(outcome) => match Rest::part(outcome) {
-                    (Ok(output), rest) => post(&reports, id, OUTPUT, &output, Some(rest)),
-                    (Err(failure), rest) => post(&reports, id, FAILURE, &failure, Some(rest)),
+                    (Ok(output), rest) => post(&reports, id, OUTPUT, &output, Some(rest.json())),
+                    (Err(failure), rest) => {
+                        post(&reports, id, FAILURE, &failure, Some(rest.json()));
+                    }
                 },
                 Err(message) => {
                     let message = serde_json::Value::from(message).to_string();
