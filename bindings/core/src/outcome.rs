@@ -239,13 +239,13 @@ mod tests {
         );
         let joined = outcome_json(&outcome);
         assert!(joined.starts_with(r#"{"ok":true,"output":{"a":[1,"x\"y"]},"logs":[{"#));
-        // The members in the library's order, as `palisade run --json` prints them.
         let (head, rest) = Rest::part(outcome);
         assert_eq!(
             head.as_deref(),
             Ok(output),
             "the output's JSON as the script returned it"
         );
+        // The members in the library's order, as `palisade run --json` prints them.
         let rest = rest.json();
         assert!(rest.starts_with(r#"{"logs":[{"level":"info","message":"a \"line\""}],"audit":[],"receipt":{"fuel_used":0,"#));
         assert!(

@@ -60,23 +60,21 @@ test('an Outcome reads its logs, audit and receipt when asked, and writes every 
   })
 })
 
-test('an Outcome kept alone reads its own logs once the others of its batch are collected', async () => {
+test('each Outcome holds its own rest only: the others are collected, the one kept reads its own logs', async () => {
   require('node:v8').setFlagsFromString('--expose-gc')
   const gc = require('node:vm').runInNewContext('gc')
   const source = 'export default (x) => { console.log("line " + x); return x }'
   const collected = new Set()
   const registry = new FinalizationRegistry((/** @type {number} */ i) => collected.add(i))
   const kept = await (async () => {
-    // Reports of every kind in the batches: outputs, an event and the caller's mistake (which
-    // take no place among the rests), a cancelled call.
-    const ended = new AbortController()
+    // Reports of every kind among the 64 calls: outputs, an event and the caller's mistake
+    // (which carry no rest), a call cancelled before it starts.
     const calls = Array.from({ length: 64 }, (_, i) => {
       // @ts-expect-error: the caller's mistake, an unknown key
       if (i === 10) return palisade.run({ source, input: i, unknown: true }).catch((e) => e)
       const onEvent = i === 20 ? () => {} : undefined
-      return palisade.run({ source, input: i, onEvent, signal: i === 30 ? ended.signal : undefined })
+      return palisade.run({ source, input: i, onEvent, signal: i === 30 ? AbortSignal.abort() : undefined })
     })
-    ended.abort()
     const all = await Promise.all(calls)
     assert.ok(all[10] instanceof TypeError)
     assert.equal(failure(all[30]).code, 'cancelled')
@@ -88,10 +86,10 @@ test('an Outcome kept alone reads its own logs once the others of its batch are 
     gc()
     await new Promise((resolve) => setImmediate(resolve))
   }
-  assert.equal(collected.size, 63, 'the other Outcomes of the batch were collected')
+  assert.equal(collected.size, 63, 'the other Outcomes of the 64 calls were collected')
   assert.deepEqual(kept.logs, [{ level: 'log', message: 'line 37' }])
   assert.equal(kept.receipt.policy, 'default')
-  assert.equal(kept.logs, kept.logs, 'taken once, then the same array')
+  assert.equal(kept.logs, kept.logs, 'read once, then the same array')
 })
 
 test('Policies and Scripts of a worker thread and of the main thread each name their own', async () => {
