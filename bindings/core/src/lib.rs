@@ -5,8 +5,8 @@
 //! - [`Request`]: one call as the binding's caller wrote it (JSON), checked, then resolved
 //!   into a policy, a script, the input and [`palisade::RunOptions`];
 //! - [`outcome_json`]: the [`palisade::Outcome`] as the JSON object both bindings return, each
-//!   error with its `fix_note`; or in two parts ([`Rest::part`]), the second read when asked
-//!   for;
+//!   error with its `fix_note`; or in two parts ([`outcome_parts`]), the second read when
+//!   asked for;
 //! - [`Settings`] and [`build`]: a `Palisade` from the caller's settings and capability
 //!   handlers;
 //! - [`start`], [`run_here`] and [`Call`]: a call on the bindings' own tokio runtime, or on
@@ -23,5 +23,5 @@ mod request;
 pub use batch::Reports;
 pub use call::{Call, Done, OnEvent, Start, run_here, runtime, start};
 pub use host::{Handler, Settings, answer, build, build_with, context_json, event_json};
-pub use outcome::{Rest, error_json, failed, fix_note, outcome_json, thrown_json};
+pub use outcome::{error_json, failed, fix_note, outcome_json, outcome_parts, thrown_json};
 pub use request::{Prepared, Refused, Request, read_policy, read_script};

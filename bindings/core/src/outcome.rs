@@ -1,22 +1,13 @@
 //! The Outcome as both bindings return it: the JSON `palisade run --json` prints, with a
 //! `fix_note` on every error, which says how to recover when there is no mechanical `fix`.
-//! A binding may write it in two parts ([`Rest::part`]): the output or the error, which every
-//! caller reads, and the [`Rest`], which its caller may read later.
+//! A binding may write it in two parts ([`outcome_parts`]): the output or the error, which
+//! every caller reads, and the rest, which its caller may read later.
 
 use palisade::{AuditRecord, Error, ErrorCode, LogLine, Outcome, Policy, Receipt};
 use serde::Serialize;
 
-/// What an Outcome holds beside its output or error: its logs, audit and receipt, taken out of
-/// it ([`Rest::part`]) and written as JSON of their own ([`Rest::json`]), which a binding may
-/// read only when its caller asks for them.
-pub struct Rest {
-    logs: Vec<LogLine>,
-    audit: Vec<AuditRecord>,
-    receipt: Receipt,
-}
-
 /// The members `{"logs": […], "audit": […], "receipt": {…}}` of every Outcome's JSON, in the
-/// library's order: the one writer of both [`Rest::json`] and [`outcome_json`].
+/// library's order: the one writer of both [`outcome_parts`] and [`outcome_json`].
 #[derive(Serialize)]
 struct RestJson<'a> {
     logs: &'a [LogLine],
@@ -25,43 +16,29 @@ struct RestJson<'a> {
 }
 
 impl RestJson<'_> {
-    fn write(&self) -> String {
-        serde_json::to_string(self).expect("an Outcome serialises")
+    fn of(outcome: &Outcome) -> String {
+        let rest = RestJson {
+            logs: &outcome.logs,
+            audit: &outcome.audit,
+            receipt: &outcome.receipt,
+        };
+        serde_json::to_string(&rest).expect("an Outcome serialises")
     }
 }
 
-impl Rest {
-    /// `outcome` in two parts: the output's JSON (Ok) or `{"error": {…}}` (Err, with
-    /// `"error_id"` for an `internal` error), and the rest.
-    pub fn part(outcome: Outcome) -> (Result<Box<str>, String>, Rest) {
-        let Outcome {
-            result,
-            error_id,
-            logs,
-            audit,
-            receipt,
-            ..
-        } = outcome;
-        let head = result
-            .map(Box::<str>::from)
-            .map_err(|error| failure_of(&error, error_id.as_deref()));
-        let rest = Rest {
-            logs,
-            audit,
-            receipt,
-        };
-        (head, rest)
-    }
-
-    /// `{"logs": […], "audit": […], "receipt": {…}}`.
-    pub fn json(&self) -> String {
-        RestJson {
-            logs: &self.logs,
-            audit: &self.audit,
-            receipt: &self.receipt,
-        }
-        .write()
-    }
+/// `outcome` in two parts: the output's JSON (Ok, handed on without a copy) or
+/// `{"error": {…}}` (Err, with `"error_id"` for an `internal` error); and the rest,
+/// `{"logs": […], "audit": […], "receipt": {…}}`, which a binding may read only when its caller
+/// asks for it.
+pub fn outcome_parts(outcome: Outcome) -> (Result<Box<str>, String>, String) {
+    let rest = RestJson::of(&outcome);
+    let Outcome {
+        result, error_id, ..
+    } = outcome;
+    let head = result
+        .map(Box::<str>::from)
+        .map_err(|error| failure_of(&error, error_id.as_deref()));
+    (head, rest)
 }
 
 /// `{"error": {…}}` for a call that failed, with `"error_id"` for an `internal` error.
@@ -83,12 +60,7 @@ fn failure_of(error: &Error, error_id: Option<&str>) -> String {
 /// with `"error": {code, message, fix, fix_note, docs_url, retryable, …}` (and `error_id`
 /// for `internal`): the output or the failure, joined with the rest.
 pub fn outcome_json(outcome: &Outcome) -> String {
-    let rest = RestJson {
-        logs: &outcome.logs,
-        audit: &outcome.audit,
-        receipt: &outcome.receipt,
-    }
-    .write();
+    let rest = RestJson::of(outcome);
     // Both parts but the output are objects: their members are joined in one.
     let members = |object: &str| object[1..object.len() - 1].to_owned();
     let rest = members(&rest);
@@ -218,11 +190,11 @@ mod tests {
             assert_eq!(parse(&outcome_json(&outcome)), library);
             assert!(outcome_json(&outcome).starts_with(r#"{"ok":false,"error":{"#));
             let has_id = outcome.error_id.is_some();
-            let (head, rest) = Rest::part(outcome);
+            let (head, rest) = outcome_parts(outcome);
             let failure = parse(&head.unwrap_err());
             assert_eq!(failure["error"], library["error"]);
             assert_eq!(failure.get("error_id").is_some(), has_id);
-            let rest = parse(&rest.json());
+            let rest = parse(&rest);
             assert_eq!(rest["receipt"]["policy"], "default");
             assert_eq!(rest["receipt"], library["receipt"]);
         }
@@ -239,14 +211,13 @@ mod tests {
         );
         let joined = outcome_json(&outcome);
         assert!(joined.starts_with(r#"{"ok":true,"output":{"a":[1,"x\"y"]},"logs":[{"#));
-        let (head, rest) = Rest::part(outcome);
+        let (head, rest) = outcome_parts(outcome);
         assert_eq!(
             head.as_deref(),
             Ok(output),
             "the output's JSON as the script returned it"
         );
         // The members in the library's order, as `palisade run --json` prints them.
-        let rest = rest.json();
         assert!(rest.starts_with(r#"{"logs":[{"level":"info","message":"a \"line\""}],"audit":[],"receipt":{"fuel_used":0,"#));
         assert!(
             joined.ends_with(&rest[1..]),

@@ -9,7 +9,7 @@ use napi::bindgen_prelude::{FnArgs, Function, ObjectFinalize, Promise};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use palisade::CapabilityError;
-use palisade_bindings::{Call, Handler, OnEvent, Rest, Start, answer, context_json};
+use palisade_bindings::{Call, Handler, OnEvent, Start, answer, context_json, outcome_parts};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -169,12 +169,14 @@ impl NativePalisade {
         reports.started();
         let done = Box::new(
             move |result: Result<palisade::Outcome, String>| match result {
-                Ok(outcome) => match Rest::part(outcome) {
-                    (Ok(output), rest) => post(&reports, id, OUTPUT, &output, Some(rest.json())),
-                    (Err(failure), rest) => {
-                        post(&reports, id, FAILURE, &failure, Some(rest.json()));
-                    }
-                },
+                Ok(outcome) => {
+                    let (head, rest) = outcome_parts(outcome);
+                    let (kind, json) = match &head {
+                        Ok(output) => (OUTPUT, &**output),
+                        Err(failure) => (FAILURE, failure.as_str()),
+                    };
+                    post(&reports, id, kind, json, Some(rest));
+                }
                 Err(message) => {
                     let message = serde_json::Value::from(message).to_string();
                     post(&reports, id, USAGE, &message, None);
