@@ -305,19 +305,20 @@ class Calls {
   }
 
   /**
-   * Hand each report of a batch (`[id, kind, value, …]`, JSON) to its call: an event to
-   * `onEvent`, an Outcome (its output or error, and the next of `rests`) to `resolve`, the
+   * Hand each report of a batch to its call: `parts` is `[reports, rest, rest, …]`, the reports
+   * (`[id, kind, value, …]`, JSON) then the rest of each outcome among them, in order. An event
+   * goes to `onEvent`, an Outcome (its output or error, and its rest) to `resolve`, the
    * caller's mistake to `reject`.
    */
-  deliver (batch, rests) {
-    const reports = JSON.parse(batch)
-    let rest = 0
+  deliver (parts) {
+    const reports = JSON.parse(parts[0])
+    let rest = 1
     for (let i = 0; i < reports.length; i += 3) {
       const id = reports[i]
       const kind = reports[i + 1]
       const value = reports[i + 2]
       // Taken whether or not the call is still waiting, so that each outcome gets its own.
-      const more = kind === OUTPUT || kind === FAILURE ? rests[rest++] : undefined
+      const more = kind === OUTPUT || kind === FAILURE ? parts[rest++] : undefined
       const entry = this.waiting.get(id)
       if (entry === undefined) continue
       if (kind === EVENT) {

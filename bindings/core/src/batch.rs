@@ -46,6 +46,9 @@ struct State<Q> {
     woken: bool,
     /// Batches taken so far: the one waiting is known by it to its timer.
     taken: u64,
+    /// A taken queue the caller's thread has emptied and handed back ([`Reports::recycle`]):
+    /// the next batch is written into its buffers, which have grown already.
+    spare: Option<Q>,
 }
 
 impl<Q> State<Q> {
@@ -66,6 +69,7 @@ impl<Q: Default + Send + 'static> Reports<Q> {
                 count: 0,
                 woken: false,
                 taken: 0,
+                spare: None,
             }),
             running: AtomicU32::new(0),
             wake: Box::new(wake),
@@ -128,7 +132,20 @@ impl<Q: Default + Send + 'static> Reports<Q> {
         state.count = 0;
         state.woken = false;
         state.taken += 1;
-        std::mem::take(&mut state.queued)
+        let next = state.spare.take().unwrap_or_default();
+        std::mem::replace(&mut state.queued, next)
+    }
+
+    /// Hand back a queue [`Reports::take`] returned, once the caller's thread has emptied it,
+    /// for the next batch to be written into: in a steady stream of calls, the runtime's
+    /// threads then allocate nothing for their reports, and free nothing the caller's thread
+    /// allocated (whose allocator's locks both sides would otherwise take). One is kept; the
+    /// binding bounds what it hands back.
+    pub fn recycle(&self, emptied: Q) {
+        let mut state = self.state.lock().expect("never poisoned");
+        if state.spare.is_none() {
+            state.spare = Some(emptied);
+        }
     }
 }
 
@@ -215,12 +232,34 @@ mod tests {
     }
 
     #[test]
+    fn a_recycled_queue_holds_a_later_batch() {
+        let (reports, _wakes) = reports();
+        let kept = Vec::with_capacity(64);
+        let buffer = kept.as_ptr();
+        reports.recycle(kept);
+        // One is kept: this one is dropped.
+        reports.recycle(Vec::with_capacity(8));
+        // The queue being written when the spare came back is taken first.
+        assert!(reports.take().is_empty());
+        reports.post(true, |q| q.push(2));
+        let next = reports.take();
+        assert_eq!(next, vec![2]);
+        assert_eq!(
+            next.as_ptr(),
+            buffer,
+            "written into the recycled queue's buffer"
+        );
+        assert_eq!(next.capacity(), 64);
+    }
+
+    #[test]
     fn a_batchs_timer_flushes_that_batch_only() {
         let mut state = State {
             queued: (),
             count: 0,
             woken: false,
             taken: 3,
+            spare: None,
         };
         assert!(!state.flushes(Some(3)), "nothing waits");
         state.count = 1;

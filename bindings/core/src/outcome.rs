@@ -16,29 +16,36 @@ struct RestJson<'a> {
 }
 
 impl RestJson<'_> {
-    fn of(outcome: &Outcome) -> String {
+    /// Append `outcome`'s rest to `json`.
+    fn write(outcome: &Outcome, json: &mut Vec<u8>) {
         let rest = RestJson {
             logs: &outcome.logs,
             audit: &outcome.audit,
             receipt: &outcome.receipt,
         };
-        serde_json::to_string(&rest).expect("an Outcome serialises")
+        serde_json::to_writer(json, &rest).expect("an Outcome serialises");
+    }
+
+    fn of(outcome: &Outcome) -> String {
+        let mut json = Vec::with_capacity(512);
+        Self::write(outcome, &mut json);
+        String::from_utf8(json).expect("serde_json writes UTF-8")
     }
 }
 
 /// `outcome` in two parts: the output's JSON (Ok, handed on without a copy) or
-/// `{"error": {…}}` (Err, with `"error_id"` for an `internal` error); and the rest,
-/// `{"logs": […], "audit": […], "receipt": {…}}`, which a binding may read only when its caller
-/// asks for it.
-pub fn outcome_parts(outcome: Outcome) -> (Result<Box<str>, String>, String) {
-    let rest = RestJson::of(&outcome);
+/// `{"error": {…}}` (Err, with `"error_id"` for an `internal` error), returned; and the rest,
+/// `{"logs": […], "audit": […], "receipt": {…}}`, appended to `rest` (UTF-8), which a binding
+/// may read only when its caller asks for it. A binding that writes many outcomes' rests
+/// into one buffer it keeps allocates nothing for them.
+pub fn outcome_parts(outcome: Outcome, rest: &mut Vec<u8>) -> Result<Box<str>, String> {
+    RestJson::write(&outcome, rest);
     let Outcome {
         result, error_id, ..
     } = outcome;
-    let head = result
+    result
         .map(Box::<str>::from)
-        .map_err(|error| failure_of(&error, error_id.as_deref()));
-    (head, rest)
+        .map_err(|error| failure_of(&error, error_id.as_deref()))
 }
 
 /// `{"error": {…}}` for a call that failed, with `"error_id"` for an `internal` error.
@@ -190,11 +197,12 @@ mod tests {
             assert_eq!(parse(&outcome_json(&outcome)), library);
             assert!(outcome_json(&outcome).starts_with(r#"{"ok":false,"error":{"#));
             let has_id = outcome.error_id.is_some();
-            let (head, rest) = outcome_parts(outcome);
+            let mut rest = Vec::new();
+            let head = outcome_parts(outcome, &mut rest);
             let failure = parse(&head.unwrap_err());
             assert_eq!(failure["error"], library["error"]);
             assert_eq!(failure.get("error_id").is_some(), has_id);
-            let rest = parse(&rest);
+            let rest = parse(std::str::from_utf8(&rest).unwrap());
             assert_eq!(rest["receipt"]["policy"], "default");
             assert_eq!(rest["receipt"], library["receipt"]);
         }
@@ -211,12 +219,15 @@ mod tests {
         );
         let joined = outcome_json(&outcome);
         assert!(joined.starts_with(r#"{"ok":true,"output":{"a":[1,"x\"y"]},"logs":[{"#));
-        let (head, rest) = outcome_parts(outcome);
+        // Appended after what the buffer holds.
+        let mut rest = b"[".to_vec();
+        let head = outcome_parts(outcome, &mut rest);
         assert_eq!(
             head.as_deref(),
             Ok(output),
             "the output's JSON as the script returned it"
         );
+        let rest = std::str::from_utf8(&rest[1..]).unwrap();
         // The members in the library's order, as `palisade run --json` prints them.
         assert!(rest.starts_with(r#"{"logs":[{"level":"info","message":"a \"line\""}],"audit":[],"receipt":{"fuel_used":0,"#));
         assert!(

@@ -5,13 +5,23 @@
 use crate::errors::refused;
 use crate::handles::held;
 use napi::Env;
-use napi::bindgen_prelude::{FnArgs, Function, ObjectFinalize, Promise};
+use napi::JsValue;
+use napi::bindgen_prelude::{FnArgs, Function, JsValuesTupleIntoVec, ObjectFinalize, Promise};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use palisade::CapabilityError;
 use palisade_bindings::{Call, Handler, OnEvent, Start, answer, context_json, outcome_parts};
 use std::fmt::Write as _;
 use std::sync::Arc;
+
+thread_local! {
+    /// Where a runtime thread writes each outcome's rest before it is queued, so that it
+    /// allocates nothing for it (the queue's own buffers are recycled too).
+    static REST: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The most [`REST`] keeps between calls: an outcome with long logs leaves no more behind.
+const KEPT_REST: usize = 64 << 10;
 
 /// The JavaScript dispatcher of capability calls: `(payloadJson, contextJson) => Promise<answerJson>`.
 /// Weak: it does not keep Node running by itself (a running call does).
@@ -38,50 +48,87 @@ const FAILURE: u32 = 3;
 const EVENTS: u32 = 1;
 const CANCELLABLE: u32 = 2;
 
-/// Node's function that takes every queued report at once, on Node's thread, as one JSON
-/// array `[id, kind, value, id, kind, value, …]` (one string and one `JSON.parse` a batch,
-/// however many reports it holds) and the rests of the outcomes among them, in order, from the
-/// queue it is called with (which it holds till then: the `NativePalisade` may be gone by
-/// then). Weak: it does not keep Node running by itself (`index.js` does while calls run).
-type Deliver =
-    ThreadsafeFunction<Arc<Queue>, (), FnArgs<(String, Vec<String>)>, napi::Status, false, true>;
+/// Node's function that takes every queued report at once, on Node's thread, as one array
+/// ([`Delivered`]): one string and one `JSON.parse` a batch, however many reports it holds.
+/// Its queue is held till then (the `NativePalisade` may be gone by then). Weak: it does not
+/// keep Node running by itself (`index.js` does while calls run).
+type Deliver = ThreadsafeFunction<Arc<Queue>, (), Delivered, napi::Status, false, true>;
 
 /// The reports of every call of one `NativePalisade`, written by the runtime's threads, which
 /// Node's thread takes in batches ([`palisade_bindings::Reports`]).
 type Queue = palisade_bindings::Reports<Batch>;
 
-/// Reports queued for Node's thread.
+/// Reports queued for Node's thread. Once delivered, a batch's buffers are handed back to
+/// hold a later one ([`Queue::recycle`]) unless they have grown past [`RECYCLED_UP_TO`].
 #[derive(Default)]
 struct Batch {
-    /// One JSON array's text, without its closing bracket; empty when nothing is queued.
+    /// One JSON array's text, `[id, kind, value, …]`, without its closing bracket; empty when
+    /// nothing is queued.
     text: String,
-    /// The rest of each outcome in `text` (`{"logs", "audit", "receipt"}`), in order: Node
-    /// reads one only when its caller asks for it.
-    rests: Vec<String>,
+    /// The rest of each outcome in `text` (`{"logs", "audit", "receipt"}`), in order, one after
+    /// the other: Node reads one only when its caller asks for it.
+    rests: String,
+    /// Where each of `rests` ends.
+    ends: Vec<usize>,
 }
+
+/// The most a delivered batch's buffers may hold to be kept for a later batch.
+const RECYCLED_UP_TO: usize = 1 << 20;
 
 /// Queue call `id`'s report of `kind`, whose value is the JSON text `json`, with the rest of
 /// its Outcome.
-fn post(reports: &Arc<Queue>, id: u32, kind: u32, json: &str, rest: Option<String>) {
+fn post(reports: &Arc<Queue>, id: u32, kind: u32, json: &str, rest: Option<&str>) {
     reports.post(kind != EVENT, |batch| {
         let text = &mut batch.text;
         text.push(if text.is_empty() { '[' } else { ',' });
         // Writing into a String cannot fail.
         let _ = write!(text, "{id},{kind},");
         text.push_str(json);
-        batch.rests.extend(rest);
+        if let Some(rest) = rest {
+            batch.rests.push_str(rest);
+            batch.ends.push(batch.rests.len());
+        }
     });
 }
 
-/// The queued reports as a JSON array and the rests of their outcomes, leaving the queue
-/// empty (`[]` when another delivery took them first).
-fn take(reports: &Queue) -> FnArgs<(String, Vec<String>)> {
-    let Batch { mut text, rests } = reports.take();
-    if text.is_empty() {
-        text.push('[');
+/// The queued reports, taken from their queue, as Node's function gets them: one array,
+/// `[reports, rest, rest, …]`, the reports as a JSON array's text (`[]` when another delivery
+/// took them first), then the rest of each outcome among them, in order.
+pub struct Delivered {
+    batch: Batch,
+    reports: Arc<Queue>,
+}
+
+impl JsValuesTupleIntoVec for Delivered {
+    fn into_vec(self, env: napi::sys::napi_env) -> napi::Result<Vec<napi::sys::napi_value>> {
+        let Delivered { mut batch, reports } = self;
+        if batch.text.is_empty() {
+            batch.text.push('[');
+        }
+        batch.text.push(']');
+        let env = Env::from_raw(env);
+        let count = u32::try_from(batch.ends.len() + 1).map_err(|_| refused_batch())?;
+        let mut parts = env.create_array(count)?;
+        parts.set(0, batch.text.as_str())?;
+        let mut start = 0;
+        for (at, &end) in (1..).zip(&batch.ends) {
+            parts.set(at, &batch.rests[start..end])?;
+            start = end;
+        }
+        if batch.text.capacity() + batch.rests.capacity() <= RECYCLED_UP_TO {
+            batch.text.clear();
+            batch.rests.clear();
+            batch.ends.clear();
+            reports.recycle(batch);
+        }
+        Ok(vec![parts.raw()])
     }
-    text.push(']');
-    FnArgs::from((text, rests))
+}
+
+/// A batch of more reports than a JavaScript array holds (2³² − 1), which the runtime's
+/// threads cannot write between two deliveries in any memory this addon runs in.
+fn refused_batch() -> napi::Error {
+    napi::Error::from_reason("a batch of reports too large for one array")
 }
 
 /// What a Palisade weighs for V8's collector, told to V8 while it lives: V8 sees only the
@@ -115,7 +162,7 @@ impl NativePalisade {
         settings: String,
         names: Vec<String>,
         dispatch: Function<'_, FnArgs<(String, String)>, Promise<String>>,
-        deliver: Function<'_, FnArgs<(String, Vec<String>)>, ()>,
+        deliver: Function<'_, Delivered, ()>,
     ) -> napi::Result<Self> {
         let dispatch: Arc<Dispatch> = Arc::new(
             dispatch
@@ -129,7 +176,12 @@ impl NativePalisade {
         let deliver: Deliver = deliver
             .build_threadsafe_function::<Arc<Queue>>()
             .weak::<true>()
-            .build_callback(|call| Ok(take(&call.value)))?;
+            .build_callback(|call| {
+                Ok(Delivered {
+                    batch: call.value.take(),
+                    reports: call.value,
+                })
+            })?;
         let reports = Queue::new(move |queue| {
             // An unbounded queue refuses a call only while Node is closing, when nobody is
             // waiting; a delivery that finds the queue taken already delivers nothing.
@@ -169,14 +221,19 @@ impl NativePalisade {
         reports.started();
         let done = Box::new(
             move |result: Result<palisade::Outcome, String>| match result {
-                Ok(outcome) => {
-                    let (head, rest) = outcome_parts(outcome);
+                Ok(outcome) => REST.with_borrow_mut(|rest| {
+                    rest.clear();
+                    let head = outcome_parts(outcome, rest);
                     let (kind, json) = match &head {
                         Ok(output) => (OUTPUT, &**output),
                         Err(failure) => (FAILURE, failure.as_str()),
                     };
-                    post(&reports, id, kind, json, Some(rest));
-                }
+                    let written = std::str::from_utf8(rest).expect("serde_json writes UTF-8");
+                    post(&reports, id, kind, json, Some(written));
+                    if rest.capacity() > KEPT_REST {
+                        *rest = Vec::new();
+                    }
+                }),
                 Err(message) => {
                     let message = serde_json::Value::from(message).to_string();
                     post(&reports, id, USAGE, &message, None);
