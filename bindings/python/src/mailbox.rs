@@ -37,6 +37,11 @@ const USAGE: u32 = 2;
 /// takes no more reports.
 pub type Queue = palisade_bindings::Reports<Vec<Report>>;
 
+/// The most reports a drained batch may have room for to be handed back for a later one
+/// ([`palisade_bindings::Reports::recycle`]): the runtime's threads then write a steady
+/// stream of reports without growing a vector this thread frees.
+const RECYCLED_UP_TO: usize = 4096;
+
 /// The reports of the calls one event loop started.
 #[pyclass(frozen)]
 pub struct Mailbox {
@@ -76,9 +81,9 @@ impl Mailbox {
                 break;
             }
         }
-        self.queue
-            .take()
-            .into_iter()
+        let mut batch = self.queue.take();
+        let reports = batch
+            .drain(..)
             .map(|(id, carried)| {
                 let (kind, value) = match carried {
                     Carried::Event(json) => (EVENT, json.into_py_any(py)?),
@@ -89,6 +94,10 @@ impl Mailbox {
                 };
                 Ok((id, kind, value))
             })
-            .collect()
+            .collect();
+        if batch.capacity() <= RECYCLED_UP_TO {
+            self.queue.recycle(batch);
+        }
+        reports
     }
 }
