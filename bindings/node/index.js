@@ -275,30 +275,43 @@ function keyOf (key, what) {
 }
 
 /**
- * The calls of one Palisade in flight, by id. The addon delivers their reports in batches
- * (every report queued by then, in order); while any call runs, a timer keeps Node running (the
- * addon's own channel does not).
+ * The calls of one Palisade in flight, by id: the slot of an array. The addon delivers their
+ * reports in batches (every report queued by then, in order); while any call runs, a timer
+ * keeps Node running (the addon's own channel does not).
+ *
+ * A slot is cleared when its call ends and is then given to a later call: a call's outcome is
+ * its last report, so none of an ended call's can reach its slot's next call. (A `Map` from an
+ * ever-growing id did the same with a cost V8 showed only under load: each table it outgrew
+ * kept the entries it had held alive through young-generation collections until a full one,
+ * about a kilobyte a call, which made each collection copy megabytes: docs/bench.md, "Reports
+ * in recycled buffers".)
  */
 class Calls {
   constructor () {
-    this.waiting = new Map()
-    this.next = 0
+    /** @type {Array<object | undefined>} */
+    this.waiting = []
+    /** Slots of `waiting` whose calls have ended. */
+    this.free = []
+    this.running = 0
     this.keepAlive = null
   }
 
   /** Register a call's `{ resolve, reject, onEvent, signal, abort, handlers }` (held while it runs); its id. */
   add (entry) {
-    const id = this.next
-    this.next = (this.next + 1) >>> 0
-    if (this.waiting.size === 0) this.keepAlive = setInterval(() => {}, 2 ** 31 - 1)
-    this.waiting.set(id, entry)
+    const id = this.free.length > 0 ? this.free.pop() : this.waiting.length
+    if (this.running === 0) this.keepAlive = setInterval(() => {}, 2 ** 31 - 1)
+    this.running++
+    this.waiting[id] = entry
     return id
   }
 
   /** Forget call `id`: it ended, or never started. */
   forget (id) {
-    this.waiting.delete(id)
-    if (this.waiting.size === 0 && this.keepAlive !== null) {
+    if (this.waiting[id] === undefined) return
+    this.waiting[id] = undefined
+    this.free.push(id)
+    this.running--
+    if (this.running === 0 && this.keepAlive !== null) {
       clearInterval(this.keepAlive)
       this.keepAlive = null
     }
@@ -319,7 +332,7 @@ class Calls {
       const value = reports[i + 2]
       // Taken whether or not the call is still waiting, so that each outcome gets its own.
       const more = kind === OUTPUT || kind === FAILURE ? parts[rest++] : undefined
-      const entry = this.waiting.get(id)
+      const entry = this.waiting[id]
       if (entry === undefined) continue
       if (kind === EVENT) {
         event(entry.onEvent, value)
