@@ -420,7 +420,7 @@ class Palisade {
       }
       const scriptAt = script === undefined ? 0 : keyOf(scriptKey(script), 'script')
       const inputText = inputOf(input, inputJson)
-      const text = rest === null ? '{}' : requestJson(rest)
+      const text = rest === null ? null : requestJson(rest)
       const entry = { resolve, reject, onEvent, signal, abort: null, handlers: this.#handlers }
       const id = this.#calls.add(entry)
       let call

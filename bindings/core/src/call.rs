@@ -49,8 +49,9 @@ impl Call {
 
 /// What a binding hands over to start a call.
 pub struct Start {
-    /// The request's JSON text ([`Request`]).
-    pub request: String,
+    /// The request's JSON text ([`Request`]); None for a request with no keys of its own (all
+    /// it says is held apart: the policy, the script, the input, the callback).
+    pub request: Option<String>,
     /// The input's JSON text, given apart from the request: written by the binding from the
     /// caller's value, or the caller's own text. The sandbox reads it once, as it reads a Rust
     /// caller's input (invalid JSON is `invalid_input`); inside the request, the request's
@@ -141,8 +142,12 @@ thread_local! {
 
 /// The call itself: the request read and resolved, then run with `canceller`.
 async fn run(palisade: Palisade, start: Start, canceller: Canceller) -> Result<Outcome, String> {
-    let prepared = Request::parse(&start.request)
-        .and_then(|request| request.prepare(start.policy, start.script, start.input));
+    let request = match &start.request {
+        Some(text) => Request::parse(text),
+        None => Ok(Request::default()),
+    };
+    let prepared =
+        request.and_then(|request| request.prepare(start.policy, start.script, start.input));
     let mut prepared = match prepared {
         Ok(prepared) => prepared,
         Err(Refused::Usage(message)) => return Err(message),

@@ -282,6 +282,13 @@ fn usage<T>(message: &str) -> Result<T, Refused> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_request_with_no_keys_is_the_default_one() {
+        // `Start::request` is None for a request with no keys of its own, read as the default.
+        let parsed = Request::parse("{}").unwrap();
+        assert_eq!(format!("{parsed:?}"), format!("{:?}", Request::default()));
+    }
+
     fn prepare(text: &str) -> Result<Prepared, Refused> {
         Request::parse(text)?.prepare(None, None, None)
     }

@@ -191,14 +191,14 @@ impl NativePalisade {
         Ok(Self { palisade, reports })
     }
 
-    /// Start call `id` of `request` (JSON text) with `input` (JSON text, apart from the
+    /// Start call `id` of `request` (JSON text; none for a request with no keys of its own) with `input` (JSON text, apart from the
     /// request), under the policy and with the script held under `policy` and `script` (0 for
     /// none: the request's own): it reports its events (with [`EVENTS`] in `flags`), then its
     /// outcome. With [`CANCELLABLE`], the handle returned cancels it.
     #[napi]
     pub fn start(
         &self,
-        request: String,
+        request: Option<String>,
         input: Option<String>,
         policy: i64,
         script: i64,

@@ -106,8 +106,14 @@ pub fn start(
         (Some(value), None) => Some(json(py, wrapper, &value, 1)?),
         (None, text) => text,
     };
+    // A request with no keys of its own is not written at all.
+    let request = if fields.is_empty() {
+        None
+    } else {
+        Some(json(py, wrapper, &fields, 0)?)
+    };
     Ok(Start {
-        request: json(py, wrapper, &fields, 0)?,
+        request,
         input,
         policy,
         script,
