@@ -275,41 +275,71 @@ function keyOf (key, what) {
 }
 
 /**
- * The calls of one Palisade in flight, by id: the slot of an array. The addon delivers their
- * reports in batches (every report queued by then, in order); while any call runs, a timer
- * keeps Node running (the addon's own channel does not).
+ * Call ids: a slot of `Calls.waiting` plus `SLOTS` times the slot's generation, which grows
+ * each time the slot is given to a later call (and wraps after `GENERATIONS`). Ids stay below
+ * 2 ** 53, exact in a JavaScript number and in the addon's i64.
+ */
+const SLOTS = 2 ** 24
+const GENERATIONS = 2 ** 29
+
+/**
+ * The calls of one Palisade in flight, by id: a slot of an array and that slot's generation.
+ * The addon delivers their reports in batches (every report queued by then, in order); while any
+ * call runs, a timer keeps Node running (the addon's own channel does not).
  *
- * A slot is cleared when its call ends and is then given to a later call: a call's outcome is
- * its last report, so none of an ended call's can reach its slot's next call. (A `Map` from an
- * ever-growing id did the same with a cost V8 showed only under load: each table it outgrew
- * kept the entries it had held alive through young-generation collections until a full one,
- * about a kilobyte a call, which made each collection copy megabytes: docs/bench.md, "Reports
- * in recycled buffers".)
+ * A slot is cleared when its call ends or fails to start, and is then given to a later call
+ * under the next generation: a report of an earlier call (one whose start threw after it was
+ * running) names an older generation and reaches nobody. (A `Map` from an ever-growing id did
+ * the same with a cost V8 showed only under load: it kept about a kilobyte a call alive through
+ * young-generation collections, most likely through the tables it outgrew, so that each
+ * collection copied megabytes: docs/bench.md, "Reports in recycled buffers; calls in flight in
+ * an array".)
  */
 class Calls {
   constructor () {
-    /** @type {Array<object | undefined>} */
+    /** @type {Array<{ id: number } | undefined>} */
     this.waiting = []
+    /** Each slot's generation. */
+    this.generations = []
     /** Slots of `waiting` whose calls have ended. */
     this.free = []
     this.running = 0
     this.keepAlive = null
   }
 
-  /** Register a call's `{ resolve, reject, onEvent, signal, abort, handlers }` (held while it runs); its id. */
+  /**
+   * Register a call's `{ id, resolve, reject, onEvent, signal, abort, handlers }` (held while
+   * it runs), setting its `id`; the id.
+   */
   add (entry) {
-    const id = this.free.length > 0 ? this.free.pop() : this.waiting.length
+    let slot
+    if (this.free.length > 0) slot = this.free.pop()
+    else {
+      slot = this.waiting.length
+      if (slot === SLOTS) throw new RangeError(`run(): more than ${SLOTS} calls in flight`)
+      this.waiting.push(undefined)
+      this.generations.push(0)
+    }
+    entry.id = this.generations[slot] * SLOTS + slot
     if (this.running === 0) this.keepAlive = setInterval(() => {}, 2 ** 31 - 1)
     this.running++
-    this.waiting[id] = entry
-    return id
+    this.waiting[slot] = entry
+    return entry.id
+  }
+
+  /** The entry of call `id`, if it is still waiting. */
+  entry (id) {
+    const entry = this.waiting[id % SLOTS]
+    return entry !== undefined && entry.id === id ? entry : undefined
   }
 
   /** Forget call `id`: it ended, or never started. */
   forget (id) {
-    if (this.waiting[id] === undefined) return
-    this.waiting[id] = undefined
-    this.free.push(id)
+    if (this.entry(id) === undefined) return
+    const slot = id % SLOTS
+    this.waiting[slot] = undefined
+    this.generations[slot] = (this.generations[slot] + 1) % GENERATIONS
+    this.free.push(slot)
     this.running--
     if (this.running === 0 && this.keepAlive !== null) {
       clearInterval(this.keepAlive)
@@ -332,7 +362,7 @@ class Calls {
       const value = reports[i + 2]
       // Taken whether or not the call is still waiting, so that each outcome gets its own.
       const more = kind === OUTPUT || kind === FAILURE ? parts[rest++] : undefined
-      const entry = this.waiting[id]
+      const entry = this.entry(id)
       if (entry === undefined) continue
       if (kind === EVENT) {
         event(entry.onEvent, value)
@@ -421,7 +451,8 @@ class Palisade {
       const scriptAt = script === undefined ? 0 : keyOf(scriptKey(script), 'script')
       const inputText = inputOf(input, inputJson)
       const text = rest === null ? null : requestJson(rest)
-      const entry = { resolve, reject, onEvent, signal, abort: null, handlers: this.#handlers }
+      if (text === undefined) throw new TypeError('run(): the request has no JSON form (its toJSON returns undefined)')
+      const entry = { id: 0, resolve, reject, onEvent, signal, abort: null, handlers: this.#handlers }
       const id = this.#calls.add(entry)
       let call
       try {

@@ -137,10 +137,10 @@ impl<Q: Default + Send + 'static> Reports<Q> {
     }
 
     /// Hand back a queue [`Reports::take`] returned, once the caller's thread has emptied it,
-    /// for the next batch to be written into: in a steady stream of calls, the runtime's
-    /// threads then allocate nothing for their reports, and free nothing the caller's thread
-    /// allocated (whose allocator's locks both sides would otherwise take). One is kept; the
-    /// binding bounds what it hands back.
+    /// for a later batch to be written into: in a steady stream of calls, the runtime's threads
+    /// then grow no new buffer for the batches, and the caller's thread frees none they grew
+    /// (both sides would otherwise take the same allocator locks). One is kept, beside the
+    /// queue being written; the binding bounds what it hands back.
     pub fn recycle(&self, emptied: Q) {
         let mut state = self.state.lock().expect("never poisoned");
         if state.spare.is_none() {
@@ -234,6 +234,7 @@ mod tests {
     #[test]
     fn a_recycled_queue_holds_a_later_batch() {
         let (reports, _wakes) = reports();
+        reports.started();
         let kept = Vec::with_capacity(64);
         let buffer = kept.as_ptr();
         reports.recycle(kept);

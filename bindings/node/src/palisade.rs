@@ -59,7 +59,8 @@ type Deliver = ThreadsafeFunction<Arc<Queue>, (), Delivered, napi::Status, false
 type Queue = palisade_bindings::Reports<Batch>;
 
 /// Reports queued for Node's thread. Once delivered, a batch's buffers are handed back to
-/// hold a later one ([`Queue::recycle`]) unless they have grown past [`RECYCLED_UP_TO`].
+/// hold a later one ([`Queue::recycle`]) unless they have grown past [`RECYCLED_UP_TO`]: a
+/// `Palisade` keeps at most two batches' (the one being written and the one handed back).
 #[derive(Default)]
 struct Batch {
     /// One JSON array's text, `[id, kind, value, …]`, without its closing bracket; empty when
@@ -75,9 +76,16 @@ struct Batch {
 /// The most a delivered batch's buffers may hold to be kept for a later batch.
 const RECYCLED_UP_TO: usize = 1 << 20;
 
+impl Batch {
+    /// The bytes its buffers hold.
+    fn capacity(&self) -> usize {
+        self.text.capacity() + self.rests.capacity() + self.ends.capacity() * size_of::<usize>()
+    }
+}
+
 /// Queue call `id`'s report of `kind`, whose value is the JSON text `json`, with the rest of
 /// its Outcome.
-fn post(reports: &Arc<Queue>, id: u32, kind: u32, json: &str, rest: Option<&str>) {
+fn post(reports: &Arc<Queue>, id: i64, kind: u32, json: &str, rest: Option<&str>) {
     reports.post(kind != EVENT, |batch| {
         let text = &mut batch.text;
         text.push(if text.is_empty() { '[' } else { ',' });
@@ -115,7 +123,7 @@ impl JsValuesTupleIntoVec for Delivered {
             parts.set(at, &batch.rests[start..end])?;
             start = end;
         }
-        if batch.text.capacity() + batch.rests.capacity() <= RECYCLED_UP_TO {
+        if batch.capacity() <= RECYCLED_UP_TO {
             batch.text.clear();
             batch.rests.clear();
             batch.ends.clear();
@@ -191,10 +199,11 @@ impl NativePalisade {
         Ok(Self { palisade, reports })
     }
 
-    /// Start call `id` of `request` (JSON text; none for a request with no keys of its own) with `input` (JSON text, apart from the
-    /// request), under the policy and with the script held under `policy` and `script` (0 for
-    /// none: the request's own): it reports its events (with [`EVENTS`] in `flags`), then its
-    /// outcome. With [`CANCELLABLE`], the handle returned cancels it.
+    /// Start call `id` (a number below 2⁵³, which its reports carry back) of `request` (JSON
+    /// text; none for a request with no keys of its own) with `input` (JSON text, apart from
+    /// the request), under the policy and with the script held under `policy` and `script` (0
+    /// for none: the request's own): it reports its events (with [`EVENTS`] in `flags`), then
+    /// its outcome. With [`CANCELLABLE`], the handle returned cancels it.
     #[napi]
     pub fn start(
         &self,
@@ -202,7 +211,7 @@ impl NativePalisade {
         input: Option<String>,
         policy: i64,
         script: i64,
-        id: u32,
+        id: i64,
         flags: u32,
     ) -> napi::Result<Option<NativeCall>> {
         let (policy, script) = held(policy, script)?;

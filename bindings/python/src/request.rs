@@ -1,7 +1,8 @@
 //! A call's request as `run` and `run_async` take it, keyword arguments, turned into what
 //! [`palisade_bindings::Start`] holds: the policy and the script given as objects (`Policy`,
 //! `Script`) taken out, the input written apart (or the caller's `input_json` text, as it is),
-//! and the rest written as the JSON text `palisade_bindings::Request` reads. Each is written
+//! and the rest written as the JSON text `palisade_bindings::Request` reads (not at all when
+//! nothing is left: a request with no keys of its own is the default one). Each is written
 //! by serde_json when it holds only Python's own JSON types ([`Plain`]), else by Python's
 //! own JSON encoder (its C encoder, made once in `_palisade.py`). Values only Python has (a
 //! `timedelta`, a `datetime`, `bytes`) are turned into their JSON form first, by
