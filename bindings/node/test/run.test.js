@@ -168,6 +168,10 @@ test('a malformed request rejects with a TypeError; the next call works', async 
   await assert.rejects(palisade.run({ input: 1 }), /give the script/)
   // @ts-expect-error: run() takes an object
   await assert.rejects(palisade.run('export default 1'), TypeError)
+  // A request with no JSON form is refused, not run without its keys.
+  // @ts-expect-error: an unknown key
+  await assert.rejects(palisade.run({ source: 'export default 1', toJSON: () => undefined }),
+    { name: 'TypeError', message: 'run(): the request has no JSON form (its toJSON returns undefined)' })
   // A lone surrogate is not text: refused saying so (the input alone passes through).
   await assert.rejects(palisade.run({ source: 'export default () => "\ud800"' }),
     { name: 'TypeError', message: /lone UTF-16 surrogate/ })
