@@ -1,6 +1,6 @@
 //! `NativePalisade`: a `palisade::Palisade` whose capability handlers are answered in
 //! JavaScript, and whose calls report back to Node in batches through one thread-safe function,
-//! each batch one JSON array.
+//! each batch one array: the reports as JSON text, then the rest of each outcome among them.
 
 use crate::errors::refused;
 use crate::handles::held;
