@@ -12,10 +12,18 @@
 # workload (a process of its own, that workload alone; its input given as a value, then as its
 # JSON text as `palisade bench` gives it) right after the Rust library's with as many tasks, and
 # its share of that; then each share's median and range over the rounds. The machine's speed drifts by tens of
-# percent within minutes, so a share of the run just before is the steady figure.
+# percent within minutes, so a share of the run just before is the steady figure. Each round
+# also gives the share of CPU time: the library's CPU µs a call (every thread of its process)
+# over the binding's (every thread of its process: Node's or Python's own, the runtime's).
+#
+# With WORKERS=N, the library and the bindings each run N runtime threads (tokio's
+# TOKIO_WORKER_THREADS; by default one per CPU). WORKERS=1 on a two-CPU machine leaves the
+# second CPU to the binding's caller thread (Node's, an asyncio loop's), which with one
+# runtime thread per CPU takes its time from the sandboxes' (docs/bench.md, "What two CPUs
+# show"). Python's threads on `run` run their sandboxes themselves, whatever N.
 #
 # Usage: [PROFILE=release] [CALLS=2000] [THREADS=2,8] [THROUGHPUT=w1,w2] [PEERS=PATH] [ROUNDS=N]
-#        bench/bindings.sh
+#        [WORKERS=N] bench/bindings.sh
 # PROFILE is the cargo profile of all three (dev or release); the bindings' tools come from
 # scripts/setup.sh (bindings/node/node_modules, target/python-venv).
 set -euo pipefail
@@ -27,6 +35,7 @@ threads=${THREADS:-2,8}
 throughput=${THROUGHPUT:-w1,w2}
 venv=target/python-venv
 if [ "$profile" = release ]; then flag=--release; dir=release; else flag=; dir=debug; fi
+if [ -n "${WORKERS:-}" ]; then export TOKIO_WORKER_THREADS=$WORKERS; fi
 
 cargo build --locked $flag -q -p palisade-cli -p palisade-node
 cp "target/$dir/libpalisade_node.so" bindings/node/palisade.node
@@ -42,10 +51,11 @@ echo "bindings: python" >&2
 (cd bindings/python && "../../$venv/bin/python" bench.py --calls "$calls" --threads "$threads" \
   --throughput "$throughput" --palisade "$root/target/$dir/palisade") >> "$out/bindings.jsonl"
 # The Rust library's throughput of workload $1 alone (calls/s) with $2 tasks, $3 calls a round
-# ($calls unless told).
+# ($calls unless told), then its CPU µs a call.
 rust_rate() {
   ./target/$dir/palisade bench --only "$1" --throughput "$1" --calls "${3:-$calls}" --concurrency "$2" \
-    --in-flight 0 --one-shot-runs 0 | sed -n 's/^throughput: '"$1"', .*: \([0-9.]*\) calls\/s.*/\1/p'
+    --in-flight 0 --one-shot-runs 0 |
+    sed -n 's/^throughput: '"$1"', .*: \([0-9.]*\) calls\/s, \([0-9.]*\) CPU µs a call.*/\1\t\2/p'
 }
 # Each workload alone, as the bindings measure it (the table above runs w1's 64 tasks after w2,
 # in slots w2 has dirtied), with 64 tasks and with as many as Python's threads.
@@ -53,8 +63,9 @@ for w in ${throughput//,/ }; do
   for n in 64 ${threads//,/ }; do
     echo "bindings: rust, $w, $n tasks" >&2
     rust_rate "$w" "$n" |
-      node -pe 'JSON.stringify({ binding: `rust library, '"$n"' tasks`, workload: "'"$w"'",
-        throughput_calls_per_s: Number(require("fs").readFileSync(0, "utf8")), in_flight: '"$n"' })' \
+      node -pe 'const [rate, cpu] = require("fs").readFileSync(0, "utf8").split("\t").map(Number)
+        JSON.stringify({ binding: `rust library, '"$n"' tasks`, workload: "'"$w"'",
+          throughput_calls_per_s: rate, cpu_us_per_call: cpu, in_flight: '"$n"' })' \
       >> "$out/bindings.jsonl"
   done
 done
@@ -89,10 +100,15 @@ node -e '
   }' "$out/bindings.jsonl"
 
 [ "${ROUNDS:-0}" -gt 0 ] || exit 0
-rate() { node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8").trim().split("\n").pop()).throughput_calls_per_s'; }
+# A binding's throughput (calls/s) and CPU µs a call, from the last line of its bench.
+rate() {
+  node -pe 'const r = JSON.parse(require("fs").readFileSync(0, "utf8").trim().split("\n").pop())
+    `${r.throughput_calls_per_s}\t${r.cpu_us_per_call}`'
+}
 : > "$out/rounds.tsv"
 for round in $(seq "$ROUNDS"); do
   echo "bindings: paired round $round" >&2
+  # A round's pair: its name, the library's rate and CPU, then the binding's.
   pair() { printf '%s\t%s\t%s\t%s\n' "$round" "$1" "$2" "$3" >> "$out/rounds.tsv"; }
   for w in ${throughput//,/ }; do
     # w1's calls are some 25 times shorter than w2's: five times as many keep each measure
@@ -118,17 +134,23 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 echo
-echo "## Paired rounds ($ROUNDS, calls/s, each right after the Rust library's with as many tasks)"
+workers=${WORKERS:+, $WORKERS runtime threads}
+echo "## Paired rounds ($ROUNDS$workers, calls/s, each right after the Rust library's with as many tasks)"
 echo
-echo "| binding | share of Rust's: median | range | binding calls/s: median | Rust calls/s: range |"
-echo "|---|---|---|---|---|"
+echo "The CPU share is the library's CPU µs a call over the binding's, every thread of each process."
+echo
+echo "| binding | share of Rust's: median | range | CPU share: median | range | binding calls/s: median | Rust calls/s: range |"
+echo "|---|---|---|---|---|---|---|"
 node -e '
+  // Each row: round, name, Rust calls/s, Rust CPU µs, binding calls/s, binding CPU µs.
   const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => l.split("\t"))
   const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
+  const spread = (xs) => `${median(xs).toFixed(0)}% | ${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}%`
   for (const name of [...new Set(rows.map((r) => r[1]))]) {
-    const mine = rows.filter((r) => r[1] === name)
-    const shares = mine.map((r) => (100 * Number(r[3])) / Number(r[2]))
-    const rust = mine.map((r) => Number(r[2]))
-    console.log(`| ${name} | ${median(shares).toFixed(0)}% | ${Math.min(...shares).toFixed(0)}-${Math.max(...shares).toFixed(0)}% | ` +
-      `${median(mine.map((r) => Number(r[3]))).toFixed(0)} | ${Math.min(...rust).toFixed(0)}-${Math.max(...rust).toFixed(0)} |`)
+    const mine = rows.filter((r) => r[1] === name).map((r) => r.slice(2).map(Number))
+    const shares = mine.map(([rust, , binding]) => (100 * binding) / rust)
+    const cpu = mine.map(([, rust, , binding]) => (100 * rust) / binding)
+    const rust = mine.map(([rate]) => rate)
+    console.log(`| ${name} | ${spread(shares)} | ${spread(cpu)} | ` +
+      `${median(mine.map((r) => r[2])).toFixed(0)} | ${Math.min(...rust).toFixed(0)}-${Math.max(...rust).toFixed(0)} |`)
   }' "$out/rounds.tsv"

@@ -26,17 +26,27 @@ pub(super) struct Measured {
     pub(super) fuel: u64,
 }
 
+/// The rate of one throughput run, and what it cost the process's CPUs.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Rate {
+    pub(super) calls_per_s: f64,
+    /// CPU time of every thread of the process per call (user and system), in µs; None where
+    /// the process's CPU time cannot be read.
+    pub(super) cpu_us_per_call: Option<f64>,
+}
+
 /// Calls per second of `workload`, five times its calls of a round (`calls_for`) spread over
-/// `--concurrency` tasks.
+/// `--concurrency` tasks, and the CPU time they took.
 pub(super) fn throughput(
     rt: &tokio::runtime::Runtime,
     palisade: &Arc<Palisade>,
     policy: &Policy,
     workload: &Workload,
     args: &BenchArgs,
-) -> f64 {
+) -> Rate {
     let tasks = args.concurrency.max(1);
     let per_task = calls_for(workload, args.calls) * 5 / tasks;
+    let cpu = process_cpu();
     let started = Instant::now();
     rt.block_on(async {
         let running: Vec<_> = (0..tasks)
@@ -60,7 +70,28 @@ pub(super) fn throughput(
             task.await.expect("bench task");
         }
     });
-    (per_task * tasks) as f64 / started.elapsed().as_secs_f64()
+    let calls = (per_task * tasks) as f64;
+    let seconds = started.elapsed().as_secs_f64();
+    let cpu_us_per_call = cpu
+        .zip(process_cpu())
+        .map(|(before, after)| us(after.saturating_sub(before)) / calls);
+    Rate {
+        calls_per_s: calls / seconds,
+        cpu_us_per_call,
+    }
+}
+
+/// The CPU time every thread of this process has used (user and system), from
+/// `/proc/self/stat`; None off Linux. Linux counts it in ticks of 1/100 s (`USER_HZ`, the
+/// same on every architecture's ABI), which is 0.5% of a two-second run.
+fn process_cpu() -> Option<Duration> {
+    const TICKS_PER_S: u64 = 100;
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command's name, which ends with the line's last ')': utime and
+    // stime are the 14th and 15th of the line, the 12th and 13th of these.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 1000 / TICKS_PER_S))
 }
 
 /// Calls measured per round: w3, which is 100× heavier, runs a tenth of them.
