@@ -102,7 +102,7 @@ node -e '
 [ "${ROUNDS:-0}" -gt 0 ] || exit 0
 # A binding's throughput (calls/s) and CPU µs a call, from the last line of its bench.
 rate() {
-  node -pe 'const r = JSON.parse(require("fs").readFileSync(0, "utf8").trim().split("\n").pop())
+  node -pe 'const r = JSON.parse(require("fs").readFileSync(0, "utf8").trim().split("\n").pop());
     `${r.throughput_calls_per_s}\t${r.cpu_us_per_call}`'
 }
 : > "$out/rounds.tsv"
