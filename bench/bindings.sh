@@ -8,13 +8,15 @@
 # With PEERS=PATH (the peers' harness, ../shared/bench/peers, installed into $PEERS_DIR as its
 # README says), the Node peers' fresh-context w1 and w2 run in the same session too.
 #
-# With ROUNDS=N, N paired rounds follow: in each, every binding's throughput of each $THROUGHPUT
-# workload (a process of its own, that workload alone; its input given as a value, then as its
-# JSON text as `palisade bench` gives it) right after the Rust library's with as many tasks, and
-# its share of that; then each share's median and range over the rounds. The machine's speed drifts by tens of
-# percent within minutes, so a share of the run just before is the steady figure. Each round
-# also gives the share of CPU time: the library's CPU µs a call (every thread of its process)
-# over the binding's (every thread of its process: Node's or Python's own, the runtime's).
+# With ROUNDS=N, N paired rounds follow. In each, every binding's throughput of each
+# $THROUGHPUT workload (a process of its own, that workload alone; its input given as a value,
+# then as its JSON text as `palisade bench` gives it), and the bindings' core driven from a
+# Rust thread (bindings/core/examples/drive.rs: the bindings' path without JavaScript or
+# Python), each right after the Rust library's with as many tasks, and its share of that; then
+# each share's median and range over the rounds. The machine's speed drifts by tens of percent
+# within minutes, so a share of the run just before is the steady figure. Each round also gives
+# the share of CPU time: the library's CPU µs a call (every thread of its process) over the
+# binding's (every thread of its process: Node's or Python's own, the runtime's).
 #
 # With WORKERS=N, the library and the bindings each run N runtime threads (tokio's
 # TOKIO_WORKER_THREADS; by default one per CPU). WORKERS=1 on a two-CPU machine leaves the
@@ -38,6 +40,7 @@ if [ "$profile" = release ]; then flag=--release; dir=release; else flag=; dir=d
 if [ -n "${WORKERS:-}" ]; then export TOKIO_WORKER_THREADS=$WORKERS; fi
 
 cargo build --locked $flag -q -p palisade-cli -p palisade-node
+cargo build --locked $flag -q -p palisade-bindings --example drive
 cp "target/$dir/libpalisade_node.so" bindings/node/palisade.node
 (cd bindings/python && VIRTUAL_ENV="$PWD/../../$venv" "../../$venv/bin/maturin" develop --locked -q $flag >&2)
 
@@ -115,6 +118,10 @@ for round in $(seq "$ROUNDS"); do
     # over a second, longer than most of the machine's swings.
     n_calls=$calls
     [ "$w" = w1 ] && n_calls=$((calls * 5))
+    # The bindings' core alone, driven from a Rust thread (bindings/core/examples/drive.rs).
+    rust=$(rust_rate "$w" 64 "$n_calls")
+    pair "$w: the bindings' core from a Rust thread, 64 in flight, input as JSON text" "$rust" \
+      "$(./target/$dir/examples/drive "$w" $((n_calls * 5)) | rate)"
     # The input as a value, then as its JSON text (as the library is given it).
     for given in "" --input-json; do
       as=${given:+, input as JSON text}
