@@ -111,8 +111,17 @@ rate() {
 : > "$out/rounds.tsv"
 for round in $(seq "$ROUNDS"); do
   echo "bindings: paired round $round" >&2
-  # A round's pair: its name, the library's rate and CPU, then the binding's.
-  pair() { printf '%s\t%s\t%s\t%s\n' "$round" "$1" "$2" "$3" >> "$out/rounds.tsv"; }
+  # A round's pair: its name, the library's rate and CPU, then the binding's. A measure that
+  # failed (no rate, or no CPU) stops the run.
+  pair() {
+    for measure in "$2" "$3"; do
+      if ! [[ "$measure" =~ ^[0-9.]+$'\t'[0-9.]+$ ]]; then
+        echo "bindings: $1: no calls/s and CPU µs in '$measure'" >&2
+        exit 1
+      fi
+    done
+    printf '%s\t%s\t%s\t%s\n' "$round" "$1" "$2" "$3" >> "$out/rounds.tsv"
+  }
   for w in ${throughput//,/ }; do
     # w1's calls are some 25 times shorter than w2's: five times as many keep each measure
     # over a second, longer than most of the machine's swings.

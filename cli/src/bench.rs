@@ -441,13 +441,14 @@ fn print_throughput(bench: &Bench<'_>, name: &str, best: &[Rate]) {
             .cpu_us_per_call
             .map_or_else(String::new, |cpu| format!(", {cpu:.1} CPU µs a call"));
         println!(
-            "{}throughput: {name}{form}, {} tasks on {threads} threads: {:.0} calls/s{rounds}{cpu}",
+            "{}throughput: {name}{form}, {} tasks on {threads} thread{}: {:.0} calls/s{rounds}{cpu}",
             if form.is_empty() || kind == &variants[0].0 {
                 "\n"
             } else {
                 ""
             },
             args.concurrency,
+            if threads == 1 { "" } else { "s" },
             best.calls_per_s,
         );
     }

@@ -81,17 +81,25 @@ pub(super) fn throughput(
     }
 }
 
-/// The CPU time every thread of this process has used (user and system), from
-/// `/proc/self/stat`; None off Linux. Linux counts it in ticks of 1/100 s (`USER_HZ`, the
-/// same on every architecture's ABI), which is 0.5% of a two-second run.
+/// The CPU time every thread of this process has used (user and system): the clock
+/// `CLOCK_PROCESS_CPUTIME_ID`, to the nanosecond. None off Linux with glibc (the only targets
+/// with `libc` among the CLI's dependencies).
 fn process_cpu() -> Option<Duration> {
-    const TICKS_PER_S: u64 = 100;
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // The fields after the command's name, which ends with the line's last ')': utime and
-    // stime are the 14th and 15th of the line, the 12th and 13th of these.
-    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
-    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 1000 / TICKS_PER_S))
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `clock_gettime` writes one `timespec` into `now`, which lives for the call.
+        #[allow(unsafe_code)]
+        let read = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &raw mut now) };
+        let seconds = u64::try_from(now.tv_sec).ok()?;
+        let nanos = u32::try_from(now.tv_nsec).ok()?;
+        (read == 0).then(|| Duration::new(seconds, nanos))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
 }
 
 /// Calls measured per round: w3, which is 100× heavier, runs a tenth of them.
