@@ -291,8 +291,10 @@ class Palisade(_native.NativePalisade):
         done: "asyncio.Future[Outcome]" = loop.create_future()
         mailbox.waiting[call_id] = (done, on_event)
         try:
-            # The native module reads a snapshot of the request's items: no copy here.
-            call = self._start(cast(Dict[str, Any], request), on_event is not None,
+            # The native module reads a snapshot of the request's items: no copy here. The
+            # cast's type is a string: `Dict[str, Any]` itself would be looked up in typing's
+            # cache on every call (some 170 ns).
+            call = self._start(cast("Dict[str, Any]", request), on_event is not None,
                                mailbox.native, call_id)
         except BaseException:
             mailbox.forget(call_id)
