@@ -14,7 +14,7 @@
 
 use palisade_bindings::{Reports, Start, build_with, outcome_parts, start};
 use std::cell::RefCell;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const IN_FLIGHT: usize = 64;
@@ -27,28 +27,6 @@ const WARM_UP: usize = 2_000;
 thread_local! {
     /// Where a runtime thread writes each outcome's rest, as Node's addon does.
     static REST: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Where the driving thread sleeps until the runtime wakes it for a batch.
-#[derive(Default)]
-struct Bell {
-    rung: Mutex<bool>,
-    ring: Condvar,
-}
-
-impl Bell {
-    fn ring(&self) {
-        *self.rung.lock().expect("never poisoned") = true;
-        self.ring.notify_one();
-    }
-
-    fn wait(&self) {
-        let mut rung = self.rung.lock().expect("never poisoned");
-        while !*rung {
-            rung = self.ring.wait(rung).expect("never poisoned");
-        }
-        *rung = false;
-    }
 }
 
 /// A batch as Node's addon writes one: the outputs one after the other, the rests likewise,
@@ -102,14 +80,16 @@ impl Driver {
     }
 
     /// Make `total` calls, `IN_FLIGHT` at a time; the first output must be `expected`.
-    fn run(&self, bell: &Bell, total: usize, expected: &serde_json::Value) {
+    fn run(&self, total: usize, expected: &serde_json::Value) {
         let mut begun = IN_FLIGHT.min(total);
         for _ in 0..begun {
             self.begin();
         }
         let mut ended = 0;
         while ended < total {
-            bell.wait();
+            // Woken by the runtime for a batch (a wake-up before the park is kept; a
+            // spurious one takes what is queued so far, as a binding may).
+            std::thread::park();
             let mut batch = self.queue.take();
             if let Some(failure) = batch.failures.first() {
                 panic!("a call failed: {failure}");
@@ -150,20 +130,19 @@ fn main() {
         read("main.js")
     );
     let expected: serde_json::Value = serde_json::from_str(&read("expected.json")).expect("JSON");
-    let bell = Arc::new(Bell::default());
-    let ringer = bell.clone();
+    let driving = std::thread::current();
     let driver = Driver {
         palisade: build_with(r#"{"maxConcurrency":64}"#, Vec::new(), |_| unreachable!())
             .expect("the Palisade builds"),
         policy: Arc::new(palisade::Policy::from_toml(POLICY, None).expect("the policy reads")),
         script: palisade::Script::new(format!("{workload}.js"), source),
         input: read("input.json").trim().to_owned(),
-        queue: Queue::new(move |_| ringer.ring()),
+        queue: Queue::new(move |_| driving.unpark()),
     };
-    driver.run(&bell, WARM_UP, &expected);
+    driver.run(WARM_UP, &expected);
     let cpu = process_cpu();
     let started = Instant::now();
-    driver.run(&bell, calls, &expected);
+    driver.run(calls, &expected);
     let seconds = started.elapsed().as_secs_f64();
     let cpu = process_cpu().saturating_sub(cpu).as_secs_f64() * 1e6 / calls as f64;
     let line = serde_json::json!({
