@@ -292,8 +292,10 @@ pub(super) fn engine_config(s: &Builder, stack: usize) -> Config {
         .max_memory_size(s.max_memory.0 as usize)
         .linear_memory_keep_resident(s.keep_resident.0 as usize)
         .table_keep_resident(s.keep_resident.0 as usize)
-        // Where the kernel has PAGEMAP_SCAN (Linux 6.7+), reset only the pages a call wrote,
-        // rather than the whole kept-resident prefix of each memory.
+        // Where the kernel has PAGEMAP_SCAN (Linux 6.7+), reset only the slot's private pages
+        // (those written since it was last decommitted, by any call, not only the last one),
+        // rather than the whole kept-resident prefix of each memory (docs/bench.md, "A slot
+        // keeps what its largest call dirtied").
         .pagemap_scan(wasmtime::Enabled::Auto);
     let mut config = Config::new();
     config
