@@ -32,9 +32,9 @@ impl NativeOutcome {
 
     /// `_outcome._Fields` of this outcome, made on first use.
     fn fields<'py>(&self, py: Python<'py>) -> PyResult<&Bound<'py, PyAny>> {
-        let fields = self.fields.get_or_try_init(py, || {
+        let fields = cached(py, &self.fields, || {
             let from_dict = wrapper(py)?.fields.bind(py);
-            PyResult::Ok(from_dict.call1((self.to_dict(py)?,))?.unbind())
+            Ok(from_dict.call1((self.to_dict(py)?,))?.unbind())
         })?;
         Ok(fields.bind(py))
     }
@@ -42,6 +42,23 @@ impl NativeOutcome {
     fn field(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         Ok(self.fields(py)?.getattr(name)?.unbind())
     }
+}
+
+/// The value `cell` holds, made by `make` and kept on first use, without letting go of the
+/// interpreter: `PyOnceLock::get_or_try_init` detaches while it initializes, so that another
+/// thread may take the GIL, and a thread of `run` would then wait to take it back (a context
+/// switch a call, under Python threads on `run`). Should `make` run Python code that lets
+/// another thread fill the cell first, that thread's value is kept, and `make`'s dropped.
+fn cached<'a>(
+    py: Python<'_>,
+    cell: &'a PyOnceLock<Py<PyAny>>,
+    make: impl FnOnce() -> PyResult<Py<PyAny>>,
+) -> PyResult<&'a Py<PyAny>> {
+    if let Some(value) = cell.get(py) {
+        return Ok(value);
+    }
+    let _ = cell.set(py, make()?);
+    Ok(cell.get(py).expect("the cell was filled just above"))
 }
 
 #[pymethods]
@@ -55,12 +72,10 @@ impl NativeOutcome {
     /// The output as Python values (None for a failed call), the same object every time.
     #[getter]
     fn output(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let output = self
-            .output
-            .get_or_try_init(py, || match self.outcome.output() {
-                Some(json) => python_value(py, json.get()),
-                None => Ok(py.None()),
-            })?;
+        let output = cached(py, &self.output, || match self.outcome.output() {
+            Some(json) => python_value(py, json.get()),
+            None => Ok(py.None()),
+        })?;
         Ok(output.clone_ref(py))
     }
 
@@ -99,9 +114,7 @@ impl NativeOutcome {
 
     /// The outcome as the JSON object `palisade run --json` prints, the same dict every time.
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let dict = self
-            .dict
-            .get_or_try_init(py, || loads(py, &outcome_json(&self.outcome)))?;
+        let dict = cached(py, &self.dict, || loads(py, &outcome_json(&self.outcome)))?;
         Ok(dict.clone_ref(py))
     }
 
