@@ -45,10 +45,10 @@ impl NativeOutcome {
 }
 
 /// The value `cell` holds, made by `make` and kept on first use, without letting go of the
-/// interpreter: `PyOnceLock::get_or_try_init` detaches while it initializes, so that another
-/// thread may take the GIL, and a thread of `run` would then wait to take it back (a context
-/// switch a call, under Python threads on `run`). Should `make` run Python code that lets
-/// another thread fill the cell first, that thread's value is kept, and `make`'s dropped.
+/// GIL: `PyOnceLock::get_or_try_init` detaches to wait for the cell and attaches again before
+/// it runs the initializer, so each first read let the GIL go once, and when another thread
+/// took it, the reading thread waited (a context switch). Should `make` run Python code that
+/// lets another thread fill the cell first, that thread's value is kept, and `make`'s dropped.
 fn cached<'a>(
     py: Python<'_>,
     cell: &'a PyOnceLock<Py<PyAny>>,

@@ -294,7 +294,8 @@ pub(super) fn engine_config(s: &Builder, stack: usize) -> Config {
         .table_keep_resident(s.keep_resident.0 as usize)
         // Where the kernel has PAGEMAP_SCAN (Linux 6.7+), reset only the slot's private pages
         // (those written since it was last decommitted, by any call, not only the last one),
-        // rather than the whole kept-resident prefix of each memory (docs/bench.md, "A slot
+        // up to the kept-resident size and in at most 32 runs, the rest decommitted, rather
+        // than the whole kept-resident prefix of each memory and table (docs/bench.md, "A slot
         // keeps what its largest call dirtied").
         .pagemap_scan(wasmtime::Enabled::Auto);
     let mut config = Config::new();
