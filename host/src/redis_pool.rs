@@ -22,7 +22,7 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 /// sockets a burst leaves open (Redis's own `maxclients` is 10,000 by default). Above the
 /// store steps a busy replica has in flight (64 concurrent app commits keep about 64 open):
 /// at 32, each of those past it opened a new connection, one per three actions, and a replica
-/// committed 1,640 actions/s where two (32 each) committed 3,040 (docs/bench.md).
+/// committed 1,678 actions/s where two (32 each) committed 2,918 (docs/bench.md).
 const IDLE: usize = 256;
 
 /// Why a Redis operation failed.

@@ -162,7 +162,7 @@ const WASM_OPT_ARGS: &[&str] = &[
 /// Run `wasm-opt` over the component's first core module (the guest's own code: Rust, QuickJS
 /// and wasi-libc; the others are wit-component's small shims) and return the component with the
 /// optimized module in its place. LLVM's output leaves work for Binaryen on this code:
-/// QuickJS's interpreter executes about 1.4% fewer wasm instructions and fib(25) and the w2
+/// QuickJS's interpreter executes about 1.5% fewer wasm instructions and fib(25) and the w2
 /// transform run 3–7% faster (docs/bench.md).
 fn optimize(root: &Path, component: &[u8]) -> Result<Vec<u8>> {
     let version = Command::new("wasm-opt")
