@@ -8,7 +8,7 @@ half-seconds, over the calls made in them (the calls/s COMMAND prints last, time
 length), is its CPU µs a call; the total is the process's. The figures are as coarse as
 /proc's ticks of 1/100 s: run for several seconds.
 
-Usage: [BUSY=1] bench/thread-cpu.py COMMAND...    (docs/bench.md, "What two CPUs show")
+Usage: [BUSY=1] bench/thread-cpu.py COMMAND...    (docs/bench.md, "What a call costs, by part")
 e.g.   TOKIO_WORKER_THREADS=1 bench/thread-cpu.py node bindings/node/bench.js --calls 30000 \\
            --only w1 --throughput w1
 """
