@@ -46,20 +46,34 @@ if ! wasmtime --version 2>/dev/null | grep -qx "wasmtime $WASMTIME_VERSION"; the
   cargo install --locked "wasmtime-cli@$WASMTIME_VERSION" --no-default-features \
     --features run,serve,cranelift,component-model,component-model-async,wasi-http,wasi-config,wasi-keyvalue,parallel-compilation,pooling-allocator
 fi
-# The bindings (bindings/node, bindings/python). Node.js 20 or later with npm: Debian 12's
-# nodejs is 18, which napi-rs's CLI does not support, so it is installed only where no node is.
-if ! command -v node >/dev/null; then
-  echo "setup: installing nodejs and npm"
+# The bindings (bindings/node, bindings/python). Node.js 20 or later with npm. Where there is
+# none, or an older one (Debian 12's nodejs is 18), Debian's nodejs and npm come first, then
+# Node.js 20 itself from the npm registry: the node-linux-<arch> package holds the official
+# build, checked by npm against the registry's checksum, and links `node` into npm's global
+# bin (/usr/local/bin), ahead of /usr/bin.
+NODE_VERSION=20.20.2
+node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+if [ "$(node_major)" -lt 20 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+  if ! command -v npm >/dev/null; then
+    echo "setup: installing nodejs and npm"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  case "$(uname -m)" in
+    x86_64) node_arch=x64 ;;
+    aarch64) node_arch=arm64 ;;
+    *) echo "setup: no Node.js $NODE_VERSION package for $(uname -m)" >&2; exit 1 ;;
+  esac
+  echo "setup: installing Node.js $NODE_VERSION (node-linux-$node_arch from the npm registry)"
+  $sudo npm install -g --no-audit --no-fund --loglevel=error "node-linux-$node_arch@$NODE_VERSION"
+  hash -r
 fi
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-if [ "$node_major" -lt 20 ]; then
-  echo "setup: bindings/node needs Node.js 20 or later, found $(node --version)" >&2
+if [ "$(node_major)" -lt 20 ]; then
+  echo "setup: bindings/node needs Node.js 20 or later, found $(node --version) at $(command -v node)" >&2
   exit 1
 fi
-# The addon's build and check tools (@napi-rs/cli, typescript), pinned by its package-lock.json.
+# The addon's check tools (typescript, @types/node), pinned by its package-lock.json.
 node_lock=bindings/node/package-lock.json
 if ! cmp -s "$node_lock" bindings/node/node_modules/.installed-lock.json 2>/dev/null; then
   echo "setup: installing bindings/node's development packages"

@@ -6,7 +6,7 @@ const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { Palisade, Script, PalisadeError } = require('..')
+const { Palisade, Policy, Script, PalisadeError } = require('..')
 const { failure, assertNextCallWorks } = require('./support.js')
 
 const palisade = new Palisade()
@@ -36,6 +36,24 @@ test('a component that is not one is invalid_component, thrown by Script.fromCom
     assert.equal(e.code, 'invalid_component')
     return true
   })
+})
+
+test('a policy that cannot be read is invalid_policy, thrown by its constructor with the key', async () => {
+  assert.throws(() => new Policy('[limits]\nmemory = 64\n'), (e) => {
+    assert.ok(e instanceof PalisadeError)
+    assert.equal(e.code, 'invalid_policy')
+    assert.equal(e.retryable, false)
+    assert.match(e.message, /limits\.memory/)
+    assert.ok(e.docs_url.endsWith('#invalid_policy'), e.docs_url)
+    return true
+  })
+  await assertNextCallWorks(palisade)
+})
+
+test('an unknown constructor option is a TypeError naming it', async () => {
+  // @ts-expect-error: a misspelt option, on purpose
+  assert.throws(() => new Palisade({ maxConcurency: 2 }), { name: 'TypeError', message: /maxConcurency/ })
+  await assertNextCallWorks(palisade)
 })
 
 test('a component whose call traps is guest_trap', async () => {

@@ -19,25 +19,31 @@ LOOP = "export default () => { for (;;) {} }"
 LONG = '[limits]\ntimeout = "60s"\nfuel = 1_000_000_000_000_000\n'
 
 
-def test_cancelling_the_awaiting_task_cancels_the_call() -> None:
+def test_cancelling_the_awaiting_task_raises_cancelled_error_there() -> None:
+    # In Python a cancelled call is not an Outcome: `cancelled` (docs/errors.md) is the awaiting
+    # task's asyncio.CancelledError, raised once its console line shows the call is running.
     events: List[Dict[str, Any]] = []
 
     async def cancel() -> None:
-        task = asyncio.ensure_future(palisade.run_async(source=LOOP, policy=LONG, on_event=events.append))
-        await asyncio.sleep(0.05)
+        task = asyncio.ensure_future(palisade.run_async(
+            source="export default () => { console.log('in'); for (;;) {} }", policy=LONG,
+            on_event=events.append))
+        deadline = time.monotonic() + 30
+        while not events:
+            assert time.monotonic() < deadline, "the call never started"
+            await asyncio.sleep(0.01)
         task.cancel()
-        try:
+        with pytest.raises(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            return
-        raise AssertionError("the task was not cancelled")
 
     asyncio.run(cancel())
-    # The slot the loop held is free again: a call under a one-slot Palisade runs.
+    assert events[0] == {"type": "console", "level": "log", "message": "in"}
     assert_next_call_works(palisade)
 
 
-def test_a_cancelled_call_ends_as_cancelled() -> None:
+def test_a_cancelled_call_ends_and_frees_its_slot() -> None:
+    # One slot, and a queue that waits 30 s for it: the call after the cancelled one runs only
+    # if the cancelled call ended (its loop would run for 60 s).
     one = Palisade(max_concurrency=1, queue_timeout="30s")
 
     async def cancel_then_run() -> str:

@@ -9,7 +9,7 @@ from typing import Any, Dict, Optional
 
 import pytest
 
-from palisade import OutcomeError, Palisade, PalisadeError, Script
+from palisade import OutcomeError, Palisade, PalisadeError, Policy, Script
 from support import ROOT, assert_next_call_works, failure
 
 palisade = Palisade()
@@ -37,6 +37,17 @@ def test_a_component_that_is_not_one_is_invalid_component() -> None:
     with pytest.raises(PalisadeError) as raised:
         Script.from_component(b"\0asm junk")
     assert raised.value.code == "invalid_component"
+    assert_fields(raised.value.error, "invalid_component")
+    assert_next_call_works(palisade)
+
+
+def test_a_policy_that_cannot_be_read_is_invalid_policy_with_its_key() -> None:
+    with pytest.raises(PalisadeError) as raised:
+        Policy("[limits]\nmemory = 64\n")
+    assert raised.value.code == "invalid_policy" and not raised.value.retryable
+    assert_fields(raised.value.error, "invalid_policy")
+    assert "limits.memory" in raised.value.error.message
+    assert_next_call_works(palisade)
 
 
 def test_a_component_whose_call_traps_is_guest_trap() -> None:
@@ -45,7 +56,7 @@ def test_a_component_whose_call_traps_is_guest_trap() -> None:
     wasm = (ROOT / "target" / "bindings" / "trap.wasm").read_bytes()
     outcome = palisade.run(script=Script.from_component(wasm), input=1)
     error = failure(outcome)
-    assert error.code == "guest_trap"
+    assert_fields(error, "guest_trap")
     assert "unreachable" in error.message
     assert_next_call_works(palisade)
 

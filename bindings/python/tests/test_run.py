@@ -74,6 +74,9 @@ def test_files_for_the_scratch_directory_are_text_or_bytes() -> None:
                                               await fs.readFile("/scratch/b.bin")]"""
     outcome = palisade.run(source=source, policy=policy, files={"a.txt": "text", "b.bin": b"bytes"})
     assert output(outcome) == ["text", "bytes"]
+    outcome = palisade.run(source=source, policy=policy,
+                           files={"a.txt": bytearray(b"mutable"), "b.bin": memoryview(b"a view")})
+    assert output(outcome) == ["mutable", "a view"]
     for files in [{"a.txt": 5}, {"a.txt": None}, ["a.txt"], "a.txt"]:
         with pytest.raises(TypeError, match="run\\(\\)"):
             palisade.run(source=source, policy=policy, files=files)  # type: ignore[arg-type]
@@ -313,9 +316,9 @@ def test_a_dict_a_finalizer_changes_while_the_request_is_written_is_no_crash() -
     assert output(palisade.run(source="export default () => 2", policy=GENEROUS)) == 2
 
 
-def test_calls_from_many_threads_overlap_because_run_releases_the_gil() -> None:
-    # A run() that held the GIL would keep every other thread out of run() until it returned:
-    # no two calls would overlap.
+def test_calls_from_many_threads_each_get_their_own_output_and_overlap() -> None:
+    # 32 threads at once, each with its own input. Spans taken in Python around run() can
+    # overlap by a thread switch alone; that run() lets the GIL go is the next test's.
     loop = "export default (n) => { let s = 0; for (let i = 0; i < 200000; i++) s += i % 7; return n }"
     policy = Policy(GENEROUS)
     spans: dict[int, tuple[float, float]] = {}
@@ -337,6 +340,42 @@ def test_calls_from_many_threads_overlap_because_run_releases_the_gil() -> None:
         if a < b and spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]
     ]
     assert overlapping, "no two calls were in flight at once"
+
+
+def test_another_thread_runs_python_while_a_call_runs_because_run_releases_the_gil() -> None:
+    # A thread counts while a call runs a long loop. The count is read at the call's first
+    # console line and at its last, each handed to `on_event` on the calling thread. With a
+    # switch interval far longer than the loop, the GIL changes hands only when a thread lets
+    # it go: a `run` that held it through the call would leave the count unchanged in between.
+    source = """export default () => {
+      console.log("in"); let s = 0;
+      for (let i = 0; i < 300000; i++) s += i % 7;
+      console.log("out"); return s > 0 }"""
+    policy = Policy('[limits]\ntimeout = "60s"\nfuel = 100_000_000_000\n')
+    counted = [0]
+    stop = threading.Event()
+    marks: Dict[str, int] = {}
+
+    def count() -> None:
+        while not stop.is_set():
+            counted[0] += 1
+
+    def on_event(event: Dict[str, Any]) -> None:
+        if event.get("type") == "console":
+            marks[event["message"]] = counted[0]
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.1)
+    counter = threading.Thread(target=count)
+    counter.start()
+    try:
+        outcome = palisade.run(source=source, policy=policy, on_event=on_event)
+    finally:
+        stop.set()
+        sys.setswitchinterval(interval)
+        counter.join()
+    assert output(outcome) is True
+    assert marks["out"] - marks["in"] > 10_000, marks
 
 
 def test_async_calls_on_several_event_loops_each_get_their_own_outcome() -> None:

@@ -100,6 +100,10 @@ def test_action_runtime_the_calculator_one_action_per_call() -> None:
         audit.append(result["audit_preview"])
     assert state["acc"] == 3.5
     assert audit == ["INPUT 7", "OP divide", "INPUT 2", "DIVIDE 7÷2 -> 3.5"]
+    divide_by_zero = output(palisade.run(policy=policy, source=calc, input={
+        "action": "calc.equals", "state": {"acc": 1, "op": "divide", "entry": "0", "history": []}}))
+    assert divide_by_zero["error"]["code"] == "DIV_ZERO"
+    assert_next_call_works(palisade)
 
 
 def test_capability_bridge_maia_do_and_maia_render_answered_from_python() -> None:

@@ -76,7 +76,7 @@ class RunRequest(TypedDict, total=False):
     #: `[config]` values for this call (keys in `overrides.config`).
     config: Dict[str, str]
     #: Files placed in the policy's scratch directory, by name.
-    files: Dict[str, Union[str, bytes]]
+    files: Dict[str, Union[str, bytes, bytearray, memoryview]]
 
 
 class CapabilityError(Exception):
