@@ -48,29 +48,40 @@ if ! wasmtime --version 2>/dev/null | grep -qx "wasmtime $WASMTIME_VERSION"; the
 fi
 # The bindings (bindings/node, bindings/python). Node.js 20 or later with npm. Where there is
 # none, or an older one (Debian 12's nodejs is 18), Debian's nodejs and npm come first, then
-# Node.js 20 itself from the npm registry: the node-linux-<arch> package holds the official
-# build, checked by npm against the registry's checksum, and links `node` into npm's global
-# bin (/usr/local/bin), ahead of /usr/bin.
+# Node.js 20 and npm themselves from the npm registry, checked by npm against the registry's
+# checksums: the node-linux-<arch> package holds the official build. Both link into npm's
+# global bin (/usr/local/bin), ahead of Debian's /usr/bin: Debian's npm cannot run under
+# another node (its modules are found through its own node's paths).
 NODE_VERSION=20.20.2
+NPM_VERSION=11.19.1
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 if [ "$(node_major)" -lt 20 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   if ! command -v npm >/dev/null; then
     echo "setup: installing nodejs and npm"
+    $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  global_bin="$(npm prefix -g)/bin"
+  if [ "$(command -v node || true)" = "$global_bin/node" ]; then
+    echo "setup: $global_bin/node is Node.js $(node --version), older than 20; install Node.js 20 or" \
+      "later there (or remove it), then run this again" >&2
+    exit 1
   fi
   case "$(uname -m)" in
     x86_64) node_arch=x64 ;;
     aarch64) node_arch=arm64 ;;
     *) echo "setup: no Node.js $NODE_VERSION package for $(uname -m)" >&2; exit 1 ;;
   esac
-  echo "setup: installing Node.js $NODE_VERSION (node-linux-$node_arch from the npm registry)"
-  $sudo npm install -g --no-audit --no-fund --loglevel=error "node-linux-$node_arch@$NODE_VERSION"
+  echo "setup: installing Node.js $NODE_VERSION and npm $NPM_VERSION from the npm registry"
+  $sudo npm install -g --no-audit --no-fund --loglevel=error \
+    "node-linux-$node_arch@$NODE_VERSION" "npm@$NPM_VERSION"
   hash -r
 fi
-if [ "$(node_major)" -lt 20 ]; then
-  echo "setup: bindings/node needs Node.js 20 or later, found $(node --version) at $(command -v node)" >&2
+if [ "$(node_major)" -lt 20 ] || ! npm --version >/dev/null 2>&1; then
+  echo "setup: bindings/node needs Node.js 20 or later and its npm; found node" \
+    "$(node --version 2>/dev/null || echo none) at $(command -v node || echo nowhere)" >&2
   exit 1
 fi
 # The addon's check tools (typescript, @types/node), pinned by its package-lock.json.

@@ -343,10 +343,12 @@ def test_calls_from_many_threads_each_get_their_own_output_and_overlap() -> None
 
 
 def test_another_thread_runs_python_while_a_call_runs_because_run_releases_the_gil() -> None:
-    # A thread counts while a call runs a long loop. The count is read at the call's first
-    # console line and at its last, each handed to `on_event` on the calling thread. With a
-    # switch interval far longer than the loop, the GIL changes hands only when a thread lets
-    # it go: a `run` that held it through the call would leave the count unchanged in between.
+    # A thread counts while a call runs a loop. The count is read at the call's first console
+    # line and at its last, each handed to `on_event` on the calling thread. With a switch
+    # interval of 0.1 s, the GIL changes hands only when a thread lets it go or has waited that
+    # long for it: between the two lines the counter runs through the guest's loop and while
+    # the calling thread waits to take the GIL back for the last line. A `run` that held the
+    # GIL through the call would leave the count unchanged in between (exactly 0).
     source = """export default () => {
       console.log("in"); let s = 0;
       for (let i = 0; i < 300000; i++) s += i % 7;
