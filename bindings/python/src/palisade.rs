@@ -166,7 +166,13 @@ impl Watch<'_> {
             };
             match event {
                 Some(json) => self.deliver(json),
-                None => self.check_signals(),
+                None => {
+                    self.check_signals();
+                    // The next check a whole period after this one ended: taking the GIL may
+                    // wait for another thread, and a tick due at once would leave the call
+                    // one yield (half a millisecond) between waits.
+                    ticks.reset();
+                }
             }
         }
     }

@@ -388,6 +388,34 @@ def test_another_thread_runs_python_while_a_call_runs_because_run_releases_the_g
     assert marks["out"] - marks["in"] > 10_000, marks
 
 
+def test_a_call_on_the_main_thread_beside_a_busy_thread_ends_in_its_deadline() -> None:
+    # On the main thread `run` takes the GIL every 100 ms to check for Ctrl-C. Beside a thread
+    # that keeps the GIL for its whole switch interval (0.1 s here), each check waits for it:
+    # checks due back to back left the call half a millisecond between waits, and a loop of
+    # 0.2 s took 7 to 41 s. Checked a whole period after the last one ended, it takes 0.5-0.7 s,
+    # well inside its 5 s deadline.
+    source = "export default () => { let s = 0; for (let i = 0; i < 3000000; i++) s += i % 7; return s > 0 }"
+    policy = Policy('[limits]\ntimeout = "5s"\nfuel = 100_000_000_000\n')
+    assert output(palisade.run(source=source, policy=policy)) is True
+    stop = threading.Event()
+
+    def busy() -> None:
+        while not stop.is_set():
+            pass
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.1)
+    spinner = threading.Thread(target=busy)
+    spinner.start()
+    try:
+        outcome = palisade.run(source=source, policy=policy)
+    finally:
+        stop.set()
+        sys.setswitchinterval(interval)
+        spinner.join()
+    assert output(outcome) is True
+
+
 def test_async_calls_on_several_event_loops_each_get_their_own_outcome() -> None:
     # Each loop reads the reports of the calls it started (its own mailbox): two loops on two
     # threads at once, then a third after them, each with 100 calls in flight.
