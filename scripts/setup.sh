@@ -12,6 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Root installs as itself; anyone else through sudo.
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+
 packages=(make time gcc g++ libc6-dev clang-22 llvm-22 wasi-libc libc++-22-dev-wasm32 libc++abi-22-dev-wasm32 libclang-22-dev binaryen iproute2 python3 python3-venv redis-server chromium)
 missing=()
 for p in "${packages[@]}"; do
@@ -19,8 +23,6 @@ for p in "${packages[@]}"; do
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
@@ -56,8 +58,6 @@ NODE_VERSION=20.20.2
 NPM_VERSION=11.19.1
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 if [ "$(node_major)" -lt 20 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   if ! command -v npm >/dev/null; then
     echo "setup: installing nodejs and npm"
     $sudo apt-get update -qq

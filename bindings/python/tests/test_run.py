@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import copy
 import datetime
 import enum
@@ -15,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
@@ -342,6 +343,28 @@ def test_calls_from_many_threads_each_get_their_own_output_and_overlap() -> None
     assert overlapping, "no two calls were in flight at once"
 
 
+@contextlib.contextmanager
+def a_thread_busy_in_python(count: List[int]) -> Iterator[None]:
+    """Another thread spins in Python, adding to `count[0]`, under a switch interval of 0.1 s:
+    it keeps the GIL until it has waited that long for it or a thread lets it go."""
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            count[0] += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.1)
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        sys.setswitchinterval(interval)
+        spinner.join()
+
+
 def test_another_thread_runs_python_while_a_call_runs_because_run_releases_the_gil() -> None:
     # A thread counts while a call runs a loop. The count is read at the call's first console
     # line and at its last, each handed to `on_event` on the calling thread. With a switch
@@ -357,12 +380,7 @@ def test_another_thread_runs_python_while_a_call_runs_because_run_releases_the_g
       console.log("out"); return s > 0 }"""
     policy = Policy('[limits]\ntimeout = "60s"\nfuel = 100_000_000_000\n')
     counted = [0]
-    stop = threading.Event()
     marks: Dict[str, int] = {}
-
-    def count() -> None:
-        while not stop.is_set():
-            counted[0] += 1
 
     def on_event(event: Dict[str, Any]) -> None:
         if event.get("type") == "console":
@@ -373,17 +391,10 @@ def test_another_thread_runs_python_while_a_call_runs_because_run_releases_the_g
     def call() -> None:
         outcomes.append(palisade.run(source=source, policy=policy, on_event=on_event))
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.1)
-    counter, caller = threading.Thread(target=count), threading.Thread(target=call)
-    counter.start()
-    try:
+    caller = threading.Thread(target=call)
+    with a_thread_busy_in_python(counted):
         caller.start()
         caller.join()
-    finally:
-        stop.set()
-        sys.setswitchinterval(interval)
-        counter.join()
     assert output(outcomes[0]) is True
     assert marks["out"] - marks["in"] > 10_000, marks
 
@@ -397,22 +408,8 @@ def test_a_call_on_the_main_thread_beside_a_busy_thread_ends_in_its_deadline() -
     source = "export default () => { let s = 0; for (let i = 0; i < 3000000; i++) s += i % 7; return s > 0 }"
     policy = Policy('[limits]\ntimeout = "5s"\nfuel = 100_000_000_000\n')
     assert output(palisade.run(source=source, policy=policy)) is True
-    stop = threading.Event()
-
-    def busy() -> None:
-        while not stop.is_set():
-            pass
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.1)
-    spinner = threading.Thread(target=busy)
-    spinner.start()
-    try:
+    with a_thread_busy_in_python([0]):
         outcome = palisade.run(source=source, policy=policy)
-    finally:
-        stop.set()
-        sys.setswitchinterval(interval)
-        spinner.join()
     assert output(outcome) is True
 
 
