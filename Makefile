@@ -21,9 +21,12 @@ guest-check: setup
 fmt:
 	$(CARGO) fmt --all --check
 
+# `xtask feature-sets` fails when the dev builds below would compile wasmtime more than once
+# (docs/architecture.md, "One build of wasmtime").
 # The vendored oxc_parser (vendor/README.md) is oxc's code, checked by oxc's own CI: its tests are
 # not built here, and its manifest turns clippy's defaults off; its formatting is checked.
 lint: setup
+	$(CARGO) run --locked -q -p xtask -- feature-sets
 	$(CARGO) clippy --locked --workspace --exclude palisade-guest --exclude palisade-oxc-parser --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade --features redis --all-targets -- -D warnings
@@ -37,8 +40,9 @@ lint: setup
 # beside its copy of oxc_parser, vendor/README.md), package the CLI (`palisade-cli`, which every other step builds) beside it, check that the
 # .crate is under crates.io's 10 MiB limit, and build its docs with warnings as errors.
 # A packaged crate carries no workspace profile: the --config flags repeat [profile.dev] of
-# Cargo.toml, so that the verify build reuses target/'s compiled dependencies (about 30 s
-# instead of a cold build).
+# Cargo.toml, and the features are the CLI's, so that the verify build reuses the CLI's compiled
+# dependencies (about 30 s instead of a cold build; docs/architecture.md, "One build of
+# wasmtime").
 PACKAGE_PROFILE := --config 'profile.dev.debug="line-tables-only"' \
 	--config 'profile.dev.package."*".opt-level=3' \
 	--config 'profile.dev.package."*".debug=false' \
@@ -47,7 +51,8 @@ PACKAGE_PROFILE := --config 'profile.dev.debug="line-tables-only"' \
 CRATE_LIMIT := 10485760
 
 package:
-	$(CARGO) publish --locked --dry-run --allow-dirty -p palisade-oxc-parser -p palisade $(PACKAGE_PROFILE)
+	$(CARGO) publish --locked --dry-run --allow-dirty -p palisade-oxc-parser -p palisade \
+		--features palisade/serve,palisade/redis $(PACKAGE_PROFILE)
 	$(CARGO) package --locked --no-verify --allow-dirty -q -p palisade-oxc-parser -p palisade -p palisade-cli
 	@crate=target/package/palisade-$$($(CARGO) pkgid -p palisade | sed 's/.*[#@]//').crate; \
 	size=$$(stat -c %s $$crate); \

@@ -1,4 +1,5 @@
-//! Developer tasks: `cargo run -p xtask -- guest [--check]` and `forge-trap OUT`.
+//! Developer tasks: `cargo run -p xtask -- guest [--check]`, `forge-trap OUT` and
+//! `feature-sets`.
 //!
 //! `guest` builds `guest-js/` for wasm32-wasip2 three times, with and without its `capabilities`
 //! feature and with its `standalone` feature, pre-initializes each with wasmtime-wizer,
@@ -12,6 +13,11 @@
 //!
 //! `forge-trap OUT` writes a hand-made component whose call traps (`unreachable`) for the
 //! bindings' tests of `guest_trap`, which cannot make one themselves.
+//!
+//! `feature-sets` fails when `make check`'s builds would compile wasmtime more than once
+//! (`feature_sets.rs`).
+
+mod feature_sets;
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -74,7 +80,8 @@ fn main() -> Result<()> {
         ["guest"] => guest(&root, false),
         ["guest", "--check"] => guest(&root, true),
         ["forge-trap", out] => forge_trap(Path::new(out)),
-        _ => bail!("usage: cargo run -p xtask -- guest [--check] | forge-trap OUT"),
+        ["feature-sets"] => feature_sets::check(&root),
+        _ => bail!("usage: cargo run -p xtask -- guest [--check] | forge-trap OUT | feature-sets"),
     }
 }
 
