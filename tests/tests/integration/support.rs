@@ -1,7 +1,7 @@
 //! Shared fixtures: one Palisade (one engine, one compiled guest) per test binary.
 
 use palisade::{Outcome, Palisade, Policy, Script};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 pub static PALISADE: LazyLock<Palisade> = LazyLock::new(|| {
@@ -16,12 +16,48 @@ pub static PALISADE: LazyLock<Palisade> = LazyLock::new(|| {
         .expect("Palisade starts")
 });
 
-/// A fresh folder for this test process under the system's temp dir.
+/// A fresh folder for this test process under the system's temp dir. The first call removes
+/// what earlier runs left there: a run cannot remove its own folders when it ends, and each left
+/// about 150 MB.
 pub fn scratch_dir(name: &str) -> PathBuf {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| sweep_earlier_runs(&std::env::temp_dir()));
     let dir = std::env::temp_dir().join(format!("palisade-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Remove the `palisade-test-PID-…` and `palisade-json-PID` entries of `tmp` whose process is
+/// no longer running, found in /proc (elsewhere nothing is removed). A link is removed, never
+/// followed.
+pub fn sweep_earlier_runs(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| {
+            n.strip_prefix("palisade-test-")
+                .or_else(|| n.strip_prefix("palisade-json-"))
+        }) else {
+            continue;
+        };
+        let pid = rest.split('-').next().unwrap_or_default();
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if Path::new("/proc").join(pid).exists() {
+            continue;
+        }
+        let _ = match entry.file_type() {
+            Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(entry.path()),
+            _ => std::fs::remove_file(entry.path()),
+        };
+    }
 }
 
 pub fn root() -> PathBuf {
@@ -114,4 +150,42 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// What earlier runs left is removed once their process is gone: folders, files and links
+/// (the link alone, not what it points to); a running process's folders and other names stay.
+#[test]
+fn scratch_entries_of_finished_runs_are_removed() {
+    let tmp = scratch_dir("sweep");
+    let pid_max = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap();
+    let gone = pid_max.trim(); // no process has this pid
+    let entry = |name: String| tmp.join(name);
+    let folder = entry(format!("palisade-test-{gone}-kv"));
+    std::fs::create_dir_all(folder.join("inner")).unwrap();
+    let file = entry(format!("palisade-test-{gone}-heap.img"));
+    std::fs::write(&file, b"image").unwrap();
+    let json = entry(format!("palisade-json-{gone}"));
+    std::fs::create_dir_all(&json).unwrap();
+    let kept = entry("kept".into());
+    std::fs::create_dir_all(&kept).unwrap();
+    std::fs::write(kept.join("f"), b"kept").unwrap();
+    let link = entry(format!("palisade-test-{gone}-link"));
+    std::os::unix::fs::symlink(&kept, &link).unwrap();
+    let live = entry(format!("palisade-test-{}-kv", std::process::id()));
+    std::fs::create_dir_all(&live).unwrap();
+    let other = entry("palisade-test-notapid".into());
+    std::fs::create_dir_all(&other).unwrap();
+
+    sweep_earlier_runs(&tmp);
+
+    for removed in [&folder, &file, &json, &link] {
+        assert!(
+            std::fs::symlink_metadata(removed).is_err(),
+            "{} is left",
+            removed.display()
+        );
+    }
+    assert!(kept.join("f").is_file(), "the link's target was removed");
+    assert!(live.is_dir(), "a running process's folder was removed");
+    assert!(other.is_dir(), "a name without a pid was removed");
 }
