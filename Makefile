@@ -1,5 +1,5 @@
 # Palisade's developer commands. `make check` is what CI runs (.ci/run).
-.PHONY: setup guest guest-check fmt lint package test bindings bindings-fixtures bindings-node bindings-python fuzz-replay fuzz soak check bench
+.PHONY: setup guest guest-check feature-sets fmt lint package test bindings bindings-fixtures bindings-node bindings-python fuzz-replay fuzz soak check bench
 
 CARGO ?= cargo
 SHELL := /bin/bash
@@ -18,15 +18,18 @@ guest: setup
 guest-check: setup
 	$(CARGO) run --locked -q -p xtask -- guest --check
 
+# Fail when make check's dev builds (xtask, the packaged crate, the tests, the bindings) would
+# compile wasmtime more than once (docs/architecture.md, "One build of wasmtime"). It runs after
+# guest-check, which builds xtask.
+feature-sets: setup
+	$(CARGO) run --locked -q -p xtask -- feature-sets
+
 fmt:
 	$(CARGO) fmt --all --check
 
-# `xtask feature-sets` fails when the dev builds below would compile wasmtime more than once
-# (docs/architecture.md, "One build of wasmtime").
 # The vendored oxc_parser (vendor/README.md) is oxc's code, checked by oxc's own CI: its tests are
 # not built here, and its manifest turns clippy's defaults off; its formatting is checked.
 lint: setup
-	$(CARGO) run --locked -q -p xtask -- feature-sets
 	$(CARGO) clippy --locked --workspace --exclude palisade-guest --exclude palisade-oxc-parser --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade --all-targets -- -D warnings
 	$(CARGO) clippy --locked -p palisade --features redis --all-targets -- -D warnings
@@ -40,9 +43,9 @@ lint: setup
 # beside its copy of oxc_parser, vendor/README.md), package the CLI (`palisade-cli`, which every other step builds) beside it, check that the
 # .crate is under crates.io's 10 MiB limit, and build its docs with warnings as errors.
 # A packaged crate carries no workspace profile: the --config flags repeat [profile.dev] of
-# Cargo.toml, and the features are the CLI's, so that the verify build reuses the CLI's compiled
-# dependencies (about 30 s instead of a cold build; docs/architecture.md, "One build of
-# wasmtime").
+# Cargo.toml, and the features are the CLI's, so that the verify build reuses the dependencies
+# xtask compiled with the same features (about 30 s instead of a cold build; docs/architecture.md,
+# "One build of wasmtime").
 PACKAGE_PROFILE := --config 'profile.dev.debug="line-tables-only"' \
 	--config 'profile.dev.package."*".opt-level=3' \
 	--config 'profile.dev.package."*".debug=false' \
@@ -139,9 +142,10 @@ page: setup
 page-build: setup
 	cd web && node build.mjs
 
-# Everything: set-up, formatting, lints (host and guest), the committed guest, the packaged
-# crate and its docs, all tests, the bindings' tests, the page in a browser, the soak.
-check: setup fmt lint guest-check package test bindings page soak
+# Everything: set-up, formatting, lints (host and guest), the committed guest, one build of
+# wasmtime, the packaged crate and its docs, all tests, the bindings' tests, the page in a
+# browser, the soak.
+check: setup fmt lint guest-check feature-sets package test bindings page soak
 
 # Benchmarks (release build): the peers' four workloads, fresh sandbox per call.
 bench:

@@ -6,12 +6,41 @@
 //! build of wasmtime"). These impls read the same bytes in the same order as the derive: fields in
 //! order, an enum's variant from a `u32` scaled to the variant count, and the input's last field
 //! from the rest of the data. So an input decodes to what it decoded to under the derive, and the
-//! committed corpus keeps its meaning. Size hints stay at the trait's default: the derive's are
-//! read only by `Unstructured::arbitrary_len`, which no field here uses (a `Vec` is read element
-//! by element, each after a byte that says whether one more follows).
+//! committed corpus keeps its meaning. Size hints stay at the trait's default, as nothing here
+//! reads them (a `Vec` is read element by element, each after a byte that says whether one more
+//! follows), and so does the derive's recursion guard, as no type here contains itself.
 
 use super::{Host, Input, Ip, Name, Rule, RuleHost, V4, V4Form, V6};
 use arbitrary::{Arbitrary, Result, Unstructured};
+
+/// Never called. Its matches are exhaustive, so a variant added to one of these enums fails to
+/// compile here until the count given to `variant` in the enum's `arbitrary`, and its arm there,
+/// follow.
+#[expect(dead_code, reason = "checked by the compiler, never run")]
+fn variant_counts(v4: &V4, v6: &V6, ip: &Ip, form: &V4Form, host: &Host, rule: &RuleHost) {
+    match v4 {
+        V4::Any(_) | V4::Near { .. } => {} // 2
+    }
+    match v6 {
+        V6::Any(_) | V6::Near { .. } | V6::Mapped(_) | V6::Compatible(_) => {} // 4
+    }
+    match ip {
+        Ip::V4(_) | Ip::V6(_) => {} // 2
+    }
+    match form {
+        V4Form::Dotted | V4Form::Decimal | V4Form::Hex | V4Form::OctalFirst | V4Form::Short => {} // 5
+    }
+    match host {
+        Host::Name(_) | Host::V4(..) | Host::V6(..) => {} // 3
+    }
+    match rule {
+        RuleHost::Exact(_)
+        | RuleHost::Subdomains(_)
+        | RuleHost::Any
+        | RuleHost::V4(_)
+        | RuleHost::V6(_) => {} // 5
+    }
+}
 
 /// Which of `count` variants: the derive's multiply and shift of a `u32`.
 fn variant(u: &mut Unstructured, count: u64) -> Result<u64> {

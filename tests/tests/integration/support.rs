@@ -16,9 +16,9 @@ pub static PALISADE: LazyLock<Palisade> = LazyLock::new(|| {
         .expect("Palisade starts")
 });
 
-/// A fresh folder for this test process under the system's temp dir. The first call removes
-/// what earlier runs left there: a run cannot remove its own folders when it ends, and each left
-/// about 150 MB.
+/// A fresh folder for this test process under the system's temp dir. The first call removes the
+/// folders and files that earlier runs of the suite left there (`sweep_earlier_runs`): a run
+/// cannot remove its own when it ends, and each left about 150 MB.
 pub fn scratch_dir(name: &str) -> PathBuf {
     static SWEPT: std::sync::Once = std::sync::Once::new();
     SWEPT.call_once(|| sweep_earlier_runs(&std::env::temp_dir()));
@@ -28,16 +28,19 @@ pub fn scratch_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Remove the `palisade-test-PID-…` and `palisade-json-PID` entries of `tmp` whose process is
-/// no longer running, found in /proc (elsewhere nothing is removed). A link is removed, never
-/// followed.
+/// Remove the `palisade-test-PID-…` and `palisade-json-PID` entries of `tmp` that belong to this
+/// user and whose process no longer runs, as the host sweeps its scratch folders
+/// (`host/src/caps/fs/scratch.rs`). Liveness is read from /proc: without it nothing is removed,
+/// and a run in another pid namespace sharing the temp dir would look gone. A link is removed,
+/// never followed.
 pub fn sweep_earlier_runs(tmp: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(me) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+        return;
+    };
     let Ok(entries) = std::fs::read_dir(tmp) else {
         return;
     };
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(rest) = name.to_str().and_then(|n| {
@@ -50,12 +53,19 @@ pub fn sweep_earlier_runs(tmp: &Path) {
         if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        if Path::new("/proc").join(pid).exists() {
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        if meta.uid() != me
+            || pid == std::process::id().to_string()
+            || Path::new("/proc").join(pid).exists()
+        {
             continue;
         }
-        let _ = match entry.file_type() {
-            Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(entry.path()),
-            _ => std::fs::remove_file(entry.path()),
+        let _ = if meta.is_dir() {
+            std::fs::remove_dir_all(entry.path())
+        } else {
+            std::fs::remove_file(entry.path())
         };
     }
 }
