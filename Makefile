@@ -55,7 +55,7 @@ CRATE_LIMIT := 10485760
 
 package:
 	$(CARGO) publish --locked --dry-run --allow-dirty -p palisade-oxc-parser -p palisade \
-		--features palisade/serve,palisade/redis $(PACKAGE_PROFILE)
+		--features palisade/serve $(PACKAGE_PROFILE)
 	$(CARGO) package --locked --no-verify --allow-dirty -q -p palisade-oxc-parser -p palisade -p palisade-cli
 	@crate=target/package/palisade-$$($(CARGO) pkgid -p palisade | sed 's/.*[#@]//').crate; \
 	size=$$(stat -c %s $$crate); \

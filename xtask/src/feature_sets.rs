@@ -16,7 +16,7 @@ const BUILDS: &[(&str, &[&str])] = &[
     ("the palisade binary", &["-p", "palisade-cli"]),
     (
         "the packaged crate (make package)",
-        &["-p", "palisade", "--features", "serve,redis"],
+        &["-p", "palisade", "--features", "serve"],
     ),
     ("xtask", &["-p", "xtask"]),
     (
