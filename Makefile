@@ -1,5 +1,5 @@
 # Palisade's developer commands. `make check` is what CI runs (.ci/run).
-.PHONY: setup guest guest-check feature-sets fmt lint package test bindings bindings-fixtures bindings-node bindings-python fuzz-replay fuzz soak check bench
+.PHONY: setup xtask guest guest-check guest-lane feature-sets fmt lint lint-host lint-guest package test bindings bindings-fixtures bindings-node bindings-python fuzz-replay fuzz soak check bench
 
 CARGO ?= cargo
 SHELL := /bin/bash
@@ -9,45 +9,67 @@ SHELL := /bin/bash
 setup:
 	./scripts/setup.sh
 
+# The guest builds in a target folder of its own (xtask and lint-guest pass it to cargo), so that
+# its builds and checks run beside the host's: make check runs them beside make package.
+GUEST_TARGET := target/guest-js
+
+xtask: setup
+	$(CARGO) build --locked -q -p xtask
+
 # Rebuild the guest components and their pre-initialized snapshots (host/guest/*.wasm: the full
-# guest and the plain one, built without capabilities).
-guest: setup
-	$(CARGO) run --locked -q -p xtask -- guest
+# guest, the plain one built without capabilities, and the standalone one).
+guest: xtask
+	target/debug/xtask guest
 
 # Fail when a committed guest is not what the guest sources build to.
-guest-check: setup
-	$(CARGO) run --locked -q -p xtask -- guest --check
+guest-check: xtask
+	target/debug/xtask guest --check
 
 # Fail when make check's dev builds (xtask, the packaged crate, the tests, the bindings) would
-# compile wasmtime more than once (docs/architecture.md, "One build of wasmtime"). It runs after
-# guest-check, which builds xtask.
-feature-sets: setup
-	$(CARGO) run --locked -q -p xtask -- feature-sets
+# compile wasmtime or jsonschema more than once, or its checks check them more than once
+# (docs/architecture.md, "One build of wasmtime").
+feature-sets: xtask
+	target/debug/xtask feature-sets
 
 fmt:
 	$(CARGO) fmt --all --check
 
 # The vendored oxc_parser (vendor/README.md) is oxc's code, checked by oxc's own CI: its tests are
 # not built here, and its manifest turns clippy's defaults off; its formatting is checked.
-lint: setup
+# The library with its default features, with `redis` alone, and the CLI without `serve` are
+# checked beside palisade-node: its napi macros turn on the features the workspace's run turns on
+# in wasmtime's dependencies (semver's `default`, host side), so these runs check wasmtime no
+# second time. The guest is checked in the profile and target folder guest-check builds it in, so
+# that both share the compiled build scripts and proc macros (docs/architecture.md, "One build
+# of wasmtime").
+lint: lint-host lint-guest
+
+lint-host: setup
 	$(CARGO) clippy --locked --workspace --exclude palisade-guest --exclude palisade-oxc-parser --all-targets -- -D warnings
-	$(CARGO) clippy --locked -p palisade --all-targets -- -D warnings
-	$(CARGO) clippy --locked -p palisade --features redis --all-targets -- -D warnings
-	$(CARGO) clippy --locked -p palisade-cli --no-default-features -- -D warnings
-	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 -- -D warnings
-	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --no-default-features -- -D warnings
-	$(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --features standalone -- -D warnings
+	$(CARGO) clippy --locked -p palisade -p palisade-node --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p palisade -p palisade-node --features palisade/redis --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p palisade-cli -p palisade-node --no-default-features -- -D warnings
+
+GUEST_CLIPPY := $(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --profile guest \
+	--target-dir $(GUEST_TARGET)
+lint-guest: setup
+	$(GUEST_CLIPPY) -- -D warnings
+	$(GUEST_CLIPPY) --no-default-features -- -D warnings
+	$(GUEST_CLIPPY) --features standalone -- -D warnings
 
 # The `palisade` crate as crates.io would take it (nothing is uploaded): package it, build the
 # packaged copy on its own (the committed guests, wit/, LICENSE and the default policy inside it,
 # beside its copy of oxc_parser, vendor/README.md), package the CLI (`palisade-cli`, which every other step builds) beside it, check that the
-# .crate is under crates.io's 10 MiB limit, and build its docs with warnings as errors.
+# .crate is under crates.io's 10 MiB limit, and build its docs with warnings as errors (beside
+# palisade-node's, which is what lets them reuse what make lint checked: see lint).
 # A packaged crate carries no workspace profile: the --config flags repeat [profile.dev] of
 # Cargo.toml, and the features are the CLI's, so that the verify build reuses the dependencies
 # xtask compiled with the same features (about 30 s instead of a cold build; docs/architecture.md,
-# "One build of wasmtime").
+# "One build of wasmtime"). The packaged palisade takes the packaged oxc_parser as a dependency,
+# which "*" would optimize: it is built unoptimized, as the workspace builds it (a minute less).
 PACKAGE_PROFILE := --config 'profile.dev.debug="line-tables-only"' \
 	--config 'profile.dev.package."*".opt-level=3' \
+	--config 'profile.dev.package.palisade-oxc-parser.opt-level=0' \
 	--config 'profile.dev.package."*".debug=false' \
 	--config 'profile.dev.package."*".debug-assertions=false' \
 	--config 'profile.dev.package."*".overflow-checks=false'
@@ -61,8 +83,8 @@ package:
 	size=$$(stat -c %s $$crate); \
 	echo "$$crate: $$size bytes (crates.io takes at most $(CRATE_LIMIT))"; \
 	test $$size -lt $(CRATE_LIMIT)
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade --no-deps
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade --no-deps --features serve
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade -p palisade-node --no-deps
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade -p palisade-node --no-deps --features palisade/serve
 
 # All tests (the default members', then the bindings' shared core, which is no default member);
 # the last line sums every test binary's results.
@@ -145,7 +167,18 @@ page-build: setup
 # Everything: set-up, formatting, lints (host and guest), the committed guest, one build of
 # wasmtime, the packaged crate and its docs, all tests, the bindings' tests, the page in a
 # browser, the soak.
-check: setup fmt lint guest-check feature-sets package test bindings page soak
+#
+# The guest's lint and check (target/guest-js) run beside the packaged crate's build (target/),
+# two jobs on make's jobserver, which cargo shares: the packaged crate's build waits on one crate
+# at a time for minutes (jsonschema, then the library), and the guest's on LTO and wasm-opt.
+# Each job's output is printed when it ends.
+check: setup fmt lint-host feature-sets
+	$(MAKE) -j2 --output-sync=target guest-lane package
+	$(MAKE) test bindings page soak
+
+# The guest's part of make check, with the xtask that feature-sets built.
+guest-lane: lint-guest
+	target/debug/xtask guest --check
 
 # Benchmarks (release build): the peers' four workloads, fresh sandbox per call.
 bench:

@@ -1,18 +1,23 @@
 //! `feature-sets`: fail when two of `make check`'s dev-profile builds would compile wasmtime's
-//! dependencies with different features.
+//! dependencies with different features, or two of its checks (clippy, rustdoc) would check them
+//! with different features.
 //!
 //! Cargo turns on a dependency's features from the packages one command builds, and a crate built
 //! with other features is another build of it. One feature more on a crate wasmtime depends on
 //! builds Cranelift and wasmtime again, six minutes on two cores (docs/architecture.md, "One
-//! build of wasmtime").
+//! build of wasmtime"); checking them again (`cargo clippy`, `cargo doc`, which check every
+//! dependency without building it) takes two.
 
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-/// The builds that must share one compiled wasmtime: what each is, and its `cargo tree` arguments.
-const BUILDS: &[(&str, &[&str])] = &[
+/// A command's name and its `cargo tree` arguments.
+type Run = (&'static str, &'static [&'static str]);
+
+/// The builds that must share one compiled wasmtime; the first is what the others are compared to.
+const BUILDS: &[Run] = &[
     ("the palisade binary", &["-p", "palisade-cli"]),
     (
         "the packaged crate (make package)",
@@ -43,18 +48,93 @@ const BUILDS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// The crates whose own build is what costs: wasmtime and the wasmtime crates the host uses.
+/// The checks (make lint's host-side clippy runs, make package's rustdoc runs) that must share
+/// one checked wasmtime; the first is what the others are compared to. The Node.js addon is in
+/// each: its napi macros turn on what the workspace's run turns on.
+const CHECKS: &[Run] = &[
+    (
+        "clippy of the workspace",
+        &[
+            "--workspace",
+            "--exclude",
+            "palisade-guest",
+            "--exclude",
+            "palisade-oxc-parser",
+            "-e",
+            "dev",
+        ],
+    ),
+    (
+        "clippy of the library's default features",
+        &["-p", "palisade", "-p", "palisade-node", "-e", "dev"],
+    ),
+    (
+        "clippy of the library with redis",
+        &[
+            "-p",
+            "palisade",
+            "-p",
+            "palisade-node",
+            "--features",
+            "palisade/redis",
+            "-e",
+            "dev",
+        ],
+    ),
+    (
+        "clippy of the CLI without serve",
+        &[
+            "-p",
+            "palisade-cli",
+            "-p",
+            "palisade-node",
+            "--no-default-features",
+        ],
+    ),
+    (
+        "the library's docs",
+        &["-p", "palisade", "-p", "palisade-node"],
+    ),
+    (
+        "the library's docs with serve",
+        &[
+            "-p",
+            "palisade",
+            "-p",
+            "palisade-node",
+            "--features",
+            "palisade/serve",
+        ],
+    ),
+];
+
+/// The crates whose own build is what costs, with all they are built from: wasmtime and the
+/// wasmtime crates the host uses, and jsonschema (about two minutes cold, and it waits for
+/// regex-automata's build, whose features differ the most between commands).
 const ROOTS: &[&str] = &[
     "wasmtime",
     "wasmtime-wasi",
     "wasmtime-wasi-http",
     "wasmtime-wizer",
+    "jsonschema",
 ];
 
-/// A difference known and accepted: napi's macros take `semver` with its `default` feature on the
-/// host side, where wasmtime's component macro takes it too, so the addon compiles wasmtime (not
-/// Cranelift) a second time. No crate of this workspace can take that feature away.
-const ACCEPTED: &[(&str, &str)] = &[("the Node.js addon", "semver v1.0.28")];
+/// The differences known and accepted, each a crate in one command:
+/// - napi's macros take `semver` with its `default` feature on the host side, where wasmtime's
+///   component macro takes it too, so the Node.js addon compiles wasmtime (not Cranelift) a
+///   second time. No crate of this workspace can take that feature away.
+/// - The binary's `tracing-subscriber` turns on `regex-automata`'s `dfa-build`, which the library
+///   alone does not: xtask and the packaged crate build jsonschema once, the binary and the tests
+///   once more. Giving xtask the binary's features would move that build to the packaged crate,
+///   which takes no crate but its own dependencies.
+const ACCEPTED: &[(&str, &str)] = &[
+    ("the Node.js addon", "semver v1.0.28"),
+    ("xtask", "regex-automata v0.4.18"),
+    (
+        "the packaged crate (make package)",
+        "regex-automata v0.4.18",
+    ),
+];
 
 /// Each crate's features in one build: `name version` to features.
 type Features = BTreeMap<String, BTreeSet<String>>;
@@ -62,10 +142,32 @@ type Features = BTreeMap<String, BTreeSet<String>>;
 pub fn check(root: &Path) -> Result<()> {
     let roots: Vec<&str> = ROOTS.iter().flat_map(|r| ["-p", r]).collect();
     let cone: BTreeSet<String> = tree(root, &roots)?.into_keys().collect();
-    let (first, first_args) = BUILDS[0];
+    let mut drift = compare(root, &cone, BUILDS)?;
+    drift.extend(compare(root, &cone, CHECKS)?);
+    if !drift.is_empty() {
+        bail!(
+            "commands that would compile or check wasmtime or jsonschema again (give a command \
+             the features it lacks, as bindings/core/Cargo.toml does, or the others those it \
+             adds):\n  {}",
+            drift.join("\n  ")
+        );
+    }
+    println!(
+        "feature-sets: {} builds and {} checks turn on the same features in the {} crates \
+         wasmtime and jsonschema are built from (accepted: {ACCEPTED:?})",
+        BUILDS.len(),
+        CHECKS.len(),
+        cone.len()
+    );
+    Ok(())
+}
+
+/// Where each of `runs` after the first turns on other features than the first in the `cone`.
+fn compare(root: &Path, cone: &BTreeSet<String>, runs: &[Run]) -> Result<Vec<String>> {
+    let (first, first_args) = runs[0];
     let base = tree(root, first_args)?;
     let mut drift = Vec::new();
-    for (name, args) in &BUILDS[1..] {
+    for (name, args) in &runs[1..] {
         for (krate, features) in tree(root, args)? {
             let Some(expected) = base.get(&krate) else {
                 continue;
@@ -80,20 +182,7 @@ pub fn check(root: &Path) -> Result<()> {
             }
         }
     }
-    if !drift.is_empty() {
-        bail!(
-            "builds that would compile wasmtime again (give a build the features it lacks, as \
-             bindings/core/Cargo.toml does, or the other builds those it adds):\n  {}",
-            drift.join("\n  ")
-        );
-    }
-    println!(
-        "feature-sets: {} builds turn on the same features in the {} crates wasmtime is built \
-         from (accepted: {ACCEPTED:?})",
-        BUILDS.len(),
-        cone.len()
-    );
-    Ok(())
+    Ok(drift)
 }
 
 /// The crates one build compiles, for the target and for the host (proc macros, build scripts

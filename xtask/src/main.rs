@@ -23,7 +23,11 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const BUILT: &str = "target/wasm32-wasip2/guest/palisade_guest.wasm";
+/// The guest's own target folder: its builds do not wait for the host's (`make check` runs them
+/// beside `make package`), and `make lint-guest` checks it there too, sharing the proc macros and
+/// build scripts compiled for it.
+const TARGET_DIR: &str = "target/guest-js";
+const BUILT: &str = "target/guest-js/wasm32-wasip2/guest/palisade_guest.wasm";
 
 /// The guests: where each is written, and the cargo arguments that select its features.
 const GUESTS: &[(&str, &[&str])] = &[
@@ -122,6 +126,8 @@ fn guest(root: &Path, check: bool) -> Result<()> {
                 "wasm32-wasip2",
                 "--profile",
                 "guest",
+                "--target-dir",
+                TARGET_DIR,
             ])
             .args(*features)
             .env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", &rustflags)

@@ -2,7 +2,7 @@
 //! package's `index.js` wraps these classes into its API (`Palisade`, `Policy`, `Script`,
 //! `CapabilityError`); docs/node.md describes it.
 //!
-//! Every call goes through [`palisade::Palisade::run_with`] on the bindings' own tokio runtime
+//! Every call goes through `palisade::Palisade::run_with` on the bindings' own tokio runtime
 //! (`palisade_bindings::runtime`), never on Node's event loop; its events and its outcome come
 //! back in order through one thread-safe function per `Palisade`, which delivers every report
 //! queued by then at once. Capability handlers are answered

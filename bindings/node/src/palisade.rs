@@ -202,8 +202,8 @@ impl NativePalisade {
     /// Start call `id` (a number below 2⁵³, which its reports carry back) of `request` (JSON
     /// text; none for a request with no keys of its own) with `input` (JSON text, apart from
     /// the request), under the policy and with the script held under `policy` and `script` (0
-    /// for none: the request's own): it reports its events (with [`EVENTS`] in `flags`), then
-    /// its outcome. With [`CANCELLABLE`], the handle returned cancels it.
+    /// for none: the request's own): it reports its events (with `EVENTS` in `flags`), then
+    /// its outcome. With `CANCELLABLE`, the handle returned cancels it.
     #[napi]
     pub fn start(
         &self,
