@@ -1,5 +1,5 @@
 # Palisade's developer commands. `make check` is what CI runs (.ci/run).
-.PHONY: setup xtask guest guest-check guest-lane feature-sets fmt lint lint-host lint-guest package test bindings bindings-fixtures bindings-node bindings-python fuzz-replay fuzz soak check bench
+.PHONY: setup guest guest-check guest-lane feature-sets fmt lint lint-host lint-guest package test bindings bindings-fixtures bindings-node bindings-python fuzz-replay fuzz soak check bench
 
 CARGO ?= cargo
 SHELL := /bin/bash
@@ -9,27 +9,26 @@ SHELL := /bin/bash
 setup:
 	./scripts/setup.sh
 
-# The guest builds in a target folder of its own (xtask and lint-guest pass it to cargo), so that
-# its builds and checks run beside the host's: make check runs them beside make package.
+# The guest builds in a target folder of its own (GUEST_TARGET here, TARGET_DIR in
+# xtask/src/main.rs: keep them alike), so that its builds and checks do not wait for target/'s
+# lock: make check runs them beside make package.
 GUEST_TARGET := target/guest-js
-
-xtask: setup
-	$(CARGO) build --locked -q -p xtask
 
 # Rebuild the guest components and their pre-initialized snapshots (host/guest/*.wasm: the full
 # guest, the plain one built without capabilities, and the standalone one).
-guest: xtask
-	target/debug/xtask guest
+guest: setup
+	$(CARGO) run --locked -q -p xtask -- guest
 
 # Fail when a committed guest is not what the guest sources build to.
-guest-check: xtask
-	target/debug/xtask guest --check
+guest-check: setup
+	$(CARGO) run --locked -q -p xtask -- guest --check
 
-# Fail when make check's dev builds (xtask, the packaged crate, the tests, the bindings) would
-# compile wasmtime or jsonschema more than once, or its checks check them more than once
-# (docs/architecture.md, "One build of wasmtime").
-feature-sets: xtask
-	target/debug/xtask feature-sets
+# Fail when two of make check's dev builds (xtask, the packaged crate, the tests, the bindings),
+# or two of its check runs, would turn on different features in the crates wasmtime and
+# jsonschema are built from, but for the differences it accepts by name (docs/architecture.md,
+# "One build of wasmtime").
+feature-sets: setup
+	$(CARGO) run --locked -q -p xtask -- feature-sets
 
 fmt:
 	$(CARGO) fmt --all --check
@@ -37,18 +36,16 @@ fmt:
 # The vendored oxc_parser (vendor/README.md) is oxc's code, checked by oxc's own CI: its tests are
 # not built here, and its manifest turns clippy's defaults off; its formatting is checked.
 # The library with its default features, with `redis` alone, and the CLI without `serve` are
-# checked beside palisade-node: its napi macros turn on the features the workspace's run turns on
-# in wasmtime's dependencies (semver's `default`, host side), so these runs check wasmtime no
-# second time. The guest is checked in the profile and target folder guest-check builds it in, so
-# that both share the compiled build scripts and proc macros (docs/architecture.md, "One build
-# of wasmtime").
+# checked on their own, with no other crate's features, as crates.io's users build them. The
+# guest is checked in the profile and target folder guest-check builds it in, so that both share
+# the compiled build scripts and proc macros (docs/architecture.md, "One build of wasmtime").
 lint: lint-host lint-guest
 
 lint-host: setup
 	$(CARGO) clippy --locked --workspace --exclude palisade-guest --exclude palisade-oxc-parser --all-targets -- -D warnings
-	$(CARGO) clippy --locked -p palisade -p palisade-node --all-targets -- -D warnings
-	$(CARGO) clippy --locked -p palisade -p palisade-node --features palisade/redis --all-targets -- -D warnings
-	$(CARGO) clippy --locked -p palisade-cli -p palisade-node --no-default-features -- -D warnings
+	$(CARGO) clippy --locked -p palisade --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p palisade --features redis --all-targets -- -D warnings
+	$(CARGO) clippy --locked -p palisade-cli --no-default-features -- -D warnings
 
 GUEST_CLIPPY := $(CARGO) clippy --locked -p palisade-guest --target wasm32-wasip2 --profile guest \
 	--target-dir $(GUEST_TARGET)
@@ -60,8 +57,10 @@ lint-guest: setup
 # The `palisade` crate as crates.io would take it (nothing is uploaded): package it, build the
 # packaged copy on its own (the committed guests, wit/, LICENSE and the default policy inside it,
 # beside its copy of oxc_parser, vendor/README.md), package the CLI (`palisade-cli`, which every other step builds) beside it, check that the
-# .crate is under crates.io's 10 MiB limit, and build its docs with warnings as errors (beside
-# palisade-node's, which is what lets them reuse what make lint checked: see lint).
+# .crate is under crates.io's 10 MiB limit, and build its docs with warnings as errors: with its
+# default features (reusing what clippy checked of it alone), and with `serve` beside
+# palisade-node's, whose napi macros turn on the features the workspace's clippy run turns on, so
+# that it checks wasmtime no third time.
 # A packaged crate carries no workspace profile: the --config flags repeat [profile.dev] of
 # Cargo.toml, and the features are the CLI's, so that the verify build reuses the dependencies
 # xtask compiled with the same features (about 30 s instead of a cold build; docs/architecture.md,
@@ -83,7 +82,7 @@ package:
 	size=$$(stat -c %s $$crate); \
 	echo "$$crate: $$size bytes (crates.io takes at most $(CRATE_LIMIT))"; \
 	test $$size -lt $(CRATE_LIMIT)
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade -p palisade-node --no-deps
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade --no-deps
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked -p palisade -p palisade-node --no-deps --features palisade/serve
 
 # All tests (the default members', then the bindings' shared core, which is no default member);
@@ -168,17 +167,19 @@ page-build: setup
 # wasmtime, the packaged crate and its docs, all tests, the bindings' tests, the page in a
 # browser, the soak.
 #
-# The guest's lint and check (target/guest-js) run beside the packaged crate's build (target/),
-# two jobs on make's jobserver, which cargo shares: the packaged crate's build waits on one crate
-# at a time for minutes (jsonschema, then the library), and the guest's on LTO and wasm-opt.
-# Each job's output is printed when it ends.
+# The guest's lint and check (target/guest-js) run beside the packaged crate's build (target/), as
+# two make jobs; each cargo keeps its own two jobs. The packaged crate's build waits on one crate
+# at a time for minutes (jsonschema, then the library), the guest's on LTO and wasm-opt, so each
+# fills the other's waits. Each job's output is printed when it ends.
 check: setup fmt lint-host feature-sets
 	$(MAKE) -j2 --output-sync=target guest-lane package
 	$(MAKE) test bindings page soak
 
-# The guest's part of make check, with the xtask that feature-sets built.
+# The guest's part of make check. It runs the xtask binary feature-sets built, for `cargo run`
+# would wait for target/'s lock, which make package holds.
+XTASK_BIN := $(or $(CARGO_TARGET_DIR),target)/debug/xtask
 guest-lane: lint-guest
-	target/debug/xtask guest --check
+	$(XTASK_BIN) guest --check
 
 # Benchmarks (release build): the peers' four workloads, fresh sandbox per call.
 bench:

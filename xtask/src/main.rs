@@ -14,8 +14,8 @@
 //! `forge-trap OUT` writes a hand-made component whose call traps (`unreachable`) for the
 //! bindings' tests of `guest_trap`, which cannot make one themselves.
 //!
-//! `feature-sets` fails when `make check`'s builds would compile wasmtime more than once
-//! (`feature_sets.rs`).
+//! `feature-sets` fails when `make check`'s builds would compile wasmtime or jsonschema, or its
+//! check runs check them, more often than the differences it accepts by name (`feature_sets.rs`).
 
 mod feature_sets;
 
@@ -23,9 +23,9 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The guest's own target folder: its builds do not wait for the host's (`make check` runs them
-/// beside `make package`), and `make lint-guest` checks it there too, sharing the proc macros and
-/// build scripts compiled for it.
+/// The guest's own target folder (`GUEST_TARGET` in the Makefile: keep them alike): its builds do
+/// not wait for the host's (`make check` runs them beside `make package`), and `make lint-guest`
+/// checks it there too, sharing the proc macros and build scripts compiled for it.
 const TARGET_DIR: &str = "target/guest-js";
 const BUILT: &str = "target/guest-js/wasm32-wasip2/guest/palisade_guest.wasm";
 
