@@ -17,7 +17,8 @@ use std::process::Command;
 /// A command's name and its `cargo tree` arguments.
 type Run = (&'static str, &'static [&'static str]);
 
-/// The builds that must share one compiled wasmtime; the first is what the others are compared to.
+/// The builds that must share one compiled wasmtime and jsonschema; the first is what the others
+/// are compared to.
 const BUILDS: &[Run] = &[
     ("the palisade binary", &["-p", "palisade-cli"]),
     (
