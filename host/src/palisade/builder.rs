@@ -156,7 +156,8 @@ impl Builder {
     }
 
     /// Scripts whose QuickJS bytecode is kept in memory (keyed by name and source), so that
-    /// repeated calls skip parsing. Default 1,024; 0 turns the cache off.
+    /// repeated calls skip parsing. Calls that miss while another call compiles the same
+    /// script wait for its bytecode. Default 1,024; 0 turns the cache off.
     pub fn bytecode_cache(mut self, entries: usize) -> Self {
         self.bytecode_cache = entries;
         self

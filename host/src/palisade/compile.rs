@@ -4,6 +4,7 @@
 
 use super::Palisade;
 use crate::auto::{AutoCompileStatus, Plan};
+use crate::bytecode::{self, Lookup};
 use crate::call::Runtime;
 use crate::call::{self};
 use crate::guest::Guest;
@@ -178,8 +179,10 @@ impl Palisade {
     }
 
     /// Bytecode for a source script from the cache, compiling it on a miss, and the fuel that
-    /// compile used (the call is charged for it). A script that does not compile runs from
-    /// source, so that its error comes with the call's full receipt.
+    /// compile used (the call is charged for it). A call that misses while another compiles the
+    /// same script waits for that compile, within its own deadline, and is charged nothing for
+    /// it. A script that does not compile runs from source, so that its error comes with the
+    /// call's full receipt.
     pub(super) async fn cached_bytecode(
         &self,
         runtime: &Runtime,
@@ -194,16 +197,17 @@ impl Palisade {
         if script.is_precompiled() || script.is_compiled() || script.modules().next().is_some() {
             return (None, 0);
         }
-        let key = script.key();
-        if let Some(bytecode) = cache.get(&key) {
-            return (Some(bytecode), 0);
-        }
+        let flight = match cache.lookup(&script.key()) {
+            Lookup::Hit(bytecode) => return (Some(bytecode), 0),
+            Lookup::Wait(landing) => return (bytecode::wait(landing, deadline).await, 0),
+            Lookup::Compile(flight) => flight,
+        };
         let (bytecode, fuel) = call::compile(runtime, policy, script, deadline).await;
         let Ok(bytecode) = bytecode else {
             return (None, fuel);
         };
         let bytecode: Arc<[u8]> = bytecode.into();
-        cache.insert(key, bytecode.clone());
+        flight.land(bytecode.clone());
         (Some(bytecode), fuel)
     }
 }

@@ -84,6 +84,53 @@ fn run_futures_are_send() {
     assert_send(&future);
 }
 
+/// Calls that start while a script's first call compiles it wait for that compile instead of
+/// compiling it too: one call is charged for it, and every call runs the same bytecode.
+#[tokio::test]
+async fn calls_that_start_during_a_compile_wait_for_it() {
+    let p = roomy();
+    // A script no other test uses, long enough that its compile yields (it takes more than a
+    // fuel slice), so that the other calls start before it ends.
+    let mut source = String::from("// calls_that_start_during_a_compile_wait_for_it\n");
+    for i in 0..COMPILE_FUNCTIONS {
+        source.push_str(&format!(
+            "function f{i}(x) {{ return [x, {i}, \"{i}\"]; }}\n"
+        ));
+    }
+    source.push_str("export default (x) => f7(x)\n");
+    let script = Script::new("burst.js", source);
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let (p, script) = (p.clone(), script.clone());
+        calls.spawn(async move { PALISADE.run(&p, &script, "1").await });
+    }
+    let outcomes = calls.join_all().await;
+    let hit = PALISADE.run(&p, &script, "1").await;
+    assert_eq!(output(&hit), r#"[1,7,"7"]"#);
+    let mut fuel: Vec<u64> = outcomes
+        .iter()
+        .map(|outcome| {
+            assert_eq!(output(outcome), output(&hit));
+            outcome.receipt.fuel_used
+        })
+        .collect();
+    fuel.sort_unstable();
+    let compiled = fuel.pop().unwrap();
+    assert!(
+        compiled > hit.receipt.fuel_used + 10_000_000,
+        "{compiled} spans a fuel slice"
+    );
+    assert_eq!(
+        fuel,
+        vec![hit.receipt.fuel_used; 7],
+        "the others ran the bytecode"
+    );
+}
+
+/// How many functions make `calls_that_start_during_a_compile_wait_for_it`'s script compile
+/// for more than a fuel slice.
+const COMPILE_FUNCTIONS: usize = 800;
+
 #[tokio::test]
 async fn source_scripts_are_compiled_once_and_cached() {
     let p = roomy();
