@@ -1,8 +1,8 @@
 //! The host-side bytecode cache: scripts given as source are compiled to QuickJS bytecode once
 //! (in a sandbox of their own, under the call's policy) and later calls run the bytecode, which
 //! skips parsing. Keyed by SHA-256 of the module name and source; bounded in entries and bytes.
-//! One call compiles a script at a time: calls that miss while it compiles wait for its
-//! bytecode instead of compiling the same source each in a slot of its own.
+//! One call compiles a script at a time (a flight): calls that miss while it compiles wait for
+//! its bytecode instead of compiling the same source each in a slot of its own.
 
 use lru::LruCache;
 use std::collections::HashMap;
@@ -16,67 +16,86 @@ const MAX_BYTES: usize = 64 << 20;
 
 type Key = [u8; 32];
 
-/// What a compile under way hands its waiters: `None` until it lands.
-type Landing = watch::Receiver<Option<Arc<[u8]>>>;
+/// What a flight hands its waiters: `None` while it compiles, then the bytecode, or `Err` for
+/// a script that does not compile.
+type State = Option<Result<Arc<[u8]>, NotCompiled>>;
+
+/// The script does not compile (a syntax error): its calls run it from source, for its error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NotCompiled;
 
 pub(crate) struct BytecodeCache {
-    inner: Mutex<Inner>,
+    inner: Arc<Mutex<Inner>>,
 }
 
 struct Inner {
     entries: LruCache<Key, Arc<[u8]>>,
     bytes: usize,
-    /// The compiles under way, by key (at most one each).
-    flights: HashMap<Key, Landing>,
+    /// The flights under way, by key (at most one each).
+    flights: HashMap<Key, watch::Receiver<State>>,
 }
 
 /// Where a script's bytecode comes from for one call.
-pub(crate) enum Lookup<'a> {
+pub(crate) enum Lookup {
     Hit(Arc<[u8]>),
-    /// This call compiles it and hands it to [`Flight::land`].
-    Compile(Flight<'a>),
-    /// Another call is compiling it: [`wait`] for its bytecode.
+    /// This call compiles it and ends the flight ([`Flight::land`], [`Flight::not_compiled`]).
+    Compile(Flight),
+    /// Another call is compiling it: [`Landing::wait`] for its bytecode.
     Wait(Landing),
 }
 
-/// A compile under way. Dropped without landing (the compile failed, or its call was dropped),
-/// it lets its waiters go on without bytecode: they run the source, as a call does with no
-/// cache, and a later call compiles it again.
-pub(crate) struct Flight<'a> {
-    cache: &'a BytecodeCache,
+/// A compile under way. Dropped before it ends (the compile stopped at its call's limits, or
+/// its call was dropped), it sends its waiters back to [`BytecodeCache::lookup`], where one of
+/// them compiles the script under its own policy.
+pub(crate) struct Flight {
+    inner: Arc<Mutex<Inner>>,
     key: Key,
-    sender: watch::Sender<Option<Arc<[u8]>>>,
+    sender: watch::Sender<State>,
+}
+
+/// A flight as its waiters see it.
+pub(crate) struct Landing(watch::Receiver<State>);
+
+/// How a wait for another call's compile ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Landed {
+    Bytecode(Arc<[u8]>),
+    NotCompiled,
+    /// The flight was dropped before it ended: look the script up again.
+    Dropped,
+    /// The waiting call's deadline came first.
+    Late,
+}
+
+fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
+    inner.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl BytecodeCache {
     pub fn new(entries: usize) -> Option<Self> {
         let entries = NonZeroUsize::new(entries)?;
         Some(Self {
-            inner: Mutex::new(Inner {
+            inner: Arc::new(Mutex::new(Inner {
                 entries: LruCache::new(entries),
                 bytes: 0,
                 flights: HashMap::new(),
-            }),
+            })),
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The cached bytecode, else a compile to wait for, else this call's own compile.
-    pub fn lookup(&self, key: &Key) -> Lookup<'_> {
-        let mut inner = self.lock();
+    /// The cached bytecode, else a flight to wait for, else this call's own flight.
+    pub fn lookup(&self, key: &Key) -> Lookup {
+        let mut inner = lock(&self.inner);
         if let Some(bytecode) = inner.entries.get(key) {
             return Lookup::Hit(bytecode.clone());
         }
         if let Some(landing) = inner.flights.get(key) {
-            return Lookup::Wait(landing.clone());
+            return Lookup::Wait(Landing(landing.clone()));
         }
         let (sender, landing) = watch::channel(None);
         inner.flights.insert(*key, landing);
         Lookup::Compile(Flight {
-            cache: self,
+            inner: self.inner.clone(),
             key: *key,
             sender,
         })
@@ -101,128 +120,42 @@ impl Inner {
     }
 }
 
-impl Flight<'_> {
+impl Flight {
     /// Cache the bytecode and hand it to the calls waiting for it.
     pub fn land(self, bytecode: Arc<[u8]>) {
-        self.cache.lock().insert(self.key, bytecode.clone());
-        self.sender.send_replace(Some(bytecode));
+        lock(&self.inner).insert(self.key, bytecode.clone());
+        self.sender.send_replace(Some(Ok(bytecode)));
+    }
+
+    /// The script does not compile: its waiters run it from source, as this call does.
+    pub fn not_compiled(self) {
+        self.sender.send_replace(Some(Err(NotCompiled)));
     }
 }
 
-impl Drop for Flight<'_> {
+impl Drop for Flight {
     fn drop(&mut self) {
         // Cached (or too large to cache) first, then no longer under way: a call that looks it
         // up in between finds one or the other.
-        self.cache.lock().flights.remove(&self.key);
+        lock(&self.inner).flights.remove(&self.key);
     }
 }
 
-/// The bytecode another call is compiling, once it lands; `None` if that compile fails or is
-/// dropped, or at `deadline` (the waiting call's own, which then runs out in its run).
-pub(crate) async fn wait(mut landing: Landing, deadline: std::time::Instant) -> Option<Arc<[u8]>> {
-    let landed = landing.wait_for(Option::is_some);
-    match tokio::time::timeout_at(deadline.into(), landed).await {
-        Ok(Ok(bytecode)) => bytecode.clone(),
-        _ => None,
+impl Landing {
+    /// The flight's end, or `Late` at `deadline` (the waiting call's own, which then runs out
+    /// in its run).
+    pub async fn wait(mut self, deadline: std::time::Instant) -> Landed {
+        let ended = self.0.wait_for(Option::is_some);
+        match tokio::time::timeout_at(deadline.into(), ended).await {
+            Ok(Ok(state)) => match &*state {
+                Some(Ok(bytecode)) => Landed::Bytecode(bytecode.clone()),
+                _ => Landed::NotCompiled,
+            },
+            Ok(Err(_)) => Landed::Dropped,
+            Err(_) => Landed::Late,
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::{Duration, Instant};
-
-    fn soon() -> Instant {
-        Instant::now() + Duration::from_secs(10)
-    }
-
-    #[tokio::test]
-    async fn calls_that_miss_during_a_compile_wait_for_its_bytecode() {
-        let cache = BytecodeCache::new(4).unwrap();
-        let Lookup::Compile(flight) = cache.lookup(&[1; 32]) else {
-            panic!("the first lookup compiles")
-        };
-        let (Lookup::Wait(a), Lookup::Wait(b)) = (cache.lookup(&[1; 32]), cache.lookup(&[1; 32]))
-        else {
-            panic!("lookups during the compile wait")
-        };
-        assert!(
-            matches!(cache.lookup(&[2; 32]), Lookup::Compile(_)),
-            "keys are apart"
-        );
-        let waiters = tokio::spawn(async move { (wait(a, soon()).await, wait(b, soon()).await) });
-        tokio::task::yield_now().await;
-        flight.land(Arc::from(&b"code"[..]));
-        let (a, b) = waiters.await.unwrap();
-        assert_eq!(
-            (a.as_deref(), b.as_deref()),
-            (Some(&b"code"[..]), Some(&b"code"[..]))
-        );
-        assert!(matches!(cache.lookup(&[1; 32]), Lookup::Hit(code) if &*code == b"code"));
-    }
-
-    #[tokio::test]
-    async fn a_compile_that_fails_lets_its_waiters_go_and_the_next_call_compiles() {
-        let cache = BytecodeCache::new(4).unwrap();
-        let Lookup::Compile(flight) = cache.lookup(&[1; 32]) else {
-            panic!("the first lookup compiles")
-        };
-        let Lookup::Wait(landing) = cache.lookup(&[1; 32]) else {
-            panic!("a lookup during the compile waits")
-        };
-        let waiter = tokio::spawn(wait(landing, soon()));
-        tokio::task::yield_now().await;
-        drop(flight);
-        assert_eq!(waiter.await.unwrap(), None);
-        assert!(matches!(cache.lookup(&[1; 32]), Lookup::Compile(_)));
-    }
-
-    #[tokio::test]
-    async fn a_waiter_stops_at_its_deadline() {
-        let cache = BytecodeCache::new(4).unwrap();
-        let _flight = cache.lookup(&[1; 32]);
-        let Lookup::Wait(landing) = cache.lookup(&[1; 32]) else {
-            panic!("a lookup during the compile waits")
-        };
-        let deadline = Instant::now() + Duration::from_millis(20);
-        assert_eq!(wait(landing, deadline).await, None);
-        assert!(Instant::now() >= deadline);
-    }
-
-    #[test]
-    fn bytecode_too_large_to_cache_is_handed_over_and_compiled_again() {
-        let cache = BytecodeCache::new(4).unwrap();
-        let Lookup::Compile(flight) = cache.lookup(&[1; 32]) else {
-            panic!("the first lookup compiles")
-        };
-        let Lookup::Wait(landing) = cache.lookup(&[1; 32]) else {
-            panic!("a lookup during the compile waits")
-        };
-        flight.land(vec![0; MAX_BYTES / 4 + 1].into());
-        assert_eq!(
-            landing.borrow().as_ref().map(|b| b.len()),
-            Some(MAX_BYTES / 4 + 1)
-        );
-        assert!(matches!(cache.lookup(&[1; 32]), Lookup::Compile(_)));
-    }
-
-    #[test]
-    fn the_cache_keeps_its_bytes_bound() {
-        let cache = BytecodeCache::new(64).unwrap();
-        for key in 0..8u8 {
-            let Lookup::Compile(flight) = cache.lookup(&[key; 32]) else {
-                panic!("a new key compiles")
-            };
-            flight.land(vec![key; MAX_BYTES / 4].into());
-        }
-        assert!(cache.lock().bytes <= MAX_BYTES);
-        assert!(
-            matches!(cache.lookup(&[7; 32]), Lookup::Hit(_)),
-            "the newest stays"
-        );
-        assert!(
-            matches!(cache.lookup(&[0; 32]), Lookup::Compile(_)),
-            "the oldest went"
-        );
-    }
-}
+mod tests;

@@ -84,21 +84,26 @@ fn run_futures_are_send() {
     assert_send(&future);
 }
 
-/// Calls that start while a script's first call compiles it wait for that compile instead of
-/// compiling it too: one call is charged for it, and every call runs the same bytecode.
-#[tokio::test]
-async fn calls_that_start_during_a_compile_wait_for_it() {
-    let p = roomy();
-    // A script no other test uses, long enough that its compile yields (it takes more than a
-    // fuel slice), so that the other calls start before it ends.
-    let mut source = String::from("// calls_that_start_during_a_compile_wait_for_it\n");
-    for i in 0..COMPILE_FUNCTIONS {
+/// A script no other test uses (`tag` tells them apart), long enough that its compile yields
+/// (it takes more than a fuel slice, about 47M fuel), so that other calls start before it
+/// ends; its call returns `[x, 7, "7"]`.
+fn long_script(tag: &str) -> Script {
+    let mut source = format!("// {tag}\n");
+    for i in 0..800 {
         source.push_str(&format!(
             "function f{i}(x) {{ return [x, {i}, \"{i}\"]; }}\n"
         ));
     }
     source.push_str("export default (x) => f7(x)\n");
-    let script = Script::new("burst.js", source);
+    Script::new("long.js", source)
+}
+
+/// Calls that start while a script's first call compiles it wait for that compile instead of
+/// compiling it too: one call is charged for it, and every call runs the same bytecode.
+#[tokio::test]
+async fn calls_that_start_during_a_compile_wait_for_it() {
+    let p = roomy();
+    let script = long_script("calls_that_start_during_a_compile_wait_for_it");
     let mut calls = tokio::task::JoinSet::new();
     for _ in 0..8 {
         let (p, script) = (p.clone(), script.clone());
@@ -127,9 +132,88 @@ async fn calls_that_start_during_a_compile_wait_for_it() {
     );
 }
 
-/// How many functions make `calls_that_start_during_a_compile_wait_for_it`'s script compile
-/// for more than a fuel slice.
-const COMPILE_FUNCTIONS: usize = 800;
+/// A compile that stops at its own call's limits does not leave the calls waiting for it
+/// without bytecode: one of them compiles the script under its own policy and caches it.
+#[tokio::test]
+async fn a_compile_stopped_by_its_calls_limits_is_done_again_by_a_waiting_call() {
+    let (p, tight) = (
+        roomy(),
+        policy("[limits]\nfuel = 20_000_000\ntimeout = \"10s\"\n"),
+    );
+    let script = long_script("a_compile_stopped_by_its_calls_limits_is_done_again");
+    let (starved, waited) = tokio::join!(
+        PALISADE.run(&tight, &script, "1"),
+        PALISADE.run(&p, &script, "1")
+    );
+    assert_eq!(code(&starved), "fuel_exhausted");
+    assert_eq!(output(&waited), r#"[1,7,"7"]"#);
+    let hit = PALISADE.run(&p, &script, "1").await;
+    assert_eq!(output(&hit), r#"[1,7,"7"]"#);
+    assert!(
+        waited.receipt.fuel_used > hit.receipt.fuel_used + 10_000_000,
+        "the waiting call compiled it and was charged for it"
+    );
+    assert!(
+        hit.receipt.fuel_used < 10_000_000,
+        "and cached it: the next call only ran it"
+    );
+}
+
+/// A script that does not compile is compiled once too: the calls that waited for that compile
+/// run it from source, each reporting its syntax error, and compile it no second time.
+#[tokio::test]
+async fn calls_waiting_on_a_script_that_does_not_compile_report_its_error() {
+    let p = roomy();
+    let long = long_script("calls_waiting_on_a_script_that_does_not_compile");
+    let script = Script::new(
+        "long.js",
+        format!("{}export const broken = ;\n", long.source()),
+    );
+    let (compiled, waited) = tokio::join!(
+        PALISADE.run(&p, &script, "1"),
+        PALISADE.run(&p, &script, "1")
+    );
+    assert_eq!(
+        (code(&compiled), code(&waited)),
+        ("guest_syntax", "guest_syntax")
+    );
+    // The first call parsed the script twice (its compile, then its run from source), the
+    // waiting call once.
+    let (compiled, waited) = (compiled.receipt.fuel_used, waited.receipt.fuel_used);
+    assert!(
+        waited > 10_000_000 && compiled > waited + 10_000_000,
+        "{compiled}, {waited}"
+    );
+}
+
+/// A call polled once and then set aside, not dropped, while it compiles a script holds up no
+/// other call of it: the compile runs in a task of its own.
+#[tokio::test]
+async fn a_call_set_aside_while_it_compiles_holds_up_no_other_call() {
+    let p = roomy();
+    let script = long_script("a_call_set_aside_while_it_compiles_holds_up_no_other_call");
+    // The guest's runtime loaded, so that the first poll reaches the compile.
+    assert_eq!(
+        output(&PALISADE.run(&p, &fixture("echo.js"), "1").await),
+        r#"{"got":1}"#
+    );
+    let mut aside = Box::pin(PALISADE.run(&p, &script, "1"));
+    std::future::poll_fn(|cx| {
+        assert!(
+            aside.as_mut().poll(cx).is_pending(),
+            "the compile is under way"
+        );
+        std::task::Poll::Ready(())
+    })
+    .await;
+    let other = PALISADE.run(&p, &script, "1").await;
+    assert_eq!(output(&other), r#"[1,7,"7"]"#);
+    assert!(
+        other.receipt.fuel_used < 10_000_000,
+        "it ran the set-aside call's bytecode"
+    );
+    assert_eq!(output(&aside.await), r#"[1,7,"7"]"#);
+}
 
 #[tokio::test]
 async fn source_scripts_are_compiled_once_and_cached() {
