@@ -1,14 +1,17 @@
 //! The host-side bytecode cache: scripts given as source are compiled to QuickJS bytecode once
 //! (in a sandbox of their own, under the call's policy) and later calls run the bytecode, which
 //! skips parsing. Keyed by SHA-256 of the module name and source; bounded in entries and bytes.
+//!
 //! One call compiles a script at a time (a flight): calls that miss while it compiles wait for
-//! its bytecode instead of compiling the same source each in a slot of its own.
+//! its end instead of compiling the same source each in a slot of its own. The compile is a
+//! future shared by every call waiting for it, and whichever of them is polled drives it: a
+//! call set aside holds up no other, and once every one of them is dropped, so is the compile.
 
+use futures_util::future::{BoxFuture, FutureExt, Shared, WeakShared};
 use lru::LruCache;
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
-use tokio::sync::watch;
 
 /// Bounds what the cache can pin in host memory; hostile scripts can fill it only with entries
 /// that are each at most a script's own compiled size.
@@ -16,13 +19,22 @@ const MAX_BYTES: usize = 64 << 20;
 
 type Key = [u8; 32];
 
-/// What a flight hands its waiters: `None` while it compiles, then the bytecode, or `Err` for
-/// a script that does not compile.
-type State = Option<Result<Arc<[u8]>, NotCompiled>>;
+/// How a compile ended, as every call that waited for it sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Compiled {
+    Bytecode(Arc<[u8]>),
+    /// The script does not compile (a syntax error): its calls run it from source, for its
+    /// error.
+    Syntax,
+    /// The compile stopped at its own call's limits (fuel, memory, deadline).
+    Stopped,
+}
 
-/// The script does not compile (a syntax error): its calls run it from source, for its error.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct NotCompiled;
+/// A compile: how it ended, and the fuel it used.
+pub(crate) type Compile = BoxFuture<'static, (Compiled, u64)>;
+
+/// A flight: a compile that every call waiting for it polls.
+pub(crate) type Flight = Shared<Compile>;
 
 pub(crate) struct BytecodeCache {
     inner: Arc<Mutex<Inner>>,
@@ -31,40 +43,27 @@ pub(crate) struct BytecodeCache {
 struct Inner {
     entries: LruCache<Key, Arc<[u8]>>,
     bytes: usize,
-    /// The flights under way, by key (at most one each).
-    flights: HashMap<Key, watch::Receiver<State>>,
+    /// The flights under way, by key (at most one each), each with its number: held weakly,
+    /// so that a flight no call polls any more is dropped.
+    flights: HashMap<Key, (u64, WeakShared<Compile>)>,
+    /// The next flight's number.
+    next: u64,
 }
 
 /// Where a script's bytecode comes from for one call.
 pub(crate) enum Lookup {
     Hit(Arc<[u8]>),
-    /// This call compiles it and ends the flight ([`Flight::land`], [`Flight::not_compiled`]).
+    /// This call's own compile, the first: the call is charged its fuel.
     Compile(Flight),
-    /// Another call is compiling it: [`Landing::wait`] for its bytecode.
-    Wait(Landing),
+    /// Another call's compile under way.
+    Wait(Flight),
 }
 
-/// A compile under way. Dropped before it ends (the compile stopped at its call's limits, or
-/// its call was dropped), it sends its waiters back to [`BytecodeCache::lookup`], where one of
-/// them compiles the script under its own policy.
-pub(crate) struct Flight {
+/// Ends a flight: its bytecode cached, then its entry removed (when dropped, the entry alone).
+struct Landing {
     inner: Arc<Mutex<Inner>>,
     key: Key,
-    sender: watch::Sender<State>,
-}
-
-/// A flight as its waiters see it.
-pub(crate) struct Landing(watch::Receiver<State>);
-
-/// How a wait for another call's compile ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Landed {
-    Bytecode(Arc<[u8]>),
-    NotCompiled,
-    /// The flight was dropped before it ended: look the script up again.
-    Dropped,
-    /// The waiting call's deadline came first.
-    Late,
+    number: u64,
 }
 
 fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
@@ -79,26 +78,47 @@ impl BytecodeCache {
                 entries: LruCache::new(entries),
                 bytes: 0,
                 flights: HashMap::new(),
+                next: 0,
             })),
         })
     }
 
-    /// The cached bytecode, else a flight to wait for, else this call's own flight.
-    pub fn lookup(&self, key: &Key) -> Lookup {
+    /// The cached bytecode, else the flight under way, else a flight of `compile()` (which
+    /// only makes the future: this call polls it).
+    pub fn lookup(&self, key: &Key, compile: impl FnOnce() -> Compile) -> Lookup {
         let mut inner = lock(&self.inner);
         if let Some(bytecode) = inner.entries.get(key) {
             return Lookup::Hit(bytecode.clone());
         }
-        if let Some(landing) = inner.flights.get(key) {
-            return Lookup::Wait(Landing(landing.clone()));
+        if let Some(flight) = inner.flights.get(key).and_then(|(_, weak)| weak.upgrade()) {
+            return Lookup::Wait(flight);
         }
-        let (sender, landing) = watch::channel(None);
-        inner.flights.insert(*key, landing);
-        Lookup::Compile(Flight {
+        let number = inner.next;
+        inner.next += 1;
+        let landing = Landing {
             inner: self.inner.clone(),
             key: *key,
-            sender,
-        })
+            number,
+        };
+        let compile = compile();
+        let flight = async move {
+            let (compiled, fuel) = compile.await;
+            if let Compiled::Bytecode(bytecode) = &compiled {
+                lock(&landing.inner).insert(landing.key, bytecode.clone());
+            }
+            drop(landing);
+            (compiled, fuel)
+        }
+        .boxed()
+        .shared();
+        let weak = flight.downgrade().expect("a flight not yet polled");
+        inner.flights.insert(*key, (number, weak));
+        Lookup::Compile(flight)
+    }
+
+    /// Cache bytecode compiled outside a flight.
+    pub fn insert(&self, key: Key, bytecode: Arc<[u8]>) {
+        lock(&self.inner).insert(key, bytecode);
     }
 }
 
@@ -120,39 +140,17 @@ impl Inner {
     }
 }
 
-impl Flight {
-    /// Cache the bytecode and hand it to the calls waiting for it.
-    pub fn land(self, bytecode: Arc<[u8]>) {
-        lock(&self.inner).insert(self.key, bytecode.clone());
-        self.sender.send_replace(Some(Ok(bytecode)));
-    }
-
-    /// The script does not compile: its waiters run it from source, as this call does.
-    pub fn not_compiled(self) {
-        self.sender.send_replace(Some(Err(NotCompiled)));
-    }
-}
-
-impl Drop for Flight {
+impl Drop for Landing {
     fn drop(&mut self) {
-        // Cached (or too large to cache) first, then no longer under way: a call that looks it
-        // up in between finds one or the other.
-        lock(&self.inner).flights.remove(&self.key);
-    }
-}
-
-impl Landing {
-    /// The flight's end, or `Late` at `deadline` (the waiting call's own, which then runs out
-    /// in its run).
-    pub async fn wait(mut self, deadline: std::time::Instant) -> Landed {
-        let ended = self.0.wait_for(Option::is_some);
-        match tokio::time::timeout_at(deadline.into(), ended).await {
-            Ok(Ok(state)) => match &*state {
-                Some(Ok(bytecode)) => Landed::Bytecode(bytecode.clone()),
-                _ => Landed::NotCompiled,
-            },
-            Ok(Err(_)) => Landed::Dropped,
-            Err(_) => Landed::Late,
+        // Its own entry only: once no call polled this flight, a lookup may have put a new one
+        // in its place before this drop took the lock.
+        let mut inner = lock(&self.inner);
+        if inner
+            .flights
+            .get(&self.key)
+            .is_some_and(|(n, _)| *n == self.number)
+        {
+            inner.flights.remove(&self.key);
         }
     }
 }

@@ -1,116 +1,150 @@
 use super::*;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::oneshot;
 
-/// A deadline no test reaches: a wait that ends by it ended for another reason.
-fn far() -> Instant {
-    Instant::now() + Duration::from_secs(600)
+/// A compile that ends as `end` sends it, with 7 fuel; `None` for a compile that must not be
+/// made.
+fn compile(end: oneshot::Receiver<Compiled>) -> impl FnOnce() -> Compile {
+    move || async move { (end.await.expect("the test ends the compile"), 7) }.boxed()
 }
 
-/// The flight of a key no one has looked up, and a call's wait for it.
-fn flight_and_waiter(cache: &BytecodeCache, key: u8) -> (Flight, Landing) {
-    let Lookup::Compile(flight) = cache.lookup(&[key; 32]) else {
+fn no_compile() -> Compile {
+    panic!("a lookup that finds a hit or a flight makes no compile")
+}
+
+fn code() -> Arc<[u8]> {
+    Arc::from(&b"code"[..])
+}
+
+#[tokio::test]
+async fn calls_that_miss_during_a_compile_wait_for_its_end() {
+    let cache = BytecodeCache::new(4).unwrap();
+    let (end, ended) = oneshot::channel();
+    let Lookup::Compile(first) = cache.lookup(&[1; 32], compile(ended)) else {
         panic!("the first lookup compiles")
     };
-    let Lookup::Wait(landing) = cache.lookup(&[key; 32]) else {
+    let (Lookup::Wait(a), Lookup::Wait(b)) = (
+        cache.lookup(&[1; 32], no_compile),
+        cache.lookup(&[1; 32], no_compile),
+    ) else {
+        panic!("lookups during the compile wait")
+    };
+    let (_end, other) = oneshot::channel();
+    assert!(
+        matches!(cache.lookup(&[2; 32], compile(other)), Lookup::Compile(_)),
+        "keys apart"
+    );
+    end.send(Compiled::Bytecode(code())).unwrap();
+    // A waiter alone drives the compile: the first call is never polled.
+    let ended = (Compiled::Bytecode(code()), 7);
+    assert_eq!((a.await, b.await), (ended.clone(), ended.clone()));
+    assert!(matches!(cache.lookup(&[1; 32], no_compile), Lookup::Hit(c) if c == code()));
+    assert_eq!(first.await, ended);
+}
+
+#[tokio::test]
+async fn a_flight_that_ends_without_bytecode_caches_nothing() {
+    for end in [Compiled::Syntax, Compiled::Stopped] {
+        let cache = BytecodeCache::new(4).unwrap();
+        let (send, ended) = oneshot::channel();
+        let Lookup::Compile(flight) = cache.lookup(&[1; 32], compile(ended)) else {
+            panic!("the first lookup compiles")
+        };
+        send.send(end.clone()).unwrap();
+        assert_eq!(flight.await, (end, 7));
+        let (_send, again) = oneshot::channel();
+        assert!(matches!(
+            cache.lookup(&[1; 32], compile(again)),
+            Lookup::Compile(_)
+        ));
+    }
+}
+
+#[test]
+fn a_flight_no_call_polls_any_more_is_dropped_and_the_next_call_compiles() {
+    let cache = BytecodeCache::new(4).unwrap();
+    let made = AtomicUsize::new(0);
+    let make = || {
+        made.fetch_add(1, Ordering::Relaxed);
+        std::future::pending().boxed()
+    };
+    let Lookup::Compile(first) = cache.lookup(&[1; 32], make) else {
+        panic!("the first lookup compiles")
+    };
+    let Lookup::Wait(waiter) = cache.lookup(&[1; 32], no_compile) else {
         panic!("a lookup during the compile waits")
     };
-    (flight, landing)
-}
-
-/// `landing`'s end, which must come well before its deadline.
-async fn ends(landing: Landing) -> Landed {
-    let waited = tokio::spawn(landing.wait(far()));
-    tokio::task::yield_now().await;
-    tokio::time::timeout(Duration::from_secs(60), waited)
-        .await
-        .expect("the wait ends with the flight")
-        .unwrap()
-}
-
-#[tokio::test]
-async fn calls_that_miss_during_a_compile_wait_for_its_bytecode() {
-    let cache = BytecodeCache::new(4).unwrap();
-    let (flight, first) = flight_and_waiter(&cache, 1);
-    let Lookup::Wait(second) = cache.lookup(&[1; 32]) else {
-        panic!("every lookup during the compile waits")
+    drop(first);
+    assert!(
+        matches!(cache.lookup(&[1; 32], no_compile), Lookup::Wait(_)),
+        "a waiter polls it"
+    );
+    drop(waiter);
+    assert!(
+        lock(&cache.inner).flights.is_empty(),
+        "the dropped compile took its entry"
+    );
+    let make = || {
+        made.fetch_add(1, Ordering::Relaxed);
+        std::future::pending().boxed()
     };
-    assert!(
-        matches!(cache.lookup(&[2; 32]), Lookup::Compile(_)),
-        "keys are apart"
-    );
-    let waiters = tokio::spawn(async { (ends(first).await, ends(second).await) });
-    tokio::task::yield_now().await;
-    flight.land(Arc::from(&b"code"[..]));
-    let code = Landed::Bytecode(Arc::from(&b"code"[..]));
-    assert_eq!(waiters.await.unwrap(), (code.clone(), code));
-    assert!(matches!(cache.lookup(&[1; 32]), Lookup::Hit(code) if &*code == b"code"));
+    assert!(matches!(cache.lookup(&[1; 32], make), Lookup::Compile(_)));
+    assert_eq!(made.load(Ordering::Relaxed), 2);
 }
 
-#[tokio::test]
-async fn a_script_that_does_not_compile_sends_its_waiters_to_the_source() {
+#[test]
+fn a_dropped_flight_leaves_a_newer_flight_of_its_key_in_place() {
     let cache = BytecodeCache::new(4).unwrap();
-    let (flight, landing) = flight_and_waiter(&cache, 1);
-    let waiter = tokio::spawn(ends(landing));
-    tokio::task::yield_now().await;
-    flight.not_compiled();
-    assert_eq!(waiter.await.unwrap(), Landed::NotCompiled);
-    assert!(
-        matches!(cache.lookup(&[1; 32]), Lookup::Compile(_)),
-        "nothing is cached"
-    );
-}
-
-#[tokio::test]
-async fn a_dropped_flight_sends_its_waiters_back_to_look_up() {
-    let cache = BytecodeCache::new(4).unwrap();
-    let (flight, landing) = flight_and_waiter(&cache, 1);
-    let waiter = tokio::spawn(ends(landing));
-    tokio::task::yield_now().await;
-    drop(flight);
-    assert_eq!(waiter.await.unwrap(), Landed::Dropped);
-    assert!(
-        matches!(cache.lookup(&[1; 32]), Lookup::Compile(_)),
-        "the next call compiles"
-    );
-}
-
-#[tokio::test]
-async fn a_waiter_stops_at_its_deadline() {
-    let cache = BytecodeCache::new(4).unwrap();
-    let (_flight, landing) = flight_and_waiter(&cache, 1);
-    let deadline = Instant::now() + Duration::from_millis(20);
-    assert_eq!(landing.wait(deadline).await, Landed::Late);
-    assert!(Instant::now() >= deadline);
+    let old = Landing {
+        inner: cache.inner.clone(),
+        key: [1; 32],
+        number: 0,
+    };
+    lock(&cache.inner).next = 1;
+    let Lookup::Compile(_newer) = cache.lookup(&[1; 32], || std::future::pending().boxed()) else {
+        panic!("the first lookup compiles")
+    };
+    drop(old);
+    assert!(matches!(
+        cache.lookup(&[1; 32], no_compile),
+        Lookup::Wait(_)
+    ));
 }
 
 #[tokio::test]
 async fn bytecode_too_large_to_cache_is_handed_over_and_compiled_again() {
     let cache = BytecodeCache::new(4).unwrap();
-    let (flight, landing) = flight_and_waiter(&cache, 1);
-    flight.land(vec![0; MAX_BYTES / 4 + 1].into());
-    let Landed::Bytecode(bytecode) = landing.wait(far()).await else {
-        panic!("the waiter gets the bytecode")
+    let large: Arc<[u8]> = vec![0; MAX_BYTES / 4 + 1].into();
+    let (end, ended) = oneshot::channel();
+    let Lookup::Compile(_first) = cache.lookup(&[1; 32], compile(ended)) else {
+        panic!("the first lookup compiles")
     };
-    assert_eq!(bytecode.len(), MAX_BYTES / 4 + 1);
-    assert!(matches!(cache.lookup(&[1; 32]), Lookup::Compile(_)));
+    let Lookup::Wait(waiter) = cache.lookup(&[1; 32], no_compile) else {
+        panic!("a lookup during the compile waits")
+    };
+    end.send(Compiled::Bytecode(large.clone())).unwrap();
+    assert_eq!(waiter.await, (Compiled::Bytecode(large), 7));
+    let (_end, again) = oneshot::channel();
+    assert!(matches!(
+        cache.lookup(&[1; 32], compile(again)),
+        Lookup::Compile(_)
+    ));
 }
 
 #[test]
 fn the_cache_keeps_its_bytes_bound() {
     let cache = BytecodeCache::new(64).unwrap();
     for key in 0..8u8 {
-        let Lookup::Compile(flight) = cache.lookup(&[key; 32]) else {
-            panic!("a new key compiles")
-        };
-        flight.land(vec![key; MAX_BYTES / 4].into());
+        cache.insert([key; 32], vec![key; MAX_BYTES / 4].into());
     }
     assert!(lock(&cache.inner).bytes <= MAX_BYTES);
     assert!(
-        matches!(cache.lookup(&[7; 32]), Lookup::Hit(_)),
+        matches!(cache.lookup(&[7; 32], no_compile), Lookup::Hit(_)),
         "the newest stays"
     );
+    let (_end, again) = oneshot::channel();
     assert!(
-        matches!(cache.lookup(&[0; 32]), Lookup::Compile(_)),
-        "the oldest went"
+        matches!(cache.lookup(&[0; 32], compile(again)), Lookup::Compile(_)),
+        "oldest went"
     );
 }

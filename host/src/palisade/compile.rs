@@ -4,17 +4,17 @@
 
 use super::Palisade;
 use crate::auto::{AutoCompileStatus, Plan};
-use crate::bytecode::{Flight, Landed, Lookup};
+use crate::bytecode::{Compile, Compiled, Lookup};
 use crate::call::Runtime;
 use crate::call::{self};
 use crate::guest::Guest;
 use crate::policy::Policy;
 use crate::record::Tape;
 use crate::{Error, Script};
+use futures_util::FutureExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::OwnedSemaphorePermit;
-use tokio_util::task::AbortOnDropHandle;
+use tracing::Instrument;
 
 /// The longest an automatic compile ([`Builder::auto_compile`]) may spend evaluating a
 /// script's top level, whatever the policy's `limits.timeout`: it runs in the background,
@@ -180,102 +180,69 @@ impl Palisade {
         self.inner.auto.as_ref()?.status(policy, script)
     }
 
-    /// Bytecode for a source script from the cache, compiling it on a miss, the fuel that
-    /// compile used (the call is charged for it), and the call's admission slot back. A call
-    /// that misses while another compiles the same script waits for that compile, within its own
-    /// deadline, and is charged nothing for it; if that compile stopped at its own call's limits
-    /// or its call was dropped, the waiting calls look the script up again. A script that does
-    /// not compile runs from source, so that its error comes with the call's full receipt.
+    /// Bytecode for a source script from the cache, compiling it on a miss, and the fuel that
+    /// compile used (the call is charged for it). A call that misses while another compiles the
+    /// same script waits for that compile within its own deadline, and is charged nothing for
+    /// it; if that compile stopped at its own call's limits, this call compiles the script
+    /// under its own. A script that does not compile runs from source, so that its error comes
+    /// with the call's full receipt.
     pub(super) async fn cached_bytecode(
         &self,
         runtime: &Arc<Runtime>,
         policy: &Policy,
         script: &Script,
         deadline: Instant,
-        permit: OwnedSemaphorePermit,
-    ) -> Result<Cached, Error> {
+    ) -> (Option<Arc<[u8]>>, u64) {
         // A script with modules runs from source (see `precompile`).
         let cached =
             !(script.is_precompiled() || script.is_compiled() || script.modules().next().is_some());
         let Some(cache) = self.inner.bytecode.as_ref().filter(|_| cached) else {
-            return Ok((None, 0, permit));
+            return (None, 0);
         };
         let key = script.key();
-        loop {
-            let landing = match cache.lookup(&key) {
-                Lookup::Hit(bytecode) => return Ok((Some(bytecode), 0, permit)),
-                Lookup::Compile(flight) => {
-                    let job = CompileJob {
-                        runtime: runtime.clone(),
-                        policy: policy.clone(),
-                        script: script.clone(),
-                        deadline,
-                    };
-                    return self.compile_in_flight(flight, job, permit).await;
-                }
-                Lookup::Wait(landing) => landing,
-            };
-            match landing.wait(deadline).await {
-                Landed::Bytecode(bytecode) => return Ok((Some(bytecode), 0, permit)),
-                Landed::NotCompiled | Landed::Late => return Ok((None, 0, permit)),
-                Landed::Dropped => {}
+        let make = || compile(runtime.clone(), policy.clone(), script.clone(), deadline);
+        let (compiled, fuel, waited) = match cache.lookup(&key, make) {
+            Lookup::Hit(bytecode) => return (Some(bytecode), 0),
+            // Its compile ends by its deadline.
+            Lookup::Compile(flight) => {
+                let (compiled, fuel) = flight.await;
+                (compiled, fuel, false)
             }
-        }
-    }
-
-    /// Compile in a task of its own, which holds the call's admission slot meanwhile and ends
-    /// the flight however this call is polled: a call set aside after its first poll holds up
-    /// no other call of the script. Dropping this call aborts the task, and so the flight.
-    async fn compile_in_flight(
-        &self,
-        flight: Flight,
-        job: CompileJob,
-        permit: OwnedSemaphorePermit,
-    ) -> Result<Cached, Error> {
-        let task = tokio::spawn(async move {
-            let CompileJob {
-                runtime,
-                policy,
-                script,
-                deadline,
-            } = job;
-            let (result, fuel) = call::compile(&runtime, &policy, &script, deadline).await;
-            let bytecode = match result {
-                Ok(bytecode) => {
-                    let bytecode: Arc<[u8]> = bytecode.into();
-                    flight.land(bytecode.clone());
-                    Some(bytecode)
+            Lookup::Wait(flight) => match tokio::time::timeout_at(deadline.into(), flight).await {
+                Ok((compiled, _)) => (compiled, 0, true),
+                Err(_) => return (None, 0),
+            },
+        };
+        match compiled {
+            Compiled::Bytecode(bytecode) => (Some(bytecode), fuel),
+            // Another call's limits stopped the compile this call waited for: it compiles the
+            // script under its own, on its own, if any time is left.
+            Compiled::Stopped if waited && Instant::now() < deadline => match make().await {
+                (Compiled::Bytecode(bytecode), fuel) => {
+                    cache.insert(key, bytecode.clone());
+                    (Some(bytecode), fuel)
                 }
-                Err(Error::GuestSyntax { .. }) => {
-                    flight.not_compiled();
-                    None
-                }
-                // Stopped at this call's limits: dropping the flight lets another call try.
-                Err(_) => None,
-            };
-            (bytecode, fuel, permit)
-        });
-        match AbortOnDropHandle::new(task).await {
-            Ok(compiled) => Ok(compiled),
-            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-            // The task's runtime shut down under a call polled on another: it takes a new slot.
-            Err(_) => Ok((None, 0, self.admit().await?)),
+                (_, fuel) => (None, fuel),
+            },
+            Compiled::Syntax | Compiled::Stopped => (None, fuel),
         }
     }
 }
 
-/// A compile in a task of its own: the call's runtime, policy and script, and its deadline
-/// (the compile and the run share it).
-struct CompileJob {
-    runtime: Arc<Runtime>,
-    policy: Policy,
-    script: Script,
-    deadline: Instant,
+/// Compile `script` to bytecode under `policy`, by `deadline`: how it ended, and its fuel.
+fn compile(runtime: Arc<Runtime>, policy: Policy, script: Script, deadline: Instant) -> Compile {
+    let compile = async move {
+        let (result, fuel) = call::compile(&runtime, &policy, &script, deadline).await;
+        let compiled = match result {
+            Ok(bytecode) => Compiled::Bytecode(bytecode.into()),
+            Err(Error::GuestSyntax { .. }) => Compiled::Syntax,
+            Err(_) => Compiled::Stopped,
+        };
+        (compiled, fuel)
+    };
+    // The call's span, whichever call polls it.
+    compile.instrument(tracing::Span::current()).boxed()
 }
-
-/// The bytecode a call runs (`None`: its source), the fuel a compile took of its budget, and
-/// its admission slot.
-pub(super) type Cached = (Option<Arc<[u8]>>, u64, OwnedSemaphorePermit);
 
 /// A background compile started by [`Builder::auto_compile`]. Dropped before it finished (its
 /// runtime shut down), it lets the script be counted afresh instead of staying "compiling".

@@ -466,9 +466,9 @@ impl Palisade {
         // The deadline runs from here, once a slot is held: a compile on a bytecode-cache miss
         // and the run share it, and its fuel too.
         let deadline = std::time::Instant::now() + policy.limits().timeout.0;
-        let (bytecode, fuel_spent, permit) = self
-            .cached_bytecode(&runtime, policy, &script, deadline, permit)
-            .await?;
+        let (bytecode, fuel_spent) = self
+            .cached_bytecode(&runtime, policy, &script, deadline)
+            .await;
         let script = match bytecode {
             Some(bytecode) => script.with_bytecode(bytecode),
             None => script,

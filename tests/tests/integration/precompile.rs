@@ -2,7 +2,9 @@
 
 use crate::support::*;
 use palisade::{Error, Palisade, Script};
+use std::pin::Pin;
 use std::sync::LazyLock;
+use std::task::Poll;
 
 /// A Palisade without the bytecode cache: every source script is parsed at each call.
 static UNCACHED: LazyLock<Palisade> = LazyLock::new(|| {
@@ -132,8 +134,26 @@ async fn calls_that_start_during_a_compile_wait_for_it() {
     );
 }
 
+/// `call` (a call of a `long_script` under a policy without capabilities) polled once, which
+/// leaves it in its compile (it yields at each fuel slice), and set aside.
+async fn in_its_compile<F: Future>(call: F) -> Pin<Box<F>> {
+    // The guest's runtime loaded, so that the first poll reaches the compile.
+    let warm = PALISADE.run(&roomy(), &fixture("echo.js"), "1").await;
+    assert_eq!(output(&warm), r#"{"got":1}"#);
+    let mut call = Box::pin(call);
+    std::future::poll_fn(|cx| {
+        assert!(
+            call.as_mut().poll(cx).is_pending(),
+            "the compile is under way"
+        );
+        Poll::Ready(())
+    })
+    .await;
+    call
+}
+
 /// A compile that stops at its own call's limits does not leave the calls waiting for it
-/// without bytecode: one of them compiles the script under its own policy and caches it.
+/// without bytecode: each compiles the script under its own policy, and caches it.
 #[tokio::test]
 async fn a_compile_stopped_by_its_calls_limits_is_done_again_by_a_waiting_call() {
     let (p, tight) = (
@@ -141,10 +161,9 @@ async fn a_compile_stopped_by_its_calls_limits_is_done_again_by_a_waiting_call()
         policy("[limits]\nfuel = 20_000_000\ntimeout = \"10s\"\n"),
     );
     let script = long_script("a_compile_stopped_by_its_calls_limits_is_done_again");
-    let (starved, waited) = tokio::join!(
-        PALISADE.run(&tight, &script, "1"),
-        PALISADE.run(&p, &script, "1")
-    );
+    let starving = in_its_compile(PALISADE.run(&tight, &script, "1")).await;
+    // The waiting call first, so that it looks the script up while the compile is under way.
+    let (waited, starved) = tokio::join!(biased; PALISADE.run(&p, &script, "1"), starving);
     assert_eq!(code(&starved), "fuel_exhausted");
     assert_eq!(output(&waited), r#"[1,7,"7"]"#);
     let hit = PALISADE.run(&p, &script, "1").await;
@@ -159,8 +178,8 @@ async fn a_compile_stopped_by_its_calls_limits_is_done_again_by_a_waiting_call()
     );
 }
 
-/// A script that does not compile is compiled once too: the calls that waited for that compile
-/// run it from source, each reporting its syntax error, and compile it no second time.
+/// A script that does not compile is compiled once too: a call that waited for that compile
+/// runs it from source, reporting its syntax error, and does not compile it a second time.
 #[tokio::test]
 async fn calls_waiting_on_a_script_that_does_not_compile_report_its_error() {
     let p = roomy();
@@ -169,10 +188,8 @@ async fn calls_waiting_on_a_script_that_does_not_compile_report_its_error() {
         "long.js",
         format!("{}export const broken = ;\n", long.source()),
     );
-    let (compiled, waited) = tokio::join!(
-        PALISADE.run(&p, &script, "1"),
-        PALISADE.run(&p, &script, "1")
-    );
+    let compiling = in_its_compile(PALISADE.run(&p, &script, "1")).await;
+    let (waited, compiled) = tokio::join!(biased; PALISADE.run(&p, &script, "1"), compiling);
     assert_eq!(
         (code(&compiled), code(&waited)),
         ("guest_syntax", "guest_syntax")
@@ -187,32 +204,41 @@ async fn calls_waiting_on_a_script_that_does_not_compile_report_its_error() {
 }
 
 /// A call polled once and then set aside, not dropped, while it compiles a script holds up no
-/// other call of it: the compile runs in a task of its own.
+/// other call of it: the call that waits for the compile drives it.
 #[tokio::test]
 async fn a_call_set_aside_while_it_compiles_holds_up_no_other_call() {
     let p = roomy();
     let script = long_script("a_call_set_aside_while_it_compiles_holds_up_no_other_call");
-    // The guest's runtime loaded, so that the first poll reaches the compile.
-    assert_eq!(
-        output(&PALISADE.run(&p, &fixture("echo.js"), "1").await),
-        r#"{"got":1}"#
-    );
-    let mut aside = Box::pin(PALISADE.run(&p, &script, "1"));
-    std::future::poll_fn(|cx| {
-        assert!(
-            aside.as_mut().poll(cx).is_pending(),
-            "the compile is under way"
-        );
-        std::task::Poll::Ready(())
-    })
-    .await;
+    let aside = in_its_compile(PALISADE.run(&p, &script, "1")).await;
     let other = PALISADE.run(&p, &script, "1").await;
     assert_eq!(output(&other), r#"[1,7,"7"]"#);
     assert!(
         other.receipt.fuel_used < 10_000_000,
         "it ran the set-aside call's bytecode"
     );
-    assert_eq!(output(&aside.await), r#"[1,7,"7"]"#);
+    let aside = aside.await;
+    assert_eq!(output(&aside), r#"[1,7,"7"]"#);
+    assert!(
+        aside.receipt.fuel_used > 10_000_000,
+        "the set-aside call paid for its compile"
+    );
+}
+
+/// A call dropped while it compiles a script, with no other call waiting, ends that compile:
+/// the next call of the script compiles it.
+#[tokio::test]
+async fn a_call_dropped_while_it_compiles_leaves_the_next_call_to_compile() {
+    let p = roomy();
+    let script = long_script("a_call_dropped_while_it_compiles_leaves_the_next_call_to_compile");
+    drop(in_its_compile(PALISADE.run(&p, &script, "1")).await);
+    let next = PALISADE.run(&p, &script, "1").await;
+    assert_eq!(output(&next), r#"[1,7,"7"]"#);
+    assert!(
+        next.receipt.fuel_used > 10_000_000,
+        "it compiled the script"
+    );
+    let hit = PALISADE.run(&p, &script, "1").await;
+    assert!(hit.receipt.fuel_used < 10_000_000, "and cached it");
 }
 
 #[tokio::test]
