@@ -2,15 +2,18 @@
 //! (in a sandbox of their own, under the call's policy) and later calls run the bytecode, which
 //! skips parsing. Keyed by SHA-256 of the module name and source; bounded in entries and bytes.
 //!
-//! One call compiles a script at a time (a flight): calls that miss while it compiles wait for
-//! its end instead of compiling the same source each in a slot of its own. The compile is a
-//! future shared by every call waiting for it, and whichever of them is polled drives it: a
-//! call set aside holds up no other, and once every one of them is dropped, so is the compile.
+//! A call that misses compiles the script (a flight), and calls that miss while it compiles
+//! wait for its end instead of compiling the same source each in a slot of its own. The compile
+//! is a future shared by every call waiting for it, and whichever of them is polled drives it:
+//! a call set aside holds up no other, and once every call holding it is dropped, so is the
+//! compile.
 
 use futures_util::future::{BoxFuture, FutureExt, Shared, WeakShared};
 use lru::LruCache;
+use std::any::Any;
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Bounds what the cache can pin in host memory; hostile scripts can fill it only with entries
@@ -44,7 +47,7 @@ struct Inner {
     entries: LruCache<Key, Arc<[u8]>>,
     bytes: usize,
     /// The flights under way, by key (at most one each), each with its number: held weakly,
-    /// so that a flight no call polls any more is dropped.
+    /// so that a flight no call holds any more is dropped.
     flights: HashMap<Key, (u64, WeakShared<Compile>)>,
     /// The next flight's number.
     next: u64,
@@ -93,6 +96,8 @@ impl BytecodeCache {
         if let Some(flight) = inner.flights.get(key).and_then(|(_, weak)| weak.upgrade()) {
             return Lookup::Wait(flight);
         }
+        // Made before its landing, which would otherwise lock the cache if `compile` panicked.
+        let compile = compile();
         let number = inner.next;
         inner.next += 1;
         let landing = Landing {
@@ -100,9 +105,11 @@ impl BytecodeCache {
             key: *key,
             number,
         };
-        let compile = compile();
         let flight = async move {
-            let (compiled, fuel) = compile.await;
+            let (compiled, fuel) = AssertUnwindSafe(compile)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| stopped_by(&*panic));
             if let Compiled::Bytecode(bytecode) = &compiled {
                 lock(&landing.inner).insert(landing.key, bytecode.clone());
             }
@@ -140,10 +147,23 @@ impl Inner {
     }
 }
 
+/// A compile that panicked (a host defect) ends as `Stopped`, logged, so that every call
+/// polling it is woken and goes on: a `Shared` future that panics wakes no other poller, and
+/// fails each of them when polled again.
+fn stopped_by(panic: &(dyn Any + Send)) -> (Compiled, u64) {
+    let panic = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    tracing::error!(panic, "a bytecode compile panicked");
+    (Compiled::Stopped, 0)
+}
+
 impl Drop for Landing {
     fn drop(&mut self) {
-        // Its own entry only: once no call polled this flight, a lookup may have put a new one
-        // in its place before this drop took the lock.
+        // Its own entry only: once no call held this flight, a lookup may have put a new one in
+        // its place before this drop took the lock.
         let mut inner = lock(&self.inner);
         if inner
             .flights

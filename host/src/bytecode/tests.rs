@@ -2,8 +2,7 @@ use super::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::oneshot;
 
-/// A compile that ends as `end` sends it, with 7 fuel; `None` for a compile that must not be
-/// made.
+/// A compile that ends as `end` sends it, with 7 fuel.
 fn compile(end: oneshot::Receiver<Compiled>) -> impl FnOnce() -> Compile {
     move || async move { (end.await.expect("the test ends the compile"), 7) }.boxed()
 }
@@ -35,7 +34,7 @@ async fn calls_that_miss_during_a_compile_wait_for_its_end() {
         "keys apart"
     );
     end.send(Compiled::Bytecode(code())).unwrap();
-    // A waiter alone drives the compile: the first call is never polled.
+    // The waiters alone drive the compile: the first call is polled only after its end.
     let ended = (Compiled::Bytecode(code()), 7);
     assert_eq!((a.await, b.await), (ended.clone(), ended.clone()));
     assert!(matches!(cache.lookup(&[1; 32], no_compile), Lookup::Hit(c) if c == code()));
@@ -50,8 +49,12 @@ async fn a_flight_that_ends_without_bytecode_caches_nothing() {
         let Lookup::Compile(flight) = cache.lookup(&[1; 32], compile(ended)) else {
             panic!("the first lookup compiles")
         };
+        let Lookup::Wait(_held) = cache.lookup(&[1; 32], no_compile) else {
+            panic!("a lookup during the compile waits")
+        };
         send.send(end.clone()).unwrap();
         assert_eq!(flight.await, (end, 7));
+        // Its entry went with its end, though a call still holds it.
         let (_send, again) = oneshot::channel();
         assert!(matches!(
             cache.lookup(&[1; 32], compile(again)),
@@ -60,8 +63,39 @@ async fn a_flight_that_ends_without_bytecode_caches_nothing() {
     }
 }
 
+#[tokio::test]
+async fn a_compile_that_panics_ends_as_stopped_for_every_call_holding_it() {
+    let cache = BytecodeCache::new(4).unwrap();
+    let (end, ended) = oneshot::channel::<()>();
+    let panics = || {
+        async move {
+            ended.await.unwrap();
+            panic!("a defect")
+        }
+        .boxed()
+    };
+    let Lookup::Compile(first) = cache.lookup(&[1; 32], panics) else {
+        panic!("the first lookup compiles")
+    };
+    let Lookup::Wait(waiter) = cache.lookup(&[1; 32], no_compile) else {
+        panic!("a lookup during the compile waits")
+    };
+    let (first, waiter) = (tokio::spawn(first), tokio::spawn(waiter));
+    tokio::task::yield_now().await;
+    end.send(()).unwrap();
+    let within = |task| tokio::time::timeout(std::time::Duration::from_secs(60), task);
+    let stopped = (Compiled::Stopped, 0);
+    assert_eq!(within(first).await.unwrap().unwrap(), stopped);
+    assert_eq!(within(waiter).await.unwrap().unwrap(), stopped);
+    let (_end, again) = oneshot::channel();
+    assert!(matches!(
+        cache.lookup(&[1; 32], compile(again)),
+        Lookup::Compile(_)
+    ));
+}
+
 #[test]
-fn a_flight_no_call_polls_any_more_is_dropped_and_the_next_call_compiles() {
+fn a_flight_no_call_holds_any_more_is_dropped_and_the_next_call_compiles() {
     let cache = BytecodeCache::new(4).unwrap();
     let made = AtomicUsize::new(0);
     let make = || {

@@ -135,7 +135,9 @@ async fn calls_that_start_during_a_compile_wait_for_it() {
 }
 
 /// `call` (a call of a `long_script` under a policy without capabilities) polled once, which
-/// leaves it in its compile (it yields at each fuel slice), and set aside.
+/// leaves it in its compile (it yields at each fuel slice), and set aside. Before its compile,
+/// a call waits only for the guest's runtime to load (done here first) or for an admission
+/// slot, of which the suite's Palisade has 64.
 async fn in_its_compile<F: Future>(call: F) -> Pin<Box<F>> {
     // The guest's runtime loaded, so that the first poll reaches the compile.
     let warm = PALISADE.run(&roomy(), &fixture("echo.js"), "1").await;
