@@ -95,6 +95,16 @@ async fn a_compile_that_panics_ends_as_stopped_for_every_call_holding_it() {
 }
 
 #[test]
+fn a_lookup_whose_compile_panics_in_the_making_leaves_the_cache_usable() {
+    let cache = BytecodeCache::new(4).unwrap();
+    let made = std::panic::catch_unwind(AssertUnwindSafe(|| cache.lookup(&[1; 32], no_compile)));
+    assert!(made.is_err());
+    let Lookup::Compile(_flight) = cache.lookup(&[1; 32], || std::future::pending().boxed()) else {
+        panic!("no flight was left behind")
+    };
+}
+
+#[test]
 fn a_flight_no_call_holds_any_more_is_dropped_and_the_next_call_compiles() {
     let cache = BytecodeCache::new(4).unwrap();
     let made = AtomicUsize::new(0);

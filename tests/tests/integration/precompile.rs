@@ -155,7 +155,8 @@ async fn in_its_compile<F: Future>(call: F) -> Pin<Box<F>> {
 }
 
 /// A compile that stops at its own call's limits does not leave the calls waiting for it
-/// without bytecode: each compiles the script under its own policy, and caches it.
+/// without bytecode: each compiles the script under its own policy, and caches it. (A call that
+/// did not wait would pass too: what this catches is a waiting call that runs the source.)
 #[tokio::test]
 async fn a_compile_stopped_by_its_calls_limits_is_done_again_by_a_waiting_call() {
     let (p, tight) = (
