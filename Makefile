@@ -64,8 +64,9 @@ lint-guest: setup
 # A packaged crate carries no workspace profile: the --config flags repeat [profile.dev] of
 # Cargo.toml, and the features are xtask's (`serve`), so that the verify build reuses the
 # dependencies xtask compiled with the same features (about 30 s instead of a cold build;
-# docs/architecture.md, "One build of wasmtime"). The packaged palisade takes the packaged oxc_parser as a dependency,
-# which "*" would optimize: it is built unoptimized, as the workspace builds it.
+# docs/architecture.md, "One build of wasmtime"). The packaged palisade takes the packaged
+# oxc_parser as a dependency, which "*" would optimize: it is built unoptimized, as the
+# workspace builds it.
 PACKAGE_PROFILE := --config 'profile.dev.debug="line-tables-only"' \
 	--config 'profile.dev.package."*".opt-level=3' \
 	--config 'profile.dev.package.palisade-oxc-parser.opt-level=0' \

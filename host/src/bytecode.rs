@@ -151,11 +151,7 @@ impl Inner {
 /// polling it is woken and goes on: a `Shared` future that panics wakes no other poller, and
 /// fails each of them when polled again.
 fn stopped_by(panic: &(dyn Any + Send)) -> (Compiled, u64) {
-    let panic = panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_default();
+    let panic = crate::caps::capability::panic_message(panic);
     tracing::error!(panic, "a bytecode compile panicked");
     (Compiled::Stopped, 0)
 }

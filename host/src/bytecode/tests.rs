@@ -11,8 +11,29 @@ fn no_compile() -> Compile {
     panic!("a lookup that finds a hit or a flight makes no compile")
 }
 
+/// A compile that never ends.
+fn pending() -> Compile {
+    std::future::pending().boxed()
+}
+
 fn code() -> Arc<[u8]> {
     Arc::from(&b"code"[..])
+}
+
+/// The flight of `compile` for key 1, which no one has looked up, and a call waiting for it.
+fn first_and_waiter(cache: &BytecodeCache, compile: impl FnOnce() -> Compile) -> (Flight, Flight) {
+    let Lookup::Compile(first) = cache.lookup(&[1; 32], compile) else {
+        panic!("the first lookup compiles")
+    };
+    let Lookup::Wait(waiter) = cache.lookup(&[1; 32], no_compile) else {
+        panic!("a lookup during the compile waits")
+    };
+    (first, waiter)
+}
+
+/// Whether a lookup of `key` now starts a compile (nothing cached, no flight under way).
+fn compiles_anew(cache: &BytecodeCache, key: u8) -> bool {
+    matches!(cache.lookup(&[key; 32], pending), Lookup::Compile(_))
 }
 
 #[tokio::test]
@@ -28,11 +49,7 @@ async fn calls_that_miss_during_a_compile_wait_for_its_end() {
     ) else {
         panic!("lookups during the compile wait")
     };
-    let (_end, other) = oneshot::channel();
-    assert!(
-        matches!(cache.lookup(&[2; 32], compile(other)), Lookup::Compile(_)),
-        "keys apart"
-    );
+    assert!(compiles_anew(&cache, 2), "keys apart");
     end.send(Compiled::Bytecode(code())).unwrap();
     // The waiters alone drive the compile: the first call is polled only after its end.
     let ended = (Compiled::Bytecode(code()), 7);
@@ -46,20 +63,11 @@ async fn a_flight_that_ends_without_bytecode_caches_nothing() {
     for end in [Compiled::Syntax, Compiled::Stopped] {
         let cache = BytecodeCache::new(4).unwrap();
         let (send, ended) = oneshot::channel();
-        let Lookup::Compile(flight) = cache.lookup(&[1; 32], compile(ended)) else {
-            panic!("the first lookup compiles")
-        };
-        let Lookup::Wait(_held) = cache.lookup(&[1; 32], no_compile) else {
-            panic!("a lookup during the compile waits")
-        };
+        let (flight, _held) = first_and_waiter(&cache, compile(ended));
         send.send(end.clone()).unwrap();
         assert_eq!(flight.await, (end, 7));
         // Its entry went with its end, though a call still holds it.
-        let (_send, again) = oneshot::channel();
-        assert!(matches!(
-            cache.lookup(&[1; 32], compile(again)),
-            Lookup::Compile(_)
-        ));
+        assert!(compiles_anew(&cache, 1));
     }
 }
 
@@ -74,12 +82,7 @@ async fn a_compile_that_panics_ends_as_stopped_for_every_call_holding_it() {
         }
         .boxed()
     };
-    let Lookup::Compile(first) = cache.lookup(&[1; 32], panics) else {
-        panic!("the first lookup compiles")
-    };
-    let Lookup::Wait(waiter) = cache.lookup(&[1; 32], no_compile) else {
-        panic!("a lookup during the compile waits")
-    };
+    let (first, waiter) = first_and_waiter(&cache, panics);
     let (first, waiter) = (tokio::spawn(first), tokio::spawn(waiter));
     tokio::task::yield_now().await;
     end.send(()).unwrap();
@@ -87,11 +90,7 @@ async fn a_compile_that_panics_ends_as_stopped_for_every_call_holding_it() {
     let stopped = (Compiled::Stopped, 0);
     assert_eq!(within(first).await.unwrap().unwrap(), stopped);
     assert_eq!(within(waiter).await.unwrap().unwrap(), stopped);
-    let (_end, again) = oneshot::channel();
-    assert!(matches!(
-        cache.lookup(&[1; 32], compile(again)),
-        Lookup::Compile(_)
-    ));
+    assert!(compiles_anew(&cache, 1));
 }
 
 #[test]
@@ -99,9 +98,7 @@ fn a_lookup_whose_compile_panics_in_the_making_leaves_the_cache_usable() {
     let cache = BytecodeCache::new(4).unwrap();
     let made = std::panic::catch_unwind(AssertUnwindSafe(|| cache.lookup(&[1; 32], no_compile)));
     assert!(made.is_err());
-    let Lookup::Compile(_flight) = cache.lookup(&[1; 32], || std::future::pending().boxed()) else {
-        panic!("no flight was left behind")
-    };
+    assert!(compiles_anew(&cache, 1), "no flight was left behind");
 }
 
 #[test]
@@ -110,14 +107,9 @@ fn a_flight_no_call_holds_any_more_is_dropped_and_the_next_call_compiles() {
     let made = AtomicUsize::new(0);
     let make = || {
         made.fetch_add(1, Ordering::Relaxed);
-        std::future::pending().boxed()
+        pending()
     };
-    let Lookup::Compile(first) = cache.lookup(&[1; 32], make) else {
-        panic!("the first lookup compiles")
-    };
-    let Lookup::Wait(waiter) = cache.lookup(&[1; 32], no_compile) else {
-        panic!("a lookup during the compile waits")
-    };
+    let (first, waiter) = first_and_waiter(&cache, make);
     drop(first);
     assert!(
         matches!(cache.lookup(&[1; 32], no_compile), Lookup::Wait(_)),
@@ -130,7 +122,7 @@ fn a_flight_no_call_holds_any_more_is_dropped_and_the_next_call_compiles() {
     );
     let make = || {
         made.fetch_add(1, Ordering::Relaxed);
-        std::future::pending().boxed()
+        pending()
     };
     assert!(matches!(cache.lookup(&[1; 32], make), Lookup::Compile(_)));
     assert_eq!(made.load(Ordering::Relaxed), 2);
@@ -145,7 +137,7 @@ fn a_dropped_flight_leaves_a_newer_flight_of_its_key_in_place() {
         number: 0,
     };
     lock(&cache.inner).next = 1;
-    let Lookup::Compile(_newer) = cache.lookup(&[1; 32], || std::future::pending().boxed()) else {
+    let Lookup::Compile(_newer) = cache.lookup(&[1; 32], pending) else {
         panic!("the first lookup compiles")
     };
     drop(old);
@@ -160,19 +152,10 @@ async fn bytecode_too_large_to_cache_is_handed_over_and_compiled_again() {
     let cache = BytecodeCache::new(4).unwrap();
     let large: Arc<[u8]> = vec![0; MAX_BYTES / 4 + 1].into();
     let (end, ended) = oneshot::channel();
-    let Lookup::Compile(_first) = cache.lookup(&[1; 32], compile(ended)) else {
-        panic!("the first lookup compiles")
-    };
-    let Lookup::Wait(waiter) = cache.lookup(&[1; 32], no_compile) else {
-        panic!("a lookup during the compile waits")
-    };
+    let (_first, waiter) = first_and_waiter(&cache, compile(ended));
     end.send(Compiled::Bytecode(large.clone())).unwrap();
     assert_eq!(waiter.await, (Compiled::Bytecode(large), 7));
-    let (_end, again) = oneshot::channel();
-    assert!(matches!(
-        cache.lookup(&[1; 32], compile(again)),
-        Lookup::Compile(_)
-    ));
+    assert!(compiles_anew(&cache, 1));
 }
 
 #[test]
@@ -186,9 +169,5 @@ fn the_cache_keeps_its_bytes_bound() {
         matches!(cache.lookup(&[7; 32], no_compile), Lookup::Hit(_)),
         "the newest stays"
     );
-    let (_end, again) = oneshot::channel();
-    assert!(
-        matches!(cache.lookup(&[0; 32], compile(again)), Lookup::Compile(_)),
-        "oldest went"
-    );
+    assert!(compiles_anew(&cache, 0), "oldest went");
 }

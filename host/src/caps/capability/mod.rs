@@ -6,8 +6,8 @@ mod decide;
 pub(crate) mod forward;
 mod handler;
 
-pub(crate) use handler::Handler;
 pub use handler::{CallContext, CapabilityError, CapabilityFuture};
+pub(crate) use handler::{Handler, panic_message};
 
 use crate::Fix;
 use crate::audit::{AuditLog, Decision, Entry};
@@ -21,7 +21,7 @@ use crate::policy::{ByteSize, Capabilities, Policy};
 use crate::record::{CapabilityEvent, CapabilityOutcome, Tape, event_bytes};
 use decide::Verdict;
 use forward::ResponseBudget;
-use handler::{CatchPanic, HANDLER_ERROR, panic_message};
+use handler::{CatchPanic, HANDLER_ERROR};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
