@@ -10,7 +10,8 @@ use crate::outcome::failed;
 use crate::request::{Refused, Request};
 use palisade::{Canceller, Outcome, Palisade, Policy, Script};
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Called once when a call ends: its Outcome, or the caller's own mistake (a message the
 /// binding throws as a `TypeError`).
@@ -21,17 +22,56 @@ pub type OnEvent = Arc<dyn Fn(String) + Send + Sync>;
 
 /// The runtime every call of the binding runs under: one worker thread per CPU, named
 /// `palisade`, started on first use and kept for the life of the process. A worker that runs
-/// out of work flushes the reports waiting for their batch ([`crate::Reports`]).
+/// out of work flushes the reports waiting for their batch ([`crate::Reports`]). A child made
+/// by `fork` (after [`forked`]) has none of its parent's threads: it starts a runtime of its
+/// own on first use, and leaves the parent's untouched.
 pub fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .thread_name("palisade")
-            .on_thread_park(crate::batch::on_idle)
-            .enable_all()
-            .build()
-            .expect("the bindings' tokio runtime starts")
-    })
+    let forks = forks();
+    if let Some((made_in, runtime)) = THIS_THREADS_RUNTIME.get()
+        && made_in == forks
+    {
+        return runtime;
+    }
+    static RUNTIMES: Mutex<Option<(usize, &'static tokio::runtime::Runtime)>> = Mutex::new(None);
+    let mut runtimes = RUNTIMES.lock().unwrap_or_else(|e| e.into_inner());
+    let runtime = match *runtimes {
+        Some((made_in, runtime)) if made_in == forks => runtime,
+        // Kept for the life of the process: a parent's, in a child, is never dropped either
+        // (its threads are not there to stop).
+        _ => Box::leak(Box::new(
+            tokio::runtime::Builder::new_multi_thread()
+                .thread_name("palisade")
+                .on_thread_park(crate::batch::on_idle)
+                .enable_all()
+                .build()
+                .expect("the bindings' tokio runtime starts"),
+        )),
+    };
+    *runtimes = Some((forks, runtime));
+    THIS_THREADS_RUNTIME.set(Some((forks, runtime)));
+    runtime
+}
+
+thread_local! {
+    /// The runtime this thread last asked for, and the [`forks`] it was made after: asking
+    /// again costs no lock.
+    static THIS_THREADS_RUNTIME: std::cell::Cell<Option<(usize, &'static tokio::runtime::Runtime)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// How many times the process has been forked since it loaded the binding ([`forked`]).
+static FORKS: AtomicUsize = AtomicUsize::new(0);
+
+/// Tell the binding that this process is a child `fork` has just made (Python's
+/// `os.register_at_fork(after_in_child=…)`): its next call starts a runtime of its own, and
+/// a `Palisade` built before the fork is refused (its threads stayed with the parent).
+pub fn forked() {
+    FORKS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// How many times the process has been forked since it loaded the binding.
+pub fn forks() -> usize {
+    FORKS.load(Ordering::Acquire)
 }
 
 /// A call: [`Call::cancel`] ends it as `cancelled`, before or after it has started.
@@ -84,7 +124,8 @@ pub fn start(palisade: &Palisade, start: Start, done: Done) -> Call {
 /// (`Runtime::block_on`), while `watch` runs beside it (it may cancel `call`, and ends when
 /// the call does): the Outcome, or the caller's mistake. The runtime's workers only
 /// serve what the call waits on (timers, sockets). From inside the runtime (a call made by a
-/// callback of another), the call runs on the workers and `watch` does not run.
+/// callback of another), the call runs on the workers, and this thread polls `watch` every
+/// [`NESTED_WATCH`] until it ends.
 pub fn run_here<W>(
     palisade: &Palisade,
     start: Start,
@@ -99,15 +140,12 @@ where
     let running = Box::pin(run(palisade.clone(), start, call.canceller.clone()));
     if RUNNING_HERE.get() {
         // A call made from an event callback of a call this thread runs, whose `block_on`
-        // would panic if entered again: the call goes to the runtime's workers, and this
-        // thread waits for it without a watch.
+        // would panic if entered again: the call goes to the runtime's workers.
         let (sender, outcome) = std::sync::mpsc::channel();
         runtime().spawn(async move {
             let _ = sender.send(running.await);
         });
-        return outcome
-            .recv()
-            .unwrap_or_else(|_| Err("the call ended without an outcome".to_owned()));
+        return wait_watching(&outcome, watch);
     }
     let _here = RunningHere::enter();
     runtime().block_on(async move {
@@ -117,6 +155,36 @@ where
             never = watch => match never {},
         }
     })
+}
+
+/// How often a call made from inside another's `block_on` polls its watch: the watch's own
+/// timers cannot wake this thread, which waits for the call on a channel.
+const NESTED_WATCH: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// The call's result from `outcome`, polling `watch` (in the runtime's context, which this
+/// thread is in) every [`NESTED_WATCH`] meanwhile, as `block_on` would run it beside the call.
+fn wait_watching<W>(
+    outcome: &std::sync::mpsc::Receiver<Result<Outcome, String>>,
+    watch: W,
+) -> Result<Outcome, String>
+where
+    W: Future<Output = std::convert::Infallible>,
+{
+    use std::sync::mpsc::RecvTimeoutError;
+    let mut watch = std::pin::pin!(watch);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        match outcome.recv_timeout(NESTED_WATCH) {
+            Ok(result) => return result,
+            Err(RecvTimeoutError::Timeout) => {
+                // Pending for ever (its output is uninhabited): it only acts.
+                let _ = watch.as_mut().poll(&mut context);
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err("the call ended without an outcome".to_owned());
+            }
+        }
+    }
 }
 
 /// [`RUNNING_HERE`] set while held.
@@ -146,8 +214,24 @@ async fn run(palisade: Palisade, start: Start, canceller: Canceller) -> Result<O
         Some(text) => Request::parse(text),
         None => Ok(Request::default()),
     };
-    let prepared =
-        request.and_then(|request| request.prepare(start.policy, start.script, start.input));
+    let (policy, script, input) = (start.policy, start.script, start.input);
+    let prepared = match request {
+        // A script's file is read on a blocking thread, not on the runtime's worker, which
+        // other calls share: a FIFO waits for its writer (`palisade run <(…)` reads one). The
+        // call may be cancelled meanwhile; the read itself ends with the FIFO's writer.
+        Ok(request) if request.file.is_some() => {
+            let reading =
+                tokio::task::spawn_blocking(move || request.prepare(policy, script, input));
+            tokio::select! {
+                read = reading => read.unwrap_or_else(|e| {
+                    let detail = format!("reading the script failed: {e}");
+                    Err(Refused::call(palisade::Error::Internal { detail }, None))
+                }),
+                () = canceller.cancelled() => return Ok(failed(palisade::Error::Cancelled, None)),
+            }
+        }
+        request => request.and_then(|request| request.prepare(policy, script, input)),
+    };
     let mut prepared = match prepared {
         Ok(prepared) => prepared,
         Err(Refused::Usage(message)) => return Err(message),

@@ -67,12 +67,27 @@ fn failure_of(error: &Error, error_id: Option<&str>) -> String {
 /// with `"error": {code, message, fix, fix_note, docs_url, retryable, …}` (and `error_id`
 /// for `internal`): the output or the failure, joined with the rest.
 pub fn outcome_json(outcome: &Outcome) -> String {
+    joined(
+        outcome,
+        outcome.output().map_or("null", |output| output.get()),
+    )
+}
+
+/// [`outcome_json`] with `"output": null` for a call that succeeded: the rest of the Outcome,
+/// whose depth the library bounds, for a binding that reads the output apart (a script's
+/// output may be nested deeper than the binding's own JSON reader goes).
+pub fn outcome_json_but_output(outcome: &Outcome) -> String {
+    joined(outcome, "null")
+}
+
+/// The Outcome's JSON with `output` as the output of a call that succeeded.
+fn joined(outcome: &Outcome, output: &str) -> String {
     let rest = RestJson::of(outcome);
     // Both parts but the output are objects: their members are joined in one.
     let members = |object: &str| object[1..object.len() - 1].to_owned();
     let rest = members(&rest);
     match &outcome.result {
-        Ok(output) => format!(r#"{{"ok":true,"output":{},{rest}}}"#, output.get()),
+        Ok(_) => format!(r#"{{"ok":true,"output":{output},{rest}}}"#),
         Err(error) => {
             let failure = failure_of(error, outcome.error_id.as_deref());
             format!(r#"{{"ok":false,{},{rest}}}"#, members(&failure))

@@ -49,17 +49,23 @@ impl NativeScript {
         }
     }
 
-    /// A script file as `palisade run FILE` reads it (ES module, TypeScript, component).
+    /// A script file as `palisade run FILE` reads it (ES module, TypeScript, component), read
+    /// with the GIL released: a FIFO waits for its writer, and other threads run meanwhile.
     #[staticmethod]
-    fn from_file(path: std::path::PathBuf) -> PyResult<Self> {
-        let inner = palisade_bindings::read_script(&path).map_err(|e| library(&e))?;
+    fn from_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        let inner = py
+            .detach(|| palisade_bindings::read_script(&path))
+            .map_err(|e| library(&e))?;
         Ok(Self { inner })
     }
 
-    /// A component compiled by `palisade compile`.
+    /// A component compiled by `palisade compile`, read with the GIL released.
     #[staticmethod]
-    fn from_component(wasm: &[u8]) -> PyResult<Self> {
-        let inner = palisade::Script::from_component(wasm.to_vec()).map_err(|e| library(&e))?;
+    fn from_component(py: Python<'_>, wasm: &[u8]) -> PyResult<Self> {
+        let wasm = wasm.to_vec();
+        let inner = py
+            .detach(|| palisade::Script::from_component(wasm))
+            .map_err(|e| library(&e))?;
         Ok(Self { inner })
     }
 

@@ -10,6 +10,7 @@
 //! in Python through one invoking function per `Palisade`.
 
 mod errors;
+mod exit;
 mod handles;
 mod mailbox;
 mod outcome;
@@ -27,6 +28,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<palisade::NativeCall>()?;
     m.add_class::<mailbox::Mailbox>()?;
     m.add_class::<outcome::NativeOutcome>()?;
+    m.add_function(wrap_pyfunction!(exit::_at_exit, m)?)?;
+    m.add_function(wrap_pyfunction!(exit::_forked, m)?)?;
     // Which thread is Python's main one is asked of `threading` now, not in the first `run`,
     // which then runs no Python frame either.
     palisade::on_main_thread(m.py())?;

@@ -2,11 +2,14 @@
 //! values only as far as the caller reads it: `ok` costs nothing, `output` turns the output's
 //! JSON into Python values once (in Rust), and the whole Outcome as a dict (`to_dict`) is
 //! written and read once, on first use; the typed fields (`error`, `logs`, `audit`, `receipt`,
-//! `error_id`) are made from that dict by `_outcome._Fields.from_dict`, once. A call whose
+//! `error_id`) are made by `_outcome._Fields.from_dict`, once, from that dict or from the
+//! Outcome without its output, so that they read whatever the output holds (a script's output
+//! may be nested deeper than Python's recursion limit lets `json.loads` go). A call whose
 //! caller only unwraps its output never builds the rest, and runs no Python frame.
 
 use palisade::Outcome;
-use palisade_bindings::outcome_json;
+use palisade_bindings::outcome_json_but_output;
+use pyo3::exceptions::PyRecursionError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
@@ -34,7 +37,11 @@ impl NativeOutcome {
     fn fields<'py>(&self, py: Python<'py>) -> PyResult<&Bound<'py, PyAny>> {
         let fields = cached(py, &self.fields, || {
             let from_dict = wrapper(py)?.fields.bind(py);
-            Ok(from_dict.call1((self.to_dict(py)?,))?.unbind())
+            let dict = match self.dict.get(py) {
+                Some(dict) => dict.clone_ref(py),
+                None => loads(py, &outcome_json_but_output(&self.outcome))?,
+            };
+            Ok(from_dict.call1((dict,))?.unbind())
         })?;
         Ok(fields.bind(py))
     }
@@ -112,9 +119,18 @@ impl NativeOutcome {
         self.field(py, "error_id")
     }
 
-    /// The outcome as the JSON object `palisade run --json` prints, the same dict every time.
+    /// The outcome as the JSON object `palisade run --json` prints, the same dict every time:
+    /// the rest as Python's `json.loads` reads it, the output as `output` reads it (another
+    /// object than `output`'s own).
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let dict = cached(py, &self.dict, || loads(py, &outcome_json(&self.outcome)))?;
+        let dict = cached(py, &self.dict, || {
+            let dict = loads(py, &outcome_json_but_output(&self.outcome))?;
+            if let Some(json) = self.outcome.output() {
+                dict.bind(py)
+                    .set_item("output", python_value(py, json.get())?)?;
+            }
+            Ok(dict)
+        })?;
         Ok(dict.clone_ref(py))
     }
 
@@ -144,10 +160,17 @@ impl NativeOutcome {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let repr =
             |value: Py<PyAny>| -> PyResult<String> { Ok(value.bind(py).repr()?.to_string()) };
+        // An output nested deeper than Python reads is named, not raised.
+        let output = match self.output(py) {
+            Err(e) if e.is_instance_of::<PyRecursionError>(py) => {
+                "<nested deeper than Python's recursion limit>".to_owned()
+            }
+            output => repr(output?)?,
+        };
         Ok(format!(
             "Outcome(ok={}, output={}, error={}, logs={}, audit={}, receipt={}, error_id={})",
             if self.ok() { "True" } else { "False" },
-            repr(self.output(py)?)?,
+            output,
             repr(self.error(py)?)?,
             repr(self.logs(py)?)?,
             repr(self.audit(py)?)?,
@@ -177,7 +200,7 @@ fn wrapper(py: Python<'_>) -> PyResult<&Wrapper> {
 /// The library's JSON (well-formed: the library checked it) as Python values, built in Rust as
 /// it is read: serde_json's reader hands each value straight to pythonize's writer, with no tree
 /// between them (0.35 µs for w1's output against 0.43 through a tree, 310 µs against 410 for a
-/// 12 KB one). By Python's `json.loads`, as `to_dict()` reads it, for what serde_json would read
+/// 12 KB one). By Python's `json.loads` for what serde_json would read
 /// otherwise or not at all: a whole number too large for 64 bits (`1e20`, which JavaScript
 /// writes as 21 digits: serde_json reads a float, `json.loads` an int), a value nested deeper
 /// than serde_json's limit (128), or a string with a lone surrogate (`"\ud800"`, which a

@@ -7,7 +7,7 @@ use crate::mailbox::{Carried, Mailbox};
 use crate::outcome::{NativeOutcome, loads};
 use palisade::CapabilityError;
 use palisade_bindings::{Call, Done, Handler, OnEvent, answer, context_json, run_here};
-use pyo3::exceptions::{PyException, PyTypeError};
+use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
@@ -24,14 +24,22 @@ const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 /// `__init__` (`_build`), so that a subclass of its own may take other arguments.
 #[pyclass(frozen, subclass)]
 pub struct NativePalisade {
-    palisade: OnceLock<palisade::Palisade>,
+    /// The Palisade, and the process's forks when it was built ([`palisade_bindings::forks`]).
+    palisade: OnceLock<(palisade::Palisade, usize)>,
 }
 
 impl NativePalisade {
     fn built(&self) -> PyResult<&palisade::Palisade> {
-        self.palisade.get().ok_or_else(|| {
+        let (palisade, built_after) = self.palisade.get().ok_or_else(|| {
             PyTypeError::new_err("this Palisade was not built: its __init__ did not run")
-        })
+        })?;
+        // Its threads (the deadline's ticker, the calls it was running) stayed in the parent.
+        if *built_after != palisade_bindings::forks() {
+            return Err(PyRuntimeError::new_err(
+                "this Palisade was built before os.fork(): build one in this process",
+            ));
+        }
+        Ok(palisade)
     }
 }
 
@@ -53,7 +61,7 @@ impl NativePalisade {
         let palisade = palisade_bindings::build_with(settings, names, |_| handler(invoke.clone()))
             .map_err(refused)?;
         self.palisade
-            .set(palisade)
+            .set((palisade, palisade_bindings::forks()))
             .map_err(|_| PyTypeError::new_err("this Palisade is built already"))
     }
 
@@ -80,6 +88,11 @@ impl NativePalisade {
             None => (None, None),
         };
         let palisade = self.built()?;
+        let Some(_pass) = crate::exit::enter() else {
+            return Err(PyRuntimeError::new_err(
+                "run(): the interpreter is exiting, and starts no call",
+            ));
+        };
         let start = crate::request::start(py, request, forward)?;
         let call = Call::default();
         let mut interrupt = None;
@@ -159,10 +172,17 @@ impl Watch<'_> {
         let first = tokio::time::Instant::now() + SIGNAL_CHECK;
         let mut ticks = tokio::time::interval_at(first, SIGNAL_CHECK);
         ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut exiting = false;
         loop {
             let event = tokio::select! {
                 json = next_event(self.events) => Some(json),
                 _ = ticks.tick(), if self.signals => None,
+                // The interpreter's exit (a daemon thread's call): the call ends at once.
+                () = crate::exit::exiting(), if !exiting => {
+                    exiting = true;
+                    self.call.cancel();
+                    continue;
+                }
             };
             match event {
                 Some(json) => self.deliver(json),
@@ -252,12 +272,19 @@ fn handler(invoke: Arc<Py<PyAny>>) -> Handler {
             let (sender, answered) = tokio::sync::oneshot::channel();
             let slot = Answer(Mutex::new(Some(sender)));
             let invoked = tokio::task::spawn_blocking(move || {
-                Python::attach(|py| invoke.call1(py, (payload, context, slot)).map(drop))
+                // At the interpreter's exit, no handler starts (crate::exit).
+                let Some(_pass) = crate::exit::enter() else {
+                    return Err("the interpreter is exiting, and runs no handler".to_owned());
+                };
+                Python::attach(|py| {
+                    let invoked = invoke.call1(py, (payload, context, slot));
+                    invoked.map(drop).map_err(|error| error.to_string())
+                })
             })
             .await;
             match invoked {
                 Ok(Ok(())) => {}
-                Ok(Err(error)) => return Err(CapabilityError::from(error.to_string())),
+                Ok(Err(error)) => return Err(CapabilityError::from(error)),
                 Err(join) => return Err(CapabilityError::from(join.to_string())),
             }
             let text = answered

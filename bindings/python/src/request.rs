@@ -4,7 +4,7 @@
 //! and the rest written as the JSON text `palisade_bindings::Request` reads (not at all when
 //! nothing is left: a request with no keys of its own is the default one). Each is written
 //! by serde_json when it holds only Python's own JSON types ([`Plain`]), else by Python's
-//! own JSON encoder (its C encoder, made once in `_palisade.py`). Values only Python has (a
+//! own JSON encoder (`_palisade._dumps`). Values only Python has (a
 //! `timedelta`, a `datetime`, `bytes`) are turned into their JSON form first, by
 //! `_palisade._plain`.
 //!
@@ -26,8 +26,6 @@ struct Wrapper {
     policy: Py<PyType>,
     script: Py<PyType>,
     plain: Py<PyAny>,
-    /// `json.encoder.c_make_encoder(…)`, or None where Python has no C encoder.
-    encoder: Py<PyAny>,
     dumps: Py<PyAny>,
 }
 
@@ -42,8 +40,7 @@ fn wrapper(py: Python<'_>) -> PyResult<&Wrapper> {
             policy: class("Policy")?,
             script: class("Script")?,
             plain: module.getattr("_plain")?.unbind(),
-            encoder: module.getattr("_ENCODER")?.unbind(),
-            dumps: py.import("json")?.getattr("dumps")?.unbind(),
+            dumps: module.getattr("_dumps")?.unbind(),
         })
     })
 }
@@ -138,9 +135,9 @@ fn text(value: &Bound<'_, PyAny>) -> PyResult<String> {
 
 /// `value` (the request's fields, or the input alone) as compact JSON text, `depth` levels
 /// below the request. When all of it is Python's own JSON types ([`Plain`]), serde_json
-/// writes it straight from them; else `json.dumps` does, with its rules and errors: the two
-/// agree on every value the first takes (the script gets the same value).
-/// Their texts differ only in how they write non-ASCII text (UTF-8, or `\uXXXX` escapes) and
+/// writes it straight from them; else Python's encoder does (`_palisade._dumps`, the one
+/// `json.dumps` uses), with its rules and errors: the two agree on every value the first takes
+/// (the script gets the same value). Their texts differ only in how they write non-ASCII text (UTF-8, or `\uXXXX` escapes) and
 /// some floats' digits (`0.00001` or `1e-05`), which the input's size against `limits.input`
 /// counts. What `json.dumps` cannot write (a value that is not JSON, a circular one, a float
 /// that is not finite) is the caller's mistake.
@@ -153,18 +150,7 @@ fn json(
     if let Ok(text) = serde_json::to_string(&Plain { value, depth }) {
         return Ok(text);
     }
-    let written = if wrapper.encoder.is_none(py) {
-        let compact = PyDict::new(py);
-        compact.set_item("separators", (",", ":"))?;
-        compact.set_item("allow_nan", false)?;
-        wrapper.dumps.call(py, (value,), Some(&compact))
-    } else {
-        wrapper.encoder.call1(py, (value, 0)).and_then(|chunks| {
-            PyString::new(py, "")
-                .call_method1("join", (chunks,))
-                .map(Bound::unbind)
-        })
-    };
+    let written = wrapper.dumps.call1(py, (value,));
     let text = written.map_err(|e| {
         let mistake = e.is_instance_of::<PyTypeError>(py)
             || e.is_instance_of::<PyValueError>(py)

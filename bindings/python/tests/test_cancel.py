@@ -169,6 +169,28 @@ def test_ctrl_c_cancels_a_running_call_and_the_next_call_runs() -> None:
     assert out == "interrupted\nafter\n", err
 
 
+def test_ctrl_c_reaches_a_call_made_from_on_event() -> None:
+    # A call made from `on_event` runs on the runtime's workers while this thread waits for
+    # it: Ctrl-C then cancels it too, at once, not at its 60 s deadline.
+    child = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_CHILD.replace("on_event=started", "on_event=nested")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "calling\n"
+        time.sleep(0.5)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        child.kill()
+    assert child.returncode == 0, err
+    assert out == "interrupted\nafter\n", err
+    assert took < 20, took
+
+
 CTRL_C_CHILD = """
 import signal
 from palisade import Palisade
@@ -180,6 +202,14 @@ palisade = Palisade(max_concurrency=1, queue_timeout="30s")
 def started(event):
     if event.get("type") == "console":
         print("calling", flush=True)
+# The same, from inside a call of its own made from the callback.
+def nested(event):
+    if event.get("type") == "console":
+        palisade_inside.run(source="export default () => { console.log('in'); for (;;) {} }",
+                            policy='[limits]\\ntimeout = "60s"\\nfuel = 1_000_000_000_000_000\\n',
+                            on_event=print_calling)
+print_calling = started
+palisade_inside = Palisade()
 try:
     outcome = palisade.run(source="export default () => { console.log('in'); for (;;) {} }",
                            policy='[limits]\\ntimeout = "60s"\\nfuel = 1_000_000_000_000_000\\n',

@@ -54,6 +54,12 @@ impl Canceller {
     pub fn cancel(&self) {
         self.0.cancel();
     }
+
+    /// Ready once [`Canceller::cancel`] has been called (at once if it has been): for work an
+    /// embedder does for the call before starting it, such as reading its script.
+    pub async fn cancelled(&self) {
+        self.0.cancelled().await;
+    }
 }
 
 impl std::fmt::Debug for Canceller {

@@ -4,6 +4,7 @@ handlers (sync or async) answered from Python, outcomes read back as typed objec
 from __future__ import annotations
 
 import asyncio
+import atexit
 import base64
 import datetime
 import inspect
@@ -102,7 +103,10 @@ class Policy:
     """A policy read once (a file's path, TOML text, or a dict of its tables) for many calls."""
 
     def __init__(self, spec: Union[str, Mapping[str, Any]]) -> None:
-        text = json.dumps(spec)
+        try:
+            text = json.dumps(spec)
+        except (ValueError, RecursionError) as e:  # a circular or too deep table
+            raise TypeError(f"Policy(): {e}") from None
         self._native: _native.NativePolicy = _native_call(lambda: _native.NativePolicy.read(text))
 
     @property
@@ -130,17 +134,29 @@ class Script:
 
     @staticmethod
     def from_component(wasm: bytes) -> "Script":
-        return Script(_native_call(lambda: _native.NativeScript.from_component(bytes(wasm))))
+        # A bytes-like object's bytes (`bytes(n)` would make n zero bytes of an int).
+        return Script(_native_call(lambda: _native.NativeScript.from_component(memoryview(wasm).tobytes())))
 
     @property
     def name(self) -> str:
         return self._native.name
 
 
-def _failure(error: BaseException) -> Dict[str, Any]:
-    if isinstance(error, CapabilityError):
-        return {"code": str(error.code), "message": str(error.message), "retryable": bool(error.retryable)}
-    return {"code": "handler_error", "message": str(error), "retryable": False}
+def _failure_json(error: BaseException) -> str:
+    """A handler's failure as the answer `{"error": {...}}`, whatever its exception holds: one
+    whose `str()` (or code's, or `retryable`'s truth) raises is a `handler_error` naming its
+    type, so that the call is answered (an async handler's call would otherwise wait for its
+    deadline)."""
+    try:
+        if isinstance(error, CapabilityError):
+            failure = {"code": str(error.code), "message": str(error.message),
+                       "retryable": bool(error.retryable)}
+        else:
+            failure = {"code": "handler_error", "message": str(error), "retryable": False}
+        return json.dumps({"error": failure})
+    except BaseException:
+        message = f"{type(error).__name__} (its message could not be read)"
+        return json.dumps({"error": {"code": "handler_error", "message": message, "retryable": False}})
 
 
 def _answer_json(value: Any) -> str:
@@ -184,13 +200,13 @@ def _invoker(handlers: Dict[str, Handler]) -> Callable[[str, str, Callable[[str]
         try:
             result = handler(json.loads(payload), ctx)
         except Exception as e:
-            answer(json.dumps({"error": _failure(e)}))
+            answer(_failure_json(e))
             return
         if not inspect.isawaitable(result):
             try:
                 answer(_answer_json(result))
             except Exception as e:
-                answer(json.dumps({"error": _failure(e)}))
+                answer(_failure_json(e))
             return
 
         async def settle(awaitable: Awaitable[Any]) -> None:
@@ -199,7 +215,7 @@ def _invoker(handlers: Dict[str, Handler]) -> Callable[[str, str, Callable[[str]
             # Any exception, KeyboardInterrupt and SystemExit too: raised out of a task, they
             # would stop the handlers' loop, and every async handler after it with the loop.
             except BaseException as e:
-                text = json.dumps({"error": _failure(e)})
+                text = _failure_json(e)
             answer(text)
 
         asyncio.run_coroutine_threadsafe(settle(result), _async_handler_loop())
@@ -273,8 +289,6 @@ class Palisade(_native.NativePalisade):
         _native_call(lambda: self._build(text, list(handlers), _weakly(invoke)))
         # Kept once built: a Palisade built already keeps the handlers it was built with.
         self._invoke = invoke
-        self._mailboxes: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox]" = (
-            weakref.WeakKeyDictionary())
 
     async def run_async(
         self, *, on_event: Optional[OnEvent] = None, **request: Unpack[RunRequest]
@@ -284,9 +298,9 @@ class Palisade(_native.NativePalisade):
         # Asked once: each asking reads the process id (a system call).
         loop = asyncio.get_running_loop()
         # Inline, not in helpers: each Python frame here is a cost of every call on the loop.
-        mailbox = self._mailboxes.get(loop)
+        mailbox = _MAILBOXES.get(loop)
         if mailbox is None:
-            mailbox = self._mailboxes[loop] = _Mailbox(loop)
+            mailbox = _MAILBOXES[loop] = _Mailbox(loop)
         call_id = next(mailbox.ids)
         done: "asyncio.Future[Outcome]" = loop.create_future()
         mailbox.waiting[call_id] = (done, on_event)
@@ -310,13 +324,15 @@ class Palisade(_native.NativePalisade):
 
 
 class _Mailbox:
-    """The reports of the calls one event loop started: Palisade's threads queue them in the
-    native mailbox, whose pipe wakes the loop, which settles each call's future on its own
-    thread (Palisade's threads never wait for the GIL)."""
+    """The reports of the calls one event loop started, from every Palisade: Palisade's threads
+    queue them in the native mailbox, whose pipe wakes the loop, which settles each call's
+    future on its own thread (Palisade's threads never wait for the GIL)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        # No reference to the loop: the Palisade keeps its mailboxes by their loop, weakly, so
-        # that a loop's mailbox (and its pipe) goes with the loop.
+        # No reference to the loop: `_MAILBOXES` holds its loop weakly, so that a loop's
+        # mailbox (and its pipe) goes with the loop. The loop holds the mailbox (its reader),
+        # so the mailbox is one per loop, not per Palisade: a Palisade's would stay with its
+        # loop after the Palisade had gone.
         self.native = _native.Mailbox()
         os.set_blocking(self.native.fileno(), False)
         self.ids = itertools.count()
@@ -356,23 +372,48 @@ class _Mailbox:
             raise stopping
 
 
-def _encoder() -> Any:
-    """The C encoder `json.dumps` uses with its defaults, made once: the native module writes
-    each request with it (a call's request is small, and making an encoder costs more than
-    writing it: 1.5 µs against 0.45 µs per request). Without the circular-reference check (its
-    table would be shared by every thread): a circular value ends in RecursionError instead of
-    ValueError. None where Python has no C encoder (the native module uses `json.dumps`)."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return None
-    # Compact, as the native module's own writer is: the input's size against `limits.input`
-    # is that of the text written. A float that is not finite (which JSON cannot hold) is the
-    # caller's mistake, as for `json.dumps(allow_nan=False)`.
-    return make(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii,
-                None, ":", ",", False, False, False)
+# At exit, while every thread may still take the GIL: no new call or handler starts, the calls
+# of `run` still running (a daemon thread's) are cancelled, and exit waits for the threads that
+# will take the GIL again (a sync handler still running) to do so: one that took it once Python
+# had begun to finalize would end the process (docs/python.md, "Exit").
+atexit.register(_native._at_exit)
 
 
-_ENCODER = _encoder()
+def _after_fork() -> None:
+    """In a child `fork` made: the calls run on a runtime of the child's own, a Palisade built
+    before the fork is refused (its threads stayed with the parent), and async handlers get a
+    loop of the child's own (the parent's thread is not here)."""
+    global _handler_loop, _handler_loop_lock
+    _native._forked()
+    _handler_loop = None
+    _handler_loop_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+#: Each event loop's mailbox, by the loop, weakly.
+_MAILBOXES: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox]" = (
+    weakref.WeakKeyDictionary())
+
+
+def _dumps(value: Any) -> str:
+    """`value` as compact JSON text, by the C encoder `json.dumps` uses where Python has one:
+    the native module writes with it what its own writer does not take (a subclass, a value
+    nested deeper than 32 levels). Each call makes its encoder, with a table of its own for the
+    circular-reference check (a circular value is a ValueError, not a recursion that, under a
+    raised recursion limit, overflows the C stack); it costs about a microsecond, on this path
+    alone. Compact, as the native module's own writer is: the input's size against
+    `limits.input` is that of the text written. A float that is not finite (which JSON cannot
+    hold) is the caller's mistake, as for `json.dumps(allow_nan=False)`."""
+    if _MAKE_ENCODER is None:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    encode = _MAKE_ENCODER({}, _DEFAULT, json.encoder.encode_basestring_ascii,
+                           None, ":", ",", False, False, False)
+    return "".join(encode(value, 0))
+
+
+_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_DEFAULT = json.JSONEncoder().default
 
 
 def _plain(fields: Dict[str, Any]) -> None:

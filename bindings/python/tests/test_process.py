@@ -1,0 +1,114 @@
+"""The process around the calls: the interpreter's exit while handlers and calls still run, and a
+child made by `os.fork()`. Each runs in a process of its own, which must end as Python would."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+from support import ROOT
+
+
+def child(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+
+
+# A sync handler that runs for about a second, taking the GIL back every millisecond.
+SLOW_HANDLER = """
+import os, signal, threading, time
+from palisade import Palisade
+signal.signal(signal.SIGINT, signal.default_int_handler)
+def lookup(payload, context):
+    for _ in range(1000):
+        time.sleep(0.001)
+    return payload
+palisade = Palisade(capabilities={"lookup": lookup})
+policy = {"limits": {"timeout": "30s"}, "capabilities": {"global": "host", "allow": {"lookup": {}}}}
+"""
+
+
+def test_ctrl_c_while_a_sync_handler_runs_ends_the_process_as_keyboard_interrupt() -> None:
+    # The handler's thread is the runtime's, not Python's: taking the GIL back once Python had
+    # begun to finalize ended it where it stood, and the process with it (SIGABRT, SIGSEGV).
+    # Exit now waits for the handler, and the process ends as Ctrl-C ends Python: killed by
+    # SIGINT, which Python sends itself once KeyboardInterrupt has been reported.
+    ended = child(SLOW_HANDLER + """
+threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+palisade.run(source="export default () => host.lookup(1)", policy=policy)
+""")
+    assert ended.returncode == -signal.SIGINT, ended.stderr
+    assert "KeyboardInterrupt" in ended.stderr
+    assert "Fatal Python error" not in ended.stderr
+
+
+def test_a_call_that_ends_before_its_handler_leaves_a_clean_exit() -> None:
+    # The call ends at its deadline while its handler still runs; the script then ends.
+    ended = child(SLOW_HANDLER + """
+policy["limits"]["timeout"] = "100ms"
+print(palisade.run(source="export default () => host.lookup(1)", policy=policy).error.code)
+""")
+    assert (ended.returncode, ended.stdout) == (0, "timeout\n"), ended.stderr
+
+
+def test_daemon_threads_calling_run_at_exit_are_cancelled_and_refused() -> None:
+    # Daemon threads in `run` at exit: their calls end as `cancelled`, their next `run` raises
+    # RuntimeError, and the process ends as the main thread does.
+    ended = child("""
+import atexit, time
+codes = []
+# Registered before palisade's own exit function, so run after it: the calls have ended.
+@atexit.register
+def report():
+    time.sleep(0.2)
+    print(sorted(set(codes)), flush=True)
+""" + SLOW_HANDLER + """
+def loop():
+    while True:
+        outcome = palisade.run(source="export default async () => { for (;;) await host.lookup(1) }",
+                               policy=policy)
+        codes.append(outcome.error.code)
+for _ in range(3):
+    threading.Thread(target=loop, daemon=True).start()
+time.sleep(0.5)
+""")
+    assert ended.returncode == 0, ended.stderr
+    assert ended.stdout == "['cancelled']\n", ended.stderr
+    assert "RuntimeError: run(): the interpreter is exiting, and starts no call" in ended.stderr
+    assert "Fatal Python error" not in ended.stderr
+
+
+def test_a_child_process_builds_a_palisade_of_its_own() -> None:
+    # After os.fork(), the parent's Palisade is refused in the child (its threads stayed with
+    # the parent); one built in the child runs `run`, `run_async` and async handlers; and the
+    # parent's goes on in the parent.
+    ended = child("""
+import asyncio, os
+from palisade import Palisade
+async def slow(payload, context):
+    await asyncio.sleep(0.01)
+    return payload
+policy = {"capabilities": {"global": "host", "allow": {"slow": {}}}}
+source = "export default (x) => host.slow(x)"
+parent = Palisade(capabilities={"slow": slow})
+print(parent.run(source=source, input=1, policy=policy).unwrap(), flush=True)
+pid = os.fork()
+if pid == 0:
+    try:
+        parent.run(source=source, input=2, policy=policy)
+    except RuntimeError as e:
+        print(e, flush=True)
+    mine = Palisade(capabilities={"slow": slow})
+    print(mine.run(source=source, input=3, policy=policy).unwrap(), flush=True)
+    async def main():
+        outcome = await asyncio.wait_for(mine.run_async(source=source, input=4, policy=policy), 30)
+        print(outcome.unwrap(), flush=True)
+    asyncio.run(main())
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+print(status, parent.run(source=source, input=5, policy=policy).unwrap(), flush=True)
+""")
+    assert ended.returncode == 0, ended.stderr
+    assert ended.stdout == ("1\nthis Palisade was built before os.fork(): build one in this process\n"
+                            "3\n4\n0 5\n"), ended.stderr
