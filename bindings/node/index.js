@@ -90,6 +90,9 @@ class Policy {
 
   /** @param {string | object} spec */
   constructor (spec) {
+    if (typeof spec !== 'string' && !isPlainObject(spec)) {
+      throw new TypeError('Policy() takes a policy file\'s path, TOML text or a plain object of its tables')
+    }
     this.#native = native_(() => native.NativePolicy.read(JSON.stringify(spec)))
     this.#key = this.#native.key
     uncloneable(this)
@@ -263,9 +266,21 @@ function inputOf (input, inputJson) {
 
 /** Whether `policy` is a plain object with no keys (what a Policy posted or spread becomes). */
 function isEmptyTable (policy) {
-  if (policy === null || typeof policy !== 'object' || Object.getPrototypeOf(policy) !== Object.prototype) return false
+  if (!isPlainObject(policy)) return false
   for (const key in policy) return false
   return true
+}
+
+/** Whether `value` is an object made by `{…}` or `Object.create(null)`. */
+function isPlainObject (value) {
+  if (value === null || typeof value !== 'object') return false
+  const prototype = Object.getPrototypeOf(value)
+  return prototype === Object.prototype || prototype === null
+}
+
+/** Whether `value` is an object but no plain one (a class's instance, a Map, an array). */
+function isOtherObject (value) {
+  return value !== null && typeof value === 'object' && !isPlainObject(value)
 }
 
 /** The key of a Policy or Script made by its constructor in this thread; a TypeError else. */
@@ -348,31 +363,40 @@ class Calls {
   }
 
   /**
-   * Hand each report of a batch to its call: `parts` is `[reports, rest, rest, …]`, the reports
-   * (`[id, kind, value, …]`, JSON) then the rest of each outcome among them, in order. An event
-   * goes to `onEvent`, an Outcome (its output or error, and its rest) to `resolve`, the
-   * caller's mistake to `reject`.
+   * Hand each report of a batch to its call: `parts` is `[n, reports, …, rest, rest, …]`: n
+   * texts of reports (`[id, kind, value, …]`, JSON; more than one when their outputs are
+   * large), then the rest of each outcome among them, in order. An event goes to `onEvent`, an
+   * Outcome (its output or error, and its rest) to `resolve`, the caller's mistake to `reject`.
    */
   deliver (parts) {
-    const reports = JSON.parse(parts[0])
-    let rest = 1
-    for (let i = 0; i < reports.length; i += 3) {
-      const id = reports[i]
-      const kind = reports[i + 1]
-      const value = reports[i + 2]
-      // Taken whether or not the call is still waiting, so that each outcome gets its own.
-      const more = kind === OUTPUT || kind === FAILURE ? parts[rest++] : undefined
-      const entry = this.entry(id)
-      if (entry === undefined) continue
-      if (kind === EVENT) {
-        event(entry.onEvent, value)
-        continue
+    const texts = parts[0]
+    let rest = 1 + texts
+    for (let t = 1; t <= texts; t++) {
+      const reports = JSON.parse(parts[t])
+      for (let i = 0; i < reports.length; i += 3) {
+        const kind = reports[i + 1]
+        // Taken whether or not the call is still waiting, so that each outcome gets its own.
+        const more = kind === OUTPUT || kind === FAILURE ? parts[rest++] : undefined
+        this.settle(reports[i], kind, reports[i + 2], more)
       }
-      this.forget(id)
-      if (entry.abort !== null) entry.signal.removeEventListener('abort', entry.abort)
-      if (more !== undefined) entry.resolve(new Outcome(kind === OUTPUT, value, more))
-      else entry.reject(new TypeError(value))
     }
+  }
+
+  /** Hand one report to call `id`, if it is still waiting. */
+  settle (id, kind, value, more) {
+    const entry = this.entry(id)
+    if (entry === undefined) return
+    if (kind === EVENT) {
+      event(entry.onEvent, value)
+      return
+    }
+    this.forget(id)
+    if (entry.abort !== null) {
+      // The caller's signal may be hostile: what it throws is its call's alone.
+      try { entry.signal.removeEventListener('abort', entry.abort) } catch { /* its own */ }
+    }
+    if (more !== undefined) entry.resolve(new Outcome(kind === OUTPUT, value, more))
+    else entry.reject(new TypeError(value))
   }
 }
 
@@ -438,6 +462,8 @@ class Palisade {
       if (policy instanceof Policy) policyAt = keyOf(policyKey(policy), 'policy')
       else if (isEmptyTable(policy)) {
         throw new TypeError('run(): `policy` is an empty table: a Policy posted from another thread or spread arrives as one (a Policy belongs to the thread that made it); give the policy\'s keys, or a Policy made here')
+      } else if (isOtherObject(policy)) {
+        throw new TypeError('run(): `policy` is a Policy, a path, TOML text or a plain object of its tables (a Policy of another copy of this package is none of these)')
       } else if (policy !== undefined) (rest ??= {}).policy = policy
       if (script !== undefined && !(script instanceof Script)) {
         throw new TypeError('run(): `script` is a Script (Script.fromSource, fromFile, fromComponent)')
@@ -452,6 +478,8 @@ class Palisade {
       const inputText = inputOf(input, inputJson)
       const text = rest === null ? null : requestJson(rest)
       if (text === undefined) throw new TypeError('run(): the request has no JSON form (its toJSON returns undefined)')
+      // Read before the call starts: a signal that is not one throws here, not after.
+      const aborted = signal ? signal.aborted : false
       const entry = { id: 0, resolve, reject, onEvent, signal, abort: null, handlers: this.#handlers }
       const id = this.#calls.add(entry)
       let call
@@ -463,10 +491,16 @@ class Palisade {
         throw e
       }
       if (signal) {
-        if (signal.aborted) call.cancel()
+        if (aborted) call.cancel()
         else {
           entry.abort = () => call.cancel()
-          signal.addEventListener('abort', entry.abort, { once: true })
+          try {
+            signal.addEventListener('abort', entry.abort, { once: true })
+          } catch (e) {
+            // A call nobody can cancel is not left running.
+            call.cancel()
+            throw e
+          }
         }
       }
     })

@@ -43,11 +43,23 @@ fn push_line<T: Serialize>(lines: &mut String, value: &T) -> serde_json::Result<
 }
 
 impl AuditFile {
+    /// The audit log at `path`, created if absent: a regular file. Opened without blocking, so
+    /// that a FIFO (which would wait for a reader, then hold up each call on a slow one) or a
+    /// device is refused at once, as the host's other files are (`hostfile`).
     pub fn open(path: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::OpenOptionsExt;
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
             .open(path)?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a directory, FIFO, socket or device)",
+            ));
+        }
+        rustix::fs::fcntl_setfl(&file, rustix::fs::OFlags::APPEND)?;
         Ok(Self {
             path: path.to_path_buf(),
             file: Mutex::new(file),

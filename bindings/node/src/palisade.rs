@@ -63,6 +63,11 @@ type Queue = palisade_bindings::Reports<Batch>;
 /// `Palisade` keeps at most two batches' (the one being written and the one handed back).
 #[derive(Default)]
 struct Batch {
+    /// The JSON arrays' texts written before [`Batch::text`], each closed: a batch holds as many
+    /// as its reports need for each to stay under [`TEXT_CHUNK`] (but for a single report
+    /// larger than that, alone in its array), far below V8's longest string (2²⁹ − 24 UTF-16
+    /// units), which outputs of up to 256 MiB queued while Node's thread was busy once passed.
+    closed: Vec<String>,
     /// One JSON array's text, `[id, kind, value, …]`, without its closing bracket; empty when
     /// nothing is queued.
     text: String,
@@ -76,6 +81,9 @@ struct Batch {
 /// The most a delivered batch's buffers may hold to be kept for a later batch.
 const RECYCLED_UP_TO: usize = 1 << 20;
 
+/// The most one array's text of a batch holds but for a report larger than that alone.
+const TEXT_CHUNK: usize = 64 << 20;
+
 impl Batch {
     /// The bytes its buffers hold.
     fn capacity(&self) -> usize {
@@ -87,6 +95,11 @@ impl Batch {
 /// its Outcome.
 fn post(reports: &Arc<Queue>, id: i64, kind: u32, json: &str, rest: Option<&str>) {
     reports.post(kind != EVENT, |batch| {
+        if !batch.text.is_empty() && batch.text.len() + json.len() > TEXT_CHUNK {
+            let mut full = std::mem::take(&mut batch.text);
+            full.push(']');
+            batch.closed.push(full);
+        }
         let text = &mut batch.text;
         text.push(if text.is_empty() { '[' } else { ',' });
         // Writing into a String cannot fail.
@@ -100,8 +113,9 @@ fn post(reports: &Arc<Queue>, id: i64, kind: u32, json: &str, rest: Option<&str>
 }
 
 /// The queued reports, taken from their queue, as Node's function gets them: one array,
-/// `[reports, rest, rest, …]`, the reports as a JSON array's text (`[]` when another delivery
-/// took them first), then the rest of each outcome among them, in order.
+/// `[n, reports, …, rest, rest, …]`: how many texts of reports follow, each a JSON array's
+/// (one `[]` when another delivery took them first), then the rest of each outcome among them,
+/// in order.
 pub struct Delivered {
     batch: Batch,
     reports: Arc<Queue>,
@@ -115,14 +129,20 @@ impl JsValuesTupleIntoVec for Delivered {
         }
         batch.text.push(']');
         let env = Env::from_raw(env);
-        let count = u32::try_from(batch.ends.len() + 1).map_err(|_| refused_batch())?;
+        let texts = batch.closed.len() + 1;
+        let count = u32::try_from(1 + texts + batch.ends.len()).map_err(|_| refused_batch())?;
         let mut parts = env.create_array(count)?;
-        parts.set(0, batch.text.as_str())?;
+        parts.set(0, texts as u32)?;
+        let all = batch.closed.iter().chain([&batch.text]);
+        for (at, text) in (1..).zip(all) {
+            parts.set(at, text.as_str())?;
+        }
         let mut start = 0;
-        for (at, &end) in (1..).zip(&batch.ends) {
+        for (at, &end) in (1 + texts as u32..).zip(&batch.ends) {
             parts.set(at, &batch.rests[start..end])?;
             start = end;
         }
+        batch.closed = Vec::new();
         if batch.capacity() <= RECYCLED_UP_TO {
             batch.text.clear();
             batch.rests.clear();

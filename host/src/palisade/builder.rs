@@ -78,8 +78,9 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// Append every call's audit records to the file at `path` (created if missing) as JSON
-    /// lines, when the call ends. Unlike the outcome's records, each HTTP record there also
+    /// Append every call's audit records to the file at `path` (created if missing; a regular
+    /// file: a FIFO, a socket or a device is refused by [`Builder::build`]) as JSON lines, when
+    /// the call ends. Unlike the outcome's records, each HTTP record there also
     /// carries the `addresses` its host resolved to: the operator's view, never the script's
     /// or the caller's. A write that fails is logged at error level and kept for
     /// [`Palisade::audit_log_failure`](crate::Palisade::audit_log_failure).
