@@ -271,11 +271,14 @@ function isEmptyTable (policy) {
   return true
 }
 
-/** Whether `value` is an object made by `{…}` or `Object.create(null)`. */
+/**
+ * Whether `value` is an object made by `{…}` (in this realm or another: a `vm` context's) or
+ * `Object.create(null)`: its prototype, if any, has none.
+ */
 function isPlainObject (value) {
   if (value === null || typeof value !== 'object') return false
   const prototype = Object.getPrototypeOf(value)
-  return prototype === Object.prototype || prototype === null
+  return prototype === null || Object.getPrototypeOf(prototype) === null
 }
 
 /** Whether `value` is an object but no plain one (a class's instance, a Map, an array). */

@@ -18,6 +18,14 @@ pub(crate) const SHADOW_STACK_OVERFLOW_FRAMES: usize = 64;
 const TOUCH_BYTES_PER_NANO: u64 = 4;
 use wasmtime::ResourceLimiter;
 
+/// The most host resources a call's guest may hold at once (capability calls, requests,
+/// responses, streams, and the pollables that wait on them): past it, the guest traps with
+/// `guest_trap`. Each one the guest holds is also a handle in its own table, which wasmtime
+/// bounds at 100,000 a store; and the event loop, waiting on every operation at once, lends
+/// each one's pollable too (three handles an operation at that moment, two of them here), so
+/// this bound is met well before wasmtime's, whose error names no cause.
+pub(crate) const MAX_HOST_RESOURCES: usize = 1 << 15;
+
 /// Marks a trap raised because the call's wall-clock deadline passed.
 #[derive(Debug, thiserror::Error)]
 #[error("wall-clock deadline exceeded")]

@@ -11,7 +11,7 @@
 
 use crate::call::runtime;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 /// The reports that wake the caller's thread when they are not woken earlier.
@@ -75,7 +75,7 @@ impl<Q: Default + Send + 'static> Reports<Q> {
             wake: Box::new(wake),
         });
         let weak: Weak<dyn Flush> = Arc::downgrade(&reports) as Weak<dyn Flush>;
-        let mut idle = idle_hooks().lock().expect("never poisoned");
+        let mut idle = lock_hooks();
         idle.retain(|hook| hook.strong_count() > 0);
         idle.push(weak);
         reports
@@ -150,7 +150,7 @@ impl<Q: Default + Send + 'static> Reports<Q> {
 }
 
 /// Waking the caller's thread for reports that wait.
-trait Flush: Send + Sync {
+pub(crate) trait Flush: Send + Sync {
     fn flush(self: Arc<Self>);
 }
 
@@ -176,14 +176,18 @@ impl<Q: Send> Flush for Reports<Q> {
 }
 
 /// The reports flushed when a runtime thread runs out of work.
-fn idle_hooks() -> &'static Mutex<Vec<Weak<dyn Flush>>> {
-    static HOOKS: OnceLock<Mutex<Vec<Weak<dyn Flush>>>> = OnceLock::new();
-    HOOKS.get_or_init(Mutex::default)
+pub(crate) type Hooks = Vec<Weak<dyn Flush>>;
+
+static HOOKS: Mutex<Hooks> = Mutex::new(Vec::new());
+
+/// The reports flushed when a runtime thread runs out of work, locked.
+pub(crate) fn lock_hooks() -> MutexGuard<'static, Hooks> {
+    HOOKS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Flush every binding's waiting reports: a runtime thread is about to sleep.
 pub(crate) fn on_idle() {
-    for hook in idle_hooks().lock().expect("never poisoned").iter() {
+    for hook in lock_hooks().iter() {
         if let Some(hook) = hook.upgrade() {
             hook.flush();
         }

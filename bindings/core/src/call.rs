@@ -7,7 +7,7 @@
 
 use crate::host::event_json;
 use crate::outcome::failed;
-use crate::request::{Refused, Request};
+use crate::request::{Prepared, Refused, Request};
 use palisade::{Canceller, Outcome, Palisade, Policy, Script};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,7 +32,6 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
     {
         return runtime;
     }
-    static RUNTIMES: Mutex<Option<(usize, &'static tokio::runtime::Runtime)>> = Mutex::new(None);
     let mut runtimes = RUNTIMES.lock().unwrap_or_else(|e| e.into_inner());
     let runtime = match *runtimes {
         Some((made_in, runtime)) if made_in == forks => runtime,
@@ -52,7 +51,16 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
     runtime
 }
 
+/// The runtime of the latest fork generation, and the [`forks`] it was made after.
+type Runtimes = Option<(usize, &'static tokio::runtime::Runtime)>;
+static RUNTIMES: Mutex<Runtimes> = Mutex::new(None);
+
 thread_local! {
+    /// The bindings' locks, held by the thread that is forking from [`before_fork`] until the
+    /// fork is done: no other thread holds one in the child, where it would stay held.
+    static HELD_OVER_FORK: std::cell::RefCell<Option<HeldOverFork>> =
+        const { std::cell::RefCell::new(None) };
+
     /// The runtime this thread last asked for, and the [`forks`] it was made after: asking
     /// again costs no lock.
     static THIS_THREADS_RUNTIME: std::cell::Cell<Option<(usize, &'static tokio::runtime::Runtime)>> =
@@ -62,10 +70,36 @@ thread_local! {
 /// How many times the process has been forked since it loaded the binding ([`forked`]).
 static FORKS: AtomicUsize = AtomicUsize::new(0);
 
+/// The locks [`before_fork`] takes.
+struct HeldOverFork {
+    _runtimes: std::sync::MutexGuard<'static, Runtimes>,
+    _hooks: std::sync::MutexGuard<'static, crate::batch::Hooks>,
+}
+
+/// Tell the binding that this thread is about to `fork` (Python's
+/// `os.register_at_fork(before=…)`): it takes the bindings' locks (the runtime's, the idle
+/// hooks'), so that the child does not start with one held by a thread it does not have. Then
+/// [`after_fork_in_parent`] in the parent, [`forked`] in the child.
+pub fn before_fork() {
+    let runtimes = RUNTIMES.lock().unwrap_or_else(|e| e.into_inner());
+    let hooks = crate::batch::lock_hooks();
+    HELD_OVER_FORK.set(Some(HeldOverFork {
+        _runtimes: runtimes,
+        _hooks: hooks,
+    }));
+}
+
+/// In the parent, after a fork: let go of the locks [`before_fork`] took.
+pub fn after_fork_in_parent() {
+    HELD_OVER_FORK.take();
+}
+
 /// Tell the binding that this process is a child `fork` has just made (Python's
-/// `os.register_at_fork(after_in_child=…)`): its next call starts a runtime of its own, and
-/// a `Palisade` built before the fork is refused (its threads stayed with the parent).
+/// `os.register_at_fork(after_in_child=…)`): the locks [`before_fork`] took are let go, its
+/// next call starts a runtime of its own, and a `Palisade` built before the fork is refused
+/// (its threads stayed with the parent).
 pub fn forked() {
+    HELD_OVER_FORK.take();
     FORKS.fetch_add(1, Ordering::SeqCst);
 }
 
@@ -171,7 +205,10 @@ where
     W: Future<Output = std::convert::Infallible>,
 {
     use std::sync::mpsc::RecvTimeoutError;
-    let mut watch = std::pin::pin!(watch);
+    // Unconstrained: this poll is inside another task's, whose budget of operations the
+    // watch's channel and timers would use up and never get back, after which each poll
+    // would return at once without looking.
+    let mut watch = std::pin::pin!(tokio::task::unconstrained(watch));
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     loop {
         match outcome.recv_timeout(NESTED_WATCH) {
@@ -185,6 +222,42 @@ where
             }
         }
     }
+}
+
+/// `request` prepared, its script's file read on a thread that is not one of the runtime's
+/// workers: a regular file's on one of the runtime's blocking threads, anything else (a FIFO,
+/// which waits for its writer: `palisade run <(…)` reads one) on a thread of its own, which it
+/// keeps, if the call is cancelled, until the read ends, and no other work waits for.
+async fn read_off_workers(
+    request: Request,
+    policy: Option<Arc<Policy>>,
+    script: Option<Script>,
+    input: Option<String>,
+) -> Result<Prepared, Refused> {
+    let regular = request
+        .file
+        .as_ref()
+        .is_some_and(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file()));
+    let read = move || request.prepare(policy, script, input);
+    let failed = |e: &dyn std::fmt::Display| {
+        let detail = format!("reading the script failed: {e}");
+        Err(Refused::call(palisade::Error::Internal { detail }, None))
+    };
+    if regular {
+        return tokio::task::spawn_blocking(read)
+            .await
+            .unwrap_or_else(|e| failed(&e));
+    }
+    let (sender, read_result) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("palisade-read".to_owned())
+        .spawn(move || {
+            let _ = sender.send(read());
+        });
+    if let Err(e) = spawned {
+        return failed(&e);
+    }
+    read_result.await.unwrap_or_else(|e| failed(&e))
 }
 
 /// [`RUNNING_HERE`] set while held.
@@ -216,17 +289,11 @@ async fn run(palisade: Palisade, start: Start, canceller: Canceller) -> Result<O
     };
     let (policy, script, input) = (start.policy, start.script, start.input);
     let prepared = match request {
-        // A script's file is read on a blocking thread, not on the runtime's worker, which
-        // other calls share: a FIFO waits for its writer (`palisade run <(…)` reads one). The
-        // call may be cancelled meanwhile; the read itself ends with the FIFO's writer.
+        // A script's file is read off the runtime's workers, which other calls share. The
+        // call may be cancelled meanwhile; the read itself ends with a FIFO's writer.
         Ok(request) if request.file.is_some() => {
-            let reading =
-                tokio::task::spawn_blocking(move || request.prepare(policy, script, input));
             tokio::select! {
-                read = reading => read.unwrap_or_else(|e| {
-                    let detail = format!("reading the script failed: {e}");
-                    Err(Refused::call(palisade::Error::Internal { detail }, None))
-                }),
+                read = read_off_workers(request, policy, script, input) => read,
                 () = canceller.cancelled() => return Ok(failed(palisade::Error::Cancelled, None)),
             }
         }

@@ -65,6 +65,10 @@ pub fn build(
     handlers: Vec<(String, Handler)>,
 ) -> Result<Palisade, palisade::Error> {
     let mut builder = Palisade::builder();
+    if crate::forks() > 0 {
+        // rayon's pool, which compiles on every CPU, has no threads in a child.
+        builder = builder.parallel_compilation(false);
+    }
     if let Some(n) = settings.max_concurrency {
         builder = builder.max_concurrency(n);
     }

@@ -21,7 +21,10 @@ mod outcome;
 mod request;
 
 pub use batch::Reports;
-pub use call::{Call, Done, OnEvent, Start, forked, forks, run_here, runtime, start};
+pub use call::{
+    Call, Done, OnEvent, Start, after_fork_in_parent, before_fork, forked, forks, run_here,
+    runtime, start,
+};
 pub use host::{Handler, Settings, answer, build, build_with, context_json, event_json};
 pub use outcome::{
     error_json, failed, fix_note, outcome_json, outcome_json_but_output, outcome_parts, thrown_json,

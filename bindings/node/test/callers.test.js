@@ -7,6 +7,7 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+const vm = require('node:vm')
 const { spawnSync } = require('node:child_process')
 const { Palisade, Policy, PalisadeError } = require('..')
 const { output, failure, assertNextCallWorks } = require('./support.js')
@@ -77,6 +78,10 @@ test('a policy object that is no plain table is a TypeError', async () => {
   }
   const table = Object.assign(Object.create(null), { limits: { timeout: '30s' } })
   assert.equal(output(await palisade.run({ source: 'export default () => 2', policy: table })), 2)
+  // A plain object of another realm (a `vm` context's) is a plain object too.
+  const foreign = vm.runInNewContext('({ limits: { timeout: "30s" } })')
+  assert.equal(output(await palisade.run({ source: 'export default () => 3', policy: foreign })), 3)
+  assert.ok(new Policy(foreign) instanceof Policy)
   await assertNextCallWorks(palisade)
 })
 

@@ -5,36 +5,34 @@
 //! every thread may still take the GIL) no new `run` or handler starts, the calls still in
 //! `run` (a daemon thread's) are cancelled, and exit waits until every thread that will take
 //! the GIL again has taken it and let it go: a sync handler still running is waited for, as
-//! Python waits for a thread that is not a daemon. Ctrl-C stops that wait. And the other end of
-//! a process's life, as this binding sees it: a child made by `fork` (`_forked`).
+//! Python waits for a thread that is not a daemon. Ctrl-C during that wait ends the process. And
+//! the other end of a process's life, as this binding sees it: a child made by `fork`
+//! (`_forked`).
 
 use pyo3::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Notify;
 
-/// How often the wait at exit looks for a signal.
-const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+/// How often the wait at exit looks whether the threads inside have left, and for a signal.
+const LOOK_AGAIN: Duration = Duration::from_millis(5);
 
-/// How many threads are inside (in `run`, or in a handler), and whether exit has begun.
+/// How many threads are inside (in `run`, in a handler, reading a script), and whether exit has
+/// begun. Atomics, not a lock: a child made by `fork` while another thread held a lock would
+/// find it held for ever. A thread enters by counting itself and then reading `exiting`, and exit
+/// begins by setting `exiting` and then reading the count (both sequentially consistent): one of
+/// the two sees the other.
 struct Gate {
-    inside: Mutex<usize>,
-    left: Condvar,
+    inside: AtomicUsize,
     exiting: AtomicBool,
     exited: Notify,
 }
 
 static GATE: Gate = Gate {
-    inside: Mutex::new(0),
-    left: Condvar::new(),
+    inside: AtomicUsize::new(0),
     exiting: AtomicBool::new(false),
     exited: Notify::const_new(),
 };
-
-fn inside() -> MutexGuard<'static, usize> {
-    GATE.inside.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A thread inside the gate; it leaves when this is dropped (once it holds the GIL again, or
 /// will not take it again).
@@ -42,22 +40,27 @@ pub struct Pass(());
 
 impl Drop for Pass {
     fn drop(&mut self) {
-        let mut inside = inside();
-        *inside -= 1;
-        if *inside == 0 {
-            GATE.left.notify_all();
-        }
+        // A thread that forked while inside leaves in the child too, where the count began
+        // again at 0 (`_forked`).
+        let _ = GATE
+            .inside
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
     }
 }
 
-/// A pass for a `run` or a handler, or None once exit has begun.
+/// A pass for a `run`, a handler or a script's read, or None once exit has begun.
 pub fn enter() -> Option<Pass> {
-    let mut inside = inside();
+    GATE.inside.fetch_add(1, Ordering::SeqCst);
+    let pass = Pass(());
     if GATE.exiting.load(Ordering::SeqCst) {
         return None;
     }
-    *inside += 1;
-    Some(Pass(()))
+    Some(pass)
+}
+
+/// Whether exit has begun.
+pub fn is_exiting() -> bool {
+    GATE.exiting.load(Ordering::SeqCst)
 }
 
 /// Ready once exit has begun: a `run` then cancels its call.
@@ -66,7 +69,7 @@ pub async fn exiting() {
         let exited = GATE.exited.notified();
         let mut exited = std::pin::pin!(exited);
         exited.as_mut().enable();
-        if GATE.exiting.load(Ordering::SeqCst) {
+        if is_exiting() {
             return;
         }
         exited.await;
@@ -74,33 +77,55 @@ pub async fn exiting() {
 }
 
 /// Begin exit (`atexit` calls it, `_palisade.py`): refuse new calls and handlers, cancel the
-/// calls in `run`, and wait, with the GIL released, for every thread inside to leave. Ctrl-C
-/// (or any signal's exception) ends the wait and is raised.
+/// calls in `run`, and wait, with the GIL released, for every thread inside to leave. A signal
+/// (Ctrl-C) during that wait ends the process at once with status 128 + its number, after
+/// flushing `sys.stdout` and `sys.stderr`: raised out of an `atexit` function, it would only be
+/// printed, and Python would finalize with a handler still running.
 #[pyfunction]
-pub fn _at_exit(py: Python<'_>) -> PyResult<()> {
-    {
-        let _inside = inside();
-        GATE.exiting.store(true, Ordering::SeqCst);
-    }
+pub fn _at_exit(py: Python<'_>) {
+    GATE.exiting.store(true, Ordering::SeqCst);
     GATE.exited.notify_waiters();
-    loop {
-        let left = py.detach(|| {
-            let (inside, _) = GATE
-                .left
-                .wait_timeout_while(inside(), SIGNAL_CHECK, |inside| *inside > 0)
-                .unwrap_or_else(|e| e.into_inner());
-            *inside == 0
-        });
-        if left {
-            return Ok(());
+    while GATE.inside.load(Ordering::SeqCst) > 0 {
+        py.detach(|| std::thread::sleep(LOOK_AGAIN));
+        if let Err(signal) = py.check_signals() {
+            end_now(py, &signal);
         }
-        py.check_signals()?;
     }
 }
 
-/// This process is a child `fork` has just made (`os.register_at_fork`, `_palisade.py`): its
-/// calls run on a runtime of its own, and a Palisade built before the fork is refused.
+/// End the process for `signal`, an exception a signal handler raised during the wait at exit.
+fn end_now(py: Python<'_>, signal: &PyErr) -> ! {
+    let status = if signal.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+        128 + 2
+    } else {
+        1
+    };
+    if let Ok(sys) = py.import("sys") {
+        for stream in ["stdout", "stderr"] {
+            let _ = sys.getattr(stream).and_then(|s| s.call_method0("flush"));
+        }
+    }
+    std::process::exit(status)
+}
+
+/// Before `fork` (`os.register_at_fork`, `_palisade.py`): the bindings' own locks are taken, so
+/// that no other thread holds one in the child.
+#[pyfunction]
+pub fn _before_fork() {
+    palisade_bindings::before_fork();
+}
+
+/// After `fork`, in the parent: the locks `_before_fork` took are let go.
+#[pyfunction]
+pub fn _after_fork_in_parent() {
+    palisade_bindings::after_fork_in_parent();
+}
+
+/// This process is a child `fork` has just made: its calls run on a runtime of its own, a
+/// Palisade built before the fork is refused, and no thread is inside (the others stayed with
+/// the parent).
 #[pyfunction]
 pub fn _forked() {
+    GATE.inside.store(0, Ordering::SeqCst);
     palisade_bindings::forked();
 }

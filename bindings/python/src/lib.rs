@@ -30,6 +30,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<outcome::NativeOutcome>()?;
     m.add_function(wrap_pyfunction!(exit::_at_exit, m)?)?;
     m.add_function(wrap_pyfunction!(exit::_forked, m)?)?;
+    m.add_function(wrap_pyfunction!(exit::_before_fork, m)?)?;
+    m.add_function(wrap_pyfunction!(exit::_after_fork_in_parent, m)?)?;
     // Which thread is Python's main one is asked of `threading` now, not in the first `run`,
     // which then runs no Python frame either.
     palisade::on_main_thread(m.py())?;

@@ -112,3 +112,95 @@ print(status, parent.run(source=source, input=5, policy=policy).unwrap(), flush=
     assert ended.returncode == 0, ended.stderr
     assert ended.stdout == ("1\nthis Palisade was built before os.fork(): build one in this process\n"
                             "3\n4\n0 5\n"), ended.stderr
+
+
+def test_children_forked_beside_busy_threads_compile_and_exit_normally() -> None:
+    # Two threads call `run` without a pause while the main thread forks: a child could start
+    # with a thread's place in the exit gate counted (its exit then waited for ever), or with a
+    # lock of the bindings held by a thread it does not have. The parent compiled a component
+    # first, which starts rayon's pool of compiling threads; a child's compile (the compiled
+    # script's cache entry removed) would wait for them for ever. Each child compiles, then exits
+    # as a script does (atexit runs); SIGALRM ends one that hangs.
+    ended = child("""
+import glob, os, signal, sys, tempfile, threading
+from palisade import Palisade, Script
+wasm = open("target/bindings/trap.wasm", "rb").read()
+cache = os.environ["PALISADE_CACHE_DIR"] = tempfile.mkdtemp()
+def compiled_scripts_forgotten():
+    for entry in glob.glob(os.path.join(cache, "script-*")):
+        os.remove(entry)
+parent = Palisade()
+print(parent.run(script=Script.from_component(wasm), input=1).error.code, flush=True)
+def busy():
+    while True:
+        parent.run(source="export default (x) => x", input=1)
+for _ in range(2):
+    threading.Thread(target=busy, daemon=True).start()
+statuses = []
+for i in range(2):
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(40)
+        compiled_scripts_forgotten()
+        mine = Palisade()
+        code = mine.run(script=Script.from_component(wasm), input=1).error.code
+        sys.exit(0 if code == "guest_trap" else 3)
+    _, status = os.waitpid(pid, 0)
+    statuses.append(os.waitstatus_to_exitcode(status))
+print(statuses, flush=True)
+""")
+    assert ended.returncode == 0, ended.stderr
+    assert ended.stdout == "guest_trap\n[0, 0]\n", ended.stderr
+
+
+def test_a_script_read_at_exit_is_refused_and_one_waiting_for_its_writer_lets_exit_go() -> None:
+    # A daemon thread waits in Script.from_file for the end of a FIFO whose writer never
+    # closes it: exit does not wait for the read (it goes on off the GIL, on a thread that never
+    # takes it), the wait ends as RuntimeError, and a read started once exit has begun is
+    # refused.
+    ended = child("""
+import atexit, os, tempfile, threading, time
+seen = []
+# Registered before palisade's own exit function, so run after it.
+@atexit.register
+def report():
+    try:
+        Script.from_file(fifo)
+    except RuntimeError as e:
+        seen.append(str(e))
+    print(seen, flush=True)
+from palisade import Script
+fifo = os.path.join(tempfile.mkdtemp(), "script.js")
+os.mkfifo(fifo)
+writer = os.open(fifo, os.O_RDWR)
+os.write(writer, b"export default () => 1;")
+def read():
+    try:
+        Script.from_file(fifo)
+    except RuntimeError as e:
+        seen.append(str(e))
+threading.Thread(target=read, daemon=True).start()
+time.sleep(0.3)
+""")
+    refused = "Script.from_file(): the interpreter is exiting, and reads no script"
+    assert ended.returncode == 0, ended.stderr
+    assert ended.stdout == f"[{refused!r}, {refused!r}]\n", ended.stderr
+
+
+def test_ctrl_c_during_the_wait_at_exit_ends_the_process() -> None:
+    # Exit waits for a sync handler still running; Ctrl-C during that wait ends the process at
+    # once, with status 130, its output flushed, rather than letting Python finalize under it.
+    ended = child(SLOW_HANDLER.replace("range(1000)", "range(100000)") + """
+import sys
+def call():
+    palisade.run(source="export default () => host.lookup(1)", policy=policy)
+threading.Thread(target=call, daemon=True).start()
+time.sleep(0.3)
+timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+timer.daemon = True
+timer.start()
+sys.stdout.write("unflushed")
+""")
+    assert ended.returncode == 130, ended.stderr
+    assert ended.stdout == "unflushed"
+    assert "Fatal Python error" not in ended.stderr

@@ -51,6 +51,15 @@ pub(super) fn classify_trap(
             trap: format!("request headers: {fields}"),
         };
     }
+    if let Some(wasmtime::component::ResourceTableError::Full) = error.downcast_ref() {
+        return Error::GuestTrap {
+            trap: format!(
+                "the script held more than {} host resources at once (capability calls, \
+                 requests, streams, and the pollables that wait on them)",
+                crate::limits::MAX_HOST_RESOURCES
+            ),
+        };
+    }
     let frames = || {
         error
             .downcast_ref::<wasmtime::WasmBacktrace>()

@@ -148,7 +148,11 @@ impl CallState {
         let fs = Files::open(policy, &shared.files, audit.clone(), &mut wasi)?;
         Ok(Self {
             wasi: wasi.build(),
-            table: ResourceTable::new(),
+            table: {
+                let mut table = ResourceTable::new();
+                table.set_max_capacity(crate::limits::MAX_HOST_RESOURCES);
+                table
+            },
             limiter: MemoryLimiter::new(policy.limits().memory.0),
             console: Console::new(policy.limits().console.0).stream_to(shared.events, || {
                 crate::secrets::Secrets::from_policy(policy)

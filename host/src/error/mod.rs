@@ -141,7 +141,9 @@ pub enum Error {
     },
     /// The guest's wasm trapped for a reason that is not a limit (an `unreachable`, an
     /// out-of-bounds access, an indirect call of the wrong type): a broken or forged compiled
-    /// script, since the embedded guests do not trap on their own.
+    /// script, since the embedded guests do not trap on their own; or a script holding more
+    /// host resources at once than the host allows (32,768: capability calls, requests, streams
+    /// and the pollables that wait on them).
     #[error("the guest's wasm trapped: {trap}")]
     GuestTrap {
         /// wasmtime's description of the trap.

@@ -38,6 +38,7 @@ pub struct Builder {
     pub(super) handlers: HashMap<String, Handler>,
     pub(super) kv: KvSetting,
     pub(super) fuel: bool,
+    pub(super) parallel_compilation: bool,
     pub(super) auto_compile: u32,
     pub(super) compile_budget: Duration,
     pub(super) script_cache_size: ByteSize,
@@ -68,6 +69,7 @@ impl Default for Builder {
             handlers: HashMap::new(),
             kv: KvSetting::Path(crate::cache::default_data_dir().join("kv.sqlite3")),
             fuel: true,
+            parallel_compilation: true,
             auto_compile: 0,
             compile_budget: DEFAULT_COMPILE_BUDGET,
             script_cache_size: DEFAULT_SCRIPT_CACHE_SIZE,
@@ -237,6 +239,16 @@ impl Builder {
     /// policy promise.
     pub fn fuel_metering(mut self, on: bool) -> Self {
         self.fuel = on;
+        self
+    }
+
+    /// Compile a component's functions on a pool of threads, one per CPU (default on), or on
+    /// the compiling thread alone. Off in a process `fork` made from one that had compiled: the
+    /// pool (rayon's, one per process) was started in the parent, and its threads are not in the
+    /// child, where a compile would wait for them for ever. The bindings turn it off in such a
+    /// child.
+    pub fn parallel_compilation(mut self, on: bool) -> Self {
+        self.parallel_compilation = on;
         self
     }
 

@@ -302,6 +302,7 @@ pub(super) fn engine_config(s: &Builder, stack: usize) -> Config {
     config
         .wasm_component_model(true)
         .consume_fuel(s.fuel)
+        .parallel_compilation(s.parallel_compilation)
         // With fuel metered, the guest yields every `limits::FUEL_SLICE` of fuel and the deadline
         // is checked then; epoch checks would add a second test at every loop header (12–15%
         // of fib(25)). Without fuel, the epoch ticker interrupts the guest instead.

@@ -339,3 +339,26 @@ async fn capability_calls_overlap_in_the_event_loop() {
     assert_eq!(MOST_WAITING.load(Ordering::SeqCst), 10);
     assert_eq!(outcome.audit.len(), 10);
 }
+
+#[tokio::test]
+async fn a_script_holding_too_many_host_resources_is_a_guest_trap() {
+    // Each call a script starts holds a host resource (and its pollable while the event loop
+    // waits) until the script reads its answer: forty thousand at once pass the host's bound.
+    let p = policy("[limits]\ntimeout = \"30s\"\nmemory = \"512MiB\"\n[capabilities.allow.wait]\n");
+    let source = "export default async () => { const calls = []; \
+                  for (let i = 0; i < 40000; i++) calls.push(host.nope(i).catch(() => 0)); \
+                  await Promise.all(calls); return 'done'; }";
+    let outcome = run_bridge(&p, source, "null").await;
+    let error = outcome.result.as_ref().unwrap_err();
+    assert_eq!(code(&outcome), "guest_trap", "{error}");
+    assert_eq!(
+        error.to_string(),
+        "the guest's wasm trapped: the script held more than 32768 host resources at once \
+         (capability calls, requests, streams, and the pollables that wait on them)"
+    );
+    // Fewer at once run, and the host answers the next call.
+    let source = "export default async () => (await Promise.allSettled(\
+                  Array.from({ length: 8000 }, (_, i) => host.nope(i)))).length";
+    let outcome = run_bridge(&p, source, "null").await;
+    assert_eq!(output(&outcome), "8000");
+}

@@ -389,7 +389,10 @@ def _after_fork() -> None:
     _handler_loop_lock = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_after_fork)
+# The native module's own locks are taken before a fork and let go after it, in both processes:
+# none is held, in the child, by a thread that stayed with the parent.
+os.register_at_fork(before=_native._before_fork, after_in_parent=_native._after_fork_in_parent,
+                    after_in_child=_after_fork)
 
 #: Each event loop's mailbox, by the loop, weakly.
 _MAILBOXES: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox]" = (
