@@ -266,19 +266,23 @@ function inputOf (input, inputJson) {
 
 /** Whether `policy` is a plain object with no keys (what a Policy posted or spread becomes). */
 function isEmptyTable (policy) {
-  if (!isPlainObject(policy)) return false
-  for (const key in policy) return false
-  return true
+  return isPlainObject(policy) && Object.keys(policy).length === 0
 }
 
 /**
  * Whether `value` is an object made by `{…}` (in this realm or another: a `vm` context's) or
- * `Object.create(null)`: its prototype, if any, has none.
+ * `Object.create(null)`: its prototype, if any, is a realm's `Object.prototype` (one with no
+ * prototype of its own, whose own `constructor` is the function it is the prototype of), so that
+ * `JSON.stringify` writes all that the caller gave.
  */
 function isPlainObject (value) {
   if (value === null || typeof value !== 'object') return false
   const prototype = Object.getPrototypeOf(value)
-  return prototype === null || Object.getPrototypeOf(prototype) === null
+  if (prototype === null || prototype === Object.prototype) return true
+  if (Object.getPrototypeOf(prototype) !== null) return false
+  const constructor = Object.getOwnPropertyDescriptor(prototype, 'constructor')?.value
+  return typeof constructor === 'function' && constructor.prototype === prototype &&
+    constructor.name === 'Object'
 }
 
 /** Whether `value` is an object but no plain one (a class's instance, a Map, an array). */

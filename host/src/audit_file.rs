@@ -3,7 +3,7 @@
 //! lines when the call ends, each HTTP record with the addresses its host resolved to, and the
 //! call's tags ([`RunOptions::audit_tags`](crate::RunOptions::audit_tags): a tenant, a
 //! session). The outcome and the script name the host only; the addresses are for the
-//! operator. Every append is one write, synced before it returns: the one writer of this
+//! operator. Every append is one write, synced before it returns (to a regular file): the one writer of this
 //! format (the server's own lines, such as an app action's, go through [`AuditFile::append_values`]).
 
 use crate::AuditRecord;
@@ -18,6 +18,9 @@ use std::sync::Mutex;
 pub(crate) struct AuditFile {
     path: PathBuf,
     file: Mutex<std::fs::File>,
+    /// Whether it is a regular file, which each write is synced to; a pipe or a device has
+    /// nothing to sync.
+    regular: bool,
     /// The last write that failed, until [`AuditFile::take_failure`] takes it.
     failure: Mutex<Option<String>>,
 }
@@ -43,9 +46,10 @@ fn push_line<T: Serialize>(lines: &mut String, value: &T) -> serde_json::Result<
 }
 
 impl AuditFile {
-    /// The audit log at `path`, created if absent: a regular file. Opened without blocking, so
-    /// that a FIFO (which would wait for a reader, then hold up each call on a slow one) or a
-    /// device is refused at once, as the host's other files are (`hostfile`).
+    /// The audit log at `path`, created if absent: a file, or a pipe or device an operator
+    /// points it at (`/dev/stderr`). Opened without blocking, so that a FIFO with no reader
+    /// (which would wait for one) is an error at once rather than a start that never ends; then
+    /// its writes block as a file's do. A directory is refused.
     pub fn open(path: &Path) -> std::io::Result<Self> {
         use std::os::unix::fs::OpenOptionsExt;
         let file = std::fs::OpenOptions::new()
@@ -53,16 +57,12 @@ impl AuditFile {
             .append(true)
             .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
             .open(path)?;
-        if !file.metadata()?.is_file() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "not a regular file (a directory, FIFO, socket or device)",
-            ));
-        }
+        let regular = file.metadata()?.is_file();
         rustix::fs::fcntl_setfl(&file, rustix::fs::OFlags::APPEND)?;
         Ok(Self {
             path: path.to_path_buf(),
             file: Mutex::new(file),
+            regular,
             failure: Mutex::new(None),
         })
     }
@@ -109,10 +109,13 @@ impl AuditFile {
 
     fn write(&self, lines: &str) {
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(e) = file
-            .write_all(lines.as_bytes())
-            .and_then(|()| file.sync_data())
-        {
+        if let Err(e) = file.write_all(lines.as_bytes()).and_then(|()| {
+            if self.regular {
+                file.sync_data()
+            } else {
+                Ok(())
+            }
+        }) {
             drop(file);
             self.failed(e.to_string());
         }

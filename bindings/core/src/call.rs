@@ -225,29 +225,38 @@ where
 }
 
 /// `request` prepared, its script's file read on a thread that is not one of the runtime's
-/// workers: a regular file's on one of the runtime's blocking threads, anything else (a FIFO,
-/// which waits for its writer: `palisade run <(…)` reads one) on a thread of its own, which it
-/// keeps, if the call is cancelled, until the read ends, and no other work waits for.
+/// workers: a regular file's on one of the runtime's blocking threads (which also looks what
+/// the file is: a stat can wait, on a network mount), anything else (a FIFO, which waits for its
+/// writer: `palisade run <(…)` reads one) on a thread of its own, which it keeps, if the call is
+/// cancelled, until the read ends, and no other work waits for.
 async fn read_off_workers(
     request: Request,
     policy: Option<Arc<Policy>>,
     script: Option<Script>,
     input: Option<String>,
 ) -> Result<Prepared, Refused> {
-    let regular = request
-        .file
-        .as_ref()
-        .is_some_and(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file()));
-    let read = move || request.prepare(policy, script, input);
     let failed = |e: &dyn std::fmt::Display| {
         let detail = format!("reading the script failed: {e}");
         Err(Refused::call(palisade::Error::Internal { detail }, None))
     };
-    if regular {
-        return tokio::task::spawn_blocking(read)
-            .await
-            .unwrap_or_else(|e| failed(&e));
-    }
+    let looked = tokio::task::spawn_blocking(move || {
+        let regular = request
+            .file
+            .as_ref()
+            .is_some_and(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file()));
+        let read = move || request.prepare(policy, script, input);
+        if regular {
+            Ok(read())
+        } else {
+            Err(Box::new(read))
+        }
+    })
+    .await;
+    let read = match looked {
+        Ok(Ok(prepared)) => return prepared,
+        Ok(Err(read)) => *read,
+        Err(e) => return failed(&e),
+    };
     let (sender, read_result) = tokio::sync::oneshot::channel();
     let spawned = std::thread::Builder::new()
         .name("palisade-read".to_owned())

@@ -66,16 +66,20 @@ test('a policy object that is no plain table is a TypeError', async () => {
   // A Policy of another copy of this package (a class's instance here), a Map: sent as JSON,
   // each was `{}`, and the call ran under an empty policy.
   class Other { constructor () { this.name = 'strict' } }
+  // An object whose prototype holds its tables: JSON.stringify writes none of them.
+  const inherited = Object.create(Object.assign(Object.create(null), { limits: { timeout: '1ms' } }))
   /** @type {any[]} */
-  const policies = [new Other(), new Map([['limits', {}]]), [1]]
+  const policies = [new Other(), new Map([['limits', {}]]), [1], inherited]
   for (const policy of policies) {
     await assert.rejects(palisade.run({ source: 'export default () => 1', policy }),
       /^TypeError: run\(\): `policy` is a Policy, a path, TOML text or a plain object of its tables/)
   }
+  const notSpec = /^TypeError: Policy\(\) takes a policy file's path, TOML text or a plain object of its tables$/
   for (const spec of [undefined, null, () => 1, new Map(), 7]) {
     // @ts-expect-error: none is a policy
-    assert.throws(() => new Policy(spec), /^TypeError: Policy\(\) takes a policy file's path, TOML text or a plain object of its tables$/)
+    assert.throws(() => new Policy(spec), notSpec)
   }
+  assert.throws(() => new Policy(inherited), notSpec)
   const table = Object.assign(Object.create(null), { limits: { timeout: '30s' } })
   assert.equal(output(await palisade.run({ source: 'export default () => 2', policy: table })), 2)
   // A plain object of another realm (a `vm` context's) is a plain object too.
@@ -103,21 +107,25 @@ test('a script file that is a FIFO holds up no other call, and its call is cance
   await assertNextCallWorks(palisade)
 })
 
-test('an audit log that is a FIFO is refused at once as internal', async () => {
+test('an audit log that is a FIFO with no reader is refused at once, and one with a reader gets the records', async () => {
   const dir = folder()
   const fifo = path.join(dir, 'audit.fifo')
   assert.equal(spawnSync('mkfifo', [fifo]).status, 0)
-  // With no reader, opening it to write would wait for one; with one, each call would wait
-  // on it. Both are refused.
-  const reader = fs.openSync(fifo, fs.constants.O_RDWR)
+  // With no reader, opening it to write would wait for one: the constructor froze.
   assert.throws(() => new Palisade({ auditLog: fifo }), (e) => {
     assert.ok(e instanceof PalisadeError)
     assert.equal(e.code, 'internal')
-    assert.match(e.message, /audit\.fifo: not a regular file/)
+    assert.match(e.message, /audit\.fifo: No such device or address/)
     return true
   })
+  const reader = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+  const logged = new Palisade({ auditLog: fifo })
+  const outcome = await logged.run({ source: 'export default async () => { try { await fetch("http://127.0.0.1:9/") } catch { return 1 } }' })
+  assert.equal(output(outcome), 1)
+  const line = Buffer.alloc(4096)
+  const n = fs.readSync(reader, line)
+  assert.equal(JSON.parse(line.subarray(0, n).toString()).decision, 'deny')
   fs.closeSync(reader)
-  assert.throws(() => new Palisade({ auditLog: fifo }), /audit\.fifo: No such device or address/)
   fs.rmSync(dir, { recursive: true })
   await assertNextCallWorks(palisade)
 })

@@ -77,10 +77,11 @@ pub async fn exiting() {
 }
 
 /// Begin exit (`atexit` calls it, `_palisade.py`): refuse new calls and handlers, cancel the
-/// calls in `run`, and wait, with the GIL released, for every thread inside to leave. A signal
-/// (Ctrl-C) during that wait ends the process at once with status 128 + its number, after
-/// flushing `sys.stdout` and `sys.stderr`: raised out of an `atexit` function, it would only be
-/// printed, and Python would finalize with a handler still running.
+/// calls in `run`, and wait, with the GIL released, for every thread inside to leave. An
+/// exception a signal handler raises during that wait (Ctrl-C's `KeyboardInterrupt`, a
+/// handler's `sys.exit`) ends the process at once, after flushing `sys.stdout` and
+/// `sys.stderr` ([`end_now`]): raised out of an `atexit` function, it would only be printed, and
+/// Python would finalize with a handler still running.
 #[pyfunction]
 pub fn _at_exit(py: Python<'_>) {
     GATE.exiting.store(true, Ordering::SeqCst);
@@ -93,11 +94,23 @@ pub fn _at_exit(py: Python<'_>) {
     }
 }
 
-/// End the process for `signal`, an exception a signal handler raised during the wait at exit.
+/// End the process for `signal`, an exception a signal handler raised during the wait at exit:
+/// with status 130 for `KeyboardInterrupt` (a shell's for Ctrl-C), a `SystemExit`'s own code
+/// (0 for None; 1, after printing it, for one that is no integer), else 1 after printing it.
 fn end_now(py: Python<'_>, signal: &PyErr) -> ! {
     let status = if signal.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
         128 + 2
+    } else if signal.is_instance_of::<pyo3::exceptions::PySystemExit>(py) {
+        match signal.value(py).getattr("code") {
+            Ok(code) if code.is_none() => 0,
+            Ok(code) => code.extract::<i32>().unwrap_or_else(|_| {
+                signal.print(py);
+                1
+            }),
+            Err(_) => 1,
+        }
     } else {
+        signal.print(py);
         1
     };
     if let Ok(sys) = py.import("sys") {

@@ -7,6 +7,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from support import ROOT
 
 
@@ -187,20 +189,46 @@ time.sleep(0.3)
     assert ended.stdout == f"[{refused!r}, {refused!r}]\n", ended.stderr
 
 
-def test_ctrl_c_during_the_wait_at_exit_ends_the_process() -> None:
+@pytest.mark.parametrize("signalled, status", [
+    ("", 130),
+    ("signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))", 3),
+])
+def test_a_signal_during_the_wait_at_exit_ends_the_process(signalled: str, status: int) -> None:
     # Exit waits for a sync handler still running; Ctrl-C during that wait ends the process at
-    # once, with status 130, its output flushed, rather than letting Python finalize under it.
-    ended = child(SLOW_HANDLER.replace("range(1000)", "range(100000)") + """
+    # once, with status 130, its output flushed, rather than letting Python finalize under it;
+    # a signal handler's sys.exit(3) ends it with 3.
+    sent = "SIGTERM" if signalled else "SIGINT"
+    ended = child(SLOW_HANDLER.replace("range(1000)", "range(100000)") + f"""
 import sys
+{signalled}
 def call():
     palisade.run(source="export default () => host.lookup(1)", policy=policy)
 threading.Thread(target=call, daemon=True).start()
 time.sleep(0.3)
-timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.{sent}))
 timer.daemon = True
 timer.start()
 sys.stdout.write("unflushed")
 """)
-    assert ended.returncode == 130, ended.stderr
+    assert ended.returncode == status, ended.stderr
     assert ended.stdout == "unflushed"
     assert "Fatal Python error" not in ended.stderr
+
+
+def test_ctrl_c_ends_a_wait_for_a_fifos_writer() -> None:
+    # Script.from_file of a FIFO whose writer never closes it waits on a thread of its own:
+    # Ctrl-C on the main thread ends the wait as KeyboardInterrupt.
+    ended = child("""
+import os, signal, tempfile, threading
+from palisade import Script
+signal.signal(signal.SIGINT, signal.default_int_handler)
+fifo = os.path.join(tempfile.mkdtemp(), "script.js")
+os.mkfifo(fifo)
+writer = os.open(fifo, os.O_RDWR)
+threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    Script.from_file(fifo)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+""")
+    assert (ended.returncode, ended.stdout) == (0, "interrupted\n"), ended.stderr

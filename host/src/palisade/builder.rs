@@ -80,9 +80,9 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// Append every call's audit records to the file at `path` (created if missing; a regular
-    /// file: a FIFO, a socket or a device is refused by [`Builder::build`]) as JSON lines, when
-    /// the call ends. Unlike the outcome's records, each HTTP record there also
+    /// Append every call's audit records to the file at `path` (created if missing; or a pipe
+    /// or device such as `/dev/stderr`; a FIFO with no reader is refused by [`Builder::build`]
+    /// at once rather than waited on) as JSON lines, when the call ends. Unlike the outcome's records, each HTTP record there also
     /// carries the `addresses` its host resolved to: the operator's view, never the script's
     /// or the caller's. A write that fails is logged at error level and kept for
     /// [`Palisade::audit_log_failure`](crate::Palisade::audit_log_failure).
@@ -243,10 +243,12 @@ impl Builder {
     }
 
     /// Compile a component's functions on a pool of threads, one per CPU (default on), or on
-    /// the compiling thread alone. Off in a process `fork` made from one that had compiled: the
-    /// pool (rayon's, one per process) was started in the parent, and its threads are not in the
-    /// child, where a compile would wait for them for ever. The bindings turn it off in such a
-    /// child.
+    /// the compiling thread alone: the guest and compiled scripts this Palisade runs. Off in a
+    /// process `fork` made from one that had compiled: the pool (rayon's, one per process) was
+    /// started in the parent, and its threads are not in the child, where a compile would wait
+    /// for them for ever. The bindings turn it off in such a child. It does not reach
+    /// [`Palisade::compile`] and auto-compile, which pre-initialize a script on an engine of
+    /// their own, nor a live session's version 3 heap file's digest: both still use the pool.
     pub fn parallel_compilation(mut self, on: bool) -> Self {
         self.parallel_compilation = on;
         self
