@@ -224,9 +224,9 @@ impl Prepared {
             .on_compile(super::compile_notice);
         if let Some(path) = &args.audit_log {
             // The library appends to the audit log (with each HTTP record's resolved
-            // addresses); it is opened here first so that a path that cannot be written is a
-            // usage error.
-            open_audit(path).map_err(|e| {
+            // addresses); it is opened here first, as the library opens it, so that a path
+            // that cannot be written is a usage error.
+            palisade::check_audit_log(path).map_err(|e| {
                 Stop::Usage(format!(
                     "cannot write the audit log {}: {e}",
                     path.display()
@@ -363,13 +363,6 @@ fn write_transcript(file: std::fs::File, transcript: &Transcript) -> std::io::Re
     let mut out = std::io::BufWriter::new(file);
     serde_json::to_writer_pretty(&mut out, transcript).map_err(std::io::Error::other)?;
     out.flush()
-}
-
-fn open_audit(path: &std::path::Path) -> std::io::Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
 }
 
 /// Read the input; at most one byte past the policy's limit is read, so that an oversized input

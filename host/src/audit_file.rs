@@ -14,6 +14,13 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+/// Whether the audit log at `path` can be opened as [`Builder::audit_log`](crate::Builder::audit_log)
+/// opens it, created if absent: the error [`Builder::build`](crate::Builder::build) would report,
+/// for a caller that reports it as the user's mistake (`palisade run --audit-log`).
+pub fn check_audit_log(path: &Path) -> std::io::Result<()> {
+    AuditFile::open(path).map(drop)
+}
+
 /// An append-only JSON-lines file of audit records.
 pub(crate) struct AuditFile {
     path: PathBuf,
@@ -55,7 +62,8 @@ impl AuditFile {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            // Nor does a terminal become the process's controlling one.
+            .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32)
             .open(path)?;
         let regular = file.metadata()?.is_file();
         rustix::fs::fcntl_setfl(&file, rustix::fs::OFlags::APPEND)?;

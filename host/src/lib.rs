@@ -62,6 +62,7 @@ pub mod fuzzing {
 }
 
 pub use audit::{AuditRecord, Decision};
+pub use audit_file::check_audit_log;
 pub use auto::AutoCompileStatus;
 pub use call::{Outcome, Receipt};
 pub use caps::capability::{CallContext, CapabilityError, CapabilityFuture};

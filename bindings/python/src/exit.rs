@@ -94,19 +94,30 @@ pub fn _at_exit(py: Python<'_>) {
     }
 }
 
-/// End the process for `signal`, an exception a signal handler raised during the wait at exit:
-/// with status 130 for `KeyboardInterrupt` (a shell's for Ctrl-C), a `SystemExit`'s own code
-/// (0 for None; 1, after printing it, for one that is no integer), else 1 after printing it.
+/// End the process for `signal`, an exception a signal handler raised during the wait at exit,
+/// with the status Python gives it: 130 for `KeyboardInterrupt` (a shell's for Ctrl-C); a
+/// `SystemExit`'s code (0 for None, an integer as C's `exit` takes it, and 1 for anything else,
+/// which is written to `sys.stderr` as Python writes it); else 1, after its traceback. Never
+/// `PyErr::print` on a `SystemExit`: Python would then exit through its own finalization,
+/// which waits at exit again.
 fn end_now(py: Python<'_>, signal: &PyErr) -> ! {
     let status = if signal.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
         128 + 2
     } else if signal.is_instance_of::<pyo3::exceptions::PySystemExit>(py) {
         match signal.value(py).getattr("code") {
             Ok(code) if code.is_none() => 0,
-            Ok(code) => code.extract::<i32>().unwrap_or_else(|_| {
-                signal.print(py);
+            Ok(code) if code.is_instance_of::<pyo3::types::PyInt>() => {
+                // As C's `exit` takes Python's `long`: its low bits, and -1 past its range.
+                code.extract::<i64>().map_or(-1, |n| n as i32)
+            }
+            Ok(code) => {
+                let text = code.str().map(|s| s.to_string()).unwrap_or_default();
+                let _ = py
+                    .import("sys")
+                    .and_then(|sys| sys.getattr("stderr"))
+                    .and_then(|err| err.call_method1("write", (format!("{text}\n"),)));
                 1
-            }),
+            }
             Err(_) => 1,
         }
     } else {

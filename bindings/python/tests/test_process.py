@@ -22,7 +22,9 @@ SLOW_HANDLER = """
 import os, signal, threading, time
 from palisade import Palisade
 signal.signal(signal.SIGINT, signal.default_int_handler)
+started = threading.Event()
 def lookup(payload, context):
+    started.set()
     for _ in range(1000):
         time.sleep(0.001)
     return payload
@@ -192,11 +194,13 @@ time.sleep(0.3)
 @pytest.mark.parametrize("signalled, status", [
     ("", 130),
     ("signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))", 3),
+    ("signal.signal(signal.SIGTERM, lambda *_: sys.exit('bye'))", 1),
 ])
 def test_a_signal_during_the_wait_at_exit_ends_the_process(signalled: str, status: int) -> None:
     # Exit waits for a sync handler still running; Ctrl-C during that wait ends the process at
     # once, with status 130, its output flushed, rather than letting Python finalize under it;
-    # a signal handler's sys.exit(3) ends it with 3.
+    # a signal handler's sys.exit(3) ends it with 3, and sys.exit('bye') with 1, at once (not
+    # through Python's own exit, which would wait again).
     sent = "SIGTERM" if signalled else "SIGINT"
     ended = child(SLOW_HANDLER.replace("range(1000)", "range(100000)") + f"""
 import sys
@@ -204,7 +208,7 @@ import sys
 def call():
     palisade.run(source="export default () => host.lookup(1)", policy=policy)
 threading.Thread(target=call, daemon=True).start()
-time.sleep(0.3)
+started.wait(60)
 timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.{sent}))
 timer.daemon = True
 timer.start()

@@ -306,9 +306,12 @@ fn engine(config: &Config, kv: Arc<dyn crate::kv::KvBackend>) -> Result<Palisade
     if let Some(path) = &config.audit_log {
         builder = builder.audit_log(path);
     }
-    builder
-        .build()
-        .map_err(|e| format!("cannot start the engine: {e}"))
+    builder.build().map_err(|e| match e {
+        // Its message names no cause; the detail (an audit log that cannot be opened) is the
+        // operator's to read.
+        crate::Error::Internal { detail } => format!("cannot start the engine: {detail}"),
+        e => format!("cannot start the engine: {e}"),
+    })
 }
 
 macro_rules! from_ref {

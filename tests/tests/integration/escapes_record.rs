@@ -360,6 +360,18 @@ fn escape_15_unwritable_record_or_audit_log_keeps_the_outcome() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("cannot write the audit log"));
     assert_eq!(text(&out.stdout), "");
+    // A FIFO with no reader: refused at once (opening it to write would wait for a reader).
+    let fifo = dir.join("audit.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    let out = run(&["--audit-log", fifo.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("cannot write the audit log") && stderr.contains("No such device"),
+        "{stderr}"
+    );
+    assert_eq!(text(&out.stdout), "");
 
     // Paths that open but cannot be written: the outcome is printed, then the failure.
     let out = run(&["--record", "/dev/full"]);
