@@ -1,10 +1,10 @@
 //! The operator's audit log ([`Builder::audit_log`](crate::Builder::audit_log), `palisade run
-//! --audit-log`, `palisade serve --audit-log`): every call's audit records appended as JSON
-//! lines when the call ends, each HTTP record with the addresses its host resolved to, and the
-//! call's tags ([`RunOptions::audit_tags`](crate::RunOptions::audit_tags): a tenant, a
-//! session). The outcome and the script name the host only; the addresses are for the
-//! operator. Every append is one write, synced before it returns (to a regular file): the one writer of this
-//! format (the server's own lines, such as an app action's, go through [`AuditFile::append_values`]).
+//! --audit-log`, `palisade serve --audit-log`): every call's audit records appended as JSON lines
+//! when the call ends, each HTTP record with the addresses its host resolved to, and the call's
+//! tags ([`RunOptions::audit_tags`](crate::RunOptions::audit_tags): a tenant, a session). The
+//! outcome and the script name the host only; the addresses are for the operator. Every append is
+//! one write, synced before it returns (to a regular file): the one writer of this format (the
+//! server's own lines, such as an app action's, go through [`AuditFile::append_values`]).
 
 use crate::AuditRecord;
 use serde::Serialize;
@@ -14,9 +14,10 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// Whether the audit log at `path` can be opened as [`Builder::audit_log`](crate::Builder::audit_log)
-/// opens it, created if absent: the error [`Builder::build`](crate::Builder::build) would report,
-/// for a caller that reports it as the user's mistake (`palisade run --audit-log`).
+/// Whether the audit log at `path` can be opened as
+/// [`Builder::audit_log`](crate::Builder::audit_log) opens it, created if absent: the error
+/// [`Builder::build`](crate::Builder::build) would report, for a caller that reports it as the
+/// user's mistake (`palisade run --audit-log`).
 pub fn check_audit_log(path: &Path) -> std::io::Result<()> {
     AuditFile::open(path).map(drop)
 }

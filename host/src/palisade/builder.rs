@@ -80,11 +80,11 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// Append every call's audit records to the file at `path` (created if missing; or a pipe
-    /// or device such as `/dev/stderr`; a FIFO with no reader is refused by [`Builder::build`]
-    /// at once rather than waited on) as JSON lines, when the call ends. Unlike the outcome's records, each HTTP record there also
-    /// carries the `addresses` its host resolved to: the operator's view, never the script's
-    /// or the caller's. A write that fails is logged at error level and kept for
+    /// Append every call's audit records to the file at `path` (created if missing; or a pipe or
+    /// device such as `/dev/stderr`; a FIFO with no reader is refused by [`Builder::build`] at once
+    /// rather than waited on) as JSON lines, when the call ends. Unlike the outcome's records, each
+    /// HTTP record there also carries the `addresses` its host resolved to: the operator's view,
+    /// never the script's or the caller's. A write that fails is logged at error level and kept for
     /// [`Palisade::audit_log_failure`](crate::Palisade::audit_log_failure).
     pub fn audit_log(mut self, path: impl Into<PathBuf>) -> Self {
         self.audit_log = Some(path.into());
