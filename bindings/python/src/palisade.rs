@@ -172,13 +172,15 @@ impl Watch<'_> {
         let first = tokio::time::Instant::now() + SIGNAL_CHECK;
         let mut ticks = tokio::time::interval_at(first, SIGNAL_CHECK);
         ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        // Made once, not at each event: it registers with the process's one exit signal.
+        let mut exit = std::pin::pin!(crate::exit::exiting());
         let mut exiting = false;
         loop {
             let event = tokio::select! {
                 json = next_event(self.events) => Some(json),
                 _ = ticks.tick(), if self.signals => None,
                 // The interpreter's exit (a daemon thread's call): the call ends at once.
-                () = crate::exit::exiting(), if !exiting => {
+                () = &mut exit, if !exiting => {
                     exiting = true;
                     self.call.cancel();
                     continue;

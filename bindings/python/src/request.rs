@@ -137,8 +137,8 @@ fn text(value: &Bound<'_, PyAny>) -> PyResult<String> {
 /// below the request. When all of it is Python's own JSON types ([`Plain`]), serde_json
 /// writes it straight from them; else Python's encoder does (`_palisade._dumps`, the one
 /// `json.dumps` uses), with its rules and errors: the two agree on every value the first takes
-/// (the script gets the same value). Their texts differ only in how they write non-ASCII text (UTF-8, or `\uXXXX` escapes) and
-/// some floats' digits (`0.00001` or `1e-05`), which the input's size against `limits.input`
+/// (the script gets the same value). Their texts differ only in how they write non-ASCII text
+/// (UTF-8, or `\uXXXX` escapes) and some floats' digits (`0.00001` or `1e-05`), which the input's size against `limits.input`
 /// counts. What `json.dumps` cannot write (a value that is not JSON, a circular one, a float
 /// that is not finite) is the caller's mistake.
 fn json(
