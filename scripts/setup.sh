@@ -48,40 +48,45 @@ if ! wasmtime --version 2>/dev/null | grep -qx "wasmtime $WASMTIME_VERSION"; the
   cargo install --locked "wasmtime-cli@$WASMTIME_VERSION" --no-default-features \
     --features run,serve,cranelift,component-model,component-model-async,wasi-http,wasi-config,wasi-keyvalue,parallel-compilation,pooling-allocator
 fi
-# The bindings (bindings/node, bindings/python). Node.js 20 or later with npm. Where there is
-# none, or an older one (Debian 12's nodejs is 18), Debian's nodejs and npm come first, then
-# Node.js 20 and npm themselves from the npm registry, checked by npm against the registry's
-# checksums: the node-linux-<arch> package holds the official build. Both link into npm's
-# global bin (/usr/local/bin), ahead of Debian's /usr/bin: Debian's npm cannot run under
-# another node (its modules are found through its own node's paths).
-NODE_VERSION=20.20.2
+# The bindings (bindings/node, bindings/python) and the page: Node.js 24 (the LTS line the
+# bindings are tested and measured on) or later, with npm. Where there is none, or an older one
+# (Debian 12's nodejs is 18), Node.js 24 and npm come from the npm registry, checked by npm
+# against the registry's checksums (the node-linux-<arch> package holds the official build), and
+# link into /usr/local/bin, ahead of /usr/bin on Debian's PATH; an npm fetches them (Debian's,
+# where there is none). npm comes too: an npm linked to an older node cannot run under another
+# one (its modules are found through its own node's paths).
+NODE_MAJOR=24
+NODE_VERSION=24.22.3
 NPM_VERSION=11.19.1
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
-if [ "$(node_major)" -lt 20 ]; then
+if [ "$(node_major)" -lt "$NODE_MAJOR" ]; then
   if ! command -v npm >/dev/null; then
     echo "setup: installing nodejs and npm"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
-  fi
-  global_bin="$(npm prefix -g)/bin"
-  if [ "$(command -v node || true)" = "$global_bin/node" ]; then
-    echo "setup: $global_bin/node is Node.js $(node --version), older than 20; install Node.js 20 or" \
-      "later there (or remove it), then run this again" >&2
-    exit 1
   fi
   case "$(uname -m)" in
     x86_64) node_arch=x64 ;;
     aarch64) node_arch=arm64 ;;
     *) echo "setup: no Node.js $NODE_VERSION package for $(uname -m)" >&2; exit 1 ;;
   esac
-  echo "setup: installing Node.js $NODE_VERSION and npm $NPM_VERSION from the npm registry"
-  $sudo npm install -g --no-audit --no-fund --loglevel=error \
+  # Only a node that npm put there itself is replaced.
+  prefix=/usr/local
+  ours="$prefix/lib/node_modules/node-linux-$node_arch/bin/node"
+  if [ -e "$prefix/bin/node" ] && [ "$(readlink -f "$prefix/bin/node")" != "$ours" ]; then
+    echo "setup: $prefix/bin/node is Node.js $("$prefix/bin/node" --version 2>/dev/null), older than $NODE_MAJOR and not" \
+      "npm's; install Node.js $NODE_MAJOR or later there (or remove it), then run this again" >&2
+    exit 1
+  fi
+  echo "setup: installing Node.js $NODE_VERSION and npm $NPM_VERSION from the npm registry into $prefix"
+  $sudo npm install -g --prefix "$prefix" --no-audit --no-fund --loglevel=error \
     "node-linux-$node_arch@$NODE_VERSION" "npm@$NPM_VERSION"
   hash -r
 fi
-if [ "$(node_major)" -lt 20 ] || ! npm --version >/dev/null 2>&1; then
-  echo "setup: bindings/node needs Node.js 20 or later and its npm; found node" \
-    "$(node --version 2>/dev/null || echo none) at $(command -v node || echo nowhere)" >&2
+if [ "$(node_major)" -lt "$NODE_MAJOR" ] || ! npm --version >/dev/null 2>&1; then
+  echo "setup: bindings/node needs Node.js $NODE_MAJOR or later and its npm; found node" \
+    "$(node --version 2>/dev/null || echo none) at $(command -v node || echo nowhere)" \
+    "(is /usr/local/bin ahead of /usr/bin on PATH?)" >&2
   exit 1
 fi
 # The addon's check tools (typescript, @types/node), pinned by its package-lock.json.

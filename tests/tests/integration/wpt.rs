@@ -7,9 +7,10 @@
 //! expectations file does not list as failing must pass (a ratchet); subtests listed there that
 //! now pass are printed, so the file can be updated.
 //!
-//! `WPT_NODE=1` also runs each file, through the same shim, under `node` (Node 20), and
-//! `WPT_BLESS=1` rewrites the expectations file from this run (with `WPT_NODE=1`, it records
-//! which failures Node passes).
+//! `WPT_NODE=1` also runs each file, through the same shim, under the `node` on PATH (the
+//! expectations' Node side was recorded with Node 20, docs/conformance.md), and `WPT_BLESS=1`
+//! rewrites the expectations file from this run (with `WPT_NODE=1`, it records which failures
+//! Node passes).
 
 use crate::support::*;
 use palisade::{Policy, Script};
