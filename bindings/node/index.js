@@ -93,7 +93,8 @@ class Policy {
     if (typeof spec !== 'string' && !isPlainObject(spec)) {
       throw new TypeError('Policy() takes a policy file\'s path, TOML text or a plain object of its tables')
     }
-    this.#native = native_(() => native.NativePolicy.read(JSON.stringify(spec)))
+    const text = JSON.stringify(typeof spec === 'string' ? spec : policyCopy(spec, 'Policy()', 'policy'))
+    this.#native = native_(() => native.NativePolicy.read(text))
     this.#key = this.#native.key
     uncloneable(this)
   }
@@ -231,6 +232,13 @@ function hasOthers (request) {
  * is not text (`Buffer.from` would make a number or an array-like into bytes).
  */
 function requestJson (rest) {
+  for (const key of Object.keys(rest)) {
+    // A `toJSON` is how JSON.stringify reads the request (its result is checked below).
+    if (key !== 'toJSON' && hasNoJson(rest[key])) {
+      // JSON.stringify writes null for the one, leaves the others out: as absent.
+      throw new TypeError(`run(): \`${key}\` is ${kind(rest[key])}, which has no JSON form`)
+    }
+  }
   if (rest.files !== undefined && rest.files !== null && typeof rest.files === 'object') {
     const files = {}
     for (const [name, contents] of Object.entries(rest.files)) {
@@ -262,6 +270,54 @@ function inputOf (input, inputJson) {
     throw new TypeError('run(): `inputJson` holds a lone UTF-16 surrogate (\uD800 to \uDFFF without its pair), which is not text; `s.toWellFormed()` replaces it')
   }
   return inputJson
+}
+
+/** Whether JSON.stringify writes `value` as null (NaN, an infinity) or leaves it out. */
+function hasNoJson (value) {
+  return (typeof value === 'number' && !Number.isFinite(value)) || typeof value === 'function' ||
+    typeof value === 'symbol'
+}
+
+/** How deep a policy object may nest (a policy file's tables are two or three levels deep). */
+const POLICY_DEPTH = 16
+
+/**
+ * A copy of the policy object `value` made only of what a policy file holds: plain objects
+ * (`isPlainObject`), arrays, strings, finite numbers and booleans (TOML has no null). An
+ * undefined entry is left out, as absent. Any other value is a TypeError naming its place
+ * (`what`: `run()` or `Policy()`; `path`: where it is): `JSON.stringify` would write a Map, a
+ * Set or a class's instance as `{}`, a non-finite number as null and leave a function out, and
+ * the call would run under a policy other than the one given. The copy is what is sent, so a
+ * getter read twice changes nothing.
+ */
+function policyCopy (value, what, path, depth = 0) {
+  if (typeof value === 'string' || typeof value === 'boolean') return value
+  if (typeof value === 'number' && Number.isFinite(value)) return value
+  if (value !== null && typeof value === 'object' && depth >= POLICY_DEPTH) {
+    throw new TypeError(`${what}: \`${path}\` nests more than ${POLICY_DEPTH} levels deep (is it circular?)`)
+  }
+  if (Array.isArray(value)) {
+    return Array.from(value, (item, i) => policyCopy(item, what, `${path}[${i}]`, depth + 1))
+  }
+  if (isPlainObject(value)) {
+    // No prototype: a key `__proto__` is an entry like any other.
+    const copy = Object.create(null)
+    for (const key of Object.keys(value)) {
+      const item = value[key]
+      if (item !== undefined) copy[key] = policyCopy(item, what, `${path}.${key}`, depth + 1)
+    }
+    return copy
+  }
+  throw new TypeError(`${what}: \`${path}\` is ${kind(value)}, which no policy holds (its values are tables, arrays, strings, finite numbers and booleans)`)
+}
+
+/** What `value` is, for a message: `NaN`, `undefined`, `a function`, `a Map`. */
+function kind (value) {
+  if (value === undefined || value === null || typeof value === 'number') return String(value)
+  if (typeof value !== 'object') return `a ${typeof value}`
+  const prototype = Object.getPrototypeOf(value)
+  const name = prototype === null ? undefined : prototype.constructor?.name
+  return typeof name === 'string' && name !== '' ? `a ${name}` : 'an object of no plain kind'
 }
 
 /** Whether `policy` is a plain object with no keys (what a Policy posted or spread becomes). */
@@ -471,7 +527,8 @@ class Palisade {
         throw new TypeError('run(): `policy` is an empty table: a Policy posted from another thread or spread arrives as one (a Policy belongs to the thread that made it); give the policy\'s keys, or a Policy made here')
       } else if (isOtherObject(policy)) {
         throw new TypeError('run(): `policy` is a Policy, a path, TOML text or a plain object of its tables (a Policy of another copy of this package is none of these)')
-      } else if (policy !== undefined) (rest ??= {}).policy = policy
+      } else if (policy !== null && typeof policy === 'object') (rest ??= {}).policy = policyCopy(policy, 'run()', 'policy')
+      else if (policy !== undefined) (rest ??= {}).policy = policy
       if (script !== undefined && !(script instanceof Script)) {
         throw new TypeError('run(): `script` is a Script (Script.fromSource, fromFile, fromComponent)')
       }

@@ -89,6 +89,55 @@ test('a policy object that is no plain table is a TypeError', async () => {
   await assertNextCallWorks(palisade)
 })
 
+test('a policy object holds only what a policy file does, checked at every level', async () => {
+  // Sent as JSON, a Map or a Set inside was `{}`, NaN was null and a function was left out: the
+  // call ran under a policy other than the one given.
+  class Limits { constructor () { this.timeout = '1ms' } }
+  /** @type {Record<string, any>} */
+  const circular = {}
+  circular.again = circular
+  /** @type {[any, string][]} */
+  const cases = [
+    [{ limits: new Map([['timeout', '1ms']]) }, '`policy.limits` is a Map'],
+    [{ limits: new Limits() }, '`policy.limits` is a Limits'],
+    [{ limits: { timeout: '30s', fuel: NaN } }, '`policy.limits.fuel` is NaN'],
+    [{ limits: { timeout: null } }, '`policy.limits.timeout` is null'],
+    [{ capabilities: { allow: ['kv', () => 'fetch'] } }, '`policy.capabilities.allow[1]` is a function'],
+    [{ name: 'x', limits: circular }, '`policy.limits.again.again.again']
+  ]
+  /** A TypeError whose message starts with `prefix`. */
+  const startingWith = (/** @type {string} */ prefix) => (/** @type {any} */ e) => {
+    assert.ok(e instanceof TypeError, String(e))
+    assert.ok(e.message.startsWith(prefix), e.message)
+    return true
+  }
+  for (const [policy, message] of cases) {
+    await assert.rejects(palisade.run({ source: 'export default () => 1', policy }), startingWith(`run(): ${message}`))
+    assert.throws(() => new Policy(policy), startingWith(`Policy(): ${message}`))
+  }
+  await assert.rejects(palisade.run({ source: 'export default () => 1', policy: { limits: circular } }),
+    { name: 'TypeError', message: /nests more than 16 levels deep \(is it circular\?\)$/ })
+  // An undefined entry is absent; a getter is read once, and what it gave is what runs.
+  let reads = 0
+  /** @type {any} */
+  const limits = { get timeout () { return reads++ === 0 ? '30s' : new Map() }, fuel: undefined }
+  assert.equal(output(await palisade.run({ source: 'export default () => 4', policy: { limits } })), 4)
+  assert.equal(reads, 1)
+  await assertNextCallWorks(palisade)
+})
+
+test('a request option with no JSON form is a TypeError, not an absent one', async () => {
+  // `timeout: NaN` was written as null, and the call ran under the policy's own timeout.
+  /** @type {[string, unknown, string][]} */
+  const cases = [['timeout', NaN, 'NaN'], ['fuel', Infinity, 'Infinity'], ['memory', () => '1MiB', 'a function'],
+    ['metadata', Symbol('m'), 'a symbol']]
+  for (const [key, value, kind] of cases) {
+    await assert.rejects(palisade.run({ source: 'export default () => 1', [key]: value }),
+      { name: 'TypeError', message: `run(): \`${key}\` is ${kind}, which has no JSON form` })
+  }
+  await assertNextCallWorks(palisade)
+})
+
 test('a script file that is a FIFO holds up no other call, and its call is cancelled', async () => {
   // Read to its end, as `palisade run` reads one, on a blocking thread rather than on the
   // runtime's workers, which other calls share; a signal ends the call meanwhile.
