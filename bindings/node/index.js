@@ -14,9 +14,13 @@ const EVENT = 0
 const OUTPUT = 1
 const FAILURE = 3
 
-/** The flags of a call's start (src/palisade.rs): report its events, return a handle that cancels it. */
+/**
+ * The flags of a call's start (src/palisade.rs): report its events, return a handle that
+ * cancels it, cancel it before it starts.
+ */
 const START_EVENTS = 1
 const START_CANCELLABLE = 2
+const START_CANCELLED = 4
 
 /**
  * The key a call names a Policy's or a Script's native object by (src/handles.rs), read from a
@@ -548,23 +552,24 @@ class Palisade {
       const id = this.#calls.add(entry)
       let call
       try {
-        const flags = (onEvent !== undefined ? START_EVENTS : 0) | (signal ? START_CANCELLABLE : 0)
+        // A signal aborted already cancels the call before it starts: cancelled after the
+        // start, a short call could end first, its output delivered to a caller who had
+        // aborted.
+        const flags = (onEvent !== undefined ? START_EVENTS : 0) | (signal ? START_CANCELLABLE : 0) |
+          (aborted ? START_CANCELLED : 0)
         call = this.#native.start(text, inputText, policyAt, scriptAt, id, flags)
       } catch (e) {
         this.#calls.forget(id)
         throw e
       }
-      if (signal) {
-        if (aborted) call.cancel()
-        else {
-          entry.abort = () => call.cancel()
-          try {
-            signal.addEventListener('abort', entry.abort, { once: true })
-          } catch (e) {
-            // A call nobody can cancel is not left running.
-            call.cancel()
-            throw e
-          }
+      if (signal && !aborted) {
+        entry.abort = () => call.cancel()
+        try {
+          signal.addEventListener('abort', entry.abort, { once: true })
+        } catch (e) {
+          // A call nobody can cancel is not left running.
+          call.cancel()
+          throw e
         }
       }
     })

@@ -12,7 +12,7 @@
 //! (bench/bindings.sh puts it beside the library and the bindings: docs/bench.md, "What two
 //! CPUs show").
 
-use palisade_bindings::{Reports, Start, build_with, outcome_parts, start};
+use palisade_bindings::{Call, Reports, Start, build_with, outcome_parts, start};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -76,7 +76,7 @@ impl Driver {
             script: Some(self.script.clone()),
             on_event: None,
         };
-        start(&self.palisade, given, done);
+        start(&self.palisade, given, &Call::default(), done);
     }
 
     /// Make `total` calls, `IN_FLIGHT` at a time; the first output must be `expected`.

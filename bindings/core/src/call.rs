@@ -140,9 +140,10 @@ pub struct Start {
 }
 
 /// Read, resolve and run `start` under `palisade` on a task of the bindings' runtime, and
-/// call `done` with its Outcome there.
-pub fn start(palisade: &Palisade, start: Start, done: Done) -> Call {
-    let call = Call::default();
+/// call `done` with its Outcome there; `call` cancels it. A call cancelled before it starts
+/// (a Node caller's signal that had aborted already) ends as `cancelled` without running: a
+/// `cancel` made after the start could come after the call's end.
+pub fn start(palisade: &Palisade, start: Start, call: &Call, done: Done) {
     let (palisade, canceller) = (palisade.clone(), call.canceller.clone());
     runtime().spawn(async move {
         // The call's future (several KiB) is made and boxed here, on a worker of the runtime:
@@ -151,7 +152,6 @@ pub fn start(palisade: &Palisade, start: Start, done: Done) -> Call {
         let running = Box::pin(run(palisade, start, canceller));
         done(running.await);
     });
-    call
 }
 
 /// Read, resolve and run `start` under `palisade` on this thread, under the bindings' runtime
@@ -329,4 +329,55 @@ async fn run(palisade: Palisade, start: Start, canceller: Canceller) -> Result<O
             &options,
         )
         .await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// Start `calls` calls of a script that logs and returns its input, each cancelled before
+    /// it starts when `cancelled` says so; their outcomes in the order they end.
+    fn outcomes(palisade: &Palisade, calls: usize, cancelled: bool) -> Vec<Outcome> {
+        let (sender, receiver) = mpsc::channel();
+        for i in 0..calls {
+            let call = Call::default();
+            if cancelled {
+                call.cancel();
+            }
+            let given = Start {
+                request: Some(r#"{"source": "export default (x) => (console.log(x), x)"}"#.into()),
+                input: Some(i.to_string()),
+                policy: None,
+                script: None,
+                on_event: None,
+            };
+            let sender = sender.clone();
+            start(
+                palisade,
+                given,
+                &call,
+                Box::new(move |ended| {
+                    sender.send(ended.expect("the request is valid")).unwrap();
+                }),
+            );
+        }
+        (0..calls).map(|_| receiver.recv().unwrap()).collect()
+    }
+
+    #[test]
+    fn a_call_cancelled_before_it_starts_ends_cancelled_without_running() {
+        let palisade = crate::build_with("{}", Vec::new(), |_| unreachable!()).unwrap();
+        for outcome in outcomes(&palisade, 200, true) {
+            assert!(matches!(outcome.result, Err(palisade::Error::Cancelled)));
+            assert_eq!((outcome.receipt.fuel_used, outcome.logs.len()), (0, 0));
+        }
+        // The next calls run.
+        let mut ran: Vec<String> = outcomes(&palisade, 20, false)
+            .into_iter()
+            .map(|outcome| outcome.result.expect("the call runs").get().to_owned())
+            .collect();
+        ran.sort_by_key(|output| output.parse::<u32>().unwrap());
+        assert_eq!(ran, (0..20).map(|i| i.to_string()).collect::<Vec<_>>());
+    }
 }

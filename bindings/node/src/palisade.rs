@@ -44,9 +44,10 @@ const USAGE: u32 = 2;
 const FAILURE: u32 = 3;
 
 /// The flags of a call's start (`index.js` sets them): report its events, return a handle
-/// that cancels it.
+/// that cancels it, cancel it before it starts (its signal had aborted already).
 const EVENTS: u32 = 1;
 const CANCELLABLE: u32 = 2;
+const CANCELLED: u32 = 4;
 
 /// Node's function that takes every queued report at once, on Node's thread, as one array
 /// ([`Delivered`]): one string and one `JSON.parse` a batch, however many reports it holds.
@@ -223,7 +224,8 @@ impl NativePalisade {
     /// text; none for a request with no keys of its own) with `input` (JSON text, apart from
     /// the request), under the policy and with the script held under `policy` and `script` (0
     /// for none: the request's own): it reports its events (with `EVENTS` in `flags`), then
-    /// its outcome. With `CANCELLABLE`, the handle returned cancels it.
+    /// its outcome. With `CANCELLABLE`, the handle returned cancels it; with `CANCELLED`, it
+    /// is cancelled before it starts.
     #[napi]
     pub fn start(
         &self,
@@ -269,7 +271,11 @@ impl NativePalisade {
                 }
             },
         );
-        let call = palisade_bindings::start(&self.palisade, start, done);
+        let call = Call::default();
+        if flags & CANCELLED != 0 {
+            call.cancel();
+        }
+        palisade_bindings::start(&self.palisade, start, &call, done);
         Ok((flags & CANCELLABLE != 0).then_some(NativeCall { call }))
     }
 }

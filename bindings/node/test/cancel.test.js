@@ -28,6 +28,22 @@ test('an already aborted signal ends the call as cancelled before it runs', asyn
   await assertNextCallWorks(palisade)
 })
 
+test('an already aborted signal cancels even a call that would end at once', async () => {
+  // Among calls in flight, a short call could end on the runtime before a cancel made after
+  // its start reached it, and the caller who had aborted got its output.
+  const source = 'export default (x) => x'
+  const calls = Array.from({ length: 4000 }, (_, i) =>
+    palisade.run({ source, input: i, signal: i % 2 ? AbortSignal.abort() : undefined }))
+  const outcomes = await Promise.all(calls)
+  const ran = outcomes.filter((outcome, i) => i % 2 && outcome.ok).length
+  assert.equal(ran, 0, `${ran} of 2000 calls whose signal had aborted ran`)
+  outcomes.forEach((outcome, i) => {
+    if (i % 2) assert.equal(failure(outcome).code, 'cancelled')
+    else assert.equal(output(outcome), i)
+  })
+  await assertNextCallWorks(palisade)
+})
+
 test('onEvent gets console lines and audit records while the call runs, before it ends', async () => {
   /** @type {import('..').RunEvent[]} */
   const events = []

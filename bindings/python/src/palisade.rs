@@ -147,7 +147,8 @@ impl NativePalisade {
             };
             queue.post(true, |reports| reports.push((id, carried)));
         });
-        let call = palisade_bindings::start(palisade, start, done);
+        let call = Call::default();
+        palisade_bindings::start(palisade, start, &call, done);
         Ok(NativeCall { call })
     }
 }
