@@ -126,7 +126,14 @@ class Script {
   }
 
   static fromSource (source, name = 'main.js') {
-    return new Script(native.NativeScript.fromSource(String(name), String(source)))
+    const [text, label] = [String(source), String(name)]
+    // Handed to the addon as UTF-8, a lone surrogate would become U+FFFD unseen.
+    for (const [what, value] of [['source', text], ['name', label]]) {
+      if (!value.isWellFormed()) {
+        throw new TypeError(`Script.fromSource(): \`${what}\` holds a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair), which is not text; \`s.toWellFormed()\` replaces it`)
+      }
+    }
+    return new Script(native.NativeScript.fromSource(label, text))
   }
 
   static fromFile (path) {
@@ -271,7 +278,7 @@ function inputOf (input, inputJson) {
   if (typeof inputJson !== 'string') throw new TypeError('run(): `inputJson` is JSON text (a string)')
   // Handed to the addon as UTF-8, a lone surrogate would become U+FFFD unseen.
   if (!inputJson.isWellFormed()) {
-    throw new TypeError('run(): `inputJson` holds a lone UTF-16 surrogate (\uD800 to \uDFFF without its pair), which is not text; `s.toWellFormed()` replaces it')
+    throw new TypeError('run(): `inputJson` holds a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair), which is not text; `s.toWellFormed()` replaces it')
   }
   return inputJson
 }

@@ -176,6 +176,15 @@ test('a malformed request rejects with a TypeError; the next call works', async 
   await assert.rejects(palisade.run({ source: 'export default () => "\ud800"' }),
     { name: 'TypeError', message: /lone UTF-16 surrogate/ })
   assert.equal(output(await palisade.run({ source: 'export default (x) => x.length', input: '\ud800' })), 1)
+  // So is a script's source or name read once (it would have become U+FFFD unseen).
+  const made = { source: () => Script.fromSource('export default () => "\udfff"'), name: () => Script.fromSource('export default 1', 'a\ud800.js') }
+  for (const [what, make] of Object.entries(made)) {
+    assert.throws(make, {
+      name: 'TypeError',
+      message: `Script.fromSource(): \`${what}\` holds a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair), which is not text; \`s.toWellFormed()\` replaces it`
+    })
+  }
+  assert.equal(output(await palisade.run({ script: Script.fromSource('export default () => "\ud83d\ude00".length', 'b.js') })), 2)
   assert.equal(output(await palisade.run({ source: 'export default () => 2', policy: GENEROUS })), 2)
   // A Policy or Script not made by its constructor names no policy or script: it is refused,
   // never run under the default policy instead.
@@ -217,7 +226,7 @@ test('an input given as JSON text reaches the script as the same value', async (
   await assert.rejects(palisade.run({ source, inputJson: '1', args: [1] }),
     { name: 'TypeError', message: 'run(): give `input` or `args`, not both' })
   await assert.rejects(palisade.run({ source, inputJson: '"\ud800"' }),
-    { name: 'TypeError', message: /^run\(\): `inputJson` holds a lone UTF-16 surrogate/ })
+    { name: 'TypeError', message: 'run(): `inputJson` holds a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair), which is not text; `s.toWellFormed()` replaces it' })
   // A null of either is as absent.
   assert.equal(output(await palisade.run({ source, input: null, inputJson: '[1]' })), '[1]')
   // @ts-expect-error: inputJson is a string, or left out
