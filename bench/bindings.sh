@@ -24,8 +24,12 @@
 # runtime thread per CPU takes its time from the sandboxes' (docs/bench.md, "What two CPUs
 # show"). Python's threads on `run` run their sandboxes themselves, whatever N.
 #
+# With NODE=PATH, the binding's Node measures run under that node (another version:
+# docs/bench.md, "Node's version"); the peers and the script's own helpers run under the `node`
+# on PATH.
+#
 # Usage: [PROFILE=release] [CALLS=2000] [THREADS=2,8] [THROUGHPUT=w1,w2] [PEERS=PATH] [ROUNDS=N]
-#        [WORKERS=N] bench/bindings.sh
+#        [WORKERS=N] [NODE=PATH] bench/bindings.sh
 # PROFILE is the cargo profile of all three (dev or release); the bindings' tools come from
 # scripts/setup.sh (bindings/node/node_modules, target/python-venv).
 set -euo pipefail
@@ -36,6 +40,9 @@ calls=${CALLS:-2000}
 threads=${THREADS:-2,8}
 throughput=${THROUGHPUT:-w1,w2}
 venv=target/python-venv
+node_bin=${NODE:-node}
+# Node's measures run from bindings/node: a path given relative to here is made absolute.
+if [[ "$node_bin" == */* ]]; then node_bin=$(realpath "$node_bin"); fi
 if [ "$profile" = release ]; then flag=--release; dir=release; else flag=; dir=debug; fi
 if [ -n "${WORKERS:-}" ]; then export TOKIO_WORKER_THREADS=$WORKERS; fi
 
@@ -49,7 +56,7 @@ echo "bindings: rust" >&2
 ./target/$dir/palisade bench --only w1,w2 --throughput "$throughput" --calls "$calls" --in-flight 0 \
   --one-shot-runs 0 > "$out/rust.md"
 echo "bindings: node" >&2
-(cd bindings/node && node bench.js --calls "$calls" --throughput "$throughput") > "$out/bindings.jsonl"
+(cd bindings/node && "$node_bin" bench.js --calls "$calls" --throughput "$throughput") > "$out/bindings.jsonl"
 echo "bindings: python" >&2
 (cd bindings/python && "../../$venv/bin/python" bench.py --calls "$calls" --threads "$threads" \
   --throughput "$throughput" --palisade "$root/target/$dir/palisade") >> "$out/bindings.jsonl"
@@ -137,7 +144,7 @@ for round in $(seq "$ROUNDS"); do
       py=(bench.py --calls "$n_calls" --only "$w" --throughput "$w" $given)
       rust=$(rust_rate "$w" 64 "$n_calls")
       pair "$w: Node, 64 in flight$as" "$rust" \
-        "$(cd bindings/node && node bench.js --calls "$n_calls" --only "$w" --throughput "$w" $given | rate)"
+        "$(cd bindings/node && "$node_bin" bench.js --calls "$n_calls" --only "$w" --throughput "$w" $given | rate)"
       rust=$(rust_rate "$w" 64 "$n_calls")
       pair "$w: Python run_async, 64 in flight$as" "$rust" \
         "$(cd bindings/python && "../../$venv/bin/python" "${py[@]}" --threads "" | rate)"
