@@ -126,13 +126,8 @@ class Script {
   }
 
   static fromSource (source, name = 'main.js') {
-    const [text, label] = [String(source), String(name)]
-    // Handed to the addon as UTF-8, a lone surrogate would become U+FFFD unseen.
-    for (const [what, value] of [['source', text], ['name', label]]) {
-      if (!value.isWellFormed()) {
-        throw new TypeError(`Script.fromSource(): \`${what}\` holds a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair), which is not text; \`s.toWellFormed()\` replaces it`)
-      }
-    }
+    const [text, label] = [wellFormed('Script.fromSource(): `source`', String(source)),
+      wellFormed('Script.fromSource(): `name`', String(name))]
     return new Script(native.NativeScript.fromSource(label, text))
   }
 
@@ -276,11 +271,20 @@ function inputOf (input, inputJson) {
   if (inputJson == null) return input == null ? null : (JSON.stringify(input) ?? null)
   if (input != null) throw new TypeError('run(): give `input` or `inputJson`, not both')
   if (typeof inputJson !== 'string') throw new TypeError('run(): `inputJson` is JSON text (a string)')
-  // Handed to the addon as UTF-8, a lone surrogate would become U+FFFD unseen.
-  if (!inputJson.isWellFormed()) {
-    throw new TypeError('run(): `inputJson` holds a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair), which is not text; `s.toWellFormed()` replaces it')
+  return wellFormed('run(): `inputJson`', inputJson)
+}
+
+/**
+ * `value`, refused with a TypeError naming `what` if it holds a lone UTF-16 surrogate: handed
+ * to the addon as UTF-8, it would become U+FFFD unseen.
+ * @param {string} what
+ * @param {string} value
+ */
+function wellFormed (what, value) {
+  if (!value.isWellFormed()) {
+    throw new TypeError(`${what} holds a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair), which is not text; \`s.toWellFormed()\` replaces it`)
   }
-  return inputJson
+  return value
 }
 
 /** Whether JSON.stringify writes `value` as null (NaN, an infinity) or leaves it out. */
@@ -562,7 +566,7 @@ class Palisade {
         // A signal aborted already cancels the call before it starts: cancelled after the
         // start, a short call could end first, its output delivered to a caller who had
         // aborted.
-        const flags = (onEvent !== undefined ? START_EVENTS : 0) | (signal ? START_CANCELLABLE : 0) |
+        const flags = (onEvent !== undefined ? START_EVENTS : 0) | (signal && !aborted ? START_CANCELLABLE : 0) |
           (aborted ? START_CANCELLED : 0)
         call = this.#native.start(text, inputText, policyAt, scriptAt, id, flags)
       } catch (e) {
